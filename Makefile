@@ -1,0 +1,51 @@
+# Two commands on a fresh machine: `make reproduce` and `make test`.
+# Both create .venv in the repo root when it is missing and install the project into it.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTEST := JAX_PLATFORMS=cpu $(PY) -m pytest -q -p no:cacheprovider
+EIGHT := XLA_FLAGS=--xla_force_host_platform_device_count=8
+# pytest exits 5 when a tier collects no test; an empty tier is not a failure.
+OK5 := rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
+
+.PHONY: reproduce test test-kernels test-core test-slow install clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: setup.cfg pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: setup.cfg pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+reproduce: $(VENV)/.installed
+	JAX_PLATFORMS=cpu $(PY) -m experiments.reproduce $(REPRODUCE_ARGS)
+
+# Tiers: kernels on one device; core, methods and experiments on 8 fake CPU devices;
+# slow known-answer runs, the two-process rehearsal and notebook execution.
+test: $(VENV)/.installed-test
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory test-kernels test-core test-slow || exit 1; \
+	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
+
+test-kernels: $(VENV)/.installed-test
+	@echo "== tier 1: kernels (one device) =="
+	@$(PYTEST) tests/kernels_pallas -m "not slow"; $(OK5)
+
+test-core: $(VENV)/.installed-test
+	@echo "== tier 2: core, methods, experiments (8 fake CPU devices) =="
+	@$(EIGHT) $(PYTEST) tests --ignore=tests/kernels_pallas -m "not slow"; $(OK5)
+
+test-slow: $(VENV)/.installed-test
+	@echo "== tier 3: slow (known answers, two processes, notebooks) =="
+	@$(EIGHT) $(PYTEST) tests -m slow; $(OK5)
+
+clean:
+	rm -rf $(VENV) *.egg-info reproduce_out

@@ -1,0 +1,1 @@
+"""Entry points, experiment configs, the reproduce harness and benchmarks."""

@@ -1,0 +1,81 @@
+"""Claims the reproduce harness checks, registered per method.
+
+Each module in this package defines ``CLAIMS``: a list of ``Claim``. A claim names the config
+it runs, says how the number is measured, gives the reference value (from the paper or from
+analytic ground truth) and the direction that counts as success, and has a ``run`` function
+that trains/evaluates at laptop scale (``ctx.full`` selects the larger version) and returns a
+``ClaimResult``. The verdict always comes from the measurement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from typing import Callable
+
+
+@dataclasses.dataclass
+class ClaimContext:
+  """What a claim's ``run`` gets: an output directory of its own and the scale."""
+  outdir: str
+  full: bool = False
+  seed: int = 0
+
+
+@dataclasses.dataclass
+class ClaimResult:
+  """A measured value, a few lines of detail (Markdown) and the plots written to outdir."""
+  value: float
+  details: str = ""
+  plots: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Claim:
+  """One checked statement.
+
+  Attributes:
+    name: ``method/short_name``.
+    method: the method room (``--only`` filters on it).
+    config: the config the claim runs (``path.py:arg``), for people who want to rerun it.
+    measure: how the number is measured, in words.
+    reference: the paper's value or the analytic ground truth.
+    reference_source: where the reference comes from ("closed form", "paper Table 2", ...).
+    direction: "higher" (value >= threshold passes) or "lower" (value <= threshold passes).
+    threshold: the pass boundary (defaults to the reference).
+    run: ``run(ctx) -> ClaimResult``.
+  """
+  name: str
+  method: str
+  config: str
+  measure: str
+  reference: float
+  reference_source: str
+  direction: str
+  run: Callable[[ClaimContext], ClaimResult]
+  threshold: float | None = None
+
+  def __post_init__(self):
+    if self.direction not in ("higher", "lower"):
+      raise ValueError(f"claim {self.name}: direction must be 'higher' or 'lower'")
+    if self.threshold is None:
+      self.threshold = self.reference
+
+  def passed(self, value: float) -> bool:
+    if value != value:  # NaN never passes
+      return False
+    return value >= self.threshold if self.direction == "higher" else value <= self.threshold
+
+
+def all_claims() -> list[Claim]:
+  """Every ``CLAIMS`` entry of every module in this package, in module order."""
+  claims: list[Claim] = []
+  for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    module = importlib.import_module(f"{__name__}.{info.name}")
+    claims.extend(getattr(module, "CLAIMS", []))
+  names = [c.name for c in claims]
+  dup = {n for n in names if names.count(n) > 1}
+  if dup:
+    raise ValueError(f"duplicate claim names: {sorted(dup)}")
+  return claims

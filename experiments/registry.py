@@ -1,0 +1,18 @@
+"""Method registry: ``config.method`` → the ``Method`` class, imported lazily.
+
+To add a method, add one line here: its name and ``"module:ClassName"``.
+"""
+
+import importlib
+
+METHODS = {
+    "toy_regression": "iclr26_jax.core.toy:ToyRegression",
+}
+
+
+def get_method(name: str):
+  """The ``Method`` subclass registered as ``name``."""
+  if name not in METHODS:
+    raise ValueError(f"unknown method {name!r}; registered: {sorted(METHODS)}")
+  module, cls = METHODS[name].split(":")
+  return getattr(importlib.import_module(module), cls)

@@ -1,0 +1,172 @@
+"""Configs: locked ``ml_collections.ConfigDict`` objects with a small argument language.
+
+Every experiment file defines ``get_config(arg)``; ``arg`` is the text after the colon in
+``--config=path.py:arg`` and looks like ``"smoke,seed=3,model.width=64"``: bare words are
+*variants* (``smoke``) and ``key=value`` pairs override fields (type-checked against the
+default, nested keys with dots). Unknown keys and values of the wrong type fail at once with a
+message naming the key, before any compute.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from typing import Any, Iterable
+
+import ml_collections
+
+
+class ConfigError(ValueError):
+  """A config key or value is wrong; the message names the key."""
+
+
+def parse_arg(arg: str | None) -> tuple[set[str], dict[str, str]]:
+  """Splits ``"smoke,seed=3"`` into ``({"smoke"}, {"seed": "3"})``.
+
+  Args:
+    arg: the text after ``:`` in ``--config=file.py:arg``, or None.
+  Returns:
+    (variants, overrides): a set of bare words and a dict of raw string overrides.
+  """
+  variants: set[str] = set()
+  overrides: dict[str, str] = {}
+  if not arg:
+    return variants, overrides
+  for part in arg.split(","):
+    part = part.strip()
+    if not part:
+      continue
+    if "=" in part:
+      key, value = part.split("=", 1)
+      overrides[key.strip()] = value.strip()
+    else:
+      variants.add(part)
+  return variants, overrides
+
+
+def check_variants(variants: Iterable[str], known: Iterable[str]) -> None:
+  """Raises ConfigError naming any variant word not in ``known``."""
+  unknown = sorted(set(variants) - set(known))
+  if unknown:
+    raise ConfigError(
+        f"unknown config variant(s) {unknown}; this config knows {sorted(known)}")
+
+
+def _coerce(key: str, old: Any, raw: str) -> Any:
+  """Converts the raw string ``raw`` to the type of the current value ``old``."""
+  if isinstance(old, bool):
+    low = raw.lower()
+    if low in ("true", "1", "yes"):
+      return True
+    if low in ("false", "0", "no"):
+      return False
+    raise ConfigError(f"config key '{key}' is a bool; got {raw!r}")
+  if isinstance(old, int):
+    try:
+      return int(raw)
+    except ValueError:
+      raise ConfigError(f"config key '{key}' is an int; got {raw!r}") from None
+  if isinstance(old, float):
+    try:
+      return float(raw)
+    except ValueError:
+      raise ConfigError(f"config key '{key}' is a float; got {raw!r}") from None
+  if isinstance(old, str):
+    return raw
+  try:
+    value = ast.literal_eval(raw)
+  except (ValueError, SyntaxError):
+    raise ConfigError(f"config key '{key}': cannot parse {raw!r} as {type(old).__name__}") from None
+  if old is not None and not isinstance(value, type(old)):
+    if isinstance(old, tuple) and isinstance(value, list):
+      return tuple(value)
+    raise ConfigError(
+        f"config key '{key}' is a {type(old).__name__}; got {type(value).__name__} {raw!r}")
+  return value
+
+
+def apply_overrides(cfg: ml_collections.ConfigDict, overrides: dict[str, Any]) -> None:
+  """Sets dotted keys in place; strings are coerced to the existing field's type.
+
+  Raises:
+    ConfigError: a key does not exist (with the keys that do) or a value has the wrong type.
+  """
+  for key, raw in overrides.items():
+    node = cfg
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+      if not isinstance(node, ml_collections.ConfigDict) or part not in node:
+        where = ".".join(parts[:i]) or "<root>"
+        options = sorted(node.keys()) if isinstance(node, ml_collections.ConfigDict) else []
+        raise ConfigError(
+            f"unknown config key '{key}' ('{part}' is not a field of {where}; fields: {options})")
+      if i < len(parts) - 1:
+        node = node[part]
+    leaf = parts[-1]
+    old = node[leaf]
+    value = _coerce(key, old, raw) if isinstance(raw, str) else raw
+    with node.unlocked():
+      node[leaf] = value
+
+
+def finalize(cfg: ml_collections.ConfigDict, arg: str | None,
+             known_variants: Iterable[str] = ("smoke",)) -> ml_collections.ConfigDict:
+  """Applies the ``key=value`` part of ``arg`` and locks the config.
+
+  The caller applies its variants first (it knows what ``smoke`` means); this checks that
+  every variant word is known, applies the overrides and returns the locked config.
+  """
+  variants, overrides = parse_arg(arg)
+  check_variants(variants, known_variants)
+  apply_overrides(cfg, overrides)
+  cfg.lock()
+  return cfg
+
+
+def require(cfg: ml_collections.ConfigDict, *keys: str) -> None:
+  """Raises ConfigError if a dotted key is missing from ``cfg``."""
+  for key in keys:
+    node = cfg
+    for part in key.split("."):
+      if not isinstance(node, ml_collections.ConfigDict) or part not in node:
+        raise ConfigError(f"config is missing required key '{key}'")
+      node = node[part]
+
+
+def to_dict(cfg: ml_collections.ConfigDict) -> dict:
+  """A JSON-serialisable plain dict of ``cfg`` (tuples become lists)."""
+  return json.loads(cfg.to_json_best_effort())
+
+
+def dump(cfg: ml_collections.ConfigDict, workdir: str, name: str = "config.json") -> str:
+  """Writes the resolved config as JSON into ``workdir``; returns the path."""
+  os.makedirs(workdir, exist_ok=True)
+  path = os.path.join(workdir, name)
+  tmp = path + ".tmp"
+  with open(tmp, "w") as f:
+    json.dump(to_dict(cfg), f, indent=2, sort_keys=True)
+  os.replace(tmp, path)
+  return path
+
+
+def trainer_defaults() -> ml_collections.ConfigDict:
+  """The fields every trained config carries (the trainer reads them).
+
+  Methods start their ``default_config()`` from this and add a ``method`` name and their own
+  fields.
+  """
+  c = ml_collections.ConfigDict()
+  c.method = ""                 # registry name of the method room
+  c.seed = 0                    # root PRNG seed; every step folds its index into it
+  c.num_steps = 1000            # total optimizer steps
+  c.batch_size = 256            # global batch size (split over processes and devices)
+  c.log_every = 100             # steps between metric fetches / log lines
+  c.eval_every = 1000           # steps between evaluations (0 = only at the end)
+  c.checkpoint_every = 1000     # steps between checkpoints (the last step is always saved)
+  c.keep_checkpoints = 3        # how many checkpoints Orbax keeps
+  # mesh axes in order, name -> size; -1 = all remaining devices (at most one axis)
+  c.mesh = ml_collections.ConfigDict({"data": -1})
+  c.param_sharding = "replicated"  # "replicated" or "fsdp" (largest divisible dim over 'data')
+  c.progress_bar = True         # tqdm bar on process 0
+  return c

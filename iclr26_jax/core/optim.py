@@ -1,0 +1,67 @@
+"""Optax chains from config: clipping, schedule, weight decay; EMA helpers.
+
+Config fields (``optim_defaults()``):
+  name: "adam" | "adamw" | "sgd"; learning_rate; schedule: "constant" | "cosine" |
+  "warmup_cosine"; warmup_steps; decay_steps (0 = num_steps); end_lr_factor; weight_decay;
+  b1, b2, eps; grad_clip (global norm, 0 = off).
+"""
+
+from __future__ import annotations
+
+import jax
+import ml_collections
+import optax
+
+
+def optim_defaults() -> ml_collections.ConfigDict:
+  c = ml_collections.ConfigDict()
+  c.name = "adam"             # "adam" | "adamw" | "sgd"
+  c.learning_rate = 1e-3      # peak learning rate
+  c.schedule = "constant"     # "constant" | "cosine" | "warmup_cosine"
+  c.warmup_steps = 0          # linear warm-up steps (warmup_cosine)
+  c.decay_steps = 0           # cosine decay length; 0 = the run's num_steps
+  c.end_lr_factor = 0.0       # final LR as a fraction of the peak (cosine schedules)
+  c.weight_decay = 0.0        # decoupled weight decay (adamw)
+  c.b1 = 0.9
+  c.b2 = 0.999
+  c.eps = 1e-8
+  c.momentum = 0.0            # sgd momentum
+  c.grad_clip = 0.0           # clip by global norm; 0 disables
+  return c
+
+
+def make_schedule(cfg: ml_collections.ConfigDict, num_steps: int) -> optax.Schedule:
+  """The learning-rate schedule named by ``cfg.schedule``."""
+  lr = cfg.learning_rate
+  decay = cfg.decay_steps or num_steps
+  if cfg.schedule == "constant":
+    return optax.constant_schedule(lr)
+  if cfg.schedule == "cosine":
+    return optax.cosine_decay_schedule(lr, max(decay, 1), alpha=cfg.end_lr_factor)
+  if cfg.schedule == "warmup_cosine":
+    return optax.warmup_cosine_decay_schedule(
+        0.0, lr, cfg.warmup_steps, max(decay, cfg.warmup_steps + 1), lr * cfg.end_lr_factor)
+  raise ValueError(f"optim.schedule must be constant|cosine|warmup_cosine; got {cfg.schedule!r}")
+
+
+def make_optimizer(cfg: ml_collections.ConfigDict, num_steps: int) -> optax.GradientTransformation:
+  """clip → optimizer with schedule, as one optax chain."""
+  sched = make_schedule(cfg, num_steps)
+  if cfg.name == "adam":
+    opt = optax.adam(sched, b1=cfg.b1, b2=cfg.b2, eps=cfg.eps)
+  elif cfg.name == "adamw":
+    opt = optax.adamw(sched, b1=cfg.b1, b2=cfg.b2, eps=cfg.eps, weight_decay=cfg.weight_decay)
+  elif cfg.name == "sgd":
+    opt = optax.sgd(sched, momentum=cfg.momentum or None)
+  else:
+    raise ValueError(f"optim.name must be adam|adamw|sgd; got {cfg.name!r}")
+  parts = []
+  if cfg.grad_clip and cfg.grad_clip > 0:
+    parts.append(optax.clip_by_global_norm(cfg.grad_clip))
+  parts.append(opt)
+  return optax.chain(*parts)
+
+
+def ema_update(ema_params, params, decay: float):
+  """``ema ← decay·ema + (1−decay)·params`` (optax.incremental_update with step 1−decay)."""
+  return optax.incremental_update(params, ema_params, step_size=1.0 - decay)

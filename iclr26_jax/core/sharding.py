@@ -1,0 +1,133 @@
+"""Meshes and shardings from the config; global batches from process-local data.
+
+Nothing here touches a device at import time.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from absl import logging
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+DATA = "data"
+
+
+def resolve_mesh_shape(axes: Mapping[str, int], num_devices: int) -> dict[str, int]:
+  """Resolves a ``-1`` size to the remaining devices and checks the product.
+
+  Args:
+    axes: ordered ``{name: size}``; at most one size is -1.
+    num_devices: total device count.
+  Returns:
+    ordered ``{name: size}``; with a -1 the product is ``num_devices``, without one it may be
+    smaller (the mesh then uses the first devices: handy for 1-device references).
+  """
+  axes = dict(axes)
+  if not axes:
+    raise ValueError("mesh: need at least one axis, e.g. {'data': -1}")
+  free = [k for k, v in axes.items() if v == -1]
+  if len(free) > 1:
+    raise ValueError(f"mesh: at most one axis may be -1; got {axes}")
+  fixed = int(np.prod([v for v in axes.values() if v != -1]))
+  if any(v == 0 or v < -1 for v in axes.values()):
+    raise ValueError(f"mesh: sizes must be positive or -1; got {axes}")
+  if free:
+    if num_devices % fixed:
+      raise ValueError(f"mesh: {num_devices} devices are not divisible by the fixed axes {axes}")
+    axes[free[0]] = num_devices // fixed
+  need = int(np.prod(list(axes.values())))
+  if need > num_devices or (free and need != num_devices):
+    raise ValueError(f"mesh: axes {axes} need {need} devices; there are {num_devices}")
+  return axes
+
+
+def make_mesh(axes: Mapping[str, int] | None = None, devices=None) -> Mesh:
+  """A ``Mesh`` over ``devices`` (default: all) with the config's axes (default data=-1)."""
+  devices = jax.devices() if devices is None else list(devices)
+  shape = resolve_mesh_shape(axes or {DATA: -1}, len(devices))
+  need = int(np.prod(list(shape.values())))
+  if need < len(devices):
+    if jax.process_count() > 1:
+      raise ValueError(f"mesh: axes {shape} cover {need} of {len(devices)} devices; a "
+                       "multi-process mesh must use every device (use -1)")
+    logging.info("mesh %s uses the first %d of %d devices", shape, need, len(devices))
+    devices = devices[:need]
+  arr = np.asarray(devices, dtype=object).reshape(tuple(shape.values()))
+  return Mesh(arr, tuple(shape.keys()))
+
+
+def replicated(mesh: Mesh) -> NamedSharding:
+  """Fully replicated sharding."""
+  return NamedSharding(mesh, P())
+
+
+def batch_sharding(mesh: Mesh, ndim: int = 1, axis: str = DATA) -> NamedSharding:
+  """Leading dimension sharded over ``axis``, the rest replicated."""
+  return NamedSharding(mesh, P(axis, *([None] * (ndim - 1))))
+
+
+def fsdp_spec(shape: tuple[int, ...], axis_size: int, axis: str = DATA,
+              min_size: int = 1024) -> P:
+  """Shards the largest dimension divisible by ``axis_size`` (small arrays stay replicated)."""
+  if int(np.prod(shape)) < min_size or axis_size == 1:
+    return P()
+  order = sorted(range(len(shape)), key=lambda i: -shape[i])
+  for i in order:
+    if shape[i] % axis_size == 0:
+      spec = [None] * len(shape)
+      spec[i] = axis
+      return P(*spec)
+  return P()
+
+
+def state_shardings(abstract_state: Any, mesh: Mesh, mode: str = "replicated",
+                    axis: str = DATA, min_size: int = 1024) -> Any:
+  """Shardings for every array leaf of a state: replicated, or FSDP over ``axis``."""
+  if mode == "replicated":
+    return jax.tree.map(lambda _: replicated(mesh), abstract_state)
+  if mode == "fsdp":
+    size = mesh.shape[axis]
+    return jax.tree.map(
+        lambda x: NamedSharding(mesh, fsdp_spec(tuple(x.shape), size, axis, min_size)),
+        abstract_state)
+  raise ValueError(f"param_sharding must be 'replicated' or 'fsdp'; got {mode!r}")
+
+
+def process_slice(global_size: int, process_index: int | None = None,
+                  process_count: int | None = None) -> slice:
+  """The rows of a global batch that belong to this process.
+
+  Raises:
+    ValueError: ``global_size`` is not divisible by the process count.
+  """
+  pi = jax.process_index() if process_index is None else process_index
+  pc = jax.process_count() if process_count is None else process_count
+  if global_size % pc:
+    raise ValueError(f"batch_size {global_size} is not divisible by {pc} processes")
+  per = global_size // pc
+  return slice(pi * per, (pi + 1) * per)
+
+
+def global_batch(local_batch: Any, mesh: Mesh, axis: str = DATA) -> Any:
+  """Assembles a global, ``axis``-sharded array from each process's rows.
+
+  Args:
+    local_batch: pytree of host arrays, each ``(B_local, ...)``; ``B_local * process_count``
+      must be divisible by the size of ``axis``.
+  Returns:
+    the same pytree of ``jax.Array`` of global shape ``(B_local * process_count, ...)``.
+  """
+  n_axis = mesh.shape[axis]
+
+  def put(x):
+    x = np.asarray(x)
+    global_rows = x.shape[0] * jax.process_count()
+    if global_rows % n_axis:
+      raise ValueError(f"global batch of {global_rows} rows is not divisible by the "
+                       f"'{axis}' axis of size {n_axis}")
+    return jax.make_array_from_process_local_data(batch_sharding(mesh, x.ndim, axis), x)
+
+  return jax.tree.map(put, local_batch)

@@ -1,0 +1,122 @@
+"""A minimal method: least-squares regression with a small Flax MLP.
+
+It exists for two reasons: it is the template a new method room copies (config, Method
+subclass, deterministic batches, evaluation), and it drives the core's tests with a known
+answer: with ``hidden=()`` the model is linear and the trained weights must reach the
+closed-form ordinary-least-squares solution of the fixed dataset.
+
+Data: a fixed dataset of ``toy.num_examples`` points x ~ N(0, I_d), y = x·w* + b* + σ·ε,
+generated from ``seed``; the batch of step s is ``batch_size`` rows drawn with
+``np.random.default_rng([seed, s])``, so it depends on the step alone.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+
+from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import optim
+from iclr26_jax.core import sharding as shd
+from iclr26_jax.core.train_state import TrainState
+from iclr26_jax.core.trainer import Method
+
+
+def default_config() -> ml_collections.ConfigDict:
+  c = config_lib.trainer_defaults()
+  c.method = "toy_regression"
+  c.num_steps = 2000
+  c.batch_size = 256
+  c.log_every = 200
+  c.eval_every = 0
+  c.checkpoint_every = 500
+  c.optim = optim.optim_defaults()
+  c.optim.learning_rate = 3e-2
+  c.optim.schedule = "cosine"
+  c.toy = ml_collections.ConfigDict()
+  c.toy.dim = 8               # input dimension d
+  c.toy.hidden = ()           # hidden widths; () = linear model (has a closed-form optimum)
+  c.toy.num_examples = 4096   # size of the fixed dataset
+  c.toy.noise = 0.1           # label noise σ
+  c.toy.nan_at_step = -1      # fault injection for tests: the loss of this step is NaN
+  return c
+
+
+class MLP(nn.Module):
+  """``(B, d) -> (B,)`` MLP with ReLU hidden layers."""
+  hidden: Sequence[int]
+
+  @nn.compact
+  def __call__(self, x):
+    for h in self.hidden:
+      x = nn.relu(nn.Dense(h)(x))
+    return nn.Dense(1)(x)[..., 0]
+
+
+def make_dataset(config: ml_collections.ConfigDict) -> tuple[np.ndarray, np.ndarray]:
+  """The fixed dataset ``(x (N, d) float32, y (N,) float32)`` from ``config.seed``."""
+  t = config.toy
+  rng = np.random.default_rng([int(config.seed), 12345])
+  w = rng.normal(size=(t.dim,))
+  b = rng.normal()
+  x = rng.normal(size=(t.num_examples, t.dim)).astype(np.float32)
+  y = (x @ w + b + t.noise * rng.normal(size=(t.num_examples,))).astype(np.float32)
+  return x, y
+
+
+def ols_solution(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+  """Closed-form least squares ``(w (d,), b)`` in float64."""
+  xa = np.concatenate([x.astype(np.float64), np.ones((x.shape[0], 1))], axis=1)
+  sol, *_ = np.linalg.lstsq(xa, y.astype(np.float64), rcond=None)
+  return sol[:-1], float(sol[-1])
+
+
+class ToyRegression(Method):
+  """Least-squares regression; ``update`` reports loss, grad_norm and the learning rate."""
+  name = "toy_regression"
+
+  def __init__(self, config):
+    super().__init__(config)
+    self.model = MLP(tuple(config.toy.hidden))
+    self.x, self.y = make_dataset(config)
+    self.tx = optim.make_optimizer(config.optim, int(config.num_steps))
+
+  def init_state(self, rng):
+    params = self.model.init(jax.random.fold_in(rng, 0), jnp.zeros((1, self.config.toy.dim)))
+    return TrainState.create(params=params, tx=self.tx, rng=rng, apply_fn=self.model.apply)
+
+  def update(self, state, batch):
+    nan_at = int(self.config.toy.nan_at_step)
+
+    def loss_fn(params):
+      pred = state.apply_fn(params, batch["x"])
+      loss = jnp.mean((pred - batch["y"]) ** 2)
+      if nan_at >= 0:
+        loss = jnp.where(state.step == nan_at, jnp.nan, loss)
+      return loss
+
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    state, grad_norm = state.apply_gradients(grads)
+    return state, {"train/loss": loss, "train/grad_norm": grad_norm}
+
+  def get_batch(self, step):
+    rng = np.random.default_rng([int(self.config.seed), int(step)])
+    idx = rng.integers(0, self.x.shape[0], size=int(self.config.batch_size))
+    rows = idx[shd.process_slice(int(self.config.batch_size))]
+    return {"x": self.x[rows], "y": self.y[rows]}
+
+  def evaluate(self, state):
+    pred = jax.jit(state.apply_fn)(state.params, self.x)
+    out = {"eval/mse": float(jnp.mean((pred - self.y) ** 2))}
+    if not self.config.toy.hidden:
+      w, b = ols_solution(self.x, self.y)
+      dense = jax.device_get(state.params["params"]["Dense_0"])
+      err = np.concatenate([np.asarray(dense["kernel"])[:, 0] - w,
+                            np.asarray(dense["bias"]) - b])
+      out["eval/ols_param_error"] = float(np.max(np.abs(err)))
+    return out

@@ -1,0 +1,227 @@
+"""The training loop most methods use.
+
+``train(method, config, workdir)``:
+
+1. builds the mesh from ``config.mesh`` and the state shardings (replicated or FSDP);
+2. restores the newest readable checkpoint in ``<workdir>/checkpoints`` or initialises;
+3. jits ``update(state, batch) -> (state, metrics)`` once, with shardings and the state donated;
+4. loops to ``config.num_steps``: host batch → global sharded batch → update; every
+   ``log_every`` steps fetches metrics (JSON lines + terminal line + tqdm bar, process 0),
+   every ``eval_every`` evaluates, every ``checkpoint_every`` saves;
+5. stops with ``NonFiniteError`` naming the first bad step and the step range when a watched
+   metric (any key containing ``loss`` or ``grad_norm``) becomes NaN/inf; nothing after the
+   last good checkpoint is saved, so that checkpoint stays the newest on disk.
+
+Determinism: all randomness comes from ``TrainState.step_key`` (root key folded with the step)
+and ``Method.get_batch(step)``, which must be a function of the step alone. A run killed at any
+point and restarted with the same command therefore ends bitwise equal to an uninterrupted run.
+
+Methods with a staged loop (PDNS stages, DSB solvers) compose ``Checkpointer``,
+``MetricWriter`` and ``make_step_fn`` instead of forking this loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Any, Callable, Mapping
+
+from absl import logging
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+
+from iclr26_jax.core import checkpoint as ckpt_lib
+from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import metrics as metrics_lib
+from iclr26_jax.core import sharding as shd
+from iclr26_jax.core.train_state import TrainState
+
+
+class NonFiniteError(FloatingPointError):
+  """A loss or gradient norm became NaN or infinite; the message names the step range."""
+
+
+class Method:
+  """What a method room gives the trainer. Subclass and implement the four hooks.
+
+  Attributes:
+    name: registry name.
+    config: the locked run config.
+  """
+  name: str = "method"
+
+  def __init__(self, config: ml_collections.ConfigDict):
+    self.config = config
+
+  def init_state(self, rng: jax.Array) -> TrainState:
+    """A fresh ``TrainState`` from the root key ``rng`` (traced under ``jax.jit``)."""
+    raise NotImplementedError
+
+  def update(self, state: TrainState, batch: Any) -> tuple[TrainState, Mapping[str, jax.Array]]:
+    """One pure training step; metrics are scalars with namespaced keys."""
+    raise NotImplementedError
+
+  def get_batch(self, step: int) -> Any:
+    """This process's rows of the global batch of ``step`` (a pytree of host arrays).
+
+    Must depend on ``step`` (and the config) alone; see ``shd.process_slice``.
+    """
+    raise NotImplementedError
+
+  def evaluate(self, state: TrainState) -> dict[str, float]:
+    """Evaluation metrics (namespaced ``eval/...``); default none."""
+    del state
+    return {}
+
+
+@dataclasses.dataclass
+class TrainResult:
+  state: TrainState
+  metrics: dict[str, float]
+  eval_metrics: dict[str, float]
+  workdir: str
+  resumed_from: int | None
+
+
+def _watched(key: str) -> bool:
+  return "loss" in key or "grad_norm" in key
+
+
+def make_step_fn(update: Callable) -> Callable:
+  """Wraps ``update`` with the non-finite guard.
+
+  Returns ``step(state, batch, first_bad) -> (state, metrics, first_bad)`` where
+  ``first_bad`` (int32 scalar, -1 while all is well) records the first step whose watched
+  metrics were not finite.
+  """
+  def step(state, batch, first_bad):
+    step_index = state.step
+    new_state, metrics = update(state, batch)
+    ok = jnp.array(True)
+    for k, v in metrics.items():
+      if _watched(k):
+        ok = ok & jnp.all(jnp.isfinite(v))
+    first_bad = jnp.where((first_bad < 0) & ~ok, step_index.astype(jnp.int32), first_bad)
+    return new_state, metrics, first_bad
+  return step
+
+
+def _validate(config: ml_collections.ConfigDict) -> None:
+  config_lib.require(config, "seed", "num_steps", "batch_size", "log_every", "eval_every",
+                     "checkpoint_every", "keep_checkpoints", "mesh", "param_sharding")
+  for key in ("num_steps", "batch_size", "log_every", "checkpoint_every", "keep_checkpoints"):
+    if int(config[key]) <= 0:
+      raise config_lib.ConfigError(f"config key '{key}' must be positive; got {config[key]}")
+  if int(config.eval_every) < 0:
+    raise config_lib.ConfigError(f"config key 'eval_every' must be >= 0; got {config.eval_every}")
+
+
+def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
+          *, hooks: tuple[Callable[[int, TrainState], None], ...] = ()) -> TrainResult:
+  """Trains ``method`` to ``config.num_steps`` in ``workdir``, resuming if possible.
+
+  Args:
+    method: a ``Method`` instance.
+    config: the locked run config (``config_lib.trainer_defaults()`` fields plus the method's).
+    workdir: run directory: ``config.json``, ``metrics.jsonl``, ``checkpoints/``.
+    hooks: called as ``hook(step, state)`` after each update on the host (tests use it to
+      simulate a kill); keep them cheap.
+  Returns:
+    ``TrainResult`` with the final state and the last logged and evaluation metrics.
+  Raises:
+    NonFiniteError: a watched metric became NaN/inf; the newest checkpoint is the last good one.
+  """
+  _validate(config)
+  workdir = os.path.abspath(workdir)
+  primary = jax.process_index() == 0
+  if primary:
+    config_lib.dump(config, workdir)
+  mesh = shd.make_mesh(dict(config.mesh))
+  rng = jax.random.PRNGKey(int(config.seed))
+
+  abstract = jax.eval_shape(method.init_state, rng)
+  state_sh = shd.state_shardings(abstract, mesh, config.param_sharding)
+  ckpt = ckpt_lib.Checkpointer(os.path.join(workdir, "checkpoints"),
+                               keep=int(config.keep_checkpoints))
+  writer = metrics_lib.MetricWriter(workdir)
+
+  restored = ckpt.restore(ckpt_lib.abstract_like(abstract.arrays(), state_sh.arrays()))
+  if restored is None:
+    state = jax.jit(method.init_state, out_shardings=state_sh)(rng)
+    resumed_from = None
+    logging.info("initialised a new run in %s", workdir)
+  else:
+    resumed_from, tree = restored
+    state = abstract.with_arrays(tree)
+    writer.truncate_after(resumed_from)
+    if primary:
+      print(f"resumed from checkpoint step {resumed_from} in {workdir}", file=sys.stderr,
+            flush=True)
+
+  rep = shd.replicated(mesh)
+  first_bad = jax.device_put(jnp.array(-1, jnp.int32), rep)
+  start = int(jax.device_get(state.step))
+  num_steps = int(config.num_steps)
+
+  step_fn = None
+  batch_sh = None
+  bar = None
+  if primary and config.progress_bar and start < num_steps:
+    from tqdm.auto import tqdm
+    bar = tqdm(total=num_steps, initial=start, desc=method.name, unit="step",
+               dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+    writer.bar = bar
+
+  last_metrics: dict[str, float] = {}
+  eval_metrics: dict[str, float] = {}
+  last_checked = start
+
+  def check_finite(step: int):
+    nonlocal last_checked
+    bad = int(jax.device_get(first_bad))
+    if bad >= 0:
+      ckpt.wait()
+      good = ckpt.latest_step()
+      where = (f"last good checkpoint: step {good} in {ckpt.directory}" if good is not None
+               else "no checkpoint was written yet")
+      raise NonFiniteError(
+          f"non-finite loss or gradient norm at step {bad + 1} (first bad update among steps "
+          f"{last_checked + 1}..{step}); training stopped; {where}")
+    last_checked = step
+
+  try:
+    for step in range(start + 1, num_steps + 1):
+      batch = shd.global_batch(method.get_batch(step - 1), mesh)
+      if step_fn is None:
+        batch_sh = jax.tree.map(lambda x: x.sharding, batch)
+        step_fn = jax.jit(make_step_fn(method.update),
+                          in_shardings=(state_sh, batch_sh, rep),
+                          out_shardings=(state_sh, rep, rep), donate_argnums=(0,))
+      state, metrics, first_bad = step_fn(state, batch, first_bad)
+      for hook in hooks:
+        hook(step, state)
+      if bar is not None:
+        bar.update(1)
+      is_last = step == num_steps
+      if step % int(config.log_every) == 0 or is_last:
+        last_metrics = writer.write(step, metrics)
+        check_finite(step)
+      if (config.eval_every and step % int(config.eval_every) == 0) or is_last:
+        check_finite(step)
+        eval_metrics = dict(method.evaluate(state))
+        if eval_metrics:
+          writer.write(step, eval_metrics)
+      if step % int(config.checkpoint_every) == 0 or is_last:
+        check_finite(step)
+        ckpt.save(step, state.arrays())
+  finally:
+    if bar is not None:
+      bar.close()
+    ckpt.close()
+  if start >= num_steps and not eval_metrics:
+    eval_metrics = dict(method.evaluate(state))
+  return TrainResult(state=state, metrics=last_metrics, eval_metrics=eval_metrics,
+                     workdir=workdir, resumed_from=resumed_from)
