@@ -21,6 +21,23 @@ class ConfigError(ValueError):
   """A config key or value is wrong; the message names the key."""
 
 
+def _split_top_level(text: str) -> list[str]:
+  """Splits on commas outside brackets, so ``widths=(3,4)`` stays one item."""
+  parts, depth, cur = [], 0, []
+  for ch in text:
+    if ch in "([{":
+      depth += 1
+    elif ch in ")]}":
+      depth -= 1
+    if ch == "," and depth == 0:
+      parts.append("".join(cur))
+      cur = []
+    else:
+      cur.append(ch)
+  parts.append("".join(cur))
+  return parts
+
+
 def parse_arg(arg: str | None) -> tuple[set[str], dict[str, str]]:
   """Splits ``"smoke,seed=3"`` into ``({"smoke"}, {"seed": "3"})``.
 
@@ -33,7 +50,7 @@ def parse_arg(arg: str | None) -> tuple[set[str], dict[str, str]]:
   overrides: dict[str, str] = {}
   if not arg:
     return variants, overrides
-  for part in arg.split(","):
+  for part in _split_top_level(arg):
     part = part.strip()
     if not part:
       continue

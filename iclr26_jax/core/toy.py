@@ -43,6 +43,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.toy.hidden = ()           # hidden widths; () = linear model (has a closed-form optimum)
   c.toy.num_examples = 4096   # size of the fixed dataset
   c.toy.noise = 0.1           # label noise σ
+  c.toy.input_noise = 0.0     # std of Gaussian input jitter drawn from the step key (0 = off)
   c.toy.nan_at_step = -1      # fault injection for tests: the loss of this step is NaN
   return c
 
@@ -92,9 +93,12 @@ class ToyRegression(Method):
 
   def update(self, state, batch):
     nan_at = int(self.config.toy.nan_at_step)
+    x = batch["x"]
+    if self.config.toy.input_noise > 0:  # randomness from the step key: resumes reproduce it
+      x = x + self.config.toy.input_noise * jax.random.normal(state.step_key(), x.shape)
 
     def loss_fn(params):
-      pred = state.apply_fn(params, batch["x"])
+      pred = state.apply_fn(params, x)
       loss = jnp.mean((pred - batch["y"]) ** 2)
       if nan_at >= 0:
         loss = jnp.where(state.step == nan_at, jnp.nan, loss)

@@ -1,0 +1,1 @@
+"""Pallas kernels (GPU via Triton, TPU via Mosaic) with pure-jnp references. Imports only JAX."""
