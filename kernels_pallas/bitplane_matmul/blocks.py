@@ -1,0 +1,161 @@
+"""Block-size table for the AnyBCQ bit-plane matmul kernels (one small table per backend).
+
+Starting points from ``specs/kernels.md`` section 8; none is tuned on hardware yet (run
+``python -m experiments.bench.bitplane_matmul`` on the device and edit the rows). Rows are keyed by
+a shape bucket on M (the number of activation rows); ``pick_config`` clamps a row to the problem
+(small M, N and K that the blocks must divide) so every call gets legal blocks.
+
+Why these numbers:
+
+* TPU (Mosaic): blocks' last two dims must be multiples of (8, 128) (16 rows for 16-bit x);
+  bk a multiple of the 256-input pack tile (so bk/32 is a multiple of 8). Per-step overhead is
+  ~0.35 us, so the GEMV row uses large K and N blocks; prefill dequantizes a (bk, bn) tile in VMEM
+  and does one MXU matmul per (k, plane sweep). Budget: scratch ~ bm*bn*4 (+ bk*bn*4 for dequant).
+* GPU (Triton): power-of-two blocks, dot dims >= 16 (decode pads M to 16). Decode splits K over
+  ``split_k`` programs (f32 partial outputs summed by XLA: no atomics) so a 4096-wide GEMV still
+  fills the SMs; from 17 rows on, the dequantize variant does one dot per 256-input tile instead of
+  p per-plane dots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+from kernels_pallas._backend import round_up
+from kernels_pallas.bitplane_matmul import format as fmt
+
+MiB = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockConfig:
+  """Static kernel configuration (hashable; travels through the custom_vjp's nondiff args).
+
+  Attributes:
+    variant: ``"partials"`` (per-plane partial products, small M) or ``"dequant"`` (W tile
+      dequantized on chip, one matmul; large M). Mixed-precision calls always use partials.
+    bm, bn: M and N blocks. bk: TPU K block (multiple of 256 and of g); the GPU kernel walks
+      256-input tiles and ignores it.
+    split_k: GPU only; programs per output tile along K (f32 partial outputs, summed outside).
+    num_warps, num_stages: Triton parameters.
+    vmem_limit_bytes: TPU scoped-VMEM limit passed to Mosaic.
+  """
+  variant: str
+  bm: int
+  bn: int
+  bk: int = 0
+  split_k: int = 1
+  num_warps: int = 4
+  num_stages: int = 2
+  vmem_limit_bytes: int | None = None
+
+
+class TableRow(NamedTuple):
+  bucket: str
+  max_m: int | None      # rows up to this M use this entry (None: no limit)
+  config: BlockConfig
+
+
+BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
+    "tpu": (
+        TableRow("decode", 16, BlockConfig("partials", bm=16, bn=1024, bk=1024,
+                                           vmem_limit_bytes=32 * MiB)),
+        TableRow("small", 64, BlockConfig("partials", bm=64, bn=512, bk=512,
+                                          vmem_limit_bytes=32 * MiB)),
+        TableRow("prefill", None, BlockConfig("dequant", bm=256, bn=256, bk=512,
+                                              vmem_limit_bytes=32 * MiB)),
+    ),
+    "gpu": (
+        TableRow("decode", 16, BlockConfig("partials", bm=16, bn=64, split_k=4, num_warps=4,
+                                           num_stages=2)),
+        TableRow("small", 64, BlockConfig("dequant", bm=64, bn=64, split_k=2, num_warps=4,
+                                          num_stages=2)),
+        TableRow("prefill", None, BlockConfig("dequant", bm=64, bn=128, num_warps=8,
+                                              num_stages=2)),
+    ),
+}
+
+
+def table_row(platform: str, m: int) -> TableRow:
+  """The table row for ``m`` activation rows on ``platform`` (``"tpu"`` or ``"gpu"``)."""
+  if platform not in BLOCK_TABLE:
+    raise ValueError(f"platform must be one of {tuple(BLOCK_TABLE)}; got {platform!r}")
+  for row in BLOCK_TABLE[platform]:
+    if row.max_m is None or m <= row.max_m:
+      return row
+  raise AssertionError("the last table row must have max_m=None")
+
+
+def _largest_divisor(n: int, cap: int, step: int, pow2: bool = False) -> int:
+  """Largest d <= cap with d % step == 0 and n % d == 0 (d a power of two if pow2)."""
+  best = step
+  d = step
+  while d <= cap:
+    if n % d == 0 and (not pow2 or d & (d - 1) == 0):
+      best = d
+    d = d * 2 if pow2 else d + step
+  return best
+
+
+def next_pow2(v: int) -> int:
+  return 1 if v <= 1 else 1 << (v - 1).bit_length()
+
+
+def sublanes(itemsize: int) -> int:
+  """TPU row multiple for an activation dtype (8 for 32-bit, 16 for 16-bit)."""
+  return 8 if itemsize >= 4 else 16
+
+
+def padded_n(platform: str, n: int) -> int:
+  return round_up(n, 128 if platform == "tpu" else 16)
+
+
+def pick_config(platform: str, m: int, k_pad: int, n: int, group_size: int, x_itemsize: int,
+                *, mixed: bool = False, base: BlockConfig | None = None) -> BlockConfig:
+  """Clamps a table row (or ``base``) to a problem so that the blocks are legal and divide it.
+
+  Args:
+    platform: ``"tpu"`` or ``"gpu"``.
+    m: activation rows; k_pad: stored K (multiple of 256); n: output features.
+    group_size: g; x_itemsize: bytes per activation element (as the kernel will see it).
+    mixed: per-row precisions (forces the partials variant).
+    base: a config to clamp instead of the table row (benchmarks and tests).
+  Returns:
+    a ``BlockConfig`` whose bm divides the padded M, bn the padded N, bk the stored K.
+  """
+  cfg = base if base is not None else table_row(platform, m).config
+  if mixed and cfg.variant != "partials":
+    cfg = dataclasses.replace(cfg, variant="partials")
+  n_pad = padded_n(platform, n)
+  if platform == "tpu":
+    sub = sublanes(x_itemsize)
+    bm = min(round_up(cfg.bm, sub), round_up(m, sub))
+    bn = _largest_divisor(n_pad, max(cfg.bn, 128), 128)
+    bk = _largest_divisor(k_pad, max(cfg.bk, fmt.TILE), fmt.TILE)
+    if bk % group_size:
+      raise ValueError(f"block bk = {bk} is not a multiple of the group size {group_size}")
+    limit = cfg.vmem_limit_bytes or 16 * MiB
+    while bn > 128 and vmem_bytes(cfg.variant, bm, bn, bk, group_size, x_itemsize) > limit:
+      bn = _largest_divisor(n_pad, bn // 2, 128)
+    return dataclasses.replace(cfg, bm=bm, bn=bn, bk=bk, split_k=1)
+  bm = min(next_pow2(max(cfg.bm, 16)), max(16, next_pow2(m)))
+  bn = _largest_divisor(n_pad, max(next_pow2(cfg.bn), 16), 16, pow2=True)
+  split_k = max(1, min(cfg.split_k, k_pad // fmt.TILE))
+  return dataclasses.replace(cfg, bm=bm, bn=bn, bk=fmt.TILE, split_k=split_k)
+
+
+def vmem_bytes(variant: str, bm: int, bn: int, bk: int, g: int, x_itemsize: int,
+               scale_rows: int = 16, scale_itemsize: int = 4) -> int:
+  """Rough TPU VMEM budget of one kernel instance: double-buffered blocks, scratch and the
+  largest unpack temporaries (scale_rows covers the all-precision blocks of the mixed variant)."""
+  blocks = 2 * (bm * bk * x_itemsize + (bk // 32) * bn * 4
+                + 2 * scale_rows * (bk // g) * bn * scale_itemsize + bm * bn * 4)
+  scratch = bm * bn * 4 + (bk * bn * 4 if variant == "dequant" else 0)
+  temps = 3 * max(g, 128) * bn * 4
+  return blocks + scratch + temps
+
+
+def production_configs() -> list[tuple[str, str, BlockConfig]]:
+  """Every (platform, bucket, config) in the table: what cross-lowering tests must cover."""
+  return [(plat, row.bucket, row.config) for plat, rows in BLOCK_TABLE.items() for row in rows]

@@ -1,0 +1,216 @@
+"""GPU (Pallas Triton) kernels for the AnyBCQ bit-plane matmul ``y = x @ W^(p)``.
+
+AnyBCQ (Park et al., ICLR 2026; github.com/naver-aics/anybcq). The official CUDA kernel is a
+batch-1 LUT-GEMM-style GEMV with fp16 table lookups; table lookups keyed by weight bytes map badly
+to Pallas, so this kernel unpacks bit-planes with shifts and masks and uses tensor-core dots, for
+any M. It is lowered through Triton: ``compiler_params=pltriton.CompilerParams(...)`` (a bare
+``pallas_call`` on GPU would go to Mosaic GPU, which lacks what this kernel needs).
+
+Grid ``(Mp/BM, Np/BN, split_k)``; no scalar prefetch and no scratch on Triton, so the int32
+metadata vector ``[p, offset(p), precision index, 0]`` is an ordinary ``(4,)`` input read in the
+kernel, and accumulators live in ``fori_loop`` carries. Refs keep full extents (K need not be a
+power of two); only the windows loaded with ``pl.ds`` are powers of two.
+
+* Outer ``fori_loop`` over this program's 256-input pack tiles (``split_k`` programs split the
+  tiles; their f32 partial outputs ``(split_k, Mp, Np)`` are summed by the caller, so no atomics).
+* ``partials`` (small M): per tile, load the x group slices ``(BM, g)`` and row sums ``s_G``; an
+  inner ``fori_loop(0, p)`` with a **run-time trip count** loads ``planes[b, 8t:8t+8, :]``,
+  unpacks each group (``format.unpack_words``), ``u = dot(x_G, bits)`` with f32 accumulation and
+  ``acc += (2 u - s_G) * alpha_{b,G}``; then ``acc += s_G * beta_G``.
+* ``dequant`` (large M): the inner plane loop builds the ``(256, BN)`` tile
+  ``W = beta + sum_b alpha_b * (2 bits_b - 1)`` (scale rows broadcast over their group by a
+  reshape) and one ``dot(x tile, W)`` per tile follows.
+* ``mixed``: ``partials`` with a per-row precision vector ``prec (Mp, 1)``; the trip count is
+  ``max(prec)`` and each row's coefficient is selected per stored precision, sharing ``t``.
+
+Triton needs power-of-two windows and dot dims >= 16: BM >= 16 (decode pads M), BN >= 16, g >= 64.
+f32 activations use IEEE dots (``Precision.HIGHEST``); bf16/fp16 use the tensor cores natively.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as pltriton
+
+from kernels_pallas.bitplane_matmul import format as fmt
+
+_F32 = jnp.float32
+
+
+def _dot(a, b, precision):
+  return jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())), precision=precision,
+                             preferred_element_type=_F32)
+
+
+def _is_pow2(v: int) -> bool:
+  return v > 0 and v & (v - 1) == 0
+
+
+def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precisions,
+            dot_precision):
+  it = iter(refs)
+  meta_ref = next(it)
+  prec_ref = next(it) if mixed else None
+  x_ref, planes_ref, alpha_ref = next(it), next(it), next(it)
+  beta_ref = next(it) if has_beta else None
+  o_ref = next(it)
+
+  bm, bn = x_ref.shape[0], planes_ref.shape[2]
+  xdtype = x_ref.dtype
+  p, off, pidx = meta_ref[0], meta_ref[1], meta_ref[2]
+  gpt = fmt.TILE // g                      # groups per tile
+  offsets = fmt.plane_offsets(precisions)
+  prec = prec_ref[...] if mixed else None  # (bm, 1) int32
+
+  kk = pl.program_id(2)
+  t_lo = kk * tiles_per_split
+  t_hi = jnp.minimum(t_lo + tiles_per_split, n_tiles)
+
+  def alpha_coef(b, gidx):
+    if not mixed:
+      return alpha_ref[off + b, pl.ds(gidx, 1), :].astype(_F32)            # (1, bn)
+    c = None
+    for q, o in zip(precisions, offsets):
+      a = alpha_ref[o + jnp.minimum(b, q - 1), pl.ds(gidx, 1), :].astype(_F32)
+      term = jnp.where((prec == q) & (b < q), a, 0.0)                      # (bm, bn)
+      c = term if c is None else c + term
+    return c
+
+  def beta_coef(gidx):
+    if not mixed:
+      return beta_ref[pidx, pl.ds(gidx, 1), :].astype(_F32)
+    c = None
+    for qi, q in enumerate(precisions):
+      term = jnp.where(prec == q, beta_ref[qi, pl.ds(gidx, 1), :].astype(_F32), 0.0)
+      c = term if c is None else c + term
+    return c
+
+  def tile_partials(t, acc):
+    k0 = t * fmt.TILE
+    xs = [x_ref[:, pl.ds(k0 + gi * g, g)] for gi in range(gpt)]            # (bm, g) each
+    ss = [jnp.sum(xg.astype(_F32), axis=1, keepdims=True) for xg in xs]    # (bm, 1) each
+
+    def plane(b, acc):
+      words = planes_ref[b, pl.ds(t * fmt.WORDS_PER_TILE, fmt.WORDS_PER_TILE), :]  # (8, bn)
+      for gi in range(gpt):
+        bits = fmt.unpack_words(words, gi * g // 8, g // 8)
+        bits = bits.astype(jnp.int32).astype(_F32).astype(xdtype)          # (g, bn) of 0/1
+        u = _dot(xs[gi], bits, dot_precision)
+        acc = acc + (2.0 * u - ss[gi]) * alpha_coef(b, t * gpt + gi)
+      return acc
+
+    acc = jax.lax.fori_loop(0, p, plane, acc)
+    if has_beta:
+      for gi in range(gpt):
+        acc = acc + ss[gi] * beta_coef(t * gpt + gi)
+    return acc
+
+  def tile_dequant(t, acc):
+    k0 = t * fmt.TILE
+
+    def per_input(rows):  # (gpt, bn) per-group rows -> (256, bn) per input
+      return jnp.broadcast_to(rows[:, None, :], (gpt, g, bn)).reshape(fmt.TILE, bn)
+
+    if has_beta:
+      w0 = per_input(beta_ref[pidx, pl.ds(t * gpt, gpt), :].astype(_F32))
+    else:
+      w0 = jnp.zeros((fmt.TILE, bn), _F32)
+
+    def plane(b, w):
+      words = planes_ref[b, pl.ds(t * fmt.WORDS_PER_TILE, fmt.WORDS_PER_TILE), :]
+      bits = fmt.unpack_words(words, 0, fmt.BITS).astype(jnp.int32).astype(_F32)  # (256, bn)
+      a = per_input(alpha_ref[off + b, pl.ds(t * gpt, gpt), :].astype(_F32))
+      return w + (2.0 * bits - 1.0) * a
+
+    w = jax.lax.fori_loop(0, p, plane, w0)
+    return acc + _dot(x_ref[:, pl.ds(k0, fmt.TILE)], w.astype(xdtype), dot_precision)
+
+  body = tile_dequant if variant == "dequant" else tile_partials
+  acc = jax.lax.fori_loop(t_lo, t_hi, body, jnp.zeros((bm, bn), _F32))
+  o_ref[...] = acc.astype(o_ref.dtype)
+
+
+def bitplane_matmul_gpu(x, planes, alpha, beta, meta, prec=None, *, precisions, group_size,
+                        variant, bm, bn, split_k=1, num_warps=4, num_stages=2, out_dtype,
+                        interpret=False):
+  """Runs the Triton kernel on padded operands.
+
+  Args:
+    x: ``(Mp, Kp)`` activations (f32, bf16 or fp16), ``Mp % bm == 0``, ``Kp % 256 == 0``.
+    planes: uint32 ``(NB, Kp/32, Np)``, ``Np % bn == 0``.
+    alpha: ``(S, Kp/g, Np)``; beta ``(|P|, Kp/g, Np)`` or None (beta term compiled out).
+    meta: int32 ``(4,)`` = ``[p, offset(p), precision index, 0]`` (mixed: ``[max(prec), 0, 0, 0]``).
+    prec: None, or int32 ``(Mp, 1)`` per-row precisions (selects the ``mixed`` variant).
+    variant: ``"partials"`` or ``"dequant"``; bm, bn: powers of two >= 16.
+    split_k: programs per output tile along K; > 1 returns f32 ``(split_k, Mp, Np)`` partial sums.
+  Returns:
+    ``(Mp, Np)`` in ``out_dtype``, or f32 ``(split_k, Mp, Np)`` when ``split_k > 1``.
+  """
+  mp, kp = x.shape
+  nb, kw, np_ = planes.shape
+  g = group_size
+  mixed = prec is not None
+  if mixed:
+    variant = "partials"
+  if variant not in ("partials", "dequant"):
+    raise ValueError(f"variant must be 'partials' or 'dequant'; got {variant!r}")
+  if g not in fmt.GROUP_SIZES:
+    raise ValueError(f"group_size must be one of {fmt.GROUP_SIZES} for the kernel; got {g}")
+  if fmt.TILE % g:  # the K loop walks 256-input tiles: a tile must hold whole groups
+    raise ValueError(f"the 256-input K tile must be a multiple of g = {g}")
+  if not (_is_pow2(bm) and _is_pow2(bn)) or bm < 16 or bn < 16:
+    raise ValueError(f"Triton blocks must be powers of two >= 16; got bm={bm}, bn={bn}")
+  if mp % bm or np_ % bn or kp % fmt.TILE or kw * 32 != kp:
+    raise ValueError(f"operands must be padded to blocks: x {x.shape}, planes {planes.shape}, "
+                     f"blocks (bm, bn) = {(bm, bn)}")
+  n_tiles = kp // fmt.TILE
+  split_k = max(1, min(int(split_k), n_tiles))
+  tiles_per_split = -(-n_tiles // split_k)
+  has_beta = beta is not None
+  s_rows, groups = alpha.shape[0], alpha.shape[1]
+  dot_precision = jax.lax.Precision.HIGHEST if x.dtype == _F32 else None
+
+  grid = (mp // bm, np_ // bn, split_k)
+  in_specs = [pl.BlockSpec((4,), lambda i, j, kk: (0,))]
+  if mixed:
+    in_specs.append(pl.BlockSpec((bm, 1), lambda i, j, kk: (i, 0)))
+  in_specs += [
+      pl.BlockSpec((bm, kp), lambda i, j, kk: (i, 0)),
+      pl.BlockSpec((nb, kw, bn), lambda i, j, kk: (0, 0, j)),
+      pl.BlockSpec((s_rows, groups, bn), lambda i, j, kk: (0, 0, j)),
+  ]
+  if has_beta:
+    in_specs.append(pl.BlockSpec((beta.shape[0], groups, bn), lambda i, j, kk: (0, 0, j)))
+  if split_k > 1:
+    out_shape = jax.ShapeDtypeStruct((split_k, mp, np_), _F32)
+    out_spec = pl.BlockSpec((None, bm, bn), lambda i, j, kk: (kk, i, j))
+  else:
+    out_shape = jax.ShapeDtypeStruct((mp, np_), out_dtype)
+    out_spec = pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j))
+
+  kernel = functools.partial(
+      _kernel, variant=variant, mixed=mixed, has_beta=has_beta, g=g, n_tiles=n_tiles,
+      tiles_per_split=tiles_per_split, precisions=tuple(precisions),
+      dot_precision=dot_precision)
+  operands = [meta] + ([prec] if mixed else []) + [x, planes, alpha] + ([beta] if has_beta else [])
+  flops = 2 * mp * kp * np_ * (1 if variant == "dequant" else nb)
+  bytes_accessed = (x.size * x.dtype.itemsize + planes.size * 4
+                    + alpha.size * alpha.dtype.itemsize
+                    + (beta.size * beta.dtype.itemsize if has_beta else 0)
+                    + out_shape.size * jnp.dtype(out_shape.dtype).itemsize)
+  return pl.pallas_call(
+      kernel,
+      out_shape=out_shape,
+      grid=grid,
+      in_specs=in_specs,
+      out_specs=out_spec,
+      compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
+      cost_estimate=pl.CostEstimate(flops=int(flops), transcendentals=0,
+                                    bytes_accessed=int(bytes_accessed)),
+      interpret=interpret,
+      name=f"bitplane_matmul_gpu_{'mixed' if mixed else variant}",
+  )(*operands)

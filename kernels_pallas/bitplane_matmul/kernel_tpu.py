@@ -1,0 +1,246 @@
+"""TPU (Mosaic) kernels for the AnyBCQ bit-plane matmul ``y = x @ W^(p)``.
+
+AnyBCQ (Park et al., ICLR 2026; github.com/naver-aics/anybcq) serves one stack of shared binary
+planes at several precisions. The official CUDA kernel is a batch-1 LUT-GEMM-style GEMV; here the
+planes are unpacked with shifts and masks and fed to the MXU, for any M.
+
+Grid ``(M/bm, N/bn, K/bk, NB)`` with dimension semantics ("parallel", "parallel", "arbitrary",
+"arbitrary"): planes and K are grid axes, reduction axes last so revisits of an output block are
+consecutive. A scalar-prefetched int32 metadata vector ``[p, offset(p), precision index, 0]``
+drives the index maps: the plane (and alpha row) index is ``min(b, p - 1)``, so for ``b >= p`` the
+block index repeats and Pallas does not DMA it again: **planes >= p are never fetched**;
+``pl.when(b < p)`` skips their compute.
+
+Variants (all accumulate in a VMEM f32 scratch ``(bm, bn)``, zeroed at ``(k, b) = (0, 0)`` and
+written out at the last ``(k, b)``):
+
+* ``partials`` (small M): per group, ``u = x_G @ bits_G`` (bits in {0, 1}, exact in bf16, f32
+  accumulation), ``acc += (2 u - s_G) * alpha_G`` with ``s_G`` the group row sum of x; at ``b == 0``
+  ``acc += s_G * beta_G``. Groups of 128 / 256 give lane-aligned x slices; for g = 64 a 128-input
+  chunk is unpacked once and the two groups are split with a lane mask on x (two MXU passes).
+* ``dequant`` (large M): ``W_tile (bk, bn) = beta + sum_b alpha_b * (2 bits_b - 1)`` accumulates
+  in a VMEM scratch over the plane axis; one MXU matmul ``x (bm, bk) @ W_tile`` at the last plane
+  step. W is cast to the activation dtype (bf16 activations: W rounded by ~2^-8, not bit-faithful).
+* ``mixed`` (partials with a per-row precision vector ``prec (M, 1)``): the alpha/beta blocks cover
+  every stored precision; the per-row coefficient ``c[m] = sum_q [prec[m] = q and b < q] *
+  alpha^(q)_b`` is built with one select per precision, and the partials ``t = 2 u - s`` are shared
+  by all rows. The prefetched plane count is ``max(prec)``.
+
+Inputs are already padded by ``ops.py``: x ``(Mp, Kp)``, planes uint32 ``(NB, Kp/32, Np)``, alpha
+``(S, Kp/g, Np)`` and beta ``(|P|, Kp/g, Np)`` (viewed as ``(S, Kp/bk, bk/g, Np)`` by a free
+reshape so a block's last two dims are ``(bk/g, bn)`` = full dim x lane multiple).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+from kernels_pallas.bitplane_matmul import format as fmt
+
+_F32 = jnp.float32
+
+
+def _dot(a, b, precision):
+  return jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())), precision=precision,
+                             preferred_element_type=_F32)
+
+
+def _bits_as(words, j0, nbits, dtype):
+  """{0,1} bits of a group, ``(8 nbits, bn)`` in ``dtype`` (via int32 and f32: exact)."""
+  bits = fmt.unpack_words(words, j0, nbits)
+  return bits.astype(jnp.int32).astype(_F32).astype(dtype)
+
+
+def _chunks(bk: int, g: int):
+  """Static walk over a K block: yields (tile t, x column start, chunk width, [(group, lane lo)])."""
+  chunk = max(g, 128)  # lane-aligned x slices
+  for t in range(bk // fmt.TILE):
+    for c in range(fmt.TILE // chunk):
+      start = t * fmt.TILE + c * chunk
+      groups = [(start // g + h, h * g) for h in range(chunk // g)]
+      yield t, start, chunk, groups
+
+
+def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, dot_precision):
+  it = iter(refs)
+  prec_ref = next(it) if mixed else None
+  x_ref, planes_ref, alpha_ref = next(it), next(it), next(it)
+  beta_ref = next(it) if has_beta else None
+  o_ref, acc_ref = next(it), next(it)
+  w_ref = next(it) if variant == "dequant" else None
+
+  k, b = pl.program_id(2), pl.program_id(3)
+  last_k = pl.num_programs(2) - 1
+  p = meta_ref[0]
+  xdtype = x_ref.dtype
+  offsets = fmt.plane_offsets(precisions)
+
+  @pl.when((k == 0) & (b == 0))
+  def _init():
+    acc_ref[...] = jnp.zeros(acc_ref.shape, _F32)
+
+  if variant == "dequant":
+    @pl.when(b == 0)
+    def _init_w():
+      for gi in range(bk // g):
+        rows = slice(gi * g, (gi + 1) * g)
+        if has_beta:
+          w_ref[rows, :] = jnp.broadcast_to(beta_ref[gi:gi + 1, :].astype(_F32), (g, w_ref.shape[1]))
+        else:
+          w_ref[rows, :] = jnp.zeros((g, w_ref.shape[1]), _F32)
+
+    @pl.when(b < p)
+    def _accumulate_w():
+      for t in range(bk // fmt.TILE):
+        words = planes_ref[8 * t:8 * t + 8, :]
+        for gt in range(fmt.TILE // g):
+          gi = t * (fmt.TILE // g) + gt
+          pm = 2.0 * _bits_as(words, gt * g // 8, g // 8, _F32) - 1.0
+          rows = slice(gi * g, (gi + 1) * g)
+          w_ref[rows, :] += pm * alpha_ref[gi:gi + 1, :].astype(_F32)
+
+    @pl.when(b == nb - 1)
+    def _matmul():
+      acc_ref[...] += _dot(x_ref[...], w_ref[...].astype(xdtype), dot_precision)
+
+  else:
+    prec = prec_ref[...] if mixed else None  # (bm, 1) int32
+
+    def coef(gi):
+      """The (1 or bm, bn) f32 scale of plane b for group gi."""
+      if not mixed:
+        return alpha_ref[gi:gi + 1, :].astype(_F32)
+      c = None
+      for q, off in zip(precisions, offsets):
+        row = off + jnp.minimum(b, q - 1)
+        a = alpha_ref[row, gi:gi + 1, :].astype(_F32)          # (1, bn)
+        term = jnp.where((prec == q) & (b < q), a, 0.0)          # (bm, bn)
+        c = term if c is None else c + term
+      return c
+
+    def beta_coef(gi):
+      if not mixed:
+        return beta_ref[gi:gi + 1, :].astype(_F32)
+      c = None
+      for qi, q in enumerate(precisions):
+        term = jnp.where(prec == q, beta_ref[qi, gi:gi + 1, :].astype(_F32), 0.0)
+        c = term if c is None else c + term
+      return c
+
+    @pl.when(b < p)
+    def _partials():
+      acc = acc_ref[...]
+      for t, start, chunk, groups in _chunks(bk, g):
+        words = planes_ref[8 * t:8 * t + 8, :]
+        xc = x_ref[:, start:start + chunk]                       # (bm, chunk)
+        bits = _bits_as(words, (start % fmt.TILE) // 8, chunk // 8, xdtype)
+        for gi, lo in groups:
+          if chunk == g:
+            xg = xc
+          else:  # g = 64: keep the 128-lane slice, zero the other group's lanes
+            lane = jax.lax.broadcasted_iota(jnp.int32, xc.shape, 1)
+            xg = jnp.where((lane >= lo) & (lane < lo + g), xc, jnp.zeros_like(xc))
+          u = _dot(xg, bits, dot_precision)                      # (bm, bn)
+          s = jnp.sum(xg.astype(_F32), axis=1, keepdims=True)    # (bm, 1)
+          acc = acc + (2.0 * u - s) * coef(gi)
+          if has_beta:
+            acc = acc + jnp.where(b == 0, s * beta_coef(gi), 0.0)
+      acc_ref[...] = acc
+
+  @pl.when((k == last_k) & (b == nb - 1))
+  def _write():
+    o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+
+def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, group_size,
+                        variant, bm, bn, bk, out_dtype, vmem_limit_bytes=None,
+                        interpret=False):
+  """Runs the Mosaic kernel on padded operands.
+
+  Args:
+    x: ``(Mp, Kp)`` activations (f32 or bf16), ``Mp % bm == 0``, ``Kp % bk == 0``.
+    planes: uint32 ``(NB, Kp/32, Np)``, ``Np % bn == 0``.
+    alpha: ``(S, Kp/g, Np)`` scales (any float dtype; multiplied in f32).
+    beta: ``(|P|, Kp/g, Np)`` or None (symmetric; the beta term is compiled out).
+    meta: int32 ``(4,)`` = ``[p, offset(p), precision index, 0]`` (mixed: ``[max(prec), 0, 0, 0]``).
+    prec: None, or int32 ``(Mp, 1)`` per-row precisions (selects the ``mixed`` variant).
+    precisions: the stored precisions (static); group_size: g in {64, 128, 256}.
+    variant: ``"partials"`` or ``"dequant"`` (ignored when ``prec`` is given).
+    bm, bn, bk: blocks; bm % 8 == 0, bn % 128 == 0, bk % 256 == 0, bk % g == 0.
+  Returns:
+    ``(Mp, Np)`` in ``out_dtype``.
+  """
+  mp, kp = x.shape
+  nb, kw, np_ = planes.shape
+  g = group_size
+  mixed = prec is not None
+  if mixed:
+    variant = "partials"
+  if variant not in ("partials", "dequant"):
+    raise ValueError(f"variant must be 'partials' or 'dequant'; got {variant!r}")
+  if g not in fmt.GROUP_SIZES:
+    raise ValueError(f"group_size must be one of {fmt.GROUP_SIZES} for the kernel; got {g}")
+  if bk % fmt.TILE or bk % g:
+    raise ValueError(f"block bk = {bk} must be a multiple of the 256-input tile and of g = {g}")
+  if bm % 8 or bn % 128:
+    raise ValueError(f"TPU blocks need bm % 8 == 0 and bn % 128 == 0; got bm={bm}, bn={bn}")
+  if mp % bm or kp % bk or np_ % bn or kw * 32 != kp:
+    raise ValueError(f"operands must be padded to blocks: x {x.shape}, planes {planes.shape}, "
+                     f"blocks (bm, bk, bn) = {(bm, bk, bn)}")
+  s_rows = alpha.shape[0]
+  gpb = bk // g  # groups per K block
+  alpha4 = alpha.reshape(s_rows, kp // bk, gpb, np_)
+  beta4 = None if beta is None else beta.reshape(beta.shape[0], kp // bk, gpb, np_)
+  has_beta = beta is not None
+  dot_precision = jax.lax.Precision.HIGHEST if x.dtype == _F32 else None
+
+  grid = (mp // bm, np_ // bn, kp // bk, nb)
+  in_specs = []
+  if mixed:
+    in_specs.append(pl.BlockSpec((bm, 1), lambda i, j, k, b, m: (i, 0)))
+  in_specs.append(pl.BlockSpec((bm, bk), lambda i, j, k, b, m: (i, k)))
+  in_specs.append(pl.BlockSpec(
+      (None, bk // 32, bn), lambda i, j, k, b, m: (jnp.minimum(b, m[0] - 1), k, j)))
+  if mixed:
+    in_specs.append(pl.BlockSpec((s_rows, None, gpb, bn), lambda i, j, k, b, m: (0, k, 0, j)))
+    if has_beta:
+      in_specs.append(pl.BlockSpec((beta.shape[0], None, gpb, bn),
+                                   lambda i, j, k, b, m: (0, k, 0, j)))
+  else:
+    in_specs.append(pl.BlockSpec(
+        (None, None, gpb, bn), lambda i, j, k, b, m: (m[1] + jnp.minimum(b, m[0] - 1), k, 0, j)))
+    if has_beta:
+      in_specs.append(pl.BlockSpec((None, None, gpb, bn), lambda i, j, k, b, m: (m[2], k, 0, j)))
+  out_spec = pl.BlockSpec((bm, bn), lambda i, j, k, b, m: (i, j))
+  scratch = [pltpu.VMEM((bm, bn), _F32)]
+  if variant == "dequant":
+    scratch.append(pltpu.VMEM((bk, bn), _F32))
+
+  kernel = functools.partial(
+      _kernel, variant=variant, mixed=mixed, has_beta=has_beta, nb=nb, g=g, bk=bk,
+      precisions=tuple(precisions), dot_precision=dot_precision)
+  operands = ([prec] if mixed else []) + [x, planes, alpha4] + ([beta4] if has_beta else [])
+  flops = 2 * mp * kp * np_ * (1 if variant == "dequant" else nb)
+  bytes_accessed = (x.size * x.dtype.itemsize + planes.size * 4
+                    + alpha.size * alpha.dtype.itemsize
+                    + (beta.size * beta.dtype.itemsize if has_beta else 0)
+                    + mp * np_ * jnp.dtype(out_dtype).itemsize)
+  return pl.pallas_call(
+      kernel,
+      out_shape=jax.ShapeDtypeStruct((mp, np_), out_dtype),
+      grid_spec=pltpu.PrefetchScalarGridSpec(
+          num_scalar_prefetch=1, grid=grid, in_specs=in_specs, out_specs=out_spec,
+          scratch_shapes=scratch),
+      compiler_params=pltpu.CompilerParams(
+          dimension_semantics=("parallel", "parallel", "arbitrary", "arbitrary"),
+          vmem_limit_bytes=vmem_limit_bytes),
+      cost_estimate=pl.CostEstimate(flops=int(flops), transcendentals=0,
+                                    bytes_accessed=int(bytes_accessed)),
+      interpret=interpret,
+      name=f"bitplane_matmul_tpu_{'mixed' if mixed else variant}",
+  )(meta, *operands)

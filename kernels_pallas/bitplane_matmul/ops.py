@@ -1,0 +1,221 @@
+"""Public op: ``bitplane_matmul`` — AnyBCQ multi-precision matmul on packed shared bit-planes.
+
+AnyBCQ (Park, Bae, Kwon, Kim, Kwon, Lee; ICLR 2026; reference code github.com/naver-aics/anybcq)
+stores binary planes B_0..B_{NB-1} once and per-precision scales, and serves precision p as
+
+    y = x @ W^(p),   W^(p) = beta^(p) + sum_{b < p} alpha^(p)_b * B_b      (per group of g inputs)
+
+Dispatch (``impl``):
+
+* ``"xla"``: ``reference.bitplane_matmul_reference`` (dequantize + matmul), differentiable by JAX.
+* ``"pallas"``: the TPU (Mosaic) or GPU (Triton) kernel, with a ``custom_vjp`` (``jax.grad`` does
+  not pass through ``pallas_call``) whose backward is the pure-jnp
+  ``reference.bitplane_matmul_backward``: dx, dalpha and dbeta, planes fixed (no cotangent for the
+  integer planes and precisions).
+* ``"auto"``: the kernel on TPU and on CUDA GPUs of compute capability >= 8.0 (Triton's floor)
+  when g is a kernel group size (64/128/256); the XLA path elsewhere, CPU included. The chosen
+  path is logged once per configuration at trace time.
+
+``precision`` is data (an int32 scalar, or one precision per row of x for a mixed-precision batch),
+so changing it does not recompile. Operands are padded to block multiples (M always; N only when
+it is not a multiple of 128 on TPU / 16 on GPU, which copies planes and scales on every call) and
+the output is sliced back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from kernels_pallas import _backend
+from kernels_pallas.bitplane_matmul import blocks
+from kernels_pallas.bitplane_matmul import format as fmt
+from kernels_pallas.bitplane_matmul import kernel_gpu
+from kernels_pallas.bitplane_matmul import kernel_tpu
+from kernels_pallas.bitplane_matmul import reference
+
+_LOG = logging.getLogger(__name__)
+_LOGGED: set = set()
+PLATFORMS = ("tpu", "gpu")
+
+
+def _log_once(key, msg: str) -> None:
+  if key not in _LOGGED:
+    _LOGGED.add(key)
+    _LOG.info(msg)
+
+
+def _triton_capable() -> bool:
+  """CUDA device with compute capability >= 8.0 (the Pallas Triton floor)."""
+  try:
+    cc = getattr(jax.devices()[0], "compute_capability", None)
+    return cc is not None and float(cc) >= 8.0
+  except (RuntimeError, ValueError, TypeError):
+    return False
+
+
+def resolve_path(impl: str, platform: str | None, group_size: int) -> tuple[str, str | None]:
+  """``(path, kernel platform)``: path is ``"xla"`` or ``"pallas"``; the platform names the kernel.
+
+  ``platform=None`` means the default backend's kernel ("tpu" on TPU, "gpu" on GPU; on a CPU host,
+  where only interpret mode runs kernels, the TPU kernel).
+  """
+  if platform is not None and platform not in PLATFORMS:
+    raise ValueError(f"platform must be None or one of {PLATFORMS}; got {platform!r}")
+  host = _backend.backend()
+  if impl == "auto":
+    path = _backend.resolve_impl("auto", host)
+    if path == "pallas" and host == "gpu" and not _triton_capable():
+      path = "xla"
+    if group_size not in fmt.GROUP_SIZES:
+      path = "xla"
+  else:
+    path = _backend.resolve_impl(impl, host)
+  if path == "xla":
+    return "xla", None
+  if platform is None:
+    platform = host if host in PLATFORMS else "tpu"
+  return "pallas", platform
+
+
+@dataclasses.dataclass(frozen=True)
+class _Static:
+  """Everything static about one kernel call (hashable: a custom_vjp nondiff argument)."""
+  layout: fmt.Layout
+  platform: str
+  config: blocks.BlockConfig
+  mixed: bool
+  interpret: bool
+  out_dtype: str
+
+
+def _pad_n(a, n_pad):
+  if a is None or a.shape[-1] == n_pad:
+    return a
+  return jnp.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, n_pad - a.shape[-1])])
+
+
+def _forward(st: _Static, x2, planes, alpha, beta, prec):
+  """Pads, builds the metadata vector, runs the kernel and slices back: ``(M, N)``."""
+  lay, cfg = st.layout, st.config
+  m, n = x2.shape[0], lay.n
+  if st.platform == "tpu" and x2.dtype == jnp.float16:
+    x2 = x2.astype(jnp.float32)  # TPU has no float16 (exact conversion)
+  mp = _backend.round_up(m, cfg.bm)
+  n_pad = _backend.round_up(blocks.padded_n(st.platform, n), cfg.bn)
+  xp = jnp.pad(x2, ((0, mp - m), (0, lay.k_pad - lay.k)))
+  planes, alpha, beta = _pad_n(planes, n_pad), _pad_n(alpha, n_pad), _pad_n(beta, n_pad)
+  table = jnp.asarray(lay.precisions, jnp.int32)
+  idx, valid = reference.precision_index(prec, lay.precisions)
+  if st.mixed:
+    p_max = jnp.max(jnp.where(valid, prec, table[0]))
+    meta = jnp.stack([p_max, 0, 0, 0]).astype(jnp.int32)
+    prec_rows = jnp.pad(jnp.where(valid, prec, 0), (0, mp - m))[:, None].astype(jnp.int32)
+    extra = (prec_rows,)
+  else:
+    offsets = jnp.asarray(lay.offsets, jnp.int32)
+    meta = jnp.stack([table[idx], offsets[idx], idx, 0]).astype(jnp.int32)
+    extra = ()
+  common = dict(precisions=lay.precisions, group_size=lay.group_size, variant=cfg.variant,
+                bm=cfg.bm, bn=cfg.bn, out_dtype=jnp.dtype(st.out_dtype), interpret=st.interpret)
+  if st.platform == "tpu":
+    y = kernel_tpu.bitplane_matmul_tpu(xp, planes, alpha, beta, meta, *extra, bk=cfg.bk,
+                                       vmem_limit_bytes=cfg.vmem_limit_bytes, **common)
+  else:
+    y = kernel_gpu.bitplane_matmul_gpu(xp, planes, alpha, beta, meta, *extra,
+                                       split_k=cfg.split_k, num_warps=cfg.num_warps,
+                                       num_stages=cfg.num_stages, **common)
+    if y.ndim == 3:  # split-K partial sums (f32)
+      y = jnp.sum(y, axis=0)
+  return y[:m, :n].astype(st.out_dtype)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _kernel_op(st, x2, planes, alpha, beta, prec):
+  return _forward(st, x2, planes, alpha, beta, prec)
+
+
+def _kernel_op_fwd(st, x2, planes, alpha, beta, prec):
+  return _forward(st, x2, planes, alpha, beta, prec), (x2, planes, alpha, beta, prec)
+
+
+def _float0_like(a):
+  return np.zeros(a.shape, dtype=jax.dtypes.float0)
+
+
+def _kernel_op_bwd(st, res, dy):
+  x2, planes, alpha, beta, prec = res
+  dx, dalpha, dbeta = reference.bitplane_matmul_backward(
+      x2, planes, alpha, beta, prec, dy, layout=st.layout)
+  return dx, _float0_like(planes), dalpha, dbeta, _float0_like(prec)
+
+
+_kernel_op.defvjp(_kernel_op_fwd, _kernel_op_bwd)
+
+
+def bitplane_matmul(x, planes, alpha, beta, precision, *, precisions=None, group_size=None,
+                    impl: str = "auto", interpret: bool | None = False,
+                    platform: str | None = None, config: blocks.BlockConfig | None = None,
+                    out_dtype=None) -> jax.Array:
+  """``y = x @ W^(p)`` on AnyBCQ shared bit-planes (Park et al., ICLR 2026).
+
+  Args:
+    x: ``(..., K)`` activations (f32, bf16 or fp16). K % 32 == 0, K % g == 0 and
+      ``round_up(K, 256) == K_pad``; padded inputs are zero.
+    planes: uint32 ``(NB, K_pad/32, N)`` from ``format.pack_planes`` / ``from_reference_layout``.
+    alpha: ``(S, K_pad/g, N)`` scales, row ``offset(p) + b`` = alpha^(p)_b (any float dtype;
+      multiplied in f32).
+    beta: ``(|P|, K_pad/g, N)`` offsets (asymmetric BCQ) or None (symmetric).
+    precision: an int scalar in ``precisions``, or an int array of shape ``x.shape[:-1]`` giving
+      each row its own precision (a mixed-precision batch sharing the plane partials). Concrete
+      values are range-checked; traced values outside ``precisions`` give NaN rows.
+    precisions: the stored precisions P (default: the contiguous range ``(p_L, ..., NB)`` that
+      fills alpha's S rows, e.g. (2, 3, 4) for S = 9, NB = 4).
+    group_size: g (default ``K_pad / alpha.shape[1]``); the kernels take 64, 128 or 256.
+    impl: ``"auto"``, ``"xla"`` or ``"pallas"`` (see the module docstring).
+    interpret: run the Pallas kernel in interpret mode (CPU tests); None = interpret on CPU only.
+    platform: which kernel ``"tpu"`` or ``"gpu"`` (default: the backend's; on CPU, "tpu"). Set it
+      explicitly to interpret or cross-lower the other backend's kernel.
+    config: a ``blocks.BlockConfig`` to use instead of the table row (clamped to the problem).
+    out_dtype: output dtype (default ``x.dtype``); accumulation is always f32.
+  Returns:
+    ``x.shape[:-1] + (N,)`` in ``out_dtype``.
+  Raises:
+    ValueError: wrong shapes or dtypes (K % 32, K % g, planes not uint32, alpha/beta shapes) or a
+      concrete precision outside ``precisions``; each message names the argument.
+  """
+  layout = fmt.check_operands(x, planes, alpha, beta, precisions=precisions,
+                              group_size=group_size)
+  prec = fmt.check_precision(precision, layout.precisions, x.shape[:-1])
+  out_dtype = jnp.dtype(x.dtype if out_dtype is None else out_dtype)
+  path, plat = resolve_path(impl, platform, layout.group_size)
+  if path == "xla":
+    _log_once(("xla",), "bitplane_matmul: XLA reference path (dequantize + matmul)")
+    return reference.bitplane_matmul_reference(
+        x, planes, alpha, beta, prec, precisions=layout.precisions,
+        group_size=layout.group_size, out_dtype=out_dtype)
+
+  batch = x.shape[:-1]
+  x2 = x.reshape(-1, layout.k)
+  if x2.shape[0] == 0:
+    return jnp.zeros((*batch, layout.n), out_dtype)
+  mixed = prec.ndim > 0
+  prec2 = prec.reshape(-1) if mixed else prec
+  # Row multiple on TPU follows the narrowest of the kernel's activation and output dtypes.
+  itemsize = 4 if (plat == "tpu" and x.dtype == jnp.float16) else jnp.dtype(x.dtype).itemsize
+  itemsize = min(itemsize, out_dtype.itemsize)
+  cfg = blocks.pick_config(plat, x2.shape[0], layout.k_pad, layout.n, layout.group_size,
+                           itemsize, mixed=mixed, base=config)
+  interpret = _backend.resolve_interpret(interpret)
+  st = _Static(layout, plat, cfg, mixed, interpret, out_dtype.name)
+  _log_once(("pallas", plat, cfg, mixed, interpret),
+            f"bitplane_matmul: Pallas {plat} kernel, {'mixed' if mixed else cfg.variant} variant, "
+            f"{cfg}{' (interpret mode)' if interpret else ''}")
+  y = _kernel_op(st, x2, planes, alpha, beta, prec2)
+  y = reference.nan_invalid(y, prec2, layout.precisions)
+  return y.reshape(*batch, layout.n)

@@ -1,0 +1,207 @@
+"""Tier 1 for the AnyBCQ bit-plane matmul: every Pallas kernel variant in interpret mode.
+
+Variants: TPU (Mosaic) partials / dequant / mixed and GPU (Triton) partials / dequant / mixed, run
+through the public op with ``impl="pallas", interpret=True``. Axes (M in {1, 8, 64}, g in
+{64, 128, 256}, beta or not, f32 or bf16 activations, K with and without padding to the 256 tile,
+N with and without padding) are combined across a few cases instead of a full product: each new
+shape costs seconds of compile time on a small CPU host. Precision is data, so p = 1..NB share one
+compiled function per case (checked through the jit cache size).
+
+Oracle: ``reference.bitplane_matmul_reference`` (dequantize in f32, matmul at HIGHEST) on the
+same (bf16-rounded) inputs. Tolerances are element-wise, relative to ``|x| @ |W|``, the scale of
+the rounding error of any summation order:
+* f32: 1e-5 (f32 unit roundoff is 6e-8; sums of <= 512 terms stay well below 1e-5);
+* bf16 activations with a bf16 output: 2^-7 = two bf16 unit roundoffs (2^-8 each) — one for the
+  dequantize variant's bf16 W tile, one for rounding the output to bf16. The partials variants are
+  exact up to f32 summation, so they pass the same bound with room to spare.
+A wrong bit position, plane, scale row or group index gives errors of order |y| itself.
+
+The same cases rerun compiled (``mode="hardware"``) when the default backend is a TPU or a CUDA GPU
+with compute capability >= 8.0; f32 activations use HIGHEST-precision dots there too, so the
+tolerances hold.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from kernels_pallas.bitplane_matmul import format as fmt
+from kernels_pallas.bitplane_matmul import ops
+from kernels_pallas.bitplane_matmul import reference as ref
+from kernels_pallas.bitplane_matmul.blocks import BlockConfig
+
+NB = 4
+PRECISIONS = (1, 2, 3, 4)  # every p in 1..NB
+BF16 = jnp.bfloat16
+F32 = jnp.float32
+
+# Small test blocks (production blocks are covered by the cross-lowering tests): bk = 256 < K_pad
+# and bn < N exercise the K and N grid axes and the accumulators; split_k = 2 the GPU K split.
+TPU_PARTIALS = BlockConfig("partials", bm=8, bn=128, bk=256)
+TPU_DEQUANT = BlockConfig("dequant", bm=32, bn=128, bk=256)
+GPU_PARTIALS = BlockConfig("partials", bm=16, bn=64, split_k=2)
+GPU_DEQUANT = BlockConfig("dequant", bm=32, bn=64, split_k=2)
+
+# (platform, config, M, K, N, g, beta, dtype)
+CASES = {
+    "tpu-partials-m8-g256-beta-f32": ("tpu", TPU_PARTIALS, 8, 512, 200, 256, True, F32),
+    "tpu-partials-m64-g64-bf16": ("tpu", TPU_PARTIALS, 64, 384, 128, 64, False, BF16),
+    "tpu-dequant-m1-g128-beta-f32": ("tpu", TPU_DEQUANT, 1, 384, 256, 128, True, F32),
+    "tpu-dequant-m64-g64-bf16": ("tpu", TPU_DEQUANT, 64, 512, 128, 64, False, BF16),
+    "gpu-partials-m8-g128-beta-f32": ("gpu", GPU_PARTIALS, 8, 384, 200, 128, True, F32),
+    "gpu-partials-m1-g256-bf16": ("gpu", GPU_PARTIALS, 1, 512, 128, 256, False, BF16),
+    "gpu-dequant-m64-g64-beta-f32": ("gpu", GPU_DEQUANT, 64, 384, 128, 64, True, F32),
+    "gpu-dequant-m8-g128-bf16": ("gpu", GPU_DEQUANT, 8, 512, 256, 128, False, BF16),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_fn(platform, config, interpret=True):
+  """One jitted op per (platform, config), shared by every test (jit caches per shape)."""
+  return jax.jit(functools.partial(ops.bitplane_matmul, impl="pallas", interpret=interpret,
+                                   platform=platform, config=config))
+
+
+def _on_hardware(platform) -> bool:
+  """The default backend can run this platform's kernel compiled (tier 3, skipped on CPU)."""
+  backend = jax.default_backend()
+  return backend == "tpu" if platform == "tpu" else (backend == "gpu" and ops._triton_capable())
+
+
+@jax.jit
+def _oracle(x, planes, alpha, beta, p):
+  """(reference y in f32, |x| @ |W|) on f32 copies of the inputs; p may be a per-row vector."""
+  y = ref.bitplane_matmul_reference(x, planes, alpha, beta, p)
+  k = x.shape[-1]
+  if jnp.ndim(p) == 0:
+    w = jnp.abs(ref.dequantize(planes, alpha, beta, p))[:k]
+    bound = jnp.abs(x) @ w
+  else:
+    ws = [jnp.abs(ref.dequantize(planes, alpha, beta, q))[:k] for q in PRECISIONS]
+    bound = sum(jnp.where((p == q)[:, None], jnp.abs(x) @ w, 0.0) for q, w in zip(PRECISIONS, ws))
+  return y, bound
+
+
+@functools.lru_cache(maxsize=None)
+def _problem(m, k, n, g, beta, dtype, seed=0):
+  planes, alpha, b, _ = fmt.random_bitplane_layer(seed, k, n, num_planes=NB,
+                                                  precisions=PRECISIONS, group_size=g,
+                                                  asymmetric=beta)
+  rng = np.random.default_rng(seed + 1)
+  x = jnp.asarray(rng.standard_normal((m, k)), dtype)
+  garbage = jnp.asarray(rng.integers(0, 2**32, planes.shape, dtype=np.uint32))
+  return x, planes, alpha, b, garbage
+
+
+def _with_garbage(planes, garbage, p):
+  """Planes >= p replaced by random words."""
+  idx = jnp.arange(planes.shape[0])[:, None, None]
+  return jnp.where(idx >= p, garbage, planes)
+
+
+def _check(y, x, planes, alpha, beta, p, dtype):
+  y_ref, bound = _oracle(x.astype(F32), planes, alpha, beta, p)
+  rel = 1e-5 if dtype == F32 else 2.0 ** -7
+  err = np.abs(np.asarray(y, np.float64) - np.asarray(y_ref, np.float64))
+  tol = rel * np.asarray(bound, np.float64) + 1e-6
+  assert y.dtype == dtype and y.shape == y_ref.shape
+  assert np.all(err <= tol), f"max err {err.max():.3g}, max excess {(err - tol).max():.3g}"
+
+
+@pytest.mark.parametrize("mode", ["interpret", "hardware"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_kernel_matches_reference_for_every_precision(case, mode):
+  platform, config, m, k, n, g, has_beta, dtype = CASES[case]
+  if mode == "hardware" and not _on_hardware(platform):
+    pytest.skip(f"needs a {platform.upper()} backend for the compiled {platform} kernel")
+  x, planes, alpha, beta, garbage = _problem(m, k, n, g, has_beta, dtype)
+  f = _kernel_fn(platform, config, mode == "interpret")
+  outputs, cache_sizes = [], []
+  for p in PRECISIONS:
+    y = f(x, planes, alpha, beta, p)
+    cache_sizes.append(f._cache_size())  # precision is data: no recompilation across p
+    _check(y, x, planes, alpha, beta, p, dtype)
+    outputs.append(np.asarray(y, np.float32))
+    if p < NB:  # precision isolation: garbage in planes >= p changes nothing, bitwise
+      y_garbage = f(x, _with_garbage(planes, garbage, p), alpha, beta, p)
+      np.testing.assert_array_equal(np.asarray(y_garbage), np.asarray(y))
+  assert len(set(cache_sizes)) == 1
+  # Precisions really differ (so the per-p comparison above is not vacuous).
+  assert all(np.max(np.abs(a - b)) > 1e-3 for a, b in zip(outputs, outputs[1:]))
+
+
+@pytest.mark.parametrize("single_case", ["tpu-partials-m8-g256-beta-f32",
+                                         "gpu-partials-m8-g128-beta-f32"])
+def test_mixed_precision_batch_equals_per_row_single_precision_calls(single_case):
+  platform, config, m, k, n, g, has_beta, dtype = CASES[single_case]
+  x, planes, alpha, beta, garbage = _problem(m, k, n, g, has_beta, dtype)
+  f = _kernel_fn(platform, config)
+  prec = jnp.array([3, 1, 2, 3, 1, 2, 1, 3][:m], jnp.int32)  # max 3 < NB: plane 3 is garbage
+  y_mixed = f(x, _with_garbage(planes, garbage, 3), alpha, beta, prec)
+  _check(y_mixed, x, planes, alpha, beta, prec, dtype)
+  singles = {q: np.asarray(f(x, planes, alpha, beta, q)) for q in (1, 2, 3)}
+  for i, q in enumerate(np.asarray(prec)):
+    # Same partial products and the same f32 accumulation order; only zero terms differ.
+    np.testing.assert_allclose(np.asarray(y_mixed)[i], singles[int(q)][i], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("platform,config,mixed", [("tpu", TPU_PARTIALS, False),
+                                                   ("gpu", GPU_PARTIALS, True)])
+def test_gradients_match_autodiff_of_reference(platform, config, mixed):
+  """jax.grad through the custom_vjp (dx, dalpha, dbeta) vs jax.grad of the reference."""
+  m, k, n, g = 8, 384, 128, 64 if mixed else 128
+  x, planes, alpha, beta, _ = _problem(m, k, n, g, True, F32, seed=3)
+  cot = jnp.asarray(np.random.default_rng(4).standard_normal((m, n)), F32)
+
+  def loss(fn, x, alpha, beta, p):
+    return jnp.sum(jnp.sin(fn(x, planes, alpha, beta, p)) * cot)
+
+  kern = functools.partial(ops.bitplane_matmul, impl="pallas", interpret=True,
+                           platform=platform, config=config)
+  grads = jax.jit(jax.grad(functools.partial(loss, kern), argnums=(0, 1, 2)))
+  grads_ref = jax.jit(jax.grad(functools.partial(loss, ref.bitplane_matmul_reference),
+                               argnums=(0, 1, 2)))
+  ps = [jnp.array([4, 2, 1, 3, 2, 4, 1, 3], jnp.int32)] if mixed else [1, 3]
+  for p in ps:
+    for got, want, name in zip(grads(x, alpha, beta, p), grads_ref(x, alpha, beta, p),
+                               ("dx", "dalpha", "dbeta")):
+      scale = float(jnp.max(jnp.abs(want)))
+      assert scale > 0, name
+      np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * scale, err_msg=name)
+  if not mixed:
+    # dalpha is zero outside precision 3's rows, dbeta outside its row, and both are zero on the
+    # groups that only pad K = 384 up to 512.
+    _, dalpha, dbeta = map(np.asarray, grads(x, alpha, beta, 3))
+    offsets = fmt.plane_offsets(PRECISIONS)
+    rows = np.zeros(alpha.shape[0], bool)
+    rows[offsets[2]:offsets[2] + 3] = True
+    logical = k // g
+    assert np.all(dalpha[~rows] == 0) and np.all(dalpha[:, logical:] == 0)
+    assert np.all(dalpha[rows, :logical] != 0)
+    assert np.all(dbeta[[0, 1, 3]] == 0) and np.all(dbeta[:, logical:] == 0)
+    assert np.all(dbeta[2, :logical] != 0)
+
+
+def test_tpu_kernels_under_tpu_interpreter_find_no_races():
+  """The TPU interpreter simulates VMEM/SMEM, DMAs and semaphores; with uninitialised memory set to
+  NaN an accumulator that is read before it is zeroed would poison the output. The dequantize
+  variant is the one with two scratch buffers (the W tile and the accumulator); g = 64 gives the
+  most groups per block."""
+  from jax._src.pallas.mosaic.interpret import interpret_pallas_call as mosaic_interpret
+  from jax.experimental.pallas import tpu as pltpu
+  m, k, n = 8, 512, 128
+  try:
+    for config, g in ((TPU_DEQUANT, 64),):
+      x, planes, alpha, beta, _ = _problem(m, k, n, g, True, F32)
+      params = pltpu.InterpretParams(detect_races=True, uninitialized_memory="nan")
+      with pltpu.force_tpu_interpret_mode(params):
+        y = jax.jit(functools.partial(ops.bitplane_matmul, impl="pallas", platform="tpu",
+                                      config=config))(x, planes, alpha, beta, 2)
+        y = jax.block_until_ready(y)
+      assert mosaic_interpret.races is not None and not mosaic_interpret.races.races_found
+      _check(y, x, planes, alpha, beta, 2, F32)
+  finally:
+    pltpu.reset_tpu_interpret_mode_state()
