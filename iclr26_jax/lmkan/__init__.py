@@ -1,0 +1,37 @@
+"""lmKAN: lookup multivariate Kolmogorov-Arnold networks in JAX.
+
+Implements lmKAN (Sergey Pozdnyakov & Philippe Schwaller, "lookup multivariate Kolmogorov-Arnold Networks",
+ICLR 2026, arXiv 2509.07103; reference PyTorch + CUDA code github.com/schwallergroup/lmkan): layers whose
+every pair of consecutive inputs feeds a learned 2-D function stored as a (G+1)×(G+1) spline table on a
+static Laplace-CDF ("sigma") grid, evaluated by bilinear lookup — 2x the FLOPs of a linear layer of the
+same shape, whatever G.
+
+Modules: `grid` (SigmaGrid), `reference` (pure-jnp lookup, gather and dense forms, closed-form
+`custom_vjp`), `layer` (LMKANDense, inits, layout converters), `regularizers` (Hessian penalty, two-phase
+schedule), `refine` (exact G → m·G refinement), `networks` (LMKANNet, LMKANConv, LMKANCNN and MLP/CNN
+baselines), `flops` (FLOP and parameter accounting), `data` (offline tasks and loaders).
+"""
+
+from iclr26_jax.lmkan.flops import (ModelCost, count_model, count_params, linear_flops, linear_params,
+                                    lmkan_flops, lmkan_net_flops, lmkan_overhead, lmkan_params, mlp_flops)
+from iclr26_jax.lmkan.grid import SigmaGrid, laplace_cdf, laplace_icdf, out_of_grid_fraction
+from iclr26_jax.lmkan.layer import (LMKANDense, affine_init, affine_table, from_reference_layout,
+                                    noise_init, resolve_impl, to_reference_layout)
+from iclr26_jax.lmkan.networks import CNN, LMKANCNN, LMKANConv, LMKANNet, MLP, patches_kkc
+from iclr26_jax.lmkan.reference import (spline_lookup, spline_lookup_dense, spline_lookup_gather,
+                                        spline_lookup_vjp)
+from iclr26_jax.lmkan.refine import refine_grid, refine_table, refinement_matrix
+from iclr26_jax.lmkan.regularizers import (TwoPhaseSchedule, hessian_operator, hessian_penalty,
+                                           hessian_penalty_table, two_phase_schedule,
+                                           two_phase_schedule_from_config)
+
+__all__ = [
+    "CNN", "LMKANCNN", "LMKANConv", "LMKANDense", "LMKANNet", "MLP", "ModelCost", "SigmaGrid",
+    "TwoPhaseSchedule", "affine_init", "affine_table", "count_model", "count_params",
+    "from_reference_layout", "hessian_operator", "hessian_penalty", "hessian_penalty_table",
+    "laplace_cdf", "laplace_icdf", "linear_flops", "linear_params", "lmkan_flops", "lmkan_net_flops",
+    "lmkan_overhead", "lmkan_params", "mlp_flops", "noise_init", "out_of_grid_fraction", "patches_kkc",
+    "refine_grid", "refine_table", "refinement_matrix", "resolve_impl", "spline_lookup",
+    "spline_lookup_dense", "spline_lookup_gather", "spline_lookup_vjp", "to_reference_layout",
+    "two_phase_schedule", "two_phase_schedule_from_config",
+]

@@ -1,0 +1,39 @@
+"""Default lmKAN training config (one comment per field).
+
+Defaults follow the released two-phase recipe (github.com/schwallergroup/lmkan README) as
+adapted in the spec's laptop-scale protocol: Adam, phase 1 at constant LR with the Hessian
+penalty weight decaying geometrically, phase 2 with λ = 0 and a cosine LR.
+"""
+
+import ml_collections
+
+from iclr26_jax.core import config as config_lib
+
+
+def default_config() -> ml_collections.ConfigDict:
+  c = config_lib.trainer_defaults()
+  c.method = "lmkan"
+  c.num_steps = 6000
+  c.batch_size = 512
+  c.log_every = 500
+  c.eval_every = 0            # evaluate at the end only
+  c.checkpoint_every = 2000
+  c.lmkan = ml_collections.ConfigDict()
+  c.lmkan.task = "methane"    # "methane" (surrogate CH4 energies) | "teacher" (32-D random MLP) | "digits"
+  c.lmkan.model = "lmkan"     # "lmkan" | "mlp" (regression); "lmkan_cnn" | "cnn" (digits)
+  c.lmkan.hidden = (8, 8)     # hidden widths (regression) — the output layer is added
+  c.lmkan.channels = (8,)     # conv channels (digits); a dense head to 10 classes follows
+  c.lmkan.dense_hidden = ()   # hidden dense widths after the convolutions (digits)
+  c.lmkan.grid_size = 8       # G: cells per axis of every lookup table (start with 8–10)
+  c.lmkan.table_init = "noise"  # "noise" (reference init) | "affine" (tables of a random linear map)
+  c.lmkan.init_scale = 0.1    # std of the noise init
+  c.lmkan.impl = "auto"       # lookup implementation: "auto" | "xla" | "pallas"
+  c.lmkan.bn_momentum = 0.9   # Flax BatchNorm momentum (= PyTorch's 0.1)
+  c.lmkan.lr = 3e-3           # Adam LR: constant in phase 1, cosine to 0 in phase 2
+  c.lmkan.phase1_fraction = 0.5  # share of the steps in phase 1
+  c.lmkan.hessian = True      # use the Hessian penalty (False: λ = 0 throughout; ablation)
+  c.lmkan.lambda0 = 1.0       # λ at step 0
+  c.lmkan.lambda_decades = 8.0  # decades of λ decay over phase 1 (README: 250/30 ≈ 8.3)
+  c.lmkan.test_size = 8192    # size of the fixed regression test set
+  c.lmkan.teacher_seed = 0    # seed of the random teacher network (task "teacher")
+  return c

@@ -1,0 +1,173 @@
+"""FLOP and parameter accounting for lmKAN and MLP/CNN baselines (spec §2).
+
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Convention,
+which reproduces the paper's Fig. 1 MLP axis exactly (2·(32H + 2H² + H), e.g. 2080 at H = 16):
+* a linear layer (or convolution, per output position) costs 2 FLOPs per multiply-add: 2·N_in·N_out;
+* an lmKAN layer costs 8 FLOPs per function lookup (4 table reads, 4 FMAs): 8·⌈N_in/2⌉·N_out, which is
+  4·N_in·N_out = 2x linear for even N_in, independent of G;
+* biases, activations, BatchNorm, pooling and the lmKAN per-pair overhead (σ, cells, δ, weights: about
+  12 FLOPs and 2 exp per sample and pair, shared by all outputs) are excluded from the headline count;
+  the overhead is reported separately (`model/flops_overhead_per_sample`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import NamedTuple, Sequence
+
+import flax.linen as nn
+import jax
+import numpy as np
+
+from iclr26_jax.lmkan.layer import LMKANDense
+
+__all__ = [
+    "PAIR_OVERHEAD_FLOPS",
+    "PAIR_OVERHEAD_TRANSCENDENTALS",
+    "LOOKUP_FLOPS_PER_FUNCTION",
+    "linear_flops",
+    "linear_params",
+    "lmkan_flops",
+    "lmkan_overhead",
+    "lmkan_params",
+    "mlp_flops",
+    "lmkan_net_flops",
+    "ModelCost",
+    "count_model",
+    "count_params",
+]
+
+# Per (sample, pair): 2 exp for σ (transcendentals), 2 mul + floor + clamp (cells: counted as 2),
+# 2 sub + 2 mul (δ), 2 sub + 4 mul (weights) = 12 FLOPs.
+PAIR_OVERHEAD_FLOPS = 12
+PAIR_OVERHEAD_TRANSCENDENTALS = 2
+# Per (sample, function): 4 FMAs = 8 FLOPs.
+LOOKUP_FLOPS_PER_FUNCTION = 8
+
+
+def _pos_int(v, name):
+  if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+    raise ValueError(f"{name} must be a positive int, got {v!r}.")
+  return int(v)
+
+
+def linear_flops(n_in: int, n_out: int) -> int:
+  """FLOPs of a linear layer per sample (or per output position): 2·N_in·N_out (bias excluded)."""
+  return 2 * _pos_int(n_in, "n_in") * _pos_int(n_out, "n_out")
+
+
+def linear_params(n_in: int, n_out: int, bias: bool = True) -> int:
+  """Parameters of a linear layer: N_in·N_out (+ N_out with bias)."""
+  n_in, n_out = _pos_int(n_in, "n_in"), _pos_int(n_out, "n_out")
+  return n_in * n_out + (n_out if bias else 0)
+
+
+def lmkan_flops(n_in: int, n_out: int) -> int:
+  """Lookup FLOPs of an lmKAN layer per sample: 8·⌈N_in/2⌉·N_out (= 4·N_in·N_out for even N_in)."""
+  n_in, n_out = _pos_int(n_in, "n_in"), _pos_int(n_out, "n_out")
+  return LOOKUP_FLOPS_PER_FUNCTION * ((n_in + 1) // 2) * n_out
+
+
+def lmkan_overhead(n_in: int) -> tuple[int, int]:
+  """Per-sample per-pair overhead of an lmKAN layer: (12·P FLOPs, 2·P transcendentals), P = ⌈N_in/2⌉."""
+  p = (_pos_int(n_in, "n_in") + 1) // 2
+  return PAIR_OVERHEAD_FLOPS * p, PAIR_OVERHEAD_TRANSCENDENTALS * p
+
+
+def lmkan_params(n_in: int, n_out: int, grid_size: int) -> int:
+  """Parameters of an lmKAN layer: (G+1)²·N_out·⌈N_in/2⌉ (no bias)."""
+  n_in, n_out, g = _pos_int(n_in, "n_in"), _pos_int(n_out, "n_out"), _pos_int(grid_size, "grid_size")
+  if g < 3:
+    raise ValueError(f"grid_size must be >= 3, got {g}.")
+  return (g + 1) ** 2 * n_out * ((n_in + 1) // 2)
+
+
+def _widths(widths):
+  widths = tuple(widths)
+  if len(widths) < 2:
+    raise ValueError(f"widths must list the input width and at least one layer width, got {widths!r}.")
+  return [_pos_int(w, "widths[i]") for w in widths]
+
+
+def mlp_flops(widths: Sequence[int]) -> int:
+  """FLOPs per sample of an MLP n_0 → … → n_L: 2·Σ n_{l−1}·n_l (biases and activations excluded).
+
+  Example (Fig. 1): mlp_flops([32, H, H, H, 1]) = 2·(32H + 2H² + H); 2080 at H = 16.
+  """
+  w = _widths(widths)
+  return sum(linear_flops(a, b) for a, b in zip(w[:-1], w[1:]))
+
+
+def lmkan_net_flops(widths: Sequence[int]) -> int:
+  """Lookup FLOPs per sample of an lmKAN stack n_0 → … → n_L: Σ 8·⌈n_{l−1}/2⌉·n_l (= 4·Σ n_{l−1}n_l, even)."""
+  w = _widths(widths)
+  return sum(lmkan_flops(a, b) for a, b in zip(w[:-1], w[1:]))
+
+
+class ModelCost(NamedTuple):
+  """Per-sample cost of a model.
+
+  Attributes:
+    flops: headline FLOPs (linear 2/MAC, lookup 8/function).
+    overhead_flops: lmKAN per-pair overhead FLOPs (reported separately, not in `flops`).
+    overhead_transcendentals: lmKAN per-pair exp count.
+    params: number of trainable parameters (the `params` collection).
+  """
+
+  flops: int
+  overhead_flops: int
+  overhead_transcendentals: int
+  params: int
+
+
+def count_params(params) -> int:
+  """Total number of elements of all leaves of a parameter pytree."""
+  return int(sum(int(np.prod(getattr(x, "shape", ()))) for x in jax.tree_util.tree_leaves(params)))
+
+
+def count_model(module: nn.Module, x, *args, **kwargs) -> ModelCost:
+  """Counts a Flax model's per-sample cost by intercepting its layers while tracing `init` (no compute).
+
+  Counted: `LMKANDense` (lookup FLOPs and per-pair overhead, per position), `nn.Dense` (2·N_in·N_out per
+  position) and `nn.Conv` (2·kh·kw·C_in/groups·C_out per output position). Other layers (BatchNorm,
+  pooling, activations) cost nothing by convention.
+
+  Args:
+    module: a Flax Linen module.
+    x: an example batch, leading dim B (an array or `jax.ShapeDtypeStruct`).
+    *args, **kwargs: extra arguments of the module's `__call__` (e.g. `train=False`).
+  Returns:
+    ModelCost per sample.
+  """
+  if not hasattr(x, "shape") or len(x.shape) < 1 or x.shape[0] < 1:
+    raise ValueError(f"x must be a batch with a leading batch dim, got shape {getattr(x, 'shape', None)}.")
+  batch = x.shape[0]
+  tally = dict(flops=0, overhead=0, trans=0)
+
+  def interceptor(next_fun, a, kw, context):
+    mod = context.module
+    if context.method_name != "__call__" or not isinstance(mod, (LMKANDense, nn.Dense, nn.Conv)):
+      return next_fun(*a, **kw)
+    inp = a[0]
+    out = next_fun(*a, **kw)
+    if isinstance(mod, LMKANDense):
+      n_in = inp.shape[-1]
+      pos = math.prod(inp.shape[:-1])
+      tally["flops"] += pos * lmkan_flops(n_in, mod.features)
+      of, ot = lmkan_overhead(n_in)
+      tally["overhead"] += pos * of
+      tally["trans"] += pos * ot
+    elif isinstance(mod, nn.Dense):
+      tally["flops"] += math.prod(inp.shape[:-1]) * linear_flops(inp.shape[-1], mod.features)
+    else:  # nn.Conv
+      ks = mod.kernel_size if isinstance(mod.kernel_size, (tuple, list)) else (mod.kernel_size,)
+      c_in = inp.shape[-1] // mod.feature_group_count
+      tally["flops"] += math.prod(out.shape[:-1]) * linear_flops(math.prod(ks) * c_in, mod.features)
+    return out
+
+  with nn.intercept_methods(interceptor):
+    variables = jax.eval_shape(lambda xx: module.init(jax.random.key(0), xx, *args, **kwargs), x)
+  params = count_params(variables.get("params", {}))
+  per = lambda v: int(v // batch)
+  return ModelCost(per(tally["flops"]), per(tally["overhead"]), per(tally["trans"]), params)

@@ -1,0 +1,168 @@
+"""lmKAN through the shared trainer: regression (methane surrogate, random teacher) and digits.
+
+One ``Method`` covers the lmKAN models and their same-shape baselines (ReLU MLP, ReLU CNN), so
+every comparison runs the same loop, data, schedule and evaluation. The Hessian penalty weight
+λ(step) is computed inside the jitted update from the traced step (no recompiles); BatchNorm
+statistics live in ``state.extras["batch_stats"]``.
+
+Logged: ``train/loss`` (data loss + λ·penalty), ``train/data_loss``, ``train/hessian_lambda``,
+``train/hessian_penalty``, ``train/grad_norm``, ``lmkan/out_of_grid_frac``; at evaluation
+``eval/mse_over_var`` and ``eval/rmse_over_std`` (regression) or ``eval/accuracy`` (digits),
+and ``model/flops_per_sample``, ``model/flops_overhead_per_sample``, ``model/params``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import sharding as shd
+from iclr26_jax.core.train_state import TrainState
+from iclr26_jax.core.trainer import Method
+from iclr26_jax.lmkan import data, flops, networks, regularizers
+
+TASKS = {"methane": ("lmkan", "mlp"), "teacher": ("lmkan", "mlp"), "digits": ("lmkan_cnn", "cnn")}
+
+
+def build_model(cfg):
+  """The Flax module named by ``cfg.lmkan`` (output width from the task)."""
+  lc = cfg.lmkan
+  if lc.task not in TASKS:
+    raise config_lib.ConfigError(f"config key 'lmkan.task' must be one of {sorted(TASKS)}; "
+                                 f"got {lc.task!r}")
+  if lc.model not in TASKS[lc.task]:
+    raise config_lib.ConfigError(f"config key 'lmkan.model' must be one of {TASKS[lc.task]} for "
+                                 f"task {lc.task!r}; got {lc.model!r}")
+  kw = dict(grid_size=lc.grid_size, table_init=lc.table_init, init_scale=lc.init_scale,
+            impl=lc.impl, bn_momentum=lc.bn_momentum)
+  if lc.task == "digits":
+    dense = tuple(lc.dense_hidden) + (10,)
+    if lc.model == "cnn":
+      return networks.CNN(tuple(lc.channels), dense)
+    return networks.LMKANCNN(tuple(lc.channels), dense, **kw)
+  widths = tuple(lc.hidden) + (1,)
+  if lc.model == "mlp":
+    return networks.MLP(widths)
+  return networks.LMKANNet(widths, **kw)
+
+
+def input_example(cfg) -> jax.ShapeDtypeStruct:
+  """Per-sample input shape of the task, as a batch of one."""
+  shape = {"methane": (1, 12), "teacher": (1, 32), "digits": (1, 8, 8, 1)}[cfg.lmkan.task]
+  return jax.ShapeDtypeStruct(shape, jnp.float32)
+
+
+class LMKANMethod(Method):
+  """lmKAN / baseline training on one task (see module docstring)."""
+  name = "lmkan"
+
+  def __init__(self, config):
+    super().__init__(config)
+    self.model = build_model(config)
+    self.is_lmkan = config.lmkan.model.startswith("lmkan")
+    self.schedule = regularizers.two_phase_schedule(
+        int(config.num_steps), config.lmkan.phase1_fraction, config.lmkan.lr,
+        config.lmkan.lambda0, config.lmkan.lambda_decades)
+    self.tx = optax.adam(self.schedule.learning_rate)
+    task = config.lmkan.task
+    self.teacher = data.make_teacher(int(config.lmkan.teacher_seed)) if task == "teacher" else None
+    if task == "digits":
+      self.x_train, self.y_train, self.x_test, self.y_test = data.load_digits(seed=int(config.seed))
+    self.cost = flops.count_model(self.model, input_example(config))
+
+  # -- data ---------------------------------------------------------------------------------
+  def get_batch(self, step):
+    cfg = self.config
+    n = int(cfg.batch_size)
+    rows = shd.process_slice(n)
+    if cfg.lmkan.task == "digits":
+      idx = np.random.default_rng([int(cfg.seed), int(step)]).integers(0, len(self.y_train), n)
+      return {"x": self.x_train[idx[rows]], "y": self.y_train[idx[rows]]}
+    x, y = self._fresh_batch(np.int32(step))
+    return {"x": np.asarray(x)[rows], "y": np.asarray(y)[rows]}
+
+  @functools.cached_property
+  def _fresh_batch(self):
+    """Jitted ``step -> (x, y)``: a fresh global regression batch (infinite-data regime)."""
+    cfg = self.config
+    n = int(cfg.batch_size)
+    root = jax.random.PRNGKey(int(cfg.seed) + 7919)
+
+    def gen(step):
+      key = jax.random.fold_in(root, step)
+      if cfg.lmkan.task == "methane":
+        return data.methane_like_batch(key, n)
+      return data.teacher_batch(self.teacher, key, n)
+
+    return jax.jit(gen)
+
+  @functools.cached_property
+  def test_set(self):
+    cfg = self.config
+    if cfg.lmkan.task == "digits":
+      return self.x_test, self.y_test
+    if cfg.lmkan.task == "methane":
+      return data.methane_like_test_set(n=int(cfg.lmkan.test_size))
+    return data.teacher_test_set(self.teacher, n=int(cfg.lmkan.test_size))
+
+  # -- state and update ------------------------------------------------------------------------
+  def init_state(self, rng):
+    variables = self.model.init(jax.random.fold_in(rng, 1),
+                                jnp.zeros(input_example(self.config).shape), train=False)
+    return TrainState.create(params=variables["params"], tx=self.tx, rng=rng,
+                             apply_fn=self.model.apply,
+                             extras={"batch_stats": variables.get("batch_stats", {})})
+
+  def _data_loss(self, out, y):
+    if self.config.lmkan.task == "digits":
+      return optax.softmax_cross_entropy_with_integer_labels(out, y).mean()
+    return jnp.mean((out - y) ** 2)
+
+  def update(self, state, batch):
+    lam = (self.schedule.hessian_lambda(state.step) if self.config.lmkan.hessian
+           else jnp.zeros(()))
+
+    def loss_fn(params):
+      out, mut = state.apply_fn({"params": params, **state.extras}, batch["x"], train=True,
+                                mutable=["batch_stats", "intermediates"])
+      data_loss = self._data_loss(out, batch["y"])
+      pen = regularizers.hessian_penalty(params) if self.is_lmkan else jnp.zeros(())
+      return data_loss + lam * pen, (data_loss, pen, mut)
+
+    (loss, (data_loss, pen, mut)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+        state.params)
+    extras = {"batch_stats": mut.get("batch_stats", {})} if "batch_stats" in state.extras else {}
+    state, grad_norm = state.apply_gradients(grads, extras=extras)
+    metrics = {"train/loss": loss, "train/data_loss": data_loss, "train/grad_norm": grad_norm,
+               "train/hessian_lambda": lam, "train/hessian_penalty": pen,
+               "train/lr": self.schedule.learning_rate(state.step - 1)}
+    fracs = jax.tree.leaves(mut.get("intermediates", {}))
+    if fracs:
+      metrics["lmkan/out_of_grid_frac"] = jnp.mean(jnp.stack([jnp.mean(f) for f in fracs]))
+    return state, metrics
+
+  # -- evaluation ------------------------------------------------------------------------------
+  @functools.cached_property
+  def _predict(self):
+    return jax.jit(lambda params, extras, x: self.model.apply({"params": params, **extras}, x,
+                                                              train=False))
+
+  def evaluate(self, state):
+    x, y = self.test_set
+    out = np.asarray(self._predict(state.params, state.extras, jnp.asarray(x)))
+    metrics = {"model/flops_per_sample": float(self.cost.flops),
+               "model/flops_overhead_per_sample": float(self.cost.overhead_flops),
+               "model/params": float(self.cost.params)}
+    if self.config.lmkan.task == "digits":
+      metrics["eval/accuracy"] = float(np.mean(out.argmax(-1) == np.asarray(y)))
+    else:
+      y = np.asarray(y, np.float64)
+      mse_over_var = float(np.mean((out - y) ** 2) / np.var(y))
+      metrics["eval/mse_over_var"] = mse_over_var
+      metrics["eval/rmse_over_std"] = float(np.sqrt(mse_over_var))
+    return metrics

@@ -1,0 +1,264 @@
+"""Hessian penalty on the non-uniform sigma grid and the two-phase training schedule of lmKAN.
+
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). For one table
+F = T[p, :, :, q] at the interior nodes i, j ∈ 1..G−1 with hL_i = t_i − t_{i−1}, hR_i = t_{i+1} − t_i:
+
+    F_xx(i,j) = 2/(hL_i + hR_i)·[(F_{i+1,j} − F_{i,j})/hR_i − (F_{i,j} − F_{i−1,j})/hL_i]
+    F_yy(i,j) = the same along j
+    F_xy(i,j) = (F_{i+1,j+1} − F_{i+1,j−1} − F_{i−1,j+1} + F_{i−1,j−1}) / ((hL_i + hR_i)(hL_j + hR_j))
+
+penalty(F) = mean over the (G−1)² interior nodes of F_xx² + 2F_xy² + F_yy²; a layer's penalty is the
+**sum** over its P·Q functions, a model's the sum over its layers. Its null space is exactly the affine
+functions a + b·t_i + c·t_j (dimension 3 for G ≥ 4).
+
+Two-phase recipe (the reference README's): phase 1 keeps the LR constant while λ decays geometrically,
+λ = λ0·10^(−decades·step/S1); phase 2 sets λ = 0 and decays the LR with a cosine to 0. Both schedules are
+optax schedules, so λ is computed from the (traced) step inside the jitted update without recompiling.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from iclr26_jax.lmkan.grid import SigmaGrid
+
+__all__ = [
+    "hessian_penalty_table",
+    "hessian_penalty",
+    "hessian_operator",
+    "find_tables",
+    "TwoPhaseSchedule",
+    "two_phase_schedule",
+    "two_phase_schedule_from_config",
+]
+
+
+def _check_table(table, grid: SigmaGrid | None, name="table"):
+  if table.ndim != 4 or table.shape[1] != table.shape[2]:
+    raise ValueError(f"{name} must have shape (P, G+1, G+1, Q), got {tuple(table.shape)}.")
+  g = table.shape[1] - 1
+  if grid is None:
+    grid = SigmaGrid(g)
+  elif not isinstance(grid, SigmaGrid):
+    raise ValueError(f"grid must be a SigmaGrid or None, got {type(grid).__name__}.")
+  if grid.G != g:
+    raise ValueError(f"{name} of shape {tuple(table.shape)} has G = {g}, but grid has G = {grid.G}.")
+  return grid
+
+
+def hessian_penalty_table(table, grid: SigmaGrid | None = None):
+  """Hessian penalty of one lmKAN table: Σ over its P·Q functions of mean_interior(F_xx² + 2F_xy² + F_yy²).
+
+  Args:
+    table: (P, G+1, G+1, Q) floating.
+    grid: SigmaGrid with that G (None: inferred from the table shape).
+  Returns:
+    scalar of the table's dtype. O(#params), independent of the batch.
+  """
+  table = jnp.asarray(table)
+  grid = _check_table(table, grid)
+  g = grid.G
+  dt = table.dtype
+  h = jnp.asarray(grid.widths, dt)  # (G,) true non-uniform spacings h_k = t_{k+1} − t_k
+  hl, hr = h[:-1], h[1:]  # (G−1,) left/right spacings of interior nodes 1..G−1
+  s = hl + hr
+  # Along the first grid axis (axis 1).
+  d1 = jnp.diff(table, axis=1) / h[None, :, None, None]  # (P, G, G+1, Q)
+  fxx = (d1[:, 1:] - d1[:, :-1]) * (2.0 / s)[None, :, None, None]  # (P, G−1, G+1, Q)
+  fxx = fxx[:, :, 1:-1]
+  d2 = jnp.diff(table, axis=2) / h[None, None, :, None]  # (P, G+1, G, Q)
+  fyy = (d2[:, :, 1:] - d2[:, :, :-1]) * (2.0 / s)[None, None, :, None]
+  fyy = fyy[:, 1:-1]
+  cross = table[:, 2:, 2:] - table[:, 2:, :-2] - table[:, :-2, 2:] + table[:, :-2, :-2]
+  fxy = cross / (s[None, :, None, None] * s[None, None, :, None])
+  per_node = fxx**2 + 2.0 * fxy**2 + fyy**2  # (P, G−1, G−1, Q)
+  return jnp.sum(per_node) / ((g - 1) ** 2)
+
+
+def find_tables(params) -> list[tuple[str, Any]]:
+  """All lmKAN tables in a parameter tree: leaves named `table` of shape (P, G+1, G+1, Q).
+
+  Args:
+    params: a pytree (e.g. a Flax `params` collection, or the full variables dict).
+  Returns:
+    list of (path string, table).
+  """
+  out = []
+  for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+    if not path:
+      continue
+    last = path[-1]
+    key = getattr(last, "key", getattr(last, "name", None))
+    if key == "table" and getattr(leaf, "ndim", 0) == 4 and leaf.shape[1] == leaf.shape[2]:
+      out.append((jax.tree_util.keystr(path), leaf))
+  return out
+
+
+def hessian_penalty(params):
+  """Model Hessian penalty: the sum of `hessian_penalty_table` over every lmKAN table in `params`.
+
+  Each table's G is read from its shape, so layers of different G may be mixed.
+
+  Args:
+    params: pytree holding lmKAN tables (leaves named `table`, shape (P, G+1, G+1, Q)).
+  Returns:
+    scalar.
+  Raises:
+    ValueError if the tree holds no lmKAN table (a silent zero would disable the regulariser).
+  """
+  tables = find_tables(params)
+  if not tables:
+    raise ValueError("params holds no lmKAN table (no leaf named 'table' of shape (P, G+1, G+1, Q)); "
+                     "pass the parameters of a model built from LMKANDense layers.")
+  return sum(hessian_penalty_table(t) for _, t in tables)
+
+
+def hessian_operator(grid: SigmaGrid) -> np.ndarray:
+  """The stacked difference operator D of the penalty for one function, as a float64 matrix.
+
+  Rows, for every interior node (i, j) in row-major order: F_xx, √2·F_xy, F_yy; columns: the flattened
+  table, index i·(G+1) + j. The penalty of one function f (flattened) is ‖D f‖² / (G−1)².
+
+  Args:
+    grid: SigmaGrid with G intervals.
+  Returns:
+    D of shape (3·(G−1)², (G+1)²).
+  """
+  if not isinstance(grid, SigmaGrid):
+    raise ValueError(f"grid must be a SigmaGrid, got {type(grid).__name__}.")
+  g = grid.G
+  g1 = g + 1
+  t = grid.nodes
+  rows = []
+  for i in range(1, g):
+    for j in range(1, g):
+      hli, hri = t[i] - t[i - 1], t[i + 1] - t[i]
+      hlj, hrj = t[j] - t[j - 1], t[j + 1] - t[j]
+      xx = np.zeros(g1 * g1)
+      xx[(i + 1) * g1 + j] += 2.0 / (hli + hri) / hri
+      xx[i * g1 + j] -= 2.0 / (hli + hri) * (1.0 / hri + 1.0 / hli)
+      xx[(i - 1) * g1 + j] += 2.0 / (hli + hri) / hli
+      yy = np.zeros(g1 * g1)
+      yy[i * g1 + j + 1] += 2.0 / (hlj + hrj) / hrj
+      yy[i * g1 + j] -= 2.0 / (hlj + hrj) * (1.0 / hrj + 1.0 / hlj)
+      yy[i * g1 + j - 1] += 2.0 / (hlj + hrj) / hlj
+      xy = np.zeros(g1 * g1)
+      c = math.sqrt(2.0) / ((hli + hri) * (hlj + hrj))
+      xy[(i + 1) * g1 + j + 1] += c
+      xy[(i + 1) * g1 + j - 1] -= c
+      xy[(i - 1) * g1 + j + 1] -= c
+      xy[(i - 1) * g1 + j - 1] += c
+      rows.extend([xx, xy, yy])
+  return np.stack(rows)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Two-phase schedule
+# ----------------------------------------------------------------------------------------------------
+
+
+class TwoPhaseSchedule(NamedTuple):
+  """The two-phase recipe.
+
+  Attributes:
+    learning_rate: optax schedule step → LR (constant in phase 1, cosine to 0 in phase 2).
+    hessian_lambda: optax schedule step → λ (geometric decay in phase 1, 0 in phase 2).
+    phase1_steps: S1, the first step of phase 2.
+    total_steps: S.
+  """
+
+  learning_rate: Callable
+  hessian_lambda: Callable
+  phase1_steps: int
+  total_steps: int
+
+
+def _positive_int(v, name):
+  if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+    raise ValueError(f"{name} must be a positive int, got {v!r}.")
+  return int(v)
+
+
+def two_phase_schedule(total_steps: int, phase1_fraction: float = 0.5, lr: float = 1e-3,
+                       lambda0: float = 1.0, lambda_decades: float = 250 / 30,
+                       steps_per_epoch: int | None = None) -> TwoPhaseSchedule:
+  """LR and λ schedules of the two-phase recipe (defaults: the reference README's methane recipe).
+
+  Phase 1 (step < S1 = round(phase1_fraction·total_steps)): LR = lr, λ = λ0·10^(−decades·step/S1)
+  (continuous, or an epoch staircase when `steps_per_epoch` is given: the exponent uses
+  ⌊step/steps_per_epoch⌋·steps_per_epoch). Phase 2: λ = 0, LR = cosine from lr to 0 over S − S1 steps.
+
+  Args:
+    total_steps: S ≥ 2.
+    phase1_fraction: in (0, 1); S1 is clipped to [1, S−1].
+    lr: peak (constant) learning rate > 0.
+    lambda0: initial λ ≥ 0.
+    lambda_decades: decades of λ decay over phase 1 (250/30 ≈ 8.3 in the README; 8 in the surrogate
+      protocol), ≥ 0.
+    steps_per_epoch: optional staircase period.
+  Returns:
+    TwoPhaseSchedule (both schedules accept a traced int step).
+  """
+  total_steps = _positive_int(total_steps, "total_steps")
+  if total_steps < 2:
+    raise ValueError(f"total_steps must be >= 2 (one step per phase at least), got {total_steps}.")
+  if not 0.0 < float(phase1_fraction) < 1.0:
+    raise ValueError(f"phase1_fraction must be in (0, 1), got {phase1_fraction!r}.")
+  if not float(lr) > 0.0:
+    raise ValueError(f"lr must be > 0, got {lr!r}.")
+  if not float(lambda0) >= 0.0:
+    raise ValueError(f"lambda0 must be >= 0, got {lambda0!r}.")
+  if not float(lambda_decades) >= 0.0:
+    raise ValueError(f"lambda_decades must be >= 0, got {lambda_decades!r}.")
+  s1 = min(max(int(round(phase1_fraction * total_steps)), 1), total_steps - 1)
+  s2 = total_steps - s1
+  lr_sched = optax.join_schedules(
+      [optax.constant_schedule(float(lr)), optax.cosine_decay_schedule(float(lr), decay_steps=s2)],
+      boundaries=[s1])
+  if steps_per_epoch is None:
+    decay = optax.exponential_decay(float(lambda0), transition_steps=s1,
+                                    decay_rate=10.0 ** (-float(lambda_decades)))
+  else:
+    spe = _positive_int(steps_per_epoch, "steps_per_epoch")
+    decay = optax.exponential_decay(float(lambda0), transition_steps=spe,
+                                    decay_rate=10.0 ** (-float(lambda_decades) * spe / s1), staircase=True)
+  lam_sched = optax.join_schedules([decay, optax.constant_schedule(0.0)], boundaries=[s1])
+  return TwoPhaseSchedule(lr_sched, lam_sched, s1, total_steps)
+
+
+def two_phase_schedule_from_config(config) -> TwoPhaseSchedule:
+  """`two_phase_schedule` driven by a plain dict or an ml_collections ConfigDict.
+
+  Reads `total_steps` (or `num_steps`), and optionally `phase1_fraction`, `lr` (or `learning_rate`),
+  `lambda0`, `lambda_decades`, `steps_per_epoch` (None or absent: continuous λ). Other keys are ignored,
+  so a whole experiment config can be passed.
+
+  Args:
+    config: mapping-like with `.get(key, default)`.
+  Returns:
+    TwoPhaseSchedule.
+  """
+  if not hasattr(config, "get"):
+    raise ValueError(f"config must be a dict or ConfigDict, got {type(config).__name__}.")
+  total = config.get("total_steps", None)
+  if total is None:
+    total = config.get("num_steps", None)
+  if total is None:
+    raise ValueError("config must set `total_steps` (or `num_steps`) for the two-phase schedule.")
+  lr = config.get("lr", None)
+  if lr is None:
+    lr = config.get("learning_rate", 1e-3)
+  return two_phase_schedule(
+      total_steps=total,
+      phase1_fraction=config.get("phase1_fraction", 0.5),
+      lr=lr,
+      lambda0=config.get("lambda0", 1.0),
+      lambda_decades=config.get("lambda_decades", 250 / 30),
+      steps_per_epoch=config.get("steps_per_epoch", None),
+  )
