@@ -31,13 +31,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import statistics
 import sys
 import time
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
 import numpy as np
@@ -53,23 +53,11 @@ NUM_PLANES = 4
 PRECISIONS = (2, 3, 4)
 
 
-def _time(fn, *args, warmup: int, reps: int) -> float:
-  """Median wall time in seconds of ``fn(*args)`` (already jitted), after ``warmup`` calls."""
-  for _ in range(warmup):
-    jax.block_until_ready(fn(*args))
-  times = []
-  for _ in range(reps):
-    t0 = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    times.append(time.perf_counter() - t0)
-  return statistics.median(times)
-
-
 def copy_bandwidth(nbytes: int, reps: int = 5) -> float:
   """Measured device copy bandwidth (bytes/s): read + write of an ``nbytes`` uint32 array."""
   a = jnp.zeros((nbytes // 4,), jnp.uint32)
   f = jax.jit(lambda v: v + jnp.uint32(1))
-  t = _time(f, a, warmup=2, reps=reps)
+  t = median_time(f, a, warmup=2, reps=reps)
   return 2 * a.size * 4 / t
 
 
@@ -135,7 +123,7 @@ def run(shapes, ms, precisions, *, group_size=128, asymmetric=True, reps=10, war
     w_dense = jnp.asarray(rng.standard_normal((k, n), np.float32) * 0.02, jnp.bfloat16)
     for m in ms:
       x = jnp.asarray(rng.standard_normal((m, k), np.float32), jnp.bfloat16)
-      t_dense = _time(mm, x, w_dense, warmup=warmup, reps=reps)
+      t_dense = median_time(mm, x, w_dense, warmup=warmup, reps=reps)
       xla = jax.jit(lambda x, pl_, a, b, p: ops.bitplane_matmul(x, pl_, a, b, p, impl="xla"))
       kernel_fns = {}
       if run_kernel:
@@ -150,10 +138,10 @@ def run(shapes, ms, precisions, *, group_size=128, asymmetric=True, reps=10, war
         if p not in precs:
           raise ValueError(f"--precisions: {p} is not a stored precision {precs}")
         p_arr = jnp.int32(p)
-        t_xla = _time(xla, x, planes, alpha, beta, p_arr, warmup=warmup, reps=reps)
+        t_xla = median_time(xla, x, planes, alpha, beta, p_arr, warmup=warmup, reps=reps)
         nbytes = bitplane_bytes(m, k, n, p, group_size, asymmetric)
         for name, fn in (kernel_fns.items() if kernel_fns else [("-", None)]):
-          t_k = _time(fn, x, planes, alpha, beta, p_arr, warmup=warmup, reps=reps) if fn else None
+          t_k = median_time(fn, x, planes, alpha, beta, p_arr, warmup=warmup, reps=reps) if fn else None
           r = dict(n=n, k=k, m=m, p=p, variant=name, kernel_s=t_k, xla_s=t_xla, dense_s=t_dense,
                    kernel_bw=(nbytes / t_k / bw) if t_k else None, xla_bw=nbytes / t_xla / bw,
                    dense_bw=dense_bytes(m, k, n) / t_dense / bw)

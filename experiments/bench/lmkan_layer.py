@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -28,24 +27,13 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import flax.linen as nn  # pylint: disable=g-import-not-at-top
+from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from iclr26_jax.lmkan import flops as lmkan_flops
 from iclr26_jax.lmkan.layer import LMKANDense, resolve_impl
-
-
-def _time(fn, *args, warmup: int, reps: int) -> float:
-  """Median wall time in seconds of `fn(*args)` (already jitted), after `warmup` calls."""
-  for _ in range(warmup):
-    jax.block_until_ready(fn(*args))
-  times = []
-  for _ in range(reps):
-    t0 = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    times.append(time.perf_counter() - t0)
-  return statistics.median(times)
 
 
 def _bench_module(module, x, warmup, reps):
@@ -56,8 +44,8 @@ def _bench_module(module, x, warmup, reps):
     return jnp.sum(module.apply(p, xx) ** 2)
 
   fwd_bwd = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))
-  t_f = _time(fwd, params, x, warmup=warmup, reps=reps)
-  t_fb = _time(fwd_bwd, params, x, warmup=warmup, reps=reps)
+  t_f = median_time(fwd, params, x, warmup=warmup, reps=reps)
+  t_fb = median_time(fwd_bwd, params, x, warmup=warmup, reps=reps)
   n_params = sum(int(np.prod(a.shape)) for a in jax.tree_util.tree_leaves(params))
   return t_f, t_fb, n_params
 

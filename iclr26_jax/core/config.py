@@ -167,6 +167,12 @@ def dump(cfg: ml_collections.ConfigDict, workdir: str, name: str = "config.json"
   return path
 
 
+def apply_smoke(cfg: ml_collections.ConfigDict, **fields) -> None:
+  """The ``smoke`` variant's trainer settings (20 steps, logs every 5, checkpoints every 10),
+  then ``fields`` as dotted-key overrides (e.g. ``batch_size=32``, ``lmkan.test_size=256``)."""
+  apply_overrides(cfg, {"num_steps": 20, "log_every": 5, "checkpoint_every": 10, **fields})
+
+
 def trainer_defaults() -> ml_collections.ConfigDict:
   """The fields every trained config carries (the trainer reads them).
 

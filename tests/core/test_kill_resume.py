@@ -10,7 +10,7 @@ import jax
 import numpy as np
 import pytest
 
-from iclr26_jax.core.checkpoint import Checkpointer, abstract_like
+from tests.core.toy_restore import restore_toy
 from tests.conftest import REPO, subprocess_env
 
 ARG = ("num_steps=3000,checkpoint_every=300,log_every=100,toy.hidden=(32,),"
@@ -23,15 +23,7 @@ def _cmd(workdir):
 
 
 def _final(workdir):
-  from experiments.configs.toy import regression
-  from iclr26_jax.core import sharding as shd
-  from iclr26_jax.core import toy
-  method = toy.ToyRegression(regression.get_config(ARG))
-  abstract = jax.eval_shape(method.init_state, jax.random.PRNGKey(0)).arrays()
-  rep = shd.replicated(shd.make_mesh({"data": 1}))
-  ck = Checkpointer(os.path.join(workdir, "checkpoints"))
-  step, tree = ck.restore(abstract_like(abstract, jax.tree.map(lambda _: rep, abstract)))
-  ck.close()
+  step, tree = restore_toy(workdir, ARG)
   return step, jax.tree.map(np.asarray, tree)
 
 

@@ -13,12 +13,11 @@ import subprocess
 import sys
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from iclr26_jax.core import metrics as metrics_lib
-from iclr26_jax.core.checkpoint import Checkpointer, abstract_like
+from tests.core.toy_restore import restore_toy
 from tests.conftest import REPO, subprocess_env
 
 ARG = ("smoke,num_steps=20,log_every=5,checkpoint_every=10,batch_size=32,toy.hidden=(64,64),"
@@ -43,16 +42,7 @@ def _losses(workdir):
 
 
 def _final_params(workdir):
-  # Restore onto this process's single-device mesh (a reshard from either topology).
-  from experiments.configs.toy import regression
-  from iclr26_jax.core import sharding as shd
-  from iclr26_jax.core import toy
-  method = toy.ToyRegression(regression.get_config(ARG))
-  abstract = jax.eval_shape(method.init_state, jax.random.PRNGKey(0)).arrays()
-  rep = shd.replicated(shd.make_mesh({"data": 1}))
-  ck = Checkpointer(os.path.join(workdir, "checkpoints"))
-  step, tree = ck.restore(abstract_like(abstract, jax.tree.map(lambda _: rep, abstract)))
-  ck.close()
+  step, tree = restore_toy(workdir, ARG)
   return step, tree["params"]
 
 

@@ -20,8 +20,5 @@ def get_config(arg=None):
   if "cnn" in variants:
     c.lmkan.model = "cnn"
   if "smoke" in variants:
-    c.num_steps = 20
-    c.batch_size = 32
-    c.log_every = 5
-    c.checkpoint_every = 10
+    config_lib.apply_smoke(c, batch_size=32)
   return config_lib.finalize(c, arg, known_variants=("smoke", "cnn"))

@@ -20,9 +20,5 @@ def get_config(arg=None):
   if "nopenalty" in variants:
     c.lmkan.hessian = False
   if "smoke" in variants:
-    c.num_steps = 20
-    c.batch_size = 64
-    c.log_every = 5
-    c.checkpoint_every = 10
-    c.lmkan.test_size = 256
+    config_lib.apply_smoke(c, batch_size=64, **{"lmkan.test_size": 256})
   return config_lib.finalize(c, arg, known_variants=("smoke", "mlp", "nopenalty"))
