@@ -206,6 +206,8 @@ class LMKANDense(nn.Module):
     impl: "auto" | "xla" | "pallas".
     param_dtype: table dtype (float32 or float64); also the compute dtype.
     chunk_pairs: pairs per gather chunk in the reference path (None: automatic).
+    interpret: Pallas interpret mode for the kernel path (None: interpret on a CPU host, compiled on
+      GPU/TPU); ignored by the XLA path.
   """
 
   features: int
@@ -215,6 +217,7 @@ class LMKANDense(nn.Module):
   impl: str = "auto"
   param_dtype: Any = jnp.float32
   chunk_pairs: int | None = None
+  interpret: bool | None = None
 
   @property
   def grid(self) -> SigmaGrid:
@@ -256,6 +259,7 @@ class LMKANDense(nn.Module):
     if impl == "xla":
       y = reference.spline_lookup(pairs, table, grid, chunk_pairs=self.chunk_pairs)
     else:
-      y = _load_kernel_op()(pairs, table, grid, impl="pallas")
+      # "auto" is passed through so the op can still fall back (e.g. a GPU below Triton's floor).
+      y = _load_kernel_op()(pairs, table, grid, impl=self.impl, interpret=self.interpret)
     return y.reshape(lead + (self.features,))
 

@@ -1,0 +1,187 @@
+"""Block-size table of the lmKAN spline-lookup kernels, per backend and grid size.
+
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference CUDA code github.com/schwallergroup/lmkan). Rows
+are keyed by the padded corner count C_pad = next_pow2(max((G+1)², 128)), which fixes the size of the
+interpolation matrices: "small" C_pad = 128 (G ≤ 10), "medium" 256 (G ≤ 14), "large" 1024 (G ≤ 30)
+and "huge" beyond. None is tuned on hardware yet (run `python -m experiments.bench.spline_lookup` on the
+device and edit the rows); they are the starting points of kernels.md §7.
+
+| platform | bucket | variant  | fwd (bq, bb, bp) | dT (bq, bb) | dx (bb, bq) | params |
+|----------|--------|----------|------------------|-------------|-------------|--------|
+| tpu      | small  | portable | 128, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
+| tpu      | medium | portable | 128, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
+| tpu      | large  | portable | 128, 256, 2      | 128, 256    | 256, 256    | 32 MiB VMEM |
+| tpu      | huge   | portable | 128, 128, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
+| gpu      | small  | portable | 64, 64, –        | 64, 64      | 64, 64      | 4 warps, 2 stages |
+| gpu      | medium | portable | 64, 64, –        | 64, 32      | 64, 64      | 8 warps, 2 stages |
+| gpu      | large  | gather   | 64, 64 (bq, bb)  | 64, 16      | 64, 64      | 8 warps, 2 stages |
+| gpu      | huge   | gather   | 64, 64 (bq, bb)  | 64, 16      | 64, 64      | 8 warps, 2 stages |
+
+Why:
+* TPU (Mosaic): lane dims (bq, bb) are multiples of 128; every reduction axis (pairs in the forward,
+  batch in dT, outputs in dx) is a trailing "arbitrary" grid axis whose output block is revisited
+  consecutively, so VMEM holds one (bp, C_pad, bq) table block, not the layer. Budget: double-buffered
+  blocks plus the (C_pad, bb) interpolation matrix and H temporaries — about 2 MB at (G = 26, bp = 2,
+  bq = 128, bb = 256). `bq` 128 fits the v5e MXU; try 256 on v6e.
+* GPU (Triton): powers of two, dot dims ≥ 16. Programs run concurrently, so reduction axes are walked
+  in-kernel (the whole pair range in the forward, the whole batch in dT, all outputs in dx) and the
+  table entries above are the in-kernel windows. The (C_pad, bb) matrix lives in registers: at C_pad
+  = 1024 the dT batch window drops to 16. Above C_pad = 256 the forward and dx use the G-independent
+  gather kernels; dT stays owner-computes (deterministic) unless `dtable="atomic"` is asked for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+from kernels_pallas._backend import round_up
+
+MiB = 1 << 20
+PLATFORMS = ("tpu", "gpu")
+VARIANTS = ("portable", "gather")
+DTABLES = ("owner", "atomic")
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockSizes:
+  """Static kernel configuration (hashable: travels through the custom_vjp's nondiff argument).
+
+  Attributes:
+    variant: "portable" (interpolation-matrix kernels, TPU and GPU) or "gather" (Triton pointer
+      gathers for the forward and dx; GPU only).
+    dtable: "owner" (owner-computes dT kernel, deterministic) or "atomic" (Triton row-segment atomics;
+      gather variant only).
+    fwd_bq, fwd_bb: forward output and batch blocks. fwd_bp: pairs per forward grid step (TPU).
+    dt_bq: dT output tile owned by a program; dt_bb: dT batch block (TPU grid block; Triton window).
+    dx_bb: dx batch block; dx_bq: dx output block (TPU grid block; Triton window).
+    num_warps, num_stages: Triton parameters. vmem_limit_bytes: Mosaic scoped-VMEM limit.
+  """
+  variant: str = "portable"
+  dtable: str = "owner"
+  fwd_bq: int = 128
+  fwd_bb: int = 128
+  fwd_bp: int = 1
+  dt_bq: int = 128
+  dt_bb: int = 128
+  dx_bb: int = 128
+  dx_bq: int = 128
+  num_warps: int = 4
+  num_stages: int = 2
+  vmem_limit_bytes: int | None = None
+
+  def __post_init__(self):
+    if self.variant not in VARIANTS:
+      raise ValueError(f"variant must be one of {VARIANTS}; got {self.variant!r}")
+    if self.dtable not in DTABLES:
+      raise ValueError(f"dtable must be one of {DTABLES}; got {self.dtable!r}")
+    if self.dtable == "atomic" and self.variant != "gather":
+      raise ValueError("dtable='atomic' needs variant='gather' (the Triton gather kernels)")
+    for f in ("fwd_bq", "fwd_bb", "fwd_bp", "dt_bq", "dt_bb", "dx_bb", "dx_bq"):
+      v = getattr(self, f)
+      if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
+        raise ValueError(f"block size {f} must be a positive power of two; got {v!r}")
+
+
+class TableRow(NamedTuple):
+  bucket: str
+  max_c_pad: int | None   # rows with C_pad up to this use this entry (None: no limit)
+  config: BlockSizes
+
+
+_TPU = dict(variant="portable", vmem_limit_bytes=32 * MiB)
+_GPU = dict(num_stages=2)
+
+BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
+    "tpu": (
+        TableRow("small", 128, BlockSizes(fwd_bq=128, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512,
+                                          dx_bb=512, dx_bq=512, **_TPU)),
+        TableRow("medium", 256, BlockSizes(fwd_bq=128, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512,
+                                           dx_bb=512, dx_bq=512, **_TPU)),
+        TableRow("large", 1024, BlockSizes(fwd_bq=128, fwd_bb=256, fwd_bp=2, dt_bq=128, dt_bb=256,
+                                           dx_bb=256, dx_bq=256, **_TPU)),
+        TableRow("huge", None, BlockSizes(fwd_bq=128, fwd_bb=128, fwd_bp=1, dt_bq=128, dt_bb=128,
+                                          dx_bb=128, dx_bq=128, variant="portable",
+                                          vmem_limit_bytes=64 * MiB)),
+    ),
+    "gpu": (
+        TableRow("small", 128, BlockSizes("portable", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=64,
+                                          dx_bb=64, dx_bq=64, num_warps=4, **_GPU)),
+        TableRow("medium", 256, BlockSizes("portable", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32,
+                                           dx_bb=64, dx_bq=64, num_warps=8, **_GPU)),
+        TableRow("large", 1024, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16,
+                                           dx_bb=64, dx_bq=64, num_warps=8, **_GPU)),
+        TableRow("huge", None, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16,
+                                          dx_bb=64, dx_bq=64, num_warps=8, **_GPU)),
+    ),
+}
+
+
+def next_pow2(v: int) -> int:
+  return 1 if v <= 1 else 1 << (v - 1).bit_length()
+
+
+def corner_pad(G: int) -> int:
+  """C_pad: the next power of two ≥ max((G+1)², 128) (TPU sublane/MXU multiple, Triton power of two)."""
+  return max(128, next_pow2((G + 1) ** 2))
+
+
+def node_pad(G: int) -> int:
+  """G1_pad: rows of the node and inverse-width columns, a multiple of 8 and a power of two ≥ G+1."""
+  return max(8, next_pow2(G + 1))
+
+
+def table_row(platform: str, G: int) -> TableRow:
+  """The table row for grid size G on `platform` ("tpu" or "gpu")."""
+  if platform not in BLOCK_TABLE:
+    raise ValueError(f"platform must be one of {PLATFORMS}; got {platform!r}")
+  c_pad = corner_pad(G)
+  for row in BLOCK_TABLE[platform]:
+    if row.max_c_pad is None or c_pad <= row.max_c_pad:
+      return row
+  raise AssertionError("the last table row must have max_c_pad=None")
+
+
+class Plan(NamedTuple):
+  """Blocks clamped to one problem and the padded sizes they imply (all static)."""
+  config: BlockSizes
+  p_pad: int
+  b_pad: int
+  q_pad: int
+  c_pad: int
+  g1_pad: int
+
+
+def plan(platform: str, G: int, b: int, p: int, q: int, base: BlockSizes | None = None) -> Plan:
+  """Clamps a table row (or `base`) to a problem of B samples, P pairs and Q outputs.
+
+  Blocks are shrunk (never below the backend minimum: 128 lanes on TPU, 16 on Triton) so that small
+  problems are not padded to large blocks, then B and Q are padded to the largest block on their axis
+  (all powers of two, so every block divides) and P to the forward pair block on TPU.
+
+  Returns:
+    a `Plan`; `config` holds the clamped blocks.
+  """
+  cfg = base if base is not None else table_row(platform, G).config
+  if platform not in PLATFORMS:
+    raise ValueError(f"platform must be one of {PLATFORMS}; got {platform!r}")
+  if platform == "tpu" and cfg.variant != "portable":
+    raise ValueError("the gather variant is Triton-only (integer ref indexing does not lower on "
+                     "Mosaic TPU); use variant='portable' on TPU")
+  lo = 128 if platform == "tpu" else 16
+  cap_b, cap_q = max(lo, next_pow2(b)), max(lo, next_pow2(q))
+  clamp = lambda v, cap: max(lo, min(v, cap))
+  cfg = dataclasses.replace(
+      cfg, fwd_bq=clamp(cfg.fwd_bq, cap_q), fwd_bb=clamp(cfg.fwd_bb, cap_b),
+      dt_bq=clamp(cfg.dt_bq, cap_q), dt_bb=clamp(cfg.dt_bb, cap_b),
+      dx_bb=clamp(cfg.dx_bb, cap_b), dx_bq=clamp(cfg.dx_bq, cap_q),
+      fwd_bp=min(cfg.fwd_bp, next_pow2(p)) if platform == "tpu" else cfg.fwd_bp)
+  b_pad = round_up(b, max(cfg.fwd_bb, cfg.dt_bb, cfg.dx_bb))
+  q_pad = round_up(q, max(cfg.fwd_bq, cfg.dt_bq, cfg.dx_bq))
+  p_pad = round_up(p, cfg.fwd_bp) if platform == "tpu" else p
+  return Plan(cfg, p_pad, b_pad, q_pad, corner_pad(G), node_pad(G))
+
+
+def production_configs() -> list[tuple[str, str, BlockSizes]]:
+  """Every (platform, bucket, config) in the table: what the cross-lowering tests must cover."""
+  return [(plat, row.bucket, row.config) for plat, rows in BLOCK_TABLE.items() for row in rows]

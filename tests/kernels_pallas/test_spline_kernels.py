@@ -1,0 +1,218 @@
+"""Tier 1 for the lmKAN spline lookup: every Pallas kernel variant in interpret mode vs the reference.
+
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; github.com/schwallergroup/lmkan). Variants, run through the
+public op with `impl="pallas", interpret=True`:
+  * "tpu-portable"      interpolation-matrix fwd / owner-computes dT / dx, Mosaic parameters;
+  * "gpu-portable"      the same bodies with Triton parameters and in-kernel reduction loops;
+  * "gpu-gather"        Triton gather fwd and dx, owner-computes dT;
+  * "gpu-gather-atomic" Triton gather fwd and dx, row-segment atomic dT (one table row per atomic call,
+                        so interpret mode accumulates duplicates across calls correctly).
+Each case uses one batch that holds every edge case at once (B = 37, not a block multiple; P = 3;
+Q = 20): random samples, samples far outside the grid (|x| up to 50: linear extrapolation), samples
+exactly on nodes (outer nodes included), and 13 samples whose every pair lies in one cell (the worst
+case for table-gradient accumulation). Grid sizes differ per case (G = 3, the minimum with its own
+extrapolation rule, up to 10) so several C layouts are covered without extra compiles: one jitted
+value-and-grad function per case.
+
+The same cases rerun compiled (`mode="hardware"`) when the default backend is a TPU, or a CUDA GPU with
+compute capability ≥ 8.0 for the Triton variants; dots run at HIGHEST precision there, so the
+tolerance holds (the atomic variant is compared with the tolerance, never bitwise).
+
+Tolerance: max |kernel − reference| ≤ 1e-5·(1 + max |reference|) per output. Both sides are f32 with
+different summation orders (matmuls over the padded corner axis vs gathers and segment sums); the
+reference itself deviates from a float64 evaluation by about 1e-6 of the largest value (measured), so
+1e-5 leaves an order of magnitude while a wrong corner, weight, cell or padding gives O(1) errors.
+Gradients are of a nonlinear, well-conditioned loss Σ R⊙y + ½·10⁻⁴Σy² (see `_loss`). Nodes are
+included in the gradient comparison: the kernel and the reference compute the cell ⌊G·σ(x)⌋ with the
+same f32 operations, so they take the same one-sided derivative there.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from kernels_pallas.spline_lookup import blocks
+from kernels_pallas.spline_lookup import kernel_portable as kp
+from kernels_pallas.spline_lookup import kernel_triton_gather as kg
+from kernels_pallas.spline_lookup import ops
+from kernels_pallas.spline_lookup import reference as ref
+from kernels_pallas.spline_lookup.grid import SigmaGrid
+
+B, P, Q = 37, 3, 20
+F32 = jnp.float32
+
+# Small Triton blocks (production blocks are covered by cross-lowering): 16 < B, Q exercises several
+# programs and in-kernel windows; TPU blocks come from the table, clamped to the problem.
+_GPU_SMALL = dict(fwd_bq=16, fwd_bb=16, dt_bq=16, dt_bb=16, dx_bb=16, dx_bq=16)
+CASES = {
+    "tpu-portable": ("tpu", None, 8),
+    "gpu-portable": ("gpu", blocks.BlockSizes("portable", **_GPU_SMALL), 3),
+    "gpu-gather": ("gpu", blocks.BlockSizes("gather", **_GPU_SMALL), 10),
+    "gpu-gather-atomic": ("gpu", blocks.BlockSizes("gather", "atomic", **_GPU_SMALL), 5),
+}
+
+
+def _inputs(G: int, seed: int = 0):
+  """x (B, P, 2) with every edge case, and a random table (P, G+1, G+1, Q); NumPy draws (fast)."""
+  rng = np.random.default_rng(seed)
+  t = SigmaGrid(G).nodes.astype(np.float32)
+  rand = rng.standard_normal((16, P, 2)) * 1.5
+  far = np.array([[50.0, -50.0], [-20.0, 35.0], [-50.0, -7.0], [9.0, 50.0]])[:, None, :]
+  far = np.broadcast_to(far, (4, P, 2)) * rng.uniform(0.8, 1.0, (4, P, 1))
+  k = [0, G, 1, G // 2]                                        # outer, outer, interior nodes
+  nodes = np.array([[t[k[i]], t[k[(i + 1) % 4]]] for i in range(4)])[:, None, :]
+  nodes = np.broadcast_to(nodes, (4, P, 2))
+  c = 1                                                       # one cell for every pair
+  mid = t[c] + (t[c + 1] - t[c]) * rng.uniform(0.2, 0.8, (13, P, 2))
+  x = np.concatenate([rand, far, nodes, mid]).astype(np.float32)
+  table = rng.standard_normal((P, G + 1, G + 1, Q)).astype(np.float32)
+  return jnp.asarray(x), jnp.asarray(table)
+
+
+_R = jnp.asarray(np.random.default_rng(7).standard_normal((B, Q)), F32)
+
+
+def _loss(y):
+  """Nonlinear, well-conditioned scalar loss: the cotangent R + y/10⁴ depends on y. (Σ sin(y) is
+  ill-conditioned here: far outside the grid |y| reaches ~10³, where f32 rounding of y alone moves
+  cos(y) by ~1e-4.)"""
+  r = _R if y.shape == _R.shape else 1.0
+  return jnp.sum(r * y) + 0.5e-4 * jnp.sum(y * y)
+
+
+def _loss_and_grads(fn):
+  def loss(x, table):
+    y = fn(x, table)
+    return _loss(y), y
+  return jax.jit(jax.value_and_grad(loss, argnums=(0, 1), has_aux=True))
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_fn(name, interpret=True):
+  platform, bs, G = CASES[name]
+  grid = SigmaGrid(G)
+  return _loss_and_grads(functools.partial(ops.spline_lookup, grid=grid, impl="pallas",
+                                           interpret=interpret, platform=platform, block_sizes=bs))
+
+
+def _on_hardware(platform) -> bool:
+  """The default backend runs this platform's kernels compiled (tier 3; skipped on CPU)."""
+  backend = jax.default_backend()
+  return backend == "tpu" if platform == "tpu" else (backend == "gpu" and ops._triton_capable())
+
+
+@functools.lru_cache(maxsize=None)
+def _ref_fn(G):
+  return _loss_and_grads(functools.partial(ref.spline_lookup, grid=SigmaGrid(G)))
+
+
+def _close(got, want, tol=1e-5):
+  got, want = np.asarray(got), np.asarray(want)
+  assert got.shape == want.shape and np.all(np.isfinite(got))
+  err, scale = np.max(np.abs(got - want)), np.max(np.abs(want))
+  assert err <= tol * (1.0 + scale), f"max error {err:.3g} vs scale {scale:.3g}"
+
+
+@pytest.mark.parametrize("mode", ["interpret", "hardware"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_variant_matches_reference_forward_and_gradients(name, mode):
+  if mode == "hardware" and not _on_hardware(CASES[name][0]):
+    pytest.skip(f"needs a {CASES[name][0]} backend (compiled kernels)")
+  G = CASES[name][2]
+  x, table = _inputs(G)
+  (_, y), (dx, dt) = _kernel_fn(name, mode == "interpret")(x, table)
+  (_, y_ref), (dx_ref, dt_ref) = _ref_fn(G)(x, table)
+  assert y.shape == (B, Q) and dx.shape == x.shape and dt.shape == table.shape
+  _close(y, y_ref)
+  _close(dx, dx_ref)
+  _close(dt, dt_ref)
+
+
+def test_owner_computes_backward_is_bitwise_repeatable_and_padded_rows_get_zero():
+  G = 8
+  x, table = _inputs(G, seed=1)
+  fn = _kernel_fn("tpu-portable")
+  (_, _), (dx1, dt1) = fn(x, table)
+  (_, _), (dx2, dt2) = fn(x, table)
+  np.testing.assert_array_equal(np.asarray(dt1), np.asarray(dt2))
+  np.testing.assert_array_equal(np.asarray(dx1), np.asarray(dx2))
+  # Raw kernel output: padded corner rows (G+1)² .. C_pad and padded samples (zero cotangent) give
+  # exactly zero; the real rows equal the reference segment-sum.
+  c, c_pad, g1p = (G + 1) ** 2, blocks.corner_pad(G), blocks.node_pad(G)
+  b_pad, q_pad = 128, 128
+  grid = SigmaGrid(G)
+  xt = jnp.pad(jnp.transpose(x, (1, 2, 0)), ((0, 0), (0, 0), (0, b_pad - B)))
+  gy = np.zeros((q_pad, b_pad), np.float32)
+  gy[:Q, :B] = np.random.default_rng(2).standard_normal((Q, B))
+  nodes = jnp.pad(grid.node_array(F32), (0, g1p - G - 1))
+  invw = jnp.pad(grid.inv_width_array(F32), (0, g1p - G))
+
+  @jax.jit
+  def raw(xt, gy):
+    return kp.portable_table_grad(xt, gy, nodes[:, None], invw[:, None], G=G, c_pad=c_pad,
+                                  platform="tpu", bq=128, bbo=128, bb=128, interpret=True)
+
+  dt_a, dt_b = raw(xt, jnp.asarray(gy)), raw(xt, jnp.asarray(gy))
+  np.testing.assert_array_equal(np.asarray(dt_a), np.asarray(dt_b))
+  assert np.all(np.asarray(dt_a)[:, c:, :] == 0.0)
+  _, dt_ref = ref.spline_lookup_vjp(x, table, grid, jnp.asarray(gy[:Q, :B].T))
+  _close(np.asarray(dt_a)[:, :c, :Q].reshape(P, G + 1, G + 1, Q), dt_ref)
+
+
+def test_affine_tables_reproduce_linear_map_far_outside_grid():
+  """T1 through the kernels: T[p,i,j,q] = W[q,2p]·t_i + W[q,2p+1]·t_j makes y = x·Wᵀ everywhere."""
+  G = 8
+  grid = SigmaGrid(G)
+  rng = np.random.default_rng(3)
+  w = rng.standard_normal((Q, 2 * P)).astype(np.float32)
+  t = grid.nodes
+  table = (w.reshape(Q, P, 2)[:, :, 0].T[:, None, None, :] * t[None, :, None, None]
+           + w.reshape(Q, P, 2)[:, :, 1].T[:, None, None, :] * t[None, None, :, None])
+  x = (rng.standard_normal((B, P, 2)) * 10.0).astype(np.float32)   # most |x| > ln 8 ≈ 2.08
+  (_, y), _ = _kernel_fn("tpu-portable")(jnp.asarray(x), jnp.asarray(table, F32))
+  want = x.reshape(B, 2 * P) @ w.T
+  # f32 rounding of tables with |T| ~ |w|·ln G and of the bilinear weights (|δ| up to ~30 outside):
+  # relative 1e-5 of the output scale, as above.
+  _close(y, want)
+
+
+@pytest.mark.parametrize("args, match", [
+    (dict(x=(B, P), table=(P, 9, 9, Q)), r"x must have shape \(B, P, 2\)"),
+    (dict(x=(B, P, 2), table=(P, 9, 9)), r"table must have shape \(P, G\+1, G\+1, Q\)"),
+    (dict(x=(B, P, 2), table=(P + 1, 9, 9, Q)), r"table must have shape"),
+    (dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.int32), "float32 or float64"),
+    (dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.bfloat16), "float32 or float64"),
+    (dict(x=(B, P, 2), table=(P, 4, 4, Q), G=2), r"must be >= 3"),
+    (dict(x=(B, P, 2), table=(P, 9, 9, Q), impl="cuda"), "impl must be one of"),
+    (dict(x=(B, P, 2), table=(P, 9, 9, Q), platform="rocm"), "platform must be"),
+    (dict(x=(B, P, 2), table=(P, 9, 9, Q), block_sizes=(64, 64)), "block_sizes must be"),
+    (dict(x=(B, P, 2), table=(P, 9, 9, Q), block_sizes="gather-tpu"), "gather variant is Triton"),
+    (dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.float64, interpret=False),
+     "float32 for the compiled"),
+])
+def test_clear_errors(args, match):
+  dtype = args.get("dtype", F32)
+  G = args.get("G", 8)
+  bs = args.get("block_sizes")
+  if bs == "gather-tpu":
+    bs = blocks.BlockSizes("gather")
+  with jax.enable_x64(dtype == jnp.float64):
+    x = jnp.zeros(args["x"], dtype)
+    table = jnp.zeros(args["table"], dtype)
+    with pytest.raises(ValueError, match=match):
+      ops.spline_lookup(x, table, G, impl=args.get("impl", "pallas"),
+                        interpret=args.get("interpret", True), block_sizes=bs,
+                        platform=args.get("platform", "tpu"))
+
+
+def test_block_sizes_validation_and_atomic_kernel_index_checks():
+  with pytest.raises(ValueError, match="power of two"):
+    blocks.BlockSizes(fwd_bq=96)
+  with pytest.raises(ValueError, match="dtable='atomic' needs variant='gather'"):
+    blocks.BlockSizes(dtable="atomic")
+  with pytest.raises(ValueError, match="atomic_table_grad"):
+    kg.atomic_table_grad(jnp.zeros((1, 2, 24)), jnp.zeros((24, 16)), jnp.zeros(16), jnp.zeros(16),
+                         G=8, c_pad=128, bb=16, bq=16, interpret=True)
