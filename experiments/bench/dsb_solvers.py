@@ -1,0 +1,88 @@
+r"""Benchmark: training iterations per second of the DLightSB-family solvers.
+
+DLightSB / DLightSB-M from "Entering the Era of Discrete Diffusion Models: A Benchmark for
+Schrödinger Bridges and Entropic Optimal Transport" (Aramayo Carrasco et al., ICLR 2026; reference
+code github.com/gregkseno/catsbench). One compiled ``lax.scan`` chunk of ``--chunk`` optimiser
+steps of the solver's own training step (fresh p_0 / p_1 draws, loss, gradient, AdamW update) is
+timed with ``median_time``; the printed rate is optimiser steps per second. The default instance
+is the paper's largest HD setting: preset ``hd_d64_s50_prior_gaussian_a0.02`` (D = 64, S = 50,
+N = 15, s = 8) with a learned potential of K = 1000 components and batch 128.
+
+Run from the repository root:
+  python -m experiments.bench.dsb_solvers --quick        # DLightSB only, 2-step chunk, 2 reps
+  python -m experiments.bench.dsb_solvers --solvers dlightsb,joint,kl --chunk 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+if __package__ in (None, ""):  # run as a file: make the repository root importable
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import jax  # pylint: disable=g-import-not-at-top
+from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
+
+from iclr26_jax.dsb import benchmark as bm
+from iclr26_jax.dsb.solvers import dlightsb as dls
+from iclr26_jax.dsb.solvers.dlightsb import DLightSB, DLightSBConfig
+from iclr26_jax.dsb.solvers.dlightsb_m import DLightSBM, DLightSBMConfig
+
+_SOLVERS = ("dlightsb", "joint", "kl", "mse")
+
+
+def _solver(name: str, common: dict):
+  if name == "dlightsb":
+    return DLightSB(DLightSBConfig(**common))
+  return DLightSBM(DLightSBMConfig(**common, loss=name))
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--preset", default="hd_d64_s50_prior_gaussian_a0.02")
+  parser.add_argument("--num_potentials", type=int, default=1000)
+  parser.add_argument("--batch", type=int, default=128)
+  parser.add_argument("--chunk", type=int, default=5, help="optimiser steps per timed call")
+  parser.add_argument("--solvers", default="dlightsb,joint,kl",
+                      help=f"comma-separated subset of {_SOLVERS} (joint/kl/mse = DLightSB-M)")
+  parser.add_argument("--warmup", type=int, default=1)
+  parser.add_argument("--reps", type=int, default=3)
+  parser.add_argument("--quick", action="store_true", help="DLightSB only, 2-step chunk, 2 reps")
+  args = parser.parse_args(argv)
+  if args.quick:
+    args.solvers, args.chunk, args.reps, args.warmup = "dlightsb", 2, 2, 1
+  for name in ("num_potentials", "batch", "chunk", "reps"):
+    if getattr(args, name) < 1:
+      parser.error(f"--{name} must be >= 1")
+  names = [n for n in args.solvers.split(",") if n]
+  bad = [n for n in names if n not in _SOLVERS]
+  if bad or not names:
+    parser.error(f"--solvers must be a comma-separated subset of {_SOLVERS}, got {args.solvers!r}")
+  if args.preset not in bm.HD_PRESETS:
+    parser.error(f"--preset must be one of {sorted(bm.HD_PRESETS)}")
+
+  bench = bm.make_preset(args.preset, seed=0)
+  common = dict(num_potentials=args.num_potentials, batch_size=args.batch,
+                train_steps=args.chunk, steps_per_chunk=args.chunk)
+  print(f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
+        f"preset={args.preset} D={bench.dim} S={bench.num_categories} N={bench.num_steps} "
+        f"K={args.num_potentials} B={args.batch} chunk={args.chunk} reps={args.reps} (median)")
+  header = f"{'solver':<16} {'ms/step':>10} {'steps/s':>9}"
+  print(header)
+  print("-" * len(header))
+  for name in names:
+    solver = _solver(name, common)
+    cfg = solver.config
+    state = dls.init_state(bench, jax.random.key(0), cfg)
+    # No donation here: the same state is fed to every timed call.
+    fn = jax.jit(dls.train_chunk, static_argnums=(2, 3))
+    sec = median_time(fn, state, bench, cfg, solver.loss_fn, warmup=args.warmup,
+                      reps=args.reps) / args.chunk
+    label = "DLightSB" if name == "dlightsb" else f"DLightSB-M/{name}"
+    print(f"{label:<16} {1e3 * sec:>10.1f} {1.0 / sec:>9.3f}", flush=True)
+
+
+if __name__ == "__main__":
+  main()
