@@ -87,9 +87,12 @@ def _compare(ctx, title, ylabel, model_name, base_name, model, base, fname):
                  f"{r.ratio:.2f}{tag} |")
     if r.kind != "upper_bound" and (best is None or r.ratio > best[0]):
       best = (r.ratio, w, r.kind)
-  if best is None:  # worse than every baseline everywhere: report the best upper bound
-    best = max((flop_ratio_at_matched_error(bf, be, f, float(np.mean(e))).ratio, w,
-                "upper_bound") for w, (f, e) in model.items())
+  if best is None:
+    # Worse than the smallest baseline at every width: no ratio is established (each is only
+    # bounded above), so the claim's value is NaN, which never passes.
+    bound = max(flop_ratio_at_matched_error(bf, be, f, float(np.mean(e))).ratio
+                for f, e in model.values())
+    best = (float("nan"), None, "upper_bound")
   fig, ax = plt.subplots(figsize=(5.5, 3.6))
   for name, fam, c in ((base_name, base, "tab:red"), (model_name, model, "tab:blue")):
     xs = [v[0] for v in fam.values()]
@@ -106,8 +109,12 @@ def _compare(ctx, title, ylabel, model_name, base_name, model, base, fname):
   path = os.path.join(ctx.outdir, fname)
   fig.savefig(path, dpi=110)
   plt.close(fig)
-  summary = (f"Best ratio {best[0]:.2f} at {model_name} width {best[1]}"
-             f"{'' if best[2] == 'exact' else ' (' + best[2].replace('_', ' ') + ')'}.")
+  if best[1] is None:
+    summary = (f"{model_name} is worse than the smallest {base_name} at every width: no FLOP "
+               f"advantage is established (the ratio is at most {bound:.2f} at any point).")
+  else:
+    summary = (f"Best ratio {best[0]:.2f} at {model_name} width {best[1]}"
+               f"{'' if best[2] == 'exact' else ' (' + best[2].replace('_', ' ') + ')'}.")
   return best[0], "\n".join(lines) + "\n\n" + summary, [path]
 
 
