@@ -1,0 +1,175 @@
+"""Exact storage accounting for AnyBCQ layers (specs/anybcq.md section 7).
+
+AnyBCQ (Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/anybcq) stores
+one stack of p_H binary planes plus, per stored precision p, p scales per (row, group) and (asymmetric)
+one offset per (row, group). For a linear with N outputs, K inputs and group size g, with 16-bit scales:
+
+    bytes = p_H * K * N / 8  +  sum_{p in P} p * (K/g) * N * 2  +  [asymmetric] |P| * (K/g) * N * 2
+
+A precision-p matmul reads ``p * K * N / 8 + p * (K/g) * N * 2 (+ (K/g) * N * 2)`` of them. The stored
+layout (``kernels_pallas.bitplane_matmul``) pads K to a multiple of the 256-input pack tile;
+``padded=True`` reports those sizes, ``padded=False`` the logical ones.
+
+``table1`` reproduces the arithmetic of the paper's Table 1 (Llama-3.1-8B, scales + binary in GB) for
+any list of linear shapes, in both conventions: alpha only (as the paper counts) and alpha + beta.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+__all__ = [
+    "LinearMemory", "linear_nbytes", "fixed_precision_nbytes", "model_nbytes",
+    "llama31_8b_linear_shapes", "table1", "PAPER_TABLE1_GB", "PACK_TILE",
+]
+
+PACK_TILE = 256  # inputs per pack tile of the kernel layout (K_pad = round_up(K, 256))
+
+# Paper Table 1 (Llama-3.1-8B, GB): (scales, binary) per fixed-precision BCQ model and for AnyBCQ 2..4.
+PAPER_TABLE1_GB = {
+    "bcq2": (0.24, 1.95), "bcq3": (0.36, 2.92), "bcq4": (0.49, 3.89), "bcq_total": 9.85,
+    "anybcq": (1.09, 3.89), "anybcq_total": 4.99,
+}
+
+
+class LinearMemory(NamedTuple):
+  """Bytes of one quantized linear (or a sum of them)."""
+  planes_bytes: int                 # p_H * K * N / 8
+  alpha_bytes: int                  # sum_p p * (K/g) * N * scale_bytes
+  beta_bytes: int                   # |P| * (K/g) * N * scale_bytes (0 when symmetric)
+  total_bytes: int                  # stored bytes (planes + alpha + beta)
+  per_precision: dict               # {p: bytes a precision-p matmul reads}
+
+
+def _pos_int(v, name):
+  if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+    raise ValueError(f"{name} must be a positive int; got {v!r}")
+  return int(v)
+
+
+def _check_bits(bits) -> tuple[int, ...]:
+  if isinstance(bits, (int, np.integer)) and not isinstance(bits, bool):
+    bits = (bits,)
+  out = tuple(_pos_int(b, "bits entry") for b in bits)
+  if not out or any(a >= b for a, b in zip(out, out[1:])):
+    raise ValueError(f"bits must be strictly increasing positive ints; got {bits!r}")
+  return out
+
+
+def linear_nbytes(out_features: int, in_features: int, bits: Sequence[int] = (2, 3, 4),
+                  group_size: int = 128, *, asymmetric: bool = False, scale_bytes: int = 2,
+                  padded: bool = False) -> LinearMemory:
+  """Storage of one AnyBCQ linear W (N, K) = (out_features, in_features).
+
+  Args:
+    out_features: N; in_features: K (K % g == 0).
+    bits: stored precisions P (ascending); p_H = max(bits) planes are stored.
+    group_size: g.
+    asymmetric: count one beta per (precision, row, group).
+    scale_bytes: bytes per scale (2 for fp16/bf16 checkpoints).
+    padded: use K_pad = round_up(K, 256) (the packed layout) instead of K.
+  Returns:
+    ``LinearMemory`` (all ints, bytes).
+  """
+  n = _pos_int(out_features, "out_features")
+  k = _pos_int(in_features, "in_features")
+  g = _pos_int(group_size, "group_size")
+  sb = _pos_int(scale_bytes, "scale_bytes")
+  bits = _check_bits(bits)
+  if k % g:
+    raise ValueError(f"in_features K = {k} is not a multiple of group_size g = {g}")
+  if padded:
+    k = -(-k // PACK_TILE) * PACK_TILE
+    if k % g:
+      raise ValueError(f"group_size g = {g} does not divide the padded K = {k}")
+  groups = k // g
+  if (bits[-1] * k * n) % 8:
+    raise ValueError(f"p_H * K * N = {bits[-1] * k * n} bits is not a whole number of bytes")
+  planes = bits[-1] * k * n // 8
+  alpha = sum(bits) * groups * n * sb
+  beta = len(bits) * groups * n * sb if asymmetric else 0
+  per = {p: p * k * n // 8 + p * groups * n * sb + (groups * n * sb if asymmetric else 0)
+         for p in bits}
+  return LinearMemory(planes, alpha, beta, planes + alpha + beta, per)
+
+
+def _add(a: LinearMemory, b: LinearMemory) -> LinearMemory:
+  per = {p: a.per_precision.get(p, 0) + b.per_precision.get(p, 0)
+         for p in sorted(set(a.per_precision) | set(b.per_precision))}
+  return LinearMemory(a.planes_bytes + b.planes_bytes, a.alpha_bytes + b.alpha_bytes,
+                      a.beta_bytes + b.beta_bytes, a.total_bytes + b.total_bytes, per)
+
+
+def fixed_precision_nbytes(out_features: int, in_features: int, bits: Sequence[int] = (2, 3, 4),
+                           group_size: int = 128, *, asymmetric: bool = False,
+                           scale_bytes: int = 2, padded: bool = False) -> LinearMemory:
+  """Storage of separate fixed-precision BCQ models, one per width in ``bits``, for one linear.
+
+  Returns the sum over widths (planes = sum(bits) * K * N / 8); ``per_precision[p]`` is model p alone.
+  """
+  total = None
+  for b in _check_bits(bits):
+    one = linear_nbytes(out_features, in_features, (b,), group_size, asymmetric=asymmetric,
+                        scale_bytes=scale_bytes, padded=padded)
+    total = one if total is None else _add(total, one)
+  return total
+
+
+def model_nbytes(shapes: Sequence[tuple[int, int]], bits: Sequence[int] = (2, 3, 4),
+                 group_size: int = 128, *, fixed: bool = False, **kw) -> LinearMemory:
+  """Sum of ``linear_nbytes`` (or ``fixed_precision_nbytes`` when ``fixed``) over ``(N, K)`` shapes."""
+  shapes = list(shapes)
+  if not shapes:
+    raise ValueError("model_nbytes: shapes must be a non-empty list of (N, K)")
+  fn = fixed_precision_nbytes if fixed else linear_nbytes
+  total = None
+  for shape in shapes:
+    if len(shape) != 2:
+      raise ValueError(f"model_nbytes: every shape must be (N, K); got {shape!r}")
+    one = fn(shape[0], shape[1], bits, group_size, **kw)
+    total = one if total is None else _add(total, one)
+  return total
+
+
+def llama31_8b_linear_shapes() -> list[tuple[int, int]]:
+  """``(N, K)`` of the 224 decoder linears of Llama-3.1-8B (32 layers x q, k, v, o, gate, up, down).
+
+  hidden 4096, 32 query / 8 key-value heads of 128, FFN 14336; embeddings and the LM head are not
+  quantized. 6.98e9 weights in all.
+  """
+  h, kv, f = 4096, 1024, 14336
+  layer = [(h, h), (kv, h), (kv, h), (h, h), (f, h), (f, h), (h, f)]
+  return layer * 32
+
+
+def table1(shapes: Sequence[tuple[int, int]] | None = None, group_size: int = 128,
+           bits: Sequence[int] = (2, 3, 4), gb: float = 1e9) -> dict:
+  """Table 1 arithmetic: scales and binary sizes (in units of ``gb`` bytes) per model.
+
+  Args:
+    shapes: linear ``(N, K)`` shapes (default ``llama31_8b_linear_shapes()``).
+    group_size: g; bits: the widths; gb: bytes per reported unit (1e9 = GB).
+  Returns:
+    ``{"alpha_only": conv, "alpha_beta": conv}``, each ``conv`` a dict with keys ``"bcq{b}"`` ->
+    ``(scales, binary)``, ``"bcq_total"``, ``"anybcq"`` -> ``(scales, binary)``, ``"anybcq_total"``
+    and ``"saving"`` (1 - anybcq_total / bcq_total).
+  """
+  shapes = llama31_8b_linear_shapes() if shapes is None else list(shapes)
+  bits = _check_bits(bits)
+  out = {}
+  for name, asym in (("alpha_only", False), ("alpha_beta", True)):
+    conv = {}
+    total_fixed = 0.0
+    for b in bits:
+      m = model_nbytes(shapes, (b,), group_size, asymmetric=asym)
+      conv[f"bcq{b}"] = ((m.alpha_bytes + m.beta_bytes) / gb, m.planes_bytes / gb)
+      total_fixed += m.total_bytes / gb
+    conv["bcq_total"] = total_fixed
+    m = model_nbytes(shapes, bits, group_size, asymmetric=asym)
+    conv["anybcq"] = ((m.alpha_bytes + m.beta_bytes) / gb, m.planes_bytes / gb)
+    conv["anybcq_total"] = m.total_bytes / gb
+    conv["saving"] = 1.0 - conv["anybcq_total"] / total_fixed
+    out[name] = conv
+  return out
