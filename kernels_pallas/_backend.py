@@ -32,6 +32,15 @@ def resolve_impl(impl: str, platform: str | None = None) -> str:
   return "pallas" if platform in ("gpu", "tpu") else "xla"
 
 
+def triton_capable() -> bool:
+  """True on a CUDA device of compute capability >= 8.0 (the floor of Pallas's Triton backend)."""
+  try:
+    cc = getattr(jax.devices()[0], "compute_capability", None)
+    return cc is not None and float(cc) >= 8.0
+  except (RuntimeError, ValueError, TypeError):
+    return False
+
+
 def resolve_interpret(interpret: bool | None, platform: str | None = None) -> bool:
   """``None`` means: interpret on CPU (no Pallas backend there), compile on GPU/TPU."""
   if interpret is not None:

@@ -50,15 +50,6 @@ def _log_once(key, msg: str) -> None:
     _LOG.info(msg)
 
 
-def _triton_capable() -> bool:
-  """CUDA device with compute capability >= 8.0 (the Pallas Triton floor)."""
-  try:
-    cc = getattr(jax.devices()[0], "compute_capability", None)
-    return cc is not None and float(cc) >= 8.0
-  except (RuntimeError, ValueError, TypeError):
-    return False
-
-
 def resolve_path(impl: str, platform: str | None, group_size: int) -> tuple[str, str | None]:
   """``(path, kernel platform)``: path is ``"xla"`` or ``"pallas"``; the platform names the kernel.
 
@@ -70,7 +61,7 @@ def resolve_path(impl: str, platform: str | None, group_size: int) -> tuple[str,
   host = _backend.backend()
   if impl == "auto":
     path = _backend.resolve_impl("auto", host)
-    if path == "pallas" and host == "gpu" and not _triton_capable():
+    if path == "pallas" and host == "gpu" and not _backend.triton_capable():
       path = "xla"
     if group_size not in fmt.GROUP_SIZES:
       path = "xla"

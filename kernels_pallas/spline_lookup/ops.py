@@ -50,15 +50,6 @@ def _log_once(key, msg: str) -> None:
     _LOG.info(msg)
 
 
-def _triton_capable() -> bool:
-  """CUDA device with compute capability ≥ 8.0 (the Pallas Triton floor)."""
-  try:
-    cc = getattr(jax.devices()[0], "compute_capability", None)
-    return cc is not None and float(cc) >= 8.0
-  except (RuntimeError, ValueError, TypeError):
-    return False
-
-
 def resolve_path(impl: str, platform: str | None = None) -> tuple[str, str | None]:
   """`(path, kernel platform)`: path "xla" or "pallas"; the platform ("tpu"/"gpu") names the kernels.
 
@@ -69,7 +60,7 @@ def resolve_path(impl: str, platform: str | None = None) -> tuple[str, str | Non
     raise ValueError(f"platform must be None or one of {blocks.PLATFORMS}; got {platform!r}")
   host = _backend.backend()
   path = _backend.resolve_impl(impl, host)
-  if impl == "auto" and path == "pallas" and host == "gpu" and not _triton_capable():
+  if impl == "auto" and path == "pallas" and host == "gpu" and not _backend.triton_capable():
     path = "xla"
   if path == "xla":
     return "xla", None

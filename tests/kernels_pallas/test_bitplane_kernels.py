@@ -28,6 +28,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from kernels_pallas import _backend
+
 from kernels_pallas.bitplane_matmul import format as fmt
 from kernels_pallas.bitplane_matmul import ops
 from kernels_pallas.bitplane_matmul import reference as ref
@@ -68,7 +70,7 @@ def _kernel_fn(platform, config, interpret=True):
 def _on_hardware(platform) -> bool:
   """The default backend can run this platform's kernel compiled (tier 3, skipped on CPU)."""
   backend = jax.default_backend()
-  return backend == "tpu" if platform == "tpu" else (backend == "gpu" and ops._triton_capable())
+  return backend == "tpu" if platform == "tpu" else (backend == "gpu" and _backend.triton_capable())
 
 
 @jax.jit

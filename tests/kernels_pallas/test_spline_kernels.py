@@ -34,6 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from kernels_pallas import _backend
+
 from kernels_pallas.spline_lookup import blocks
 from kernels_pallas.spline_lookup import kernel_portable as kp
 from kernels_pallas.spline_lookup import kernel_triton_gather as kg
@@ -101,7 +103,7 @@ def _kernel_fn(name, interpret=True):
 def _on_hardware(platform) -> bool:
   """The default backend runs this platform's kernels compiled (tier 3; skipped on CPU)."""
   backend = jax.default_backend()
-  return backend == "tpu" if platform == "tpu" else (backend == "gpu" and ops._triton_capable())
+  return backend == "tpu" if platform == "tpu" else (backend == "gpu" and _backend.triton_capable())
 
 
 @functools.lru_cache(maxsize=None)
