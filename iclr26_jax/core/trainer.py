@@ -152,6 +152,7 @@ def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
   if restored is None:
     state = jax.jit(method.init_state, out_shardings=state_sh)(rng)
     resumed_from = None
+    writer.truncate_after(0)  # lines of a run killed before its first checkpoint
     logging.info("initialised a new run in %s", workdir)
   else:
     resumed_from, tree = restored
