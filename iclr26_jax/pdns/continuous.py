@@ -1,0 +1,327 @@
+"""Continuous PDNS sampler: controlled SDE, Euler–Maruyama with the Girsanov log-ratio, and the
+proximal weighted bridge-matching loss.
+
+Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS (``continuous/``).
+Spec: ``shared/specs/pdns.md`` §2.2, §2.3, §6.1, §14.
+
+* Controlled SDE dX_t = (b_t(X_t) + sigma_t u_t(X_t)) dt + sigma_t dW_t, X_0 ~ mu.
+  ``param="control"``: the network outputs u; ``param="adjoint"``: it outputs a score-like field a
+  and u = sigma_t a. ``ControlNet`` zero-initialises its output layer, so P^theta_0 = P^ref.
+* ``em_rollout``: Euler–Maruyama on a uniform grid; the same noise z_k drives the state update and
+  the log-ratio l = sum_k [-u_k . z_k - 1/2 |u_k|^2 dt] (Eq. 3), which is exactly
+  log dP^ref/dP^theta of the two discretised Gaussian chains.
+* ``bridge_matching_loss``: Eq. 9 with a fresh X_0' ~ mu, t ~ U[0, t_max] and
+  X_t ~ P^ref(. | X_0', X_T); regression target sigma_t s_t(X_t; X_T). Under the tempered stage
+  target (Eq. 8b) the stage optimum is not in the reference reciprocal class and Eq. 9 fits its
+  reciprocal (bridge) projection, as the released code does.
+* ``gmm_optimal_control``: the analytic u* for Gaussian-mixture targets under the OU reference
+  (spec §14), and ``bm_linear_tilt_control`` for the Brownian reference.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from iclr26_jax.pdns.references import OUReference
+
+__all__ = ["PARAMS", "LOSSES", "ContinuousSampler", "ControlNet", "make_control", "Rollout", "em_rollout",
+           "bridge_matching_loss", "gmm_optimal_control", "log_weight_stats"]
+
+PARAMS = ("control", "adjoint")
+LOSSES = ("control", "adjoint")
+
+
+class ControlNet(nn.Module):
+  """MLP (x, t) -> (d,) with sinusoidal time features and a zero-initialised output layer.
+
+  Attributes:
+    dim: d, output size.
+    hidden: width of each hidden layer.
+    depth: number of hidden layers.
+    num_freqs: sinusoidal time frequencies (features sin/cos(2^j pi t), j < num_freqs).
+  """
+  dim: int
+  hidden: int = 64
+  depth: int = 2
+  num_freqs: int = 4
+
+  @nn.compact
+  def __call__(self, t: jax.Array, x: jax.Array) -> jax.Array:
+    """t: scalar or (B,); x: (B, d) -> (B, d)."""
+    if x.ndim != 2 or x.shape[-1] != self.dim:
+      raise ValueError(f"x must have shape (B, {self.dim}); got {tuple(x.shape)}")
+    t = jnp.broadcast_to(jnp.asarray(t, x.dtype), x.shape[:1])[:, None]
+    freqs = (2.0 ** jnp.arange(self.num_freqs, dtype=x.dtype)) * math.pi
+    h = jnp.concatenate([x, t, jnp.sin(t * freqs), jnp.cos(t * freqs)], -1)
+    for _ in range(self.depth):
+      h = nn.silu(nn.Dense(self.hidden)(h))
+    return nn.Dense(self.dim, kernel_init=nn.initializers.zeros,
+                    bias_init=nn.initializers.zeros)(h)
+
+
+def make_control(apply_fn: Callable, reference, param: str = "control") -> Callable:
+  """u(params, t, x) from a network apply function (spec §2.2).
+
+  Args:
+    apply_fn: ``apply_fn(params, t, x) -> (B, d)``.
+    reference: an ``OUReference`` or ``BMReference`` (for sigma_t).
+    param: "control" (u = net) or "adjoint" (u = sigma_t net).
+
+  Returns:
+    ``u(params, t, x)``: t scalar, x (B, d) -> (B, d).
+  """
+  if param not in PARAMS:
+    raise ValueError(f"param must be one of {PARAMS}; got {param!r}")
+  if param == "control":
+    return apply_fn
+
+  def u(params, t, x):
+    return reference.sigma(t) * apply_fn(params, t, x)
+  return u
+
+
+class Rollout(NamedTuple):
+  """Output of ``em_rollout``.
+
+  Attributes:
+    x: (N, d) terminal states X_T.
+    log_ratio: (N,) l = log dP^ref/dP^theta along each path (Eq. 3).
+    path: (n_steps + 1, N, d) states on the grid when requested, else None.
+  """
+  x: jax.Array
+  log_ratio: jax.Array
+  path: Any = None
+
+
+def em_rollout(u_fn: Callable, params: Any, reference, key: jax.Array, n: int,
+               num_steps: int, *, return_path: bool = False, x0: jax.Array | None = None
+               ) -> Rollout:
+  """Euler–Maruyama rollout with the Girsanov log-ratio accumulated from the same noise.
+
+  X_{k+1} = X_k + (b + sigma u) dt + sigma z_k,  l += -u . z_k - 1/2 |u|^2 dt,  z_k ~ N(0, dt I),
+  on the uniform grid t_k = k / num_steps. Noise is never switched off on the last step (that
+  would make l undefined; spec §2.3).
+
+  Args:
+    u_fn: ``u(params, t, x)`` with x (N, d) -> (N, d) (e.g. from ``make_control``).
+    params: the control's parameters (frozen EMA parameters for a stage buffer).
+    reference: the reference process.
+    key: PRNG key.
+    n: N, number of paths.
+    num_steps: EM steps.
+    return_path: also return the (num_steps + 1, N, d) grid states.
+    x0: optional (N, d) initial states (default: fresh draws from mu).
+
+  Returns:
+    ``Rollout(x (N, d), log_ratio (N,), path)``.
+  """
+  if int(num_steps) < 1:
+    raise ValueError(f"num_steps must be >= 1; got {num_steps}")
+  d = reference.dim
+  k0, kz = jax.random.split(key)
+  if x0 is None:
+    x0 = reference.sample_source(k0, n)
+  elif x0.shape != (n, d):
+    raise ValueError(f"x0 must have shape ({n}, {d}); got {tuple(x0.shape)}")
+  dt = 1.0 / num_steps
+  keys = jax.random.split(kz, num_steps)
+
+  def step(carry, inp):
+    x, ell = carry
+    k, key_k = inp
+    t = k * dt
+    u = u_fn(params, t, x)
+    sig = reference.sigma(t)
+    z = math.sqrt(dt) * jax.random.normal(key_k, (n * d,), x.dtype).reshape(n, d)
+    x_new = x + (reference.drift(t, x) + sig * u) * dt + sig * z
+    ell = ell + jnp.sum(-u * z - 0.5 * u ** 2 * dt, -1)
+    return (x_new, ell), (x_new if return_path else None)
+
+  (x, ell), xs = jax.lax.scan(step, (x0, jnp.zeros((n,), x0.dtype)),
+                              (jnp.arange(num_steps, dtype=x0.dtype), keys))
+  path = jnp.concatenate([x0[None], xs], 0) if return_path else None
+  return Rollout(x=x, log_ratio=ell, path=path)
+
+
+def bridge_matching_loss(params: Any, u_fn: Callable, reference, key: jax.Array,
+                         x1: jax.Array, weights: jax.Array, *, t_max: float = 0.999,
+                         loss: str = "control") -> tuple[jax.Array, dict]:
+  """Proximal weighted bridge matching (Eq. 9) on one minibatch.
+
+  For each terminal sample X_T = x1[i]: a fresh X_0' ~ mu, t ~ U[0, t_max],
+  X_t ~ P^ref(. | X_0', X_T) and the residual u_t(X_t) - sigma_t s_t(X_t; X_T) (``loss="control"``)
+  or u_t / sigma_t - s_t (``loss="adjoint"``); the squared residual is averaged over dimensions,
+  halved and weighted by ``weights[i]``; the loss is the batch mean.
+
+  Args:
+    params: control parameters.
+    u_fn: ``u(params, t, x)`` with t (B,) and x (B, d) -> (B, d).
+    reference: the reference process.
+    key: PRNG key.
+    x1: (B, d) terminal samples from the frozen stage model.
+    weights: (B,) self-normalised (or unit, after resampling) weights.
+    t_max: cap on t in (0, 1); the target diverges like 1/(1 - t).
+    loss: "control" or "adjoint".
+
+  Returns:
+    ``(loss, info)`` with ``loss/wdce`` and ``loss/target_norm``.
+  """
+  if loss not in LOSSES:
+    raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
+  if not 0.0 < t_max < 1.0:
+    raise ValueError(f"t_max must lie in (0, 1); got {t_max}")
+  b, d = x1.shape
+  if d != reference.dim:
+    raise ValueError(f"x1 must have shape (B, {reference.dim}); got {tuple(x1.shape)}")
+  if weights.shape != (b,):
+    raise ValueError(f"weights must have shape ({b},); got {tuple(weights.shape)}")
+  k0, kt, kb = jax.random.split(key, 3)
+  x0 = reference.sample_source(k0, b, x1.dtype)
+  t = jax.random.uniform(kt, (b,), x1.dtype, 0.0, t_max)
+  xt = reference.sample_bridge(kb, t, x0, x1)
+  score = reference.terminal_score(t, xt, x1)
+  sig = reference.sigma(t)[:, None]
+  u = u_fn(params, t, xt)
+  if loss == "control":
+    res = u - sig * score
+    tnorm = jnp.mean(jnp.sum((sig * score) ** 2, -1))
+  else:
+    res = u / sig - score
+    tnorm = jnp.mean(jnp.sum(score ** 2, -1))
+  per = 0.5 * jnp.mean(res ** 2, -1)
+  val = jnp.mean(jax.lax.stop_gradient(weights) * per)
+  return val, {"loss/wdce": val, "loss/target_norm": tnorm}
+
+
+def gmm_optimal_control(reference: OUReference, log_weights: jax.Array, means: jax.Array,
+                        covs: jax.Array) -> Callable:
+  """Analytic optimal control for a Gaussian-mixture target under the OU reference (spec §14).
+
+  For pi~ = Z sum_j w_j N(m_j, S_j), reversibility of the stationary OU process gives
+  h_t = Z pi_t / nu with pi_t = sum_j w_j N(a_t m_j, a_t^2 S_j + sigma_bar^2 (1 - a_t^2) I),
+  a_t = exp(-1/2 int_t^1 alpha), hence u*_t(x) = sigma_t (grad log pi_t(x) + x / sigma_bar^2).
+
+  Args:
+    reference: an ``OUReference``.
+    log_weights: (J,) log mixture weights (normalised).
+    means: (J, d).
+    covs: (J, d, d).
+
+  Returns:
+    ``u(params, t, x)`` (params ignored): t scalar or (B,), x (B, d) -> (B, d).
+  """
+  if not isinstance(reference, OUReference):
+    raise ValueError(f"reference must be an OUReference; got {type(reference).__name__}")
+  j, d = means.shape
+  if d != reference.dim or covs.shape != (j, d, d) or log_weights.shape != (j,):
+    raise ValueError(f"need log_weights ({j},), means ({j}, {reference.dim}), covs ({j}, {d}, {d});"
+                     f" got {tuple(log_weights.shape)}, {tuple(means.shape)}, {tuple(covs.shape)}")
+  s2 = reference.sigma_bar ** 2
+  eye = jnp.eye(d)
+
+  def log_pi_t(t, x):   # t scalar, x (d,)
+    a = reference.terminal_mean_coef(t)
+    cov = a ** 2 * covs + s2 * (1 - a ** 2) * eye
+    diff = x - a * means
+    sol = jnp.linalg.solve(cov, diff[..., None])[..., 0]
+    _, logdet = jnp.linalg.slogdet(cov)
+    comp = -0.5 * jnp.sum(diff * sol, -1) - 0.5 * logdet - 0.5 * d * math.log(2 * math.pi)
+    return jax.nn.logsumexp(log_weights + comp)
+
+  grad = jax.vmap(jax.grad(log_pi_t, argnums=1))
+
+  def u(params, t, x):
+    del params
+    tb = jnp.broadcast_to(jnp.asarray(t, x.dtype), x.shape[:1])
+    sig = reference.sigma(tb)[:, None]
+    return sig * (grad(tb, x) + x / s2)
+  return u
+
+
+def log_weight_stats(log_w: jax.Array) -> dict:
+  """Importance-sampling diagnostics of path weights W = l + r (spec §1, §7).
+
+  Args:
+    log_w: (N,) log weights W.
+
+  Returns:
+    dict of scalars: ``eval/log_z`` = logsumexp(W) - log N, ``eval/elbo`` = mean W,
+    ``eval/path_kl`` = log_z - elbo, ``eval/ess`` = (sum e^W)^2 / (N sum e^{2W}).
+  """
+  if log_w.ndim != 1:
+    raise ValueError(f"log_w must have shape (N,); got {tuple(log_w.shape)}")
+  n = log_w.shape[0]
+  log_z = jax.nn.logsumexp(log_w) - math.log(n)
+  elbo = jnp.mean(log_w)
+  ess = jnp.exp(2 * jax.nn.logsumexp(log_w) - jax.nn.logsumexp(2 * log_w)) / n
+  return {"eval/log_z": log_z, "eval/elbo": elbo, "eval/path_kl": log_z - elbo, "eval/ess": ess}
+
+
+class ContinuousSampler:
+  """The continuous PDNS sampler: network, control, rollout and loss as ``StageProblem`` hooks.
+
+  ``fit(target_log_prob, cfg, key)`` runs ``proximal.run_stages``; ``sample(params, key, n)``
+  returns terminal samples and their path weights W = l + r (spec §16: ``fit`` / ``sample``).
+
+  Args:
+    reference: ``OUReference`` or ``BMReference``.
+    log_prob_unnorm: log pi~ = -beta E, (..., d) -> (...,).
+    num_steps: Euler–Maruyama steps of every rollout.
+    param: "control" or "adjoint".
+    loss: "control" or "adjoint" (see ``bridge_matching_loss``).
+    t_max: cap on the bridge-matching time.
+    hidden, depth: ``ControlNet`` size.
+  """
+
+  def __init__(self, reference, log_prob_unnorm: Callable, *, num_steps: int = 100,
+               param: str = "control", loss: str = "control", t_max: float = 0.999,
+               hidden: int = 64, depth: int = 2):
+    if param not in PARAMS:
+      raise ValueError(f"param must be one of {PARAMS}; got {param!r}")
+    if loss not in LOSSES:
+      raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
+    if int(num_steps) < 1:
+      raise ValueError(f"num_steps must be >= 1; got {num_steps}")
+    self.reference = reference
+    self.log_prob_unnorm = log_prob_unnorm
+    self.num_steps = int(num_steps)
+    self.loss_kind = loss
+    self.t_max = t_max
+    self.net = ControlNet(dim=reference.dim, hidden=hidden, depth=depth)
+    self.u = make_control(self.net.apply, reference, param)
+
+  def init_params(self, key: jax.Array):
+    """Network parameters with a zero output layer (u = 0, P^theta = P^ref)."""
+    d = self.reference.dim
+    return self.net.init(key, jnp.zeros(()), jnp.zeros((1, d)))
+
+  def rollout(self, params, key: jax.Array, n: int):
+    """(x (n, d), l (n,), r (n,)) from one EM rollout of the controlled SDE."""
+    out = em_rollout(self.u, params, self.reference, key, n, self.num_steps)
+    return out.x, out.log_ratio, self.reference.reward(self.log_prob_unnorm, out.x)
+
+  def loss(self, params, key: jax.Array, x1: jax.Array, w: jax.Array):
+    """Eq. 9 on a minibatch x1 (B, d) with weights w (B,)."""
+    return bridge_matching_loss(params, self.u, self.reference, key, x1, w, t_max=self.t_max,
+                                loss=self.loss_kind)
+
+  def problem(self):
+    """The ``proximal.StageProblem`` of this sampler."""
+    from iclr26_jax.pdns.proximal import StageProblem
+    return StageProblem(init_params=self.init_params, rollout=self.rollout, loss=self.loss)
+
+  def fit(self, cfg, key: jax.Array, callback: Callable | None = None):
+    """Runs the PDNS stage loop with ``cfg`` (a ``proximal.ProxConfig``); returns ``ProxResult``."""
+    from iclr26_jax.pdns.proximal import run_stages
+    return run_stages(self.problem(), cfg, key, callback)
+
+  def sample(self, params, key: jax.Array, n: int):
+    """n samples (n, d) of the model and their log path weights W = l + r (n,)."""
+    x, ell, r = self.rollout(params, key, n)
+    return x, ell + r

@@ -1,0 +1,291 @@
+"""Memoryless reference processes of the continuous PDNS sampler.
+
+Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS (``continuous/``).
+Spec: ``shared/specs/pdns.md`` §2.1 and §2.4.
+
+Two references, both with horizon T = 1 and the same interface:
+
+* ``OUReference``: the VP / stationary Ornstein–Uhlenbeck process
+  dX_t = -1/2 alpha_t X_t dt + sigma_bar sqrt(alpha_t) dW_t, X_0 ~ mu = N(0, sigma_bar^2 I), with a
+  linear schedule alpha_t = alpha_start + (alpha_end - alpha_start) t. It is stationary, so
+  nu = mu, and only approximately memoryless: per coordinate Corr(X_0, X_1) = exp(-1/2 int alpha)
+  (``residual_correlation``). ``ou_reference`` builds the released code's ``linear_decreasing``
+  schedule (10 -> 0.1) and the paper text's ``linear_increasing`` schedule.
+* ``BMReference``: Brownian motion dX_t = sigma dW_t from a point source X_0 = x_source
+  (PIS-like). Exactly memoryless (mu is a Dirac), nu = N(x_source, sigma^2 I), and Euler–Maruyama
+  is exact on any grid, so the discretised reference has the same terminal law.
+
+Every reference gives the drift b_t(x), the diffusion sigma_t, source draws, log nu, the bridge
+X_t | X_0, X_1 (mean, variance, draws), the terminal-conditional log-density log p_{1|t}(x1 | x_t)
+and its score s_t(x_t; x1) = grad_{x_t} log p_{1|t}(x1 | x_t), and the terminal reward
+r(x) = log pi~(x) - log nu(x) (spec §1: r = -beta E - log nu).
+
+Shapes: ``t`` is a scalar or broadcasts against the leading axes of ``x`` (``(...,)`` or
+``(..., 1)``); states are ``(..., d)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["OUReference", "BMReference", "ou_reference", "SCHEDULES", "Reference"]
+
+SCHEDULES = ("linear_decreasing", "linear_increasing", "explicit")
+
+
+def _check_dim(x: jax.Array, dim: int, name: str) -> None:
+  if x.ndim < 1 or x.shape[-1] != dim:
+    raise ValueError(f"{name} must have shape (..., {dim}); got {tuple(x.shape)}")
+
+
+def _t_col(t, x: jax.Array) -> jax.Array:
+  """t as an array broadcastable against x (..., d): scalars stay, (...,) gains a trailing axis."""
+  t = jnp.asarray(t, x.dtype)
+  if t.ndim == 0 or (t.ndim == x.ndim and t.shape[-1] == 1):
+    return t
+  if t.ndim == x.ndim - 1:
+    return t[..., None]
+  raise ValueError(f"t must be a scalar, (...,) or (..., 1) against x of shape {tuple(x.shape)}; "
+                   f"got {tuple(t.shape)}")
+
+
+@dataclasses.dataclass(frozen=True)
+class OUReference:
+  """Stationary OU reference with a linear alpha schedule (spec §2.1). Frozen and hashable.
+
+  Attributes:
+    dim: d, the state dimension.
+    sigma_bar: stationary standard deviation sigma_bar > 0.
+    alpha_start: alpha_0 >= 0 (rate at t = 0).
+    alpha_end: alpha_1 >= 0 (rate at t = 1).
+    drop_log_nu_const: drop (d/2) log(2 pi sigma_bar^2) from r (the released code's convention:
+      its log Z estimate is then offset by that constant).
+  """
+  dim: int
+  sigma_bar: float = 1.0
+  alpha_start: float = 10.0
+  alpha_end: float = 0.1
+  drop_log_nu_const: bool = False
+
+  def __post_init__(self):
+    if int(self.dim) < 1:
+      raise ValueError(f"dim must be >= 1; got {self.dim}")
+    if not self.sigma_bar > 0:
+      raise ValueError(f"sigma_bar must be > 0; got {self.sigma_bar}")
+    if self.alpha_start < 0 or self.alpha_end < 0 or self.alpha_start + self.alpha_end <= 0:
+      raise ValueError("alpha_start and alpha_end must be >= 0 and not both 0; got "
+                       f"({self.alpha_start}, {self.alpha_end})")
+
+  # Schedule -------------------------------------------------------------------------------
+  def alpha(self, t):
+    """alpha_t, same shape as t."""
+    return self.alpha_start + (self.alpha_end - self.alpha_start) * t
+
+  def int_alpha(self, t0, t1):
+    """int_{t0}^{t1} alpha_s ds (elementwise)."""
+    return (self.alpha_start * (t1 - t0)
+            + 0.5 * (self.alpha_end - self.alpha_start) * (t1 ** 2 - t0 ** 2))
+
+  @property
+  def residual_correlation(self) -> float:
+    """Corr(X_0, X_1) per coordinate = exp(-1/2 int_0^1 alpha); memoryless needs it near 0."""
+    return math.exp(-0.5 * self.int_alpha(0.0, 1.0))
+
+  def c1(self, t):
+    """-1/2 int_0^t alpha."""
+    return -0.5 * self.int_alpha(0.0, t)
+
+  def c2(self, t):
+    """-1/2 int_t^1 alpha."""
+    return -0.5 * self.int_alpha(t, 1.0)
+
+  # SDE ------------------------------------------------------------------------------------
+  def drift(self, t, x: jax.Array) -> jax.Array:
+    """b_t(x) = -1/2 alpha_t x; x (..., d) -> (..., d)."""
+    return -0.5 * self.alpha(_t_col(t, x)) * x
+
+  def sigma(self, t):
+    """sigma_t = sigma_bar sqrt(alpha_t), same shape as t."""
+    return self.sigma_bar * jnp.sqrt(self.alpha(jnp.asarray(t)))
+
+  def sample_source(self, key: jax.Array, n: int, dtype=jnp.float32) -> jax.Array:
+    """n draws of X_0 ~ mu = N(0, sigma_bar^2 I): (n, d)."""
+    return self.sigma_bar * jax.random.normal(key, (n, self.dim), dtype)
+
+  def log_nu(self, x: jax.Array) -> jax.Array:
+    """log nu(x) = log N(x; 0, sigma_bar^2 I) (constant dropped if drop_log_nu_const): (...,)."""
+    _check_dim(x, self.dim, "x")
+    quad = -0.5 * jnp.sum(x ** 2, -1) / self.sigma_bar ** 2
+    if self.drop_log_nu_const:
+      return quad
+    return quad - 0.5 * self.dim * math.log(2 * math.pi * self.sigma_bar ** 2)
+
+  def reward(self, log_prob_unnorm: Callable, x: jax.Array) -> jax.Array:
+    """r(x) = log pi~(x) - log nu(x): (..., d) -> (...,)."""
+    return log_prob_unnorm(x) - self.log_nu(x)
+
+  # Bridge and terminal score (§2.4) -------------------------------------------------------
+  def bridge_mean_var(self, t, x0: jax.Array, x1: jax.Array):
+    """Mean (..., d) and variance (broadcastable) of X_t | X_0 = x0, X_1 = x1."""
+    _check_dim(x0, self.dim, "x0")
+    _check_dim(x1, self.dim, "x1")
+    tc = _t_col(t, x1)
+    e1, e2, e3 = jnp.exp(self.c1(tc)), jnp.exp(self.c2(tc)), math.exp(self.c1(1.0))
+    den = 1.0 - e3 ** 2
+    mean = e1 * (1 - e2 ** 2) / den * x0 + e2 * (1 - e1 ** 2) / den * x1
+    var = self.sigma_bar ** 2 * (1 - e1 ** 2) * (1 - e2 ** 2) / den
+    return mean, var
+
+  def sample_bridge(self, key: jax.Array, t, x0: jax.Array, x1: jax.Array) -> jax.Array:
+    """A draw of X_t | X_0 = x0, X_1 = x1: (..., d), one flat normal draw reshaped."""
+    mean, var = self.bridge_mean_var(t, x0, x1)
+    z = jax.random.normal(key, (mean.size,), mean.dtype).reshape(mean.shape)
+    return mean + jnp.sqrt(var) * z
+
+  def terminal_log_prob(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
+    """log p^ref_{1|t}(x1 | x_t) = log N(x1; e^{c2} x_t, sigma_bar^2 (1 - e^{2 c2}) I): (...,)."""
+    tc = _t_col(t, xt)
+    e2 = jnp.exp(self.c2(tc))
+    var = self.sigma_bar ** 2 * (1 - e2 ** 2)
+    return jnp.sum(-0.5 * (x1 - e2 * xt) ** 2 / var - 0.5 * jnp.log(2 * math.pi * var), -1)
+
+  def terminal_score(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
+    """s_t(x_t; x1) = e^{c2}(x1 - e^{c2} x_t) / (sigma_bar^2 (1 - e^{2 c2})): (..., d)."""
+    _check_dim(xt, self.dim, "xt")
+    _check_dim(x1, self.dim, "x1")
+    tc = _t_col(t, xt)
+    e2 = jnp.exp(self.c2(tc))
+    return e2 * (x1 - e2 * xt) / (self.sigma_bar ** 2 * (1 - e2 ** 2))
+
+  def terminal_mean_coef(self, t):
+    """a_t = exp(-1/2 int_t^1 alpha): E_ref[X_1 | X_t = x] = a_t x."""
+    return jnp.exp(self.c2(t))
+
+
+def ou_reference(dim: int, *, schedule: str = "linear_decreasing", sigma_bar: float = 1.0,
+                 alpha_min: float = 0.1, alpha_max: float = 10.0,
+                 alpha_start: float | None = None, alpha_end: float | None = None,
+                 drop_log_nu_const: bool = False, warn_correlation: float = 0.05) -> OUReference:
+  """Builds an ``OUReference`` from a named schedule (spec §2.1).
+
+  Args:
+    dim: d.
+    schedule: "linear_decreasing" (released code: alpha from alpha_max to alpha_min),
+      "linear_increasing" (paper text: alpha_min to alpha_max) or "explicit" (alpha_start,
+      alpha_end given).
+    sigma_bar: stationary std.
+    alpha_min, alpha_max: the end points of the named schedules.
+    alpha_start, alpha_end: the explicit schedule's end points.
+    drop_log_nu_const: see ``OUReference``.
+    warn_correlation: warn when the residual correlation exp(-1/2 int alpha) exceeds this.
+  """
+  if schedule == "linear_decreasing":
+    a0, a1 = alpha_max, alpha_min
+  elif schedule == "linear_increasing":
+    a0, a1 = alpha_min, alpha_max
+  elif schedule == "explicit":
+    if alpha_start is None or alpha_end is None:
+      raise ValueError("schedule='explicit' needs alpha_start and alpha_end")
+    a0, a1 = alpha_start, alpha_end
+  else:
+    raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}")
+  ref = OUReference(dim=dim, sigma_bar=sigma_bar, alpha_start=float(a0), alpha_end=float(a1),
+                    drop_log_nu_const=drop_log_nu_const)
+  if ref.residual_correlation > warn_correlation:
+    warnings.warn(f"OU reference is not memoryless: Corr(X_0, X_1) = "
+                  f"{ref.residual_correlation:.3g} > {warn_correlation} (int alpha = "
+                  f"{ref.int_alpha(0.0, 1.0):.3g}; use int alpha >= 10 for known-answer work)")
+  return ref
+
+
+@dataclasses.dataclass(frozen=True)
+class BMReference:
+  """Brownian motion dX_t = sigma dW_t from the point source X_0 = x_source (PIS-like).
+
+  Attributes:
+    dim: d.
+    sigma: diffusion coefficient sigma > 0 (constant in t).
+    source: the point source as a tuple of d floats, or None for the origin.
+    drop_log_nu_const: drop (d/2) log(2 pi sigma^2) from r.
+  """
+  dim: int
+  sigma_const: float = 1.0
+  source: tuple | None = None
+  drop_log_nu_const: bool = False
+
+  def __post_init__(self):
+    if int(self.dim) < 1:
+      raise ValueError(f"dim must be >= 1; got {self.dim}")
+    if not self.sigma_const > 0:
+      raise ValueError(f"sigma_const must be > 0; got {self.sigma_const}")
+    if self.source is not None and len(self.source) != self.dim:
+      raise ValueError(f"source must have {self.dim} entries; got {len(self.source)}")
+
+  residual_correlation = 0.0
+
+  def _x0(self, dtype=jnp.float32) -> jax.Array:
+    if self.source is None:
+      return jnp.zeros((self.dim,), dtype)
+    return jnp.asarray(self.source, dtype)
+
+  def drift(self, t, x: jax.Array) -> jax.Array:
+    """b_t(x) = 0: (..., d)."""
+    del t
+    return jnp.zeros_like(x)
+
+  def sigma(self, t):
+    """sigma_t = sigma (constant), same shape as t."""
+    return jnp.full(jnp.shape(t), self.sigma_const, jnp.result_type(t, jnp.float32))
+
+  def sample_source(self, key: jax.Array, n: int, dtype=jnp.float32) -> jax.Array:
+    """n copies of the point source: (n, d) (the key is unused: mu is a Dirac)."""
+    del key
+    return jnp.broadcast_to(self._x0(dtype), (n, self.dim))
+
+  def log_nu(self, x: jax.Array) -> jax.Array:
+    """log N(x; x_source, sigma^2 I): (...,)."""
+    _check_dim(x, self.dim, "x")
+    quad = -0.5 * jnp.sum((x - self._x0(x.dtype)) ** 2, -1) / self.sigma_const ** 2
+    if self.drop_log_nu_const:
+      return quad
+    return quad - 0.5 * self.dim * math.log(2 * math.pi * self.sigma_const ** 2)
+
+  def reward(self, log_prob_unnorm: Callable, x: jax.Array) -> jax.Array:
+    """r(x) = log pi~(x) - log nu(x): (..., d) -> (...,)."""
+    return log_prob_unnorm(x) - self.log_nu(x)
+
+  def bridge_mean_var(self, t, x0: jax.Array, x1: jax.Array):
+    """Brownian bridge: mean (1 - t) x0 + t x1, variance sigma^2 t (1 - t)."""
+    _check_dim(x0, self.dim, "x0")
+    _check_dim(x1, self.dim, "x1")
+    tc = _t_col(t, x1)
+    return (1 - tc) * x0 + tc * x1, self.sigma_const ** 2 * tc * (1 - tc)
+
+  def sample_bridge(self, key: jax.Array, t, x0: jax.Array, x1: jax.Array) -> jax.Array:
+    """A draw of X_t | X_0 = x0, X_1 = x1: (..., d)."""
+    mean, var = self.bridge_mean_var(t, x0, x1)
+    z = jax.random.normal(key, (mean.size,), mean.dtype).reshape(mean.shape)
+    return mean + jnp.sqrt(var) * z
+
+  def terminal_log_prob(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
+    """log N(x1; x_t, sigma^2 (1 - t) I): (...,)."""
+    tc = _t_col(t, xt)
+    var = self.sigma_const ** 2 * (1 - tc)
+    return jnp.sum(-0.5 * (x1 - xt) ** 2 / var - 0.5 * jnp.log(2 * math.pi * var), -1)
+
+  def terminal_score(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
+    """(x1 - x_t) / (sigma^2 (1 - t)): (..., d)."""
+    _check_dim(xt, self.dim, "xt")
+    _check_dim(x1, self.dim, "x1")
+    tc = _t_col(t, xt)
+    return (x1 - xt) / (self.sigma_const ** 2 * (1 - tc))
+
+
+Reference = OUReference | BMReference
