@@ -1,0 +1,137 @@
+"""Memoryless SDE rollout, lean adjoint and the adjoint-matching loss (spec §3–§5).
+
+The discretisation is the reference one (github.com/ColinQiyangLi/qam): N steps, h = 1/N,
+t_k = k·h, noise scale and drift time shifted by h to avoid t = 0, last forward step an ODE step
+with the target behaviour flow, and a backward explicit-Euler sweep of the lean adjoint with one
+VJP of the base drift per step.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+
+from iclr26_jax.qam.flows import Velocity, _check_2d
+
+
+def sigmas(num_steps: int) -> jax.Array:
+  """σ_k = sqrt(2(1 − t_k + h)/(t_k + h)), k = 0..N−1: ``(N,)``."""
+  h = 1.0 / num_steps
+  t = jnp.arange(num_steps) * h
+  return jnp.sqrt(2.0 * (1.0 - t + h) / (t + h))
+
+
+def rollout(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
+            noise: jax.Array, num_steps: int) -> jax.Array:
+  """Forward memoryless rollout (spec §5 item 2), no stop-gradient applied here.
+
+  X_{k+1} = X_k + h·[2·v_fine(s, X_k, t_k) − X_k/(t_k + h)] + sqrt(h)·σ_k·ε_k for k ≤ N−2, then
+  X_N = X_{N−1} + h·v_base(s, X_{N−1}, t_{N−1}).
+
+  Args:
+    v_fine: fine-tuned velocity v_θ(obs, x, t).
+    v_base: target behaviour velocity v_β̄(obs, x, t) (used only for the last ODE step).
+    obs: ``(B, S)``.
+    x0: ``(B, D)`` initial noise X_0.
+    noise: ``(N−1, B, D)`` standard normal ε_k.
+    num_steps: N ≥ 2.
+  Returns:
+    ``(N+1, B, D)`` the states X_0..X_N.
+  """
+  _check_2d("x0", x0)
+  _check_2d("obs", obs, rows=x0.shape[0])
+  if num_steps < 2:
+    raise ValueError(f"num_steps must be >= 2; got {num_steps}")
+  if noise.shape != (num_steps - 1,) + x0.shape:
+    raise ValueError(f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}")
+  h = 1.0 / num_steps
+  b = x0.shape[0]
+  sig = sigmas(num_steps)
+
+  def step(x, inp):
+    k, eps = inp
+    t = jnp.full((b,), k * h, x.dtype)
+    drift = 2.0 * v_fine(obs, x, t) - x / (k * h + h)
+    x_next = x + h * drift + jnp.sqrt(h) * sig[k] * eps
+    return x_next, x_next
+
+  x_last, xs = jax.lax.scan(step, x0, (jnp.arange(num_steps - 1), noise))
+  t_last = jnp.full((b,), (num_steps - 1) * h, x0.dtype)
+  x_n = x_last + h * v_base(obs, x_last, t_last)
+  return jnp.concatenate([x0[None], xs, x_n[None]], axis=0)
+
+
+def terminal_adjoint(q_fn: Callable[[jax.Array, jax.Array], jax.Array], obs: jax.Array,
+                     x_n: jax.Array, inv_temp) -> jax.Array:
+  """ã_N = −λ·∇_a mean_j Q̄_j(s, clip(a, −1, 1)) at a = X_N (spec §5 item 3).
+
+  Args:
+    q_fn: ``q_fn(obs (B, S), actions (B, D)) -> (K, B)`` (the target ensemble).
+    obs: ``(B, S)``; x_n: ``(B, D)``; inv_temp: λ (scalar).
+  Returns:
+    ``(B, D)``; zero in every coordinate where X_N lies outside [−1, 1].
+  """
+  _check_2d("x_n", x_n)
+
+  def total_q(a):
+    return jnp.sum(jnp.mean(q_fn(obs, jnp.clip(a, -1.0, 1.0)), axis=0))
+
+  return -inv_temp * jax.grad(total_q)(x_n)
+
+
+def lean_adjoint(v_base: Velocity, obs: jax.Array, xs: jax.Array, adj_terminal: jax.Array,
+                 num_steps: int) -> jax.Array:
+  """Backward lean-adjoint sweep (spec §5 item 4).
+
+  ã_k = ã_{k+1} + h·J_kᵀ ã_{k+1},  J_k = ∂_x[2·v_base(s, x, t_k + h) − x/(t_k + h)] at x = X_k,
+  for k = N−1 down to 0, one VJP per step.
+
+  Args:
+    v_base: target behaviour velocity v_β̄.
+    obs: ``(B, S)``.
+    xs: ``(N+1, B, D)`` or ``(N, B, D)`` rollout states (only X_0..X_{N−1} are used).
+    adj_terminal: ``(B, D)`` ã_N.
+    num_steps: N.
+  Returns:
+    ``(N, B, D)`` the adjoints ã_0..ã_{N−1}.
+  """
+  _check_2d("adj_terminal", adj_terminal)
+  b, d = adj_terminal.shape
+  if xs.ndim != 3 or xs.shape[0] < num_steps or xs.shape[1:] != (b, d):
+    raise ValueError(f"xs must have shape ({num_steps}+, {b}, {d}); got {xs.shape}")
+  h = 1.0 / num_steps
+
+  def step(adj, inp):
+    k, x = inp
+    ts = k * h + h
+    t = jnp.full((b,), ts, x.dtype)
+    drift = lambda y: 2.0 * v_base(obs, y, t) - y / ts
+    _, vjp = jax.vjp(drift, x)
+    adj_k = adj + h * vjp(adj)[0]
+    return adj_k, adj_k
+
+  ks = jnp.arange(num_steps)
+  _, adjs = jax.lax.scan(step, adj_terminal, (ks, xs[:num_steps]), reverse=True)
+  return adjs
+
+
+def adjoint_matching_loss(v_fine_at: jax.Array, v_base_at: jax.Array, adjs: jax.Array,
+                          num_steps: int) -> jax.Array:
+  """Eq. 8: mean_B Σ_k Σ_d [(2/σ_k)(v_θ − v_β̄)(s, X_k, t_k) + σ_k·ã_k]².
+
+  Args:
+    v_fine_at: ``(N, B, D)`` v_θ(s, X_k, t_k) (the only term carrying gradient).
+    v_base_at: ``(N, B, D)`` v_β̄(s, X_k, t_k) (constant).
+    adjs: ``(N, B, D)`` ã_k (constant).
+    num_steps: N.
+  Returns:
+    scalar loss, summed over steps and action dimensions, averaged over the batch.
+  """
+  if not (v_fine_at.shape == v_base_at.shape == adjs.shape) or v_fine_at.shape[0] != num_steps:
+    raise ValueError(f"v_fine_at, v_base_at, adjs must share shape ({num_steps}, B, D); got "
+                     f"{v_fine_at.shape}, {v_base_at.shape}, {adjs.shape}")
+  sig = sigmas(num_steps)[:, None, None]
+  res = (2.0 / sig) * (v_fine_at - v_base_at) + sig * adjs
+  return jnp.mean(jnp.sum(jnp.square(res), axis=(0, 2)))

@@ -1,0 +1,268 @@
+"""The QAM agent: state pytree, ``create``, jitted ``update`` and ``sample_actions`` (spec §7–§9).
+
+Agents (``config.agent_name``):
+- ``"qam"``: critic ensemble (TD, Eq. 9) + behaviour flow v_β (flow matching, Eq. 2) + fine-tuned
+  flow v_θ (lean adjoint matching, Eq. 8). With ``fql_alpha > 0`` it is QAM-F: a one-step policy
+  distilled from v_θ's ODE and maximising Q, used for TD targets and evaluation.
+- ``"bc"``: the BC-flow baseline, QAM with λ = 0 (spec §10): v_β only, critic trained for
+  diagnostics, actions from v_β.
+- ``"fql"``: FQL, the one-step policy with the behaviour flow as teacher; no v_θ, no adjoint.
+
+All losses are summed and take one clipped Adam step on the joint parameter tree (they touch
+disjoint parameter sets); the target critic and target BC flow are Polyak-averaged after it.
+Randomness comes from ``TrainState.step_key`` so a resumed run draws the same numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import flax.struct
+import jax
+import jax.numpy as jnp
+import ml_collections
+
+from iclr26_jax.core import optim
+from iclr26_jax.core.train_state import TrainState
+from iclr26_jax.qam import adjoint, baselines, critic, flows
+from iclr26_jax.qam import config as config_lib
+from iclr26_jax.qam.networks import CriticEnsemble, OneStepPolicy, VelocityField
+
+
+def _normal(key, shape):
+  """Standard normal of any rank drawn flat (rank ≥ 3 threefry draws compile slowly on CPU)."""
+  n = 1
+  for s in shape:
+    n *= s
+  return jax.random.normal(key, (n,)).reshape(shape)
+
+
+def _nets(config, action_dim: int):
+  vel = VelocityField(tuple(config.actor_hidden_dims), action_dim)
+  crit = CriticEnsemble(tuple(config.critic_hidden_dims), config.num_qs)
+  one = OneStepPolicy(tuple(config.actor_hidden_dims), action_dim)
+  return vel, crit, one
+
+
+def _uses_flow_actor(config) -> bool:
+  return config.agent_name == "qam"
+
+
+def _uses_one_step(config) -> bool:
+  return config.agent_name == "fql" or (config.agent_name == "qam" and config.fql_alpha > 0)
+
+
+class QAMAgent(flax.struct.PyTreeNode):
+  """Agent state.
+
+  Attributes:
+    state: core ``TrainState``; ``params`` holds ``critic`` (leading K axis), ``bc_flow`` and,
+      depending on the agent, ``actor_flow`` (v_θ) and ``one_step``; ``extras`` holds
+      ``target_critic`` and ``target_bc_flow``.
+    config: frozen config (static).
+    action_dim: d, the environment action dimension (static).
+    obs_dim: S (static).
+  """
+  state: TrainState
+  config: Any = flax.struct.field(pytree_node=False)
+  action_dim: int = flax.struct.field(pytree_node=False)
+  obs_dim: int = flax.struct.field(pytree_node=False)
+
+  @property
+  def chunk_dim(self) -> int:
+    """D_a = H·d."""
+    return self.config.horizon * self.action_dim
+
+  @classmethod
+  def create(cls, rng: jax.Array, example_obs: jax.Array, example_actions: jax.Array,
+             config: ml_collections.ConfigDict) -> "QAMAgent":
+    """A fresh agent.
+
+    Args:
+      rng: PRNG key (the run's root key).
+      example_obs: ``(B, S)`` observations.
+      example_actions: ``(B, d)`` single environment actions (the chunk is H·d wide).
+      config: ``default_config()``-shaped ConfigDict.
+    """
+    config_lib.validate(config)
+    example_obs = jnp.asarray(example_obs)
+    example_actions = jnp.asarray(example_actions)
+    if example_obs.ndim != 2:
+      raise ValueError(f"example_obs must have shape (B, S); got {example_obs.shape}")
+    if example_actions.ndim != 2:
+      raise ValueError(f"example_actions must have shape (B, d); got {example_actions.shape}")
+    obs_dim, act_dim = example_obs.shape[1], example_actions.shape[1]
+    da = config.horizon * act_dim
+    vel, crit, one = _nets(config, da)
+    keys = jax.random.split(rng, 5)
+    o = example_obs[:1]
+    x = jnp.zeros((1, da))
+    t = jnp.zeros((1,))
+    params = {"critic": crit.init(keys[0], o, x)["params"],
+              "bc_flow": vel.init(keys[1], o, x, t)["params"]}
+    if _uses_flow_actor(config):
+      params["actor_flow"] = vel.init(keys[2], o, x, t)["params"]  # fresh init, not v_β's
+    if _uses_one_step(config):
+      params["one_step"] = one.init(keys[3], o, x)["params"]
+    tx = optim.make_optimizer(config.optim, config.num_updates)
+    extras = {"target_critic": params["critic"], "target_bc_flow": params["bc_flow"]}
+    state = TrainState.create(params=params, tx=tx, rng=keys[4], extras=extras)
+    return cls(state=state, config=ml_collections.FrozenConfigDict(config),
+               action_dim=int(act_dim), obs_dim=int(obs_dim))
+
+  # ------------------------------------------------------------------ velocity helpers
+  def _velocity(self, bc_params, actor_params=None):
+    """v(obs, x, t) of the BC flow, or of the fine-tuned flow (residual-aware)."""
+    vel, _, _ = _nets(self.config, self.chunk_dim)
+    if actor_params is None:
+      return lambda o, x, t: vel.apply({"params": bc_params}, o, x, t)
+    if self.config.residual:
+      return lambda o, x, t: (vel.apply({"params": bc_params}, o, x, t)
+                              + vel.apply({"params": actor_params}, o, x, t))
+    return lambda o, x, t: vel.apply({"params": actor_params}, o, x, t)
+
+  def _q_fn(self, critic_params):
+    _, crit, _ = _nets(self.config, self.chunk_dim)
+    return lambda o, a: crit.apply({"params": critic_params}, o, a)
+
+  def _policy_chunks(self, params, extras, obs, key):
+    """Clipped flattened chunks ``(B, D_a)`` of the acting policy (no gradient)."""
+    cfg = self.config
+    params = jax.lax.stop_gradient(params)
+    b = obs.shape[0]
+    z = _normal(key, (b, self.chunk_dim))
+    if _uses_one_step(cfg):
+      _, _, one = _nets(cfg, self.chunk_dim)
+      a = one.apply({"params": params["one_step"]}, obs, z)
+    elif cfg.agent_name == "qam" and cfg.inv_temp > 0:
+      a = flows.euler_ode(self._velocity(extras["target_bc_flow"], params["actor_flow"]),
+                          obs, z, cfg.flow_steps)
+    else:  # BC flow, or QAM at λ = 0: sample v_β (spec §8)
+      a = flows.euler_ode(self._velocity(params["bc_flow"]), obs, z, cfg.flow_steps)
+    return jnp.clip(a, -1.0, 1.0)
+
+  # ------------------------------------------------------------------ losses
+  def total_loss(self, params, batch, key):
+    """Sum of the losses of this agent and a dict of diagnostics.
+
+    Args:
+      params: the joint parameter tree.
+      batch: dict with ``observations (B, S)``, ``actions (B, H, d)``, ``rewards (B,)``
+        (discounted chunk returns), ``masks (B,)``, ``valid (B,)``, ``next_observations (B, S)``.
+      key: PRNG key.
+    Returns:
+      (loss, info).
+    """
+    cfg = self.config
+    extras = self.state.extras
+    obs = batch["observations"]
+    b = obs.shape[0]
+    actions = batch["actions"].reshape(b, self.chunk_dim)
+    k_next, k_bc, k_x0, k_eps, k_one = jax.random.split(key, 5)
+    info = {}
+
+    # Critic (spec §6).
+    a_next = self._policy_chunks(params, extras, batch["next_observations"], k_next)
+    next_q = self._q_fn(extras["target_critic"])(batch["next_observations"], a_next)
+    y = critic.pessimistic_target(next_q, batch["rewards"], batch["masks"], cfg.discount,
+                                  cfg.horizon, cfg.rho)
+    q = self._q_fn(params["critic"])(obs, actions)
+    q_loss = critic.td_loss(q, y, batch["valid"])
+    info.update({"critic/loss": q_loss, "critic/q_mean": jnp.mean(q),
+                 "critic/q_std": jnp.mean(jnp.std(q, axis=0)),
+                 "critic/target_mean": jnp.mean(y)})
+    total = q_loss
+
+    # Behaviour flow (Eq. 2).
+    bc_loss = flows.flow_matching_loss(self._velocity(params["bc_flow"]), obs, actions, k_bc,
+                                       batch["valid"])
+    info["bc/fm_loss"] = bc_loss
+    total = total + bc_loss
+
+    # Fine-tuned flow by lean adjoint matching (spec §5).
+    if _uses_flow_actor(cfg):
+      n = cfg.flow_steps
+      h = 1.0 / n
+      v_base = self._velocity(extras["target_bc_flow"])
+      v_fine_sg = self._velocity(extras["target_bc_flow"],
+                                 jax.lax.stop_gradient(params["actor_flow"]))
+      x0 = _normal(k_x0, (b, self.chunk_dim))
+      eps = _normal(k_eps, (n - 1, b, self.chunk_dim))
+      xs = jax.lax.stop_gradient(adjoint.rollout(v_fine_sg, v_base, obs, x0, eps, n))
+      adj_n = adjoint.terminal_adjoint(self._q_fn(extras["target_critic"]), obs, xs[-1],
+                                       cfg.inv_temp)
+      adjs = jax.lax.stop_gradient(adjoint.lean_adjoint(v_base, obs, xs, adj_n, n))
+      # One batched forward on N·B points.
+      obs_rep = jnp.broadcast_to(obs[None], (n,) + obs.shape).reshape(n * b, -1)
+      x_flat = xs[:n].reshape(n * b, self.chunk_dim)
+      t_flat = jnp.repeat(jnp.arange(n) * h, b)
+      v_fine_at = self._velocity(extras["target_bc_flow"], params["actor_flow"])(
+          obs_rep, x_flat, t_flat).reshape(n, b, self.chunk_dim)
+      v_base_at = jax.lax.stop_gradient(v_base(obs_rep, x_flat, t_flat)).reshape(
+          n, b, self.chunk_dim)
+      am_loss = adjoint.adjoint_matching_loss(v_fine_at, v_base_at, adjs, n)
+      info.update({"actor/am_loss": am_loss, "actor/adj_max": jnp.max(jnp.abs(adjs)),
+                   "actor/adj_mean": jnp.mean(adjs), "actor/adj_std": jnp.std(adjs)})
+      total = total + am_loss
+
+    # One-step policy: FQL (teacher v_β) or QAM-F (teacher v_θ).
+    if _uses_one_step(cfg):
+      _, _, one = _nets(cfg, self.chunk_dim)
+      z = _normal(k_one, (b, self.chunk_dim))
+      if cfg.agent_name == "fql":
+        teacher_v = self._velocity(jax.lax.stop_gradient(params["bc_flow"]))
+      else:
+        teacher_v = self._velocity(extras["target_bc_flow"],
+                                   jax.lax.stop_gradient(params["actor_flow"]))
+      teacher = jax.lax.stop_gradient(flows.euler_ode(teacher_v, obs, z, cfg.flow_steps))
+      f_loss, f_info = baselines.one_step_policy_loss(
+          lambda o, zz: one.apply({"params": params["one_step"]}, o, zz),
+          self._q_fn(jax.lax.stop_gradient(params["critic"])), obs, z, teacher, cfg.fql_alpha)
+      info.update({"one_step/loss": f_loss, "one_step/q_loss": f_info["q_loss"],
+                   "one_step/distill_loss": f_info["distill_loss"]})
+      total = total + f_loss
+
+    info["total_loss"] = total
+    return total, info
+
+  # ------------------------------------------------------------------ public API
+  @jax.jit
+  def update(self, batch) -> tuple["QAMAgent", dict]:
+    """One clipped Adam step on the sum of the losses, then Polyak targets.
+
+    Args:
+      batch: see ``total_loss``; leading dimension B.
+    Returns:
+      (new agent, info) with namespaced scalar diagnostics and ``grad_norm``.
+    """
+    if batch["actions"].ndim != 3 or batch["actions"].shape[1:] != (self.config.horizon,
+                                                                    self.action_dim):
+      raise ValueError(f"batch['actions'] must have shape (B, {self.config.horizon}, "
+                       f"{self.action_dim}); got {batch['actions'].shape}")
+    key = self.state.step_key()
+    grads, info = jax.grad(self.total_loss, has_aux=True)(self.state.params, batch, key)
+    tau = self.config.tau
+    new_state, gnorm = self.state.apply_gradients(grads)
+    extras = {
+        "target_critic": optim.ema_update(self.state.extras["target_critic"],
+                                          new_state.params["critic"], 1.0 - tau),
+        "target_bc_flow": optim.ema_update(self.state.extras["target_bc_flow"],
+                                           new_state.params["bc_flow"], 1.0 - tau),
+    }
+    info["grad_norm"] = gnorm
+    return self.replace(state=new_state.replace(extras=extras)), info
+
+  @jax.jit
+  def sample_actions(self, obs: jax.Array, rng: jax.Array) -> jax.Array:
+    """Action chunks by the deterministic Euler ODE (or the one-step policy), clipped.
+
+    Args:
+      obs: ``(B, S)``.
+      rng: key for the initial noise x_0 ~ N(0, I).
+    Returns:
+      ``(B, H, d)`` chunks in [−1, 1]; execute open-loop.
+    """
+    if obs.ndim != 2 or obs.shape[1] != self.obs_dim:
+      raise ValueError(f"obs must have shape (B, {self.obs_dim}); got {obs.shape}")
+    a = self._policy_chunks(self.state.params, self.state.extras, obs, rng)
+    return a.reshape(obs.shape[0], self.config.horizon, self.action_dim)

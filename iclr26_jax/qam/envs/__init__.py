@@ -1,0 +1,1 @@
+"""JAX-native environments of the QAM room."""

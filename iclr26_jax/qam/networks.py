@@ -1,0 +1,77 @@
+"""Flax Linen networks of the QAM room (spec §2, §6).
+
+``iclr26_jax/nn`` has no shared modules yet, so the MLP and the vmapped ensemble live here.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+
+class MLP(nn.Module):
+  """``(..., F) -> (..., out_dim)``: Dense → GELU (→ LayerNorm) per hidden layer, Xavier-uniform."""
+  hidden_dims: Sequence[int]
+  out_dim: int
+  layer_norm: bool = False
+
+  @nn.compact
+  def __call__(self, x: jax.Array) -> jax.Array:
+    init = nn.initializers.xavier_uniform()
+    for h in self.hidden_dims:
+      x = nn.gelu(nn.Dense(h, kernel_init=init)(x))
+      if self.layer_norm:
+        x = nn.LayerNorm()(x)
+    return nn.Dense(self.out_dim, kernel_init=init)(x)
+
+
+class VelocityField(nn.Module):
+  """Flow velocity v(s, x, t): obs ``(B, S)``, x ``(B, D)``, t ``(B,)`` -> ``(B, D)``.
+
+  MLP on concat[s, x, t] with the raw scalar t (no Fourier features), no LayerNorm.
+  """
+  hidden_dims: Sequence[int]
+  action_dim: int
+
+  @nn.compact
+  def __call__(self, obs, x, t):
+    inp = jnp.concatenate([obs, x, t[..., None]], axis=-1)
+    return MLP(self.hidden_dims, self.action_dim)(inp)
+
+
+class OneStepPolicy(nn.Module):
+  """FQL one-step policy μ(s, z): obs ``(B, S)``, z ``(B, D)`` -> ``(B, D)`` (unclipped)."""
+  hidden_dims: Sequence[int]
+  action_dim: int
+
+  @nn.compact
+  def __call__(self, obs, z):
+    return MLP(self.hidden_dims, self.action_dim)(jnp.concatenate([obs, z], axis=-1))
+
+
+class _Critic(nn.Module):
+  hidden_dims: Sequence[int]
+
+  @nn.compact
+  def __call__(self, obs, actions):
+    x = jnp.concatenate([obs, actions], axis=-1)
+    return MLP(self.hidden_dims, 1, layer_norm=True)(x)[..., 0]
+
+
+class CriticEnsemble(nn.Module):
+  """K critics in one vmapped module: obs ``(B, S)``, actions ``(B, D)`` -> ``(K, B)``.
+
+  One parameter tree with a leading K axis; each member is an MLP with LayerNorm after every
+  hidden layer, on concat[s, a].
+  """
+  hidden_dims: Sequence[int]
+  num_qs: int
+
+  @nn.compact
+  def __call__(self, obs, actions):
+    ens = nn.vmap(_Critic, variable_axes={"params": 0}, split_rngs={"params": True},
+                  in_axes=None, out_axes=0, axis_size=self.num_qs)
+    return ens(self.hidden_dims)(obs, actions)
