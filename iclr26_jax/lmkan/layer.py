@@ -11,7 +11,6 @@ Parameter: `table` of shape (P, G+1, G+1, Q), P = ⌈N_in/2⌉, Q = features. Th
 
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Any, Callable
 
@@ -20,6 +19,8 @@ import jax
 import jax.numpy as jnp
 
 from iclr26_jax.lmkan import reference
+from kernels_pallas import _backend
+from kernels_pallas.spline_lookup import ops as spline_ops
 from iclr26_jax.lmkan.grid import SigmaGrid, out_of_grid_fraction, validate_grid_size
 
 __all__ = [
@@ -33,50 +34,23 @@ __all__ = [
     "to_reference_layout",
     "IMPLS",
     "INITS",
-    "KERNEL_MODULE",
 ]
 
 IMPLS = ("auto", "xla", "pallas")
 INITS = ("noise", "affine")
-KERNEL_MODULE = "kernels_pallas.spline_lookup"
-
-
-def _load_kernel_op():
-  """Returns the Pallas op `kernels_pallas.spline_lookup.ops.spline_lookup`, or None if not installed."""
-  try:
-    ops = importlib.import_module(KERNEL_MODULE + ".ops")
-  except ModuleNotFoundError as e:
-    # Only a missing kernel package means "not landed"; an import error inside it is a real bug.
-    if e.name is not None and (e.name == "kernels_pallas" or e.name.startswith(KERNEL_MODULE)):
-      return None
-    raise
-  return getattr(ops, "spline_lookup", None)
 
 
 def resolve_impl(impl: str) -> str:
-  """Resolves the `impl` switch to "xla" or "pallas".
-
-  "auto" is "pallas" on GPU/TPU when the kernel `kernels_pallas.spline_lookup` is importable, else "xla"
-  (always "xla" on CPU). "pallas" requires the kernel.
+  """Resolves the `impl` switch to "xla" or "pallas" ("auto": the kernel on GPU/TPU, the
+  pure-jnp reference elsewhere; the kernel op may still fall back to XLA on a GPU below
+  Triton's compute-capability floor).
 
   Raises:
     ValueError: unknown `impl`.
-    NotImplementedError: impl="pallas" while `kernels_pallas.spline_lookup` has not landed.
   """
   if impl not in IMPLS:
     raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}.")
-  if impl == "xla":
-    return "xla"
-  if impl == "auto":
-    if jax.default_backend() == "cpu":
-      return "xla"
-    return "pallas" if _load_kernel_op() is not None else "xla"
-  if _load_kernel_op() is None:
-    raise NotImplementedError(
-        f"impl='pallas' requested, but the Pallas kernel `{KERNEL_MODULE}` (with `ops.spline_lookup`) has "
-        "not landed yet in this checkout. Use impl='xla' (the pure-jnp reference with the closed-form "
-        "backward) or impl='auto'.")
-  return "pallas"
+  return _backend.resolve_impl(impl)
 
 
 def pair_inputs(x):
@@ -260,6 +234,6 @@ class LMKANDense(nn.Module):
       y = reference.spline_lookup(pairs, table, grid, chunk_pairs=self.chunk_pairs)
     else:
       # "auto" is passed through so the op can still fall back (e.g. a GPU below Triton's floor).
-      y = _load_kernel_op()(pairs, table, grid, impl=self.impl, interpret=self.interpret)
+      y = spline_ops.spline_lookup(pairs, table, grid, impl=self.impl, interpret=self.interpret)
     return y.reshape(lead + (self.features,))
 
