@@ -1,0 +1,191 @@
+"""Small discrete targets on {0..q-1}^D with exact answers by enumeration (spec §11, §14).
+
+Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference code github.com/AlexandreGUO2001/PDNS (``discrete/``).
+
+``EnumerableTarget`` stores log pi~ for every one of the q^D states (q^D <= 2^16) in
+lexicographic order, index(x) = sum_d x_d q^(D-1-d). From the table it gives the exact log Z,
+the exact normalised distribution, marginals, exact samples, KL(p || pi) for any table p and the
+exact conditionals pi(x_d = v | x_U) of every site given any set U of unmasked sites (the ideal
+masked-diffusion denoiser). Tokens are 0..q-1; the mask symbol is the integer q.
+
+Constructors: ``ising`` (L x L periodic, J, h, beta, tokens {0, 1}, s = 2x - 1,
+H = -J sum_i s_i (s_right(i) + s_down(i)) - h sum_i s_i), ``potts`` (H = -J sum_i
+(1[x_i = x_right(i)] + 1[x_i = x_down(i)])) and ``random_table`` (i.i.d. Gaussian log-table).
+On lattices of side 2 each neighbour pair appears twice in the sums (periodic wrap); that is the
+convention of the formula and is kept.
+"""
+
+from __future__ import annotations
+
+import math
+
+import flax.struct
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["EnumerableTarget", "ising", "potts", "random_table", "all_states", "state_index"]
+
+MAX_STATES = 2 ** 16
+
+
+def all_states(dim: int, q: int) -> np.ndarray:
+  """All q^D states in lexicographic order: (q^D, D) int32 (last site fastest)."""
+  if q < 2 or dim < 1:
+    raise ValueError(f"need q >= 2 and dim >= 1; got q={q}, dim={dim}")
+  if q ** dim > MAX_STATES:
+    raise ValueError(f"q^D = {q}^{dim} exceeds {MAX_STATES} states: too large to enumerate")
+  grids = np.meshgrid(*[np.arange(q)] * dim, indexing="ij")
+  return np.stack([g.reshape(-1) for g in grids], -1).astype(np.int32)
+
+
+def state_index(x: jax.Array, q: int) -> jax.Array:
+  """Lexicographic index sum_d x_d q^(D-1-d): (..., D) int -> (...,) int32."""
+  dim = x.shape[-1]
+  powers = jnp.asarray(q ** np.arange(dim - 1, -1, -1), jnp.int32)
+  return jnp.sum(x.astype(jnp.int32) * powers, -1)
+
+
+class EnumerableTarget(flax.struct.PyTreeNode):
+  """pi~ on {0..q-1}^D given by its full log-table.
+
+  Attributes:
+    log_table: (q^D,) log pi~(x) in lexicographic order (``all_states``).
+    dim: D (static).
+    q: number of token values (static).
+    name: description (static).
+  """
+  log_table: jax.Array
+  dim: int = flax.struct.field(pytree_node=False)
+  q: int = flax.struct.field(pytree_node=False)
+  name: str = flax.struct.field(pytree_node=False, default="table")
+
+  @classmethod
+  def from_log_table(cls, log_table, dim: int, q: int, name: str = "table") -> "EnumerableTarget":
+    """Validates log_table (q^D,) finite; stored as float32."""
+    t = np.asarray(log_table, np.float64)
+    all_states(dim, q)   # validates dim, q and the size
+    if t.shape != (q ** dim,):
+      raise ValueError(f"log_table must have shape ({q ** dim},) = (q^D,); got {t.shape}")
+    if not np.all(np.isfinite(t)):
+      raise ValueError("log_table must be finite")
+    return cls(log_table=jnp.asarray(t, jnp.float32), dim=dim, q=q, name=name)
+
+  @property
+  def num_states(self) -> int:
+    return self.q ** self.dim
+
+  def states(self) -> np.ndarray:
+    """(q^D, D) int32, the row order of ``log_table``."""
+    return all_states(self.dim, self.q)
+
+  def _check_x(self, x: jax.Array, name: str = "x", allow_mask: bool = False) -> None:
+    if x.ndim < 1 or x.shape[-1] != self.dim:
+      raise ValueError(f"{name} must have shape (..., {self.dim}); got {tuple(x.shape)}")
+    if not jnp.issubdtype(x.dtype, jnp.integer):
+      raise ValueError(f"{name} must hold integer tokens; got dtype {x.dtype}")
+
+  def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
+    """log pi~(x): (..., D) int in {0..q-1} -> (...,) float32."""
+    self._check_x(x)
+    return self.log_table[state_index(x, self.q)]
+
+  @property
+  def log_z(self) -> jax.Array:
+    """Exact log Z = log sum_x pi~(x) (scalar, computed in float64 on the host)."""
+    t = np.asarray(self.log_table, np.float64)
+    m = t.max()
+    return jnp.asarray(m + math.log(np.exp(t - m).sum()), jnp.float32)
+
+  def log_probs(self) -> np.ndarray:
+    """Normalised log pi over all states: (q^D,) float64."""
+    t = np.asarray(self.log_table, np.float64)
+    m = t.max()
+    return t - (m + math.log(np.exp(t - m).sum()))
+
+  def marginals(self) -> np.ndarray:
+    """Exact one-site marginals pi(x_d = v): (D, q) float64."""
+    p = np.exp(self.log_probs())
+    onehot = np.eye(self.q)[self.states()]                       # (S, D, q)
+    return np.einsum("s,sdv->dv", p, onehot)
+
+  def kl_from(self, log_p: np.ndarray) -> float:
+    """Exact KL(p || pi) for a normalised log-table log_p (q^D,) over the same state order."""
+    log_p = np.asarray(log_p, np.float64)
+    if log_p.shape != (self.num_states,):
+      raise ValueError(f"log_p must have shape ({self.num_states},); got {log_p.shape}")
+    p = np.exp(log_p)
+    lp = np.where(p > 0, log_p, 0.0)
+    return float(np.sum(p * (lp - self.log_probs())))
+
+  def sample(self, key: jax.Array, n: int) -> jax.Array:
+    """n exact draws from pi: (n, D) int32."""
+    idx = jax.random.categorical(key, self.log_table, shape=(n,))
+    return jnp.asarray(self.states())[idx]
+
+  def conditional_log_probs(self, z: jax.Array) -> jax.Array:
+    """Exact conditionals of pi given the unmasked sites: the ideal denoiser.
+
+    For each partially masked z (mask symbol q) and each site d,
+    out[b, d, v] = log pi(x_d = v | x_U = z_U), U the unmasked sites of z[b] (for an unmasked
+    site this is the point mass on z_d). Computed with matmuls over the enumerated states.
+
+    Args:
+      z: (B, D) int32 in {0..q}.
+    Returns:
+      (B, D, q) float32 log-probabilities.
+    """
+    if z.ndim != 2 or z.shape[1] != self.dim:
+      raise ValueError(f"z must have shape (B, {self.dim}); got {tuple(z.shape)}")
+    q, d = self.q, self.dim
+    states_oh = jax.nn.one_hot(jnp.asarray(self.states()), q, dtype=jnp.float32)  # (S, D, q)
+    states_oh = states_oh.reshape(-1, d * q)
+    z_oh = jax.nn.one_hot(z, q + 1, dtype=jnp.float32)[..., :q].reshape(z.shape[0], d * q)
+    matches = z_oh @ states_oh.T                                           # (B, S)
+    n_unmasked = jnp.sum(z != q, -1, keepdims=True).astype(jnp.float32)
+    consistent = matches > n_unmasked - 0.5
+    lp = self.log_table - jnp.max(self.log_table)
+    p = jnp.where(consistent, jnp.exp(lp)[None], 0.0)                      # (B, S)
+    num = (p @ states_oh).reshape(-1, d, q)                                # (B, D, q)
+    den = jnp.sum(p, -1)[:, None, None]
+    return jnp.log(num) - jnp.log(den)
+
+
+def _lattice_pairs(size: int) -> tuple[np.ndarray, np.ndarray]:
+  """Periodic right and down neighbour of each site of a size x size lattice: two (L^2,) arrays."""
+  i, j = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+  right = (i * size + (j + 1) % size).reshape(-1)
+  down = (((i + 1) % size) * size + j).reshape(-1)
+  return right, down
+
+
+def ising(size: int, beta: float, j: float = 1.0, h: float = 0.0) -> EnumerableTarget:
+  """Periodic size x size Ising model, log pi~ = -beta H, tokens {0, 1} (s = 2x - 1)."""
+  if size < 2:
+    raise ValueError(f"size must be >= 2; got {size}")
+  dim = size * size
+  s = 2.0 * all_states(dim, 2) - 1.0
+  right, down = _lattice_pairs(size)
+  energy = -j * np.sum(s * (s[:, right] + s[:, down]), -1) - h * np.sum(s, -1)
+  return EnumerableTarget.from_log_table(-beta * energy, dim, 2,
+                                         f"ising(L={size}, beta={beta}, J={j}, h={h})")
+
+
+def potts(size: int, q: int, beta: float, j: float = 1.0) -> EnumerableTarget:
+  """Periodic size x size q-state Potts model, log pi~ = -beta H."""
+  if size < 2:
+    raise ValueError(f"size must be >= 2; got {size}")
+  dim = size * size
+  x = all_states(dim, q)
+  right, down = _lattice_pairs(size)
+  energy = -j * np.sum((x == x[:, right]).astype(np.float64) + (x == x[:, down]), -1)
+  return EnumerableTarget.from_log_table(-beta * energy, dim, q,
+                                         f"potts(L={size}, q={q}, beta={beta}, J={j})")
+
+
+def random_table(seed: int, dim: int, q: int, scale: float = 1.0) -> EnumerableTarget:
+  """log pi~ i.i.d. N(0, scale^2) over the q^D states, generated from ``seed``."""
+  rng = np.random.default_rng(seed)
+  return EnumerableTarget.from_log_table(scale * rng.standard_normal(q ** dim), dim, q,
+                                         f"random_table(seed={seed}, D={dim}, q={q})")
