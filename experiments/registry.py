@@ -8,6 +8,7 @@ import importlib
 METHODS = {
     "toy_regression": "iclr26_jax.core.toy:ToyRegression",
     "lmkan": "iclr26_jax.lmkan.method:LMKANMethod",
+    "minpv": "iclr26_jax.minpv.method:MinPVMethod",
 }
 
 

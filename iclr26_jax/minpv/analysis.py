@@ -1,0 +1,142 @@
+"""Path analysis: the integrated path variance J[α], its Cauchy–Schwarz bound and the geodesic.
+
+Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
+reference code github.com/Hoemr/OpenDRE. For the plain interpolant with m = E‖x1‖², the
+time-integrated MinPV penalty is
+
+    J[α] = ∫ Var(c_t) dt,   Var = ½ d (2αα̇/v)² + β̇² m / v,   v = α² + δ   (δ = 0: exact),
+
+and for β tied to α by a constraint, J = ∫ α̇² g(α) dt with
+    spherical (β = √(1 − α²)):  g_δ(α) = 2dα²/v² + mα²/((1 − α²) v)
+    affine    (β = 1 − α):      g_δ(α) = 2dα²/v² + m/v.
+Cauchy–Schwarz gives J ≥ L² = (∫ √g dα)², with equality on the geodesic t(α) = ∫_α^1 √g / L.
+``optimize_path`` minimises J over the KMM parameters alone (``path_training="presolve_freeze"``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from iclr26_jax.minpv import losses, paths as paths_lib
+
+
+def t_grid(num: int = 4000, eps: float = paths_lib.EPS) -> np.ndarray:
+  """A dense float64 grid on [eps, 1 − eps], geometric towards both ends; (2·num − 1,)."""
+  if num < 4:
+    raise ValueError(f"num must be >= 4; got {num}")
+  left = np.geomspace(eps, 0.5, num)
+  return np.concatenate([left, 1.0 - left[-2::-1]])
+
+
+def path_variance_integral(path_fn: Callable, params, *, dim: int, m: float,
+                           floor: float = 1e-5, grid: np.ndarray | None = None) -> jax.Array:
+  """J = ∫ Var(c_t | ‖x1‖² = m) dt of the plain interpolant by the trapezoid rule.
+
+  Works for any path (its own β and β̇). Args: ``path_fn(params, t)``; ``grid`` (N,) increasing
+  times (default ``t_grid()``); ``floor`` δ. Returns a scalar (differentiable in ``params``).
+  """
+  g = jnp.asarray(t_grid() if grid is None else grid)
+  if g.ndim != 1 or g.shape[0] < 2:
+    raise ValueError(f"grid must be (N,) with N >= 2; got {g.shape}")
+  var = losses.plain_variance(path_fn(params, g), m, dim, floor=floor)
+  return jnp.sum(0.5 * (var[1:] + var[:-1]) * jnp.diff(g))
+
+
+def metric(alpha, *, dim: int, m: float, floor: float = 1e-5, constraint: str = "spherical"):
+  """g_δ(α) of the constraint (numpy or jax arrays, any shape)."""
+  v = alpha ** 2 + floor
+  if constraint == "spherical":
+    return 2.0 * dim * alpha ** 2 / v ** 2 + m * alpha ** 2 / ((1.0 - alpha ** 2) * v)
+  if constraint == "affine":
+    return 2.0 * dim * alpha ** 2 / v ** 2 + m / v
+  raise ValueError(f"constraint must be one of {paths_lib.CONSTRAINTS}; got {constraint!r}")
+
+
+class Geodesic(NamedTuple):
+  """Tabulated minimum-variance schedule: ``alpha`` (N,) decreasing from alpha_start to
+  alpha_end, ``t`` (N,) increasing from 0 to 1, and ``length_sq`` = L² = (∫√g dα)²."""
+  t: np.ndarray
+  alpha: np.ndarray
+  length_sq: float
+
+  def alpha_at(self, t) -> np.ndarray:
+    """α of the geodesic at times ``t`` (any shape), by linear interpolation."""
+    return np.interp(np.asarray(t, np.float64), self.t, self.alpha)
+
+
+def geodesic(*, dim: int, m: float, floor: float = 1e-5, constraint: str = "spherical",
+             alpha_start: float = 1.0, alpha_end: float = 0.0, num: int = 200_001) -> Geodesic:
+  """The analytic minimum-variance schedule of the plain interpolant (float64 tabulation).
+
+  Integrates √g in θ with α = cos θ (the Jacobian sin θ removes the 1/√(1 − α²) endpoint
+  singularity of the spherical metric), cumulative trapezoid, t(α) = ∫_α^{α_start} √g / L.
+  Exact variance (floor = 0) diverges at α → 0: pass ``alpha_end > 0`` then.
+  """
+  if not 0.0 <= alpha_end < alpha_start <= 1.0:
+    raise ValueError(f"need 0 <= alpha_end < alpha_start <= 1; got {alpha_end}, {alpha_start}")
+  if floor == 0.0 and alpha_end == 0.0:
+    raise ValueError("floor = 0 (exact variance) needs alpha_end > 0: ∫√g dα diverges at α → 0")
+  theta = np.linspace(np.arccos(alpha_start), np.arccos(alpha_end), int(num))
+  alpha = np.cos(theta)
+  sin = np.sin(theta)
+  v = alpha ** 2 + floor
+  if constraint == "spherical":
+    # √g · sin θ written without the 1/(1 − α²) = 1/sin²θ singularity.
+    dens = np.sqrt(2.0 * dim * alpha ** 2 / v ** 2 * sin ** 2 + m * alpha ** 2 / v)
+  else:
+    dens = np.sqrt(metric(alpha, dim=dim, m=m, floor=floor, constraint=constraint)) * sin
+  cum = np.concatenate([[0.0], np.cumsum(0.5 * (dens[1:] + dens[:-1]) * np.diff(theta))])
+  length = cum[-1]
+  return Geodesic(t=cum / length, alpha=alpha, length_sq=float(length ** 2))
+
+
+def length_squared(alpha_start: float, alpha_end: float, *, dim: int, m: float,
+                   floor: float = 1e-5, constraint: str = "spherical") -> float:
+  """The Cauchy–Schwarz lower bound L² of J over a path from alpha_start to alpha_end."""
+  return geodesic(dim=dim, m=m, floor=floor, constraint=constraint, alpha_start=alpha_start,
+                  alpha_end=alpha_end).length_sq
+
+
+class PathFit(NamedTuple):
+  """Output of ``optimize_path``: final φ, and J per step (num_steps,)."""
+  params: dict
+  history: jax.Array
+
+
+def optimize_path(params: dict, *, dim: int, m: float, floor: float = 1e-5,
+                  constraint: str = "spherical", num_steps: int = 2000,
+                  learning_rate: float = 3e-2, grid: np.ndarray | None = None,
+                  eps: float = paths_lib.EPS) -> PathFit:
+  """Path-only MinPV: minimise J[α_φ] over the KMM parameters with Adam (one ``lax.scan``).
+
+  Args:
+    params: initial KMM φ (``paths.kmm_init``).
+    dim, m: d and E‖x1‖².
+    floor: δ of the penalty (keep > 0, spec §8).
+    grid: (N,) times (default ``t_grid(1000)``).
+  Returns:
+    PathFit(params, history (num_steps,) of J).
+  """
+  path_fn = paths_lib.get_path("kmm", constraint=constraint, eps=eps)
+  g = t_grid(1000, eps) if grid is None else grid
+  objective = lambda p: path_variance_integral(path_fn, p, dim=dim, m=m, floor=floor, grid=g)
+  tx = optax.adam(learning_rate)
+
+  def step(carry, _):
+    p, s = carry
+    val, grads = jax.value_and_grad(objective)(p)
+    upd, s = tx.update(grads, s, p)
+    return (optax.apply_updates(p, upd), s), val
+
+  @jax.jit
+  def run(p):
+    (p, _), hist = jax.lax.scan(step, (p, tx.init(p)), None, length=int(num_steps))
+    return p, hist
+
+  p, hist = run(params)
+  return PathFit(p, hist)

@@ -1,0 +1,361 @@
+"""Time-score matching objectives, closed-form target variances and the MinPV penalty.
+
+Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle for Accurate and
+Stable Score-Based Models" (ICLR 2026), reference code github.com/Hoemr/OpenDRE (``--mvp
+--condition True``); baselines DRE-∞ (Choi et al., AISTATS 2022, implicit time-score matching)
+and D3RE (dequantified diffusion bridge, ICML 2025).
+
+Conditional targets c_t = ∂_t log p_t(x_t | ζ) at the training sample:
+  plain  (ζ = x1):       c = [α̇(‖x0‖² − d) + β̇⟨x0, x1⟩] / α,          data score −x0/α
+  bridge (ζ = (x0, x1)): c = −(d/2)v̇/v + v̇/(2v)‖z‖² + ⟨μ̇, z⟩/σ,    data score −z/σ
+and their closed-form conditional variances
+  plain  Var(c | x1)     = (2dα̇² + β̇²‖x1‖²)/α²
+         (reference form: v = α² + δ, ½d(2αα̇/v)² + β̇²‖x1‖²/v)
+  bridge Var(c | x0, x1) = (d/2)(v̇/v)² + ‖μ̇‖²/v,  ‖μ̇‖² = α̇²‖x0‖² + β̇²‖x1‖² + 2α̇β̇⟨x0, x1⟩.
+
+The MinPV step (spec §7, the shipped reference loss): the target, x_t and the weights use the path
+under ``stop_gradient``; the penalty P_i = Var(c | ζ_i; t'_i, φ) at fresh t' is the only path to
+φ; total = mean_i (ℓ_i + P_i) / sg(mean_j Var_j).
+
+Switches where the release and the exact derivation differ (``LossSettings``; faithful
+defaults first):
+  weights         "per_sample" (λ_i = 1/Var(t, ζ_i), biased minimiser) | "time_only" (batch moments)
+  var_for_weights "floored" (v = α² + var_floor in the weights) | "exact"
+  var_floor       δ of the floored variance (the penalty always uses it; > 0 keeps J finite)
+  target_eps      1/(α + target_eps) in the plain target (0 = exact)
+  cross_term      "abs": 2|α̇β̇|⟨x0, x1⟩ in the bridge variance (reference) | "exact"
+  penalty_t       "fresh" uniform t' (reference) | "same" t as the regression
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from iclr26_jax.core import optim as optim_lib
+from iclr26_jax.minpv import paths as paths_lib
+from iclr26_jax.minpv.paths import PathCoeffs
+
+ScoreFn = Callable[[object, jax.Array, jax.Array], tuple[jax.Array, jax.Array | None]]
+
+INTERPOLANTS = ("plain", "bridge")
+OBJECTIVES = ("conditional", "joint", "implicit")
+TIME_SAMPLERS = ("uniform", "lognorm")
+
+
+@dataclasses.dataclass(frozen=True)
+class LossSettings:
+  """Static settings of the objectives (hashable; see the module docstring for the switches)."""
+  interpolant: str = "plain"          # "plain" (p0 = N(0, I) needed) | "bridge"
+  objective: str = "conditional"      # "conditional" | "joint" (+ data-score head) | "implicit"
+  weights: str = "per_sample"         # "per_sample" (reference) | "time_only"
+  var_for_weights: str = "floored"    # "floored" (reference) | "exact" (plain only; bridge v > 0)
+  var_floor: float = 1e-5             # δ in v = α² + δ (weights when floored, and the penalty)
+  target_eps: float = 1e-5            # 1/(α + target_eps) in the plain target
+  cross_term: str = "abs"             # bridge variance: "abs" (reference) | "exact"
+  penalty: bool = True                # add the MinPV penalty (only meaningful for a trainable path)
+  penalty_t: str = "fresh"            # "fresh" uniform t' (reference) | "same" t as the regression
+  time_sampler: str = "uniform"       # "uniform" on [eps, 1 − eps] | "lognorm" sigmoid(N(−0.4, 1))
+  gamma: float = 0.01                 # bridge γ (a variance)
+  eps_b: float = 0.005                # bridge ε_b (a variance; the reference's sample_noise_std)
+  eps: float = paths_lib.EPS          # t clip
+  data_weight: float = 1.0            # multiplier of the joint data-score loss
+  flip_cross_sign: bool = False       # negative control only: flips β̇⟨x0,x1⟩ in the plain target
+
+  def __post_init__(self):
+    choices = {"interpolant": INTERPOLANTS, "objective": OBJECTIVES,
+               "weights": ("per_sample", "time_only"), "var_for_weights": ("floored", "exact"),
+               "cross_term": ("abs", "exact"), "penalty_t": ("fresh", "same"),
+               "time_sampler": TIME_SAMPLERS}
+    for field, options in choices.items():
+      if getattr(self, field) not in options:
+        raise ValueError(f"{field} must be one of {options}; got {getattr(self, field)!r}")
+    for field in ("var_floor", "target_eps", "gamma", "eps_b"):
+      if getattr(self, field) < 0:
+        raise ValueError(f"{field} must be >= 0; got {getattr(self, field)}")
+
+
+# ------------------------------------------------------------------------- targets, variances
+def plain_target(coeffs: PathCoeffs, x0: jax.Array, x1: jax.Array, *, target_eps: float = 1e-5,
+                 flip_cross_sign: bool = False) -> tuple[jax.Array, jax.Array]:
+  """Conditional time-score and data-score targets of the plain interpolant.
+
+  Args:
+    coeffs: path at the sample times, fields (B,).
+    x0, x1: (B, d).
+    target_eps: 1/(α + target_eps) as in the reference.
+    flip_cross_sign: negative control; never set in real runs.
+  Returns:
+    ``(c (B,), data_target (B, d))`` with c = [α̇(‖x0‖² − d) + β̇⟨x0,x1⟩]/α, data −x0/α.
+  """
+  if x0.ndim != 2 or x0.shape != x1.shape:
+    raise ValueError(f"x0 and x1 must both be (B, d); got {x0.shape} and {x1.shape}")
+  d = x0.shape[1]
+  a, _, da, db = coeffs
+  inv = 1.0 / (a + target_eps)
+  cross = jnp.sum(x0 * x1, axis=1)
+  sign = -1.0 if flip_cross_sign else 1.0
+  c = (da * (jnp.sum(x0 ** 2, axis=1) - d) + sign * db * cross) * inv
+  return c, -x0 * inv[:, None]
+
+
+def bridge_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, x0: jax.Array, x1: jax.Array,
+                  z: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """Conditional targets of the dequantified bridge x_t = α x0 + β x1 + √v z.
+
+  Args: coeffs, v, dv fields (B,); x0, x1, z (B, d).
+  Returns: ``(c (B,), data_target (B, d))``, c = −(d/2)v̇/v + v̇/(2v)‖z‖² + ⟨μ̇, z⟩/√v, data −z/√v.
+  """
+  if not (x0.ndim == 2 and x0.shape == x1.shape == z.shape):
+    raise ValueError(f"x0, x1, z must all be (B, d); got {x0.shape}, {x1.shape}, {z.shape}")
+  d = x0.shape[1]
+  _, _, da, db = coeffs
+  sigma = jnp.sqrt(v)
+  mu_dot = da[:, None] * x0 + db[:, None] * x1
+  c = (-0.5 * d * dv / v + 0.5 * dv / v * jnp.sum(z ** 2, axis=1)
+       + jnp.sum(mu_dot * z, axis=1) / sigma)
+  return c, -z / sigma[:, None]
+
+
+def plain_variance(coeffs: PathCoeffs, sq_x1: jax.Array, dim: int, *,
+                   floor: float = 0.0) -> jax.Array:
+  """Var(c | x1) of the plain target; broadcasts over the shapes of coeffs and ``sq_x1``.
+
+  With v = α² + floor: ½ d (2αα̇/v)² + β̇² ‖x1‖²/v; floor = 0 is the exact (2dα̇² + β̇²‖x1‖²)/α².
+
+  Args:
+    coeffs: path fields, shape S.
+    sq_x1: ‖x1‖², broadcastable to S (a batch mean for time-only weights).
+    dim: d.
+    floor: δ ≥ 0.
+  """
+  if floor < 0:
+    raise ValueError(f"floor must be >= 0; got {floor}")
+  a, _, da, db = coeffs
+  v = a ** 2 + floor
+  return 0.5 * dim * (2.0 * a * da / v) ** 2 + db ** 2 * sq_x1 / v
+
+
+def bridge_variance_of_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, sq_x0: jax.Array,
+                              sq_x1: jax.Array, dot01: jax.Array, dim: int, *,
+                              cross_term: str = "abs") -> jax.Array:
+  """Var(c | x0, x1) = (d/2)(v̇/v)² + ‖μ̇‖²/v of the bridge target (broadcasting shapes).
+
+  ``cross_term="abs"`` writes the cross term of ‖μ̇‖² as 2|α̇β̇|⟨x0,x1⟩ (reference), "exact" as
+  2α̇β̇⟨x0,x1⟩ (the true variance).
+  """
+  if cross_term not in ("abs", "exact"):
+    raise ValueError(f"cross_term must be 'abs' or 'exact'; got {cross_term!r}")
+  _, _, da, db = coeffs
+  prod = jnp.abs(da * db) if cross_term == "abs" else da * db
+  mu_dot_sq = da ** 2 * sq_x0 + db ** 2 * sq_x1 + 2.0 * prod * dot01
+  return 0.5 * dim * (dv / v) ** 2 + mu_dot_sq / v
+
+
+# ----------------------------------------------------------------------------------- samplers
+def sample_times(key: jax.Array, n: int, *, sampler: str = "uniform",
+                 eps: float = paths_lib.EPS) -> jax.Array:
+  """(n,) times in [eps, 1 − eps]: ``uniform`` or ``lognorm`` = sigmoid(N(−0.4, 1))."""
+  if sampler == "uniform":
+    return jax.random.uniform(key, (n,), minval=eps, maxval=1.0 - eps)
+  if sampler == "lognorm":
+    return jnp.clip(jax.nn.sigmoid(-0.4 + jax.random.normal(key, (n,))), eps, 1.0 - eps)
+  raise ValueError(f"sampler must be one of {TIME_SAMPLERS}; got {sampler!r}")
+
+
+def _normal(key, shape):
+  """Standard normal draws, flat then reshaped (rank ≥ 3 draws compile slowly on CPU)."""
+  n = 1
+  for s in shape:
+    n *= int(s)
+  return jax.random.normal(key, (n,)).reshape(shape)
+
+
+def _check_batch(batch):
+  if not isinstance(batch, Mapping) or "x0" not in batch or "x1" not in batch:
+    raise ValueError("batch must be a mapping with 'x0' and 'x1' arrays of shape (B, d)")
+  x0, x1 = batch["x0"], batch["x1"]
+  if x0.ndim != 2 or x0.shape != x1.shape:
+    raise ValueError(f"batch['x0'] and batch['x1'] must both be (B, d); got {x0.shape}, {x1.shape}")
+  return x0, x1
+
+
+# -------------------------------------------------------------------------- conditional / MinPV
+def _variance(s: LossSettings, coeffs, t, x0, x1, *, floor, per_sample, v=None, dv=None):
+  d = x0.shape[1]
+  sq1 = jnp.sum(x1 ** 2, axis=1)
+  if s.interpolant == "plain":
+    if not per_sample:
+      sq1 = jnp.mean(sq1)
+    return plain_variance(coeffs, sq1, d, floor=floor)
+  sq0, dot = jnp.sum(x0 ** 2, axis=1), jnp.sum(x0 * x1, axis=1)
+  if not per_sample:
+    sq0, sq1, dot = jnp.mean(sq0), jnp.mean(sq1), jnp.mean(dot)
+  if v is None:
+    v, dv = paths_lib.bridge_variance(coeffs, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
+  return bridge_variance_of_target(coeffs, v, dv, sq0, sq1, dot, d, cross_term=s.cross_term)
+
+
+def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Array,
+                     path_fn: Callable, settings: LossSettings) -> tuple[jax.Array, dict]:
+  """Conditional time-score matching with the MinPV penalty (spec §4 and §7).
+
+  Args:
+    score_fn: ``(net_params, x (B, d), t (B,)) -> (s_t (B,), s_x (B, d) or None)``.
+    params: ``{"net": θ, "path": φ}`` (φ = {} for a fixed schedule).
+    batch: ``{"x0": (B, d) samples of p0, "x1": (B, d) samples of p1}``, paired row by row.
+    key: PRNG key of this step.
+    path_fn: ``(φ, t) -> PathCoeffs``.
+    settings: ``LossSettings`` with objective "conditional" or "joint".
+  Returns:
+    ``(loss, info)``; info has ``tsm/loss``, ``tsm/loss_normalised``, ``tsm/data_loss``,
+    ``path/penalty``, ``tsm/var_mean``.
+  """
+  s = settings
+  if s.objective not in ("conditional", "joint"):
+    raise ValueError(f"settings.objective must be conditional|joint here; got {s.objective!r}")
+  x0, x1 = _check_batch(batch)
+  n, d = x0.shape
+  k_t, k_z, k_p = jax.random.split(key, 3)
+  t = sample_times(k_t, n, sampler=s.time_sampler, eps=s.eps)
+  phi_sg = jax.lax.stop_gradient(params["path"])
+  co = path_fn(phi_sg, t)
+  w_floor = s.var_floor if s.var_for_weights == "floored" else 0.0
+  if s.interpolant == "plain":
+    xt = paths_lib.interpolate_plain(co, x0, x1)
+    c, x_target = plain_target(co, x0, x1, target_eps=s.target_eps,
+                               flip_cross_sign=s.flip_cross_sign)
+    var_w = _variance(s, co, t, x0, x1, floor=w_floor, per_sample=s.weights == "per_sample")
+    lam_x = co.alpha ** 2
+  else:
+    z = _normal(k_z, (n, d))
+    v, dv = paths_lib.bridge_variance(co, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
+    xt = paths_lib.interpolate_plain(co, x0, x1) + jnp.sqrt(v)[:, None] * z
+    c, x_target = bridge_target(co, v, dv, x0, x1, z)
+    var_w = _variance(s, co, t, x0, x1, floor=0.0, per_sample=s.weights == "per_sample",
+                      v=v, dv=dv)
+    lam_x = v
+  xt, c, x_target, var_w, lam_x = jax.lax.stop_gradient((xt, c, x_target, var_w, lam_x))
+  var_w = jnp.broadcast_to(var_w, (n,))
+  lam = 1.0 / var_w
+
+  s_t, s_x = score_fn(params["net"], xt, t)
+  time_term = lam * (s_t - c) ** 2
+  ell = time_term
+  data_loss = jnp.zeros(())
+  if s.objective == "joint":
+    if s_x is None:
+      raise ValueError("objective 'joint' needs a network with a data-score head (s_x is None)")
+    per = jnp.mean((s_x - x_target) ** 2, axis=1)
+    ell = ell + s.data_weight * lam_x * per
+    data_loss = jnp.mean(lam_x * per)
+
+  if s.penalty:
+    tp = t if s.penalty_t == "same" else sample_times(k_p, n, sampler="uniform", eps=s.eps)
+    co_p = path_fn(params["path"], tp)
+    pen = _variance(s, co_p, tp, x0, x1, floor=s.var_floor, per_sample=True)
+  else:
+    pen = jnp.zeros((n,))
+  norm = jax.lax.stop_gradient(jnp.mean(var_w))
+  loss = jnp.mean((ell + pen) / norm)
+  info = {"tsm/loss": loss, "tsm/loss_normalised": jnp.mean(time_term),
+          "tsm/data_loss": data_loss, "path/penalty": jnp.mean(pen), "tsm/var_mean": norm}
+  return loss, info
+
+
+# -------------------------------------------------------------------------- DRE-∞ implicit TSM
+def implicit_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Array,
+                  path_fn: Callable, settings: LossSettings) -> tuple[jax.Array, dict]:
+  """DRE-∞ implicit time-score matching (Choi et al., 2022), reference ``--condition False``.
+
+      E_{p_ε}[λ(ε) s(x, ε)] − E_{p_{1−ε}}[λ(1−ε) s(x, 1−ε)]
+        + (1 − 2ε) E_{t ~ U[ε, 1−ε]} E_{p_t}[λ̇ s + λ ∂_t s + ½ λ s²]
+
+  with λ = α² (plain) or v (bridge), ∂_t s by ``jax.jvp`` in t. In expectation this is
+  ½ ∫ E λ (s − s*)² dt minus a path constant. x0 and x1 are used as independent draws.
+
+  Args: as ``conditional_loss``; ``params["path"]`` is used under ``stop_gradient``.
+  Returns: ``(loss, {"implicit/loss", "implicit/boundary"})``.
+  """
+  s = settings
+  x0, x1 = _check_batch(batch)
+  n, d = x0.shape
+  k_t, k_z = jax.random.split(key)
+  phi = jax.lax.stop_gradient(params["path"])
+  net = params["net"]
+  z = _normal(k_z, (n, d)) if s.interpolant == "bridge" else None
+
+  def sample_and_weight(t):
+    co = path_fn(phi, t)
+    x = paths_lib.interpolate_plain(co, x0, x1)
+    if s.interpolant == "plain":
+      return x, co.alpha ** 2, 2.0 * co.alpha * co.dalpha
+    v, dv = paths_lib.bridge_variance(co, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
+    return x + jnp.sqrt(v)[:, None] * z, v, dv
+
+  lo, hi = s.eps, 1.0 - s.eps
+  t_lo, t_hi = jnp.full((n,), lo), jnp.full((n,), hi)
+  x_lo, lam_lo, _ = sample_and_weight(t_lo)
+  x_hi, lam_hi, _ = sample_and_weight(t_hi)
+  boundary = jnp.mean(lam_lo * score_fn(net, x_lo, t_lo)[0]) - jnp.mean(
+      lam_hi * score_fn(net, x_hi, t_hi)[0])
+  t = jax.random.uniform(k_t, (n,), minval=lo, maxval=hi)
+  xt, lam, dlam = sample_and_weight(t)
+  s_val, ds_dt = jax.jvp(lambda tt: score_fn(net, xt, tt)[0], (t,), (jnp.ones_like(t),))
+  interior = (hi - lo) * jnp.mean(dlam * s_val + lam * ds_dt + 0.5 * lam * s_val ** 2)
+  loss = boundary + interior
+  return loss, {"implicit/loss": loss, "implicit/boundary": boundary}
+
+
+def minpv_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Array,
+               path_fn: Callable, settings: LossSettings) -> tuple[jax.Array, dict]:
+  """Dispatches on ``settings.objective`` to ``conditional_loss`` or ``implicit_loss``."""
+  if settings.objective == "implicit":
+    return implicit_loss(score_fn, params, batch, key, path_fn, settings)
+  return conditional_loss(score_fn, params, batch, key, path_fn, settings)
+
+
+# ---------------------------------------------------------------------------------- optimiser
+def make_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
+                   path_weight_decay: float = 1e-5,
+                   path_lr: float | None = None) -> optax.GradientTransformation:
+  """One optax chain for ``{"net": θ, "path": φ}``: global-norm clip over both, then AdamW per
+  group (``optax.multi_transform``) with its own weight decay; a frozen φ gets zero updates.
+
+  Args:
+    optim_cfg: ``core.optim.optim_defaults()`` fields (lr, schedule, b1, b2, eps, weight_decay,
+      grad_clip); ``name`` must be "adamw" or "adam".
+    num_steps: run length (for the schedule).
+    path_trainable: False freezes φ (fixed schedule, ``frozen``, ``presolve_freeze``).
+    path_weight_decay: AdamW weight decay of φ.
+    path_lr: peak LR of φ (None or <= 0: the network's).
+  """
+  if optim_cfg.name not in ("adam", "adamw"):
+    raise ValueError(f"optim.name must be adam|adamw for minpv; got {optim_cfg.name!r}")
+  sched = optim_lib.make_schedule(optim_cfg, num_steps)
+  wd = optim_cfg.weight_decay if optim_cfg.name == "adamw" else 0.0
+  net_tx = optax.adamw(sched, b1=optim_cfg.b1, b2=optim_cfg.b2, eps=optim_cfg.eps,
+                       weight_decay=wd)
+  if path_trainable:
+    if path_lr is None or path_lr <= 0:
+      psched = sched
+    else:
+      ratio = float(path_lr) / float(optim_cfg.learning_rate)
+      psched = lambda step: sched(step) * ratio  # same shape of schedule, other peak
+    path_tx = optax.adamw(psched, b1=optim_cfg.b1, b2=optim_cfg.b2, eps=optim_cfg.eps,
+                          weight_decay=path_weight_decay)
+  else:
+    path_tx = optax.set_to_zero()
+
+  def labels(params):
+    return {k: jax.tree.map(lambda _: k, v) for k, v in params.items()}
+
+  parts = []
+  if optim_cfg.grad_clip and optim_cfg.grad_clip > 0:
+    parts.append(optax.clip_by_global_norm(optim_cfg.grad_clip))
+  parts.append(optax.multi_transform({"net": net_tx, "path": path_tx}, labels))
+  return optax.chain(*parts)

@@ -1,0 +1,88 @@
+"""Quadrature, log-ratio integration, likelihood and the score network (spec §9, §11, T0.5)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from iclr26_jax.minpv import benchmarks, estimator, networks, paths
+
+
+def test_trapezoid_weights_integrate_polynomials():
+  nodes, w = estimator.quadrature_grid(101, t_start=0.0, t_end=1.0)
+  np.testing.assert_allclose(float(jnp.sum(w)), 1.0, rtol=1e-6)
+  np.testing.assert_allclose(float(jnp.sum(w * nodes)), 0.5, rtol=1e-6)
+  # Trapezoid error for t² is h²/6 = 1/60000.
+  np.testing.assert_allclose(float(jnp.sum(w * nodes ** 2)), 1 / 3 + 1 / 60000, rtol=1e-5)
+
+
+def test_path_grid_is_uniform_in_alpha():
+  fn = paths.get_path("kmm")
+  phi = paths.kmm_init(5)
+  nodes, w = jax.jit(lambda p: estimator.quadrature_grid(50, grid="path", path_fn=fn,
+                                                        path_params=p))(phi)
+  assert np.all(np.diff(np.asarray(nodes)) > 0)
+  alpha = np.asarray(fn(phi, nodes).alpha)
+  np.testing.assert_allclose(np.diff(alpha), np.diff(alpha).mean(), atol=1e-5)
+  np.testing.assert_allclose(float(jnp.sum(w)), 1 - 1e-5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["trig", "linear", "cosine"])
+def test_analytic_time_score_reproduces_analytic_log_ratio(name):
+  # T0.5: ∫ s* dt through the integrator equals log p1/p0 up to the quadrature error; for these
+  # smooth schedules 100 nodes give an RMSE below 1e-3 and 1000 nodes a smaller one. A sign or
+  # t-grid error is off by O(1) nats.
+  task = benchmarks.make_task(10)
+  x = benchmarks.sample_p1(jax.random.PRNGKey(1), 1000, task)
+  truth = benchmarks.log_ratio(x, task)
+  fn = paths.get_path(name)
+  score = lambda xx, tt: benchmarks.time_score(xx, fn({}, tt), task)
+  errs = []
+  for n in (100, 1000):
+    nodes, w = estimator.quadrature_grid(n)
+    errs.append(float(jnp.sqrt(jnp.mean((estimator.integrate_time_score(score, x, nodes, w)
+                                         - truth) ** 2))))
+  assert errs[0] < 1e-3 and errs[1] <= errs[0] + 1e-5, errs
+  lr = estimator.integrate_time_score(score, x, *estimator.quadrature_grid(100))
+  np.testing.assert_allclose(float(estimator.mi_estimate(lr)), float(jnp.mean(truth)), atol=1e-3)
+
+
+def test_log_likelihood_matches_scipy():
+  task = benchmarks.make_task(6, rho=0.6)
+  x = benchmarks.sample_p1(jax.random.PRNGKey(2), 50, task)
+  ll = estimator.log_likelihood(x, benchmarks.log_ratio(x, task))
+  cov = np.kron(np.eye(3), np.array([[1.0, 0.6], [0.6, 1.0]]))
+  ref = stats.multivariate_normal(np.zeros(6), cov).logpdf(np.asarray(x, np.float64))
+  np.testing.assert_allclose(ll, ref, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(estimator.std_normal_logpdf(x),
+                             stats.multivariate_normal(np.zeros(6)).logpdf(np.asarray(x)),
+                             rtol=1e-5)
+
+
+def test_score_network_shapes_and_time_dependence():
+  net = networks.ScoreNetwork(dim=4, width=16, depth=1, time_features=8, data_head=True)
+  x, t = jnp.ones((3, 4)), jnp.array([0.1, 0.5, 0.9])
+  s_t, s_x = jax.jit(lambda k: net.apply(net.init(k, x, t), x, t))(jax.random.PRNGKey(0))
+  assert s_t.shape == (3,) and s_x.shape == (3, 4)
+  assert float(jnp.std(s_t)) > 0          # identical x, different t: the output must differ
+  emb = networks.sinusoidal_embedding(t, 8)
+  assert emb.shape == (3, 8)
+  np.testing.assert_allclose(emb[:, :4] ** 2 + emb[:, 4:] ** 2, 1.0, rtol=1e-5)
+  small = networks.ScoreNetwork(dim=4, width=8, depth=1, time_features=4)
+  s_only, none = jax.eval_shape(lambda k: small.apply(small.init(k, x, t), x, t),
+                                jax.random.PRNGKey(1))
+  assert s_only.shape == (3,) and none is None
+
+
+def test_errors_name_the_argument():
+  with pytest.raises(ValueError, match="num_nodes"):
+    estimator.quadrature_grid(1)
+  with pytest.raises(ValueError, match="grid"):
+    estimator.quadrature_grid(10, grid="gauss")
+  with pytest.raises(ValueError, match="path_fn"):
+    estimator.quadrature_grid(10, grid="path")
+  with pytest.raises(ValueError, match="log_r"):
+    estimator.log_likelihood(jnp.ones((3, 2)), jnp.ones((4,)))
+  with pytest.raises(ValueError, match="num_features"):
+    networks.sinusoidal_embedding(jnp.ones(3), 5)
