@@ -3,7 +3,10 @@
 Agents (``config.agent_name``):
 - ``"qam"``: critic ensemble (TD, Eq. 9) + behaviour flow v_β (flow matching, Eq. 2) + fine-tuned
   flow v_θ (lean adjoint matching, Eq. 8). With ``fql_alpha > 0`` it is QAM-F: a one-step policy
-  distilled from v_θ's ODE and maximising Q, used for TD targets and evaluation.
+  distilled from v_θ's ODE and maximising Q, used for TD targets and evaluation. With
+  ``edit_scale > 0`` it is QAM-E: a tanh-Gaussian edit policy on top of the clipped v_θ sample
+  with an auto-tuned entropy temperature (``variants.py``); TD targets and evaluation sample the
+  edit.
 - ``"bc"``: the BC-flow baseline, QAM with λ = 0 (spec §10): v_β only, critic trained for
   diagnostics, actions from v_β.
 - ``"fql"``: FQL, the one-step policy with the behaviour flow as teacher; no v_θ, no adjoint.
@@ -24,9 +27,9 @@ import ml_collections
 
 from iclr26_jax.core import optim
 from iclr26_jax.core.train_state import TrainState
-from iclr26_jax.qam import adjoint, baselines, critic, flows
+from iclr26_jax.qam import adjoint, baselines, critic, flows, variants
 from iclr26_jax.qam import config as config_lib
-from iclr26_jax.qam.networks import CriticEnsemble, OneStepPolicy, VelocityField
+from iclr26_jax.qam.networks import CriticEnsemble, EditPolicy, OneStepPolicy, VelocityField
 
 
 def _normal(key, shape):
@@ -44,6 +47,14 @@ def _nets(config, action_dim: int):
   return vel, crit, one
 
 
+def _edit_net(config, action_dim: int):
+  return EditPolicy(tuple(config.actor_hidden_dims), action_dim)
+
+
+def _uses_edit(config) -> bool:
+  return config.agent_name == "qam" and config.edit_scale > 0
+
+
 def _uses_flow_actor(config) -> bool:
   return config.agent_name == "qam"
 
@@ -57,7 +68,8 @@ class QAMAgent(flax.struct.PyTreeNode):
 
   Attributes:
     state: core ``TrainState``; ``params`` holds ``critic`` (leading K axis), ``bc_flow`` and,
-      depending on the agent, ``actor_flow`` (v_θ) and ``one_step``; ``extras`` holds
+      depending on the agent, ``actor_flow`` (v_θ), ``one_step`` (QAM-F, FQL) and
+      ``edit_policy`` with the scalar ``edit_log_temp`` (QAM-E); ``extras`` holds
       ``target_critic`` and ``target_bc_flow``.
     config: frozen config (static).
     action_dim: d, the environment action dimension (static).
@@ -104,6 +116,9 @@ class QAMAgent(flax.struct.PyTreeNode):
       params["actor_flow"] = vel.init(keys[2], o, x, t)["params"]  # fresh init, not v_β's
     if _uses_one_step(config):
       params["one_step"] = one.init(keys[3], o, x)["params"]
+    if _uses_edit(config):
+      params["edit_policy"] = _edit_net(config, da).init(keys[3], o, x)["params"]
+      params["edit_log_temp"] = jnp.log(jnp.asarray(config.edit_init_temp, jnp.float32))
     tx = optim.make_optimizer(config.optim, config.num_updates)
     extras = {"target_critic": params["critic"], "target_bc_flow": params["bc_flow"]}
     state = TrainState.create(params=params, tx=tx, rng=keys[4], extras=extras)
@@ -130,6 +145,8 @@ class QAMAgent(flax.struct.PyTreeNode):
     cfg = self.config
     params = jax.lax.stop_gradient(params)
     b = obs.shape[0]
+    if _uses_edit(cfg):
+      key, k_edit = jax.random.split(key)
     z = _normal(key, (b, self.chunk_dim))
     if _uses_one_step(cfg):
       _, _, one = _nets(cfg, self.chunk_dim)
@@ -139,7 +156,15 @@ class QAMAgent(flax.struct.PyTreeNode):
                           obs, z, cfg.flow_steps)
     else:  # BC flow, or QAM at λ = 0: sample v_β (spec §8)
       a = flows.euler_ode(self._velocity(params["bc_flow"]), obs, z, cfg.flow_steps)
-    return jnp.clip(a, -1.0, 1.0)
+    a = jnp.clip(a, -1.0, 1.0)
+    if _uses_edit(cfg):  # QAM-E samples the edit (not its mode) for TD targets and evaluation
+      a, _ = variants.edit_actions(self._edit_dist(params["edit_policy"]), obs, a, k_edit,
+                                   cfg.edit_scale)
+    return a
+
+  def _edit_dist(self, edit_params):
+    net = _edit_net(self.config, self.chunk_dim)
+    return lambda o, a: net.apply({"params": edit_params}, o, a)
 
   # ------------------------------------------------------------------ losses
   def total_loss(self, params, batch, key):
@@ -221,6 +246,20 @@ class QAMAgent(flax.struct.PyTreeNode):
       info.update({"one_step/loss": f_loss, "one_step/q_loss": f_info["q_loss"],
                    "one_step/distill_loss": f_info["distill_loss"]})
       total = total + f_loss
+
+    # QAM-E edit policy and its temperature (spec §9); gradients into ψ and log α_e only.
+    if _uses_edit(cfg):
+      k_z, k_e = jax.random.split(k_one)
+      z = _normal(k_z, (b, self.chunk_dim))
+      v_sg = self._velocity(extras["target_bc_flow"], jax.lax.stop_gradient(params["actor_flow"]))
+      a_flow = jax.lax.stop_gradient(
+          jnp.clip(flows.euler_ode(v_sg, obs, z, cfg.flow_steps), -1.0, 1.0))
+      e_loss, e_info = variants.edit_policy_loss(
+          self._edit_dist(params["edit_policy"]),
+          self._q_fn(jax.lax.stop_gradient(params["critic"])), obs, a_flow, k_e,
+          cfg.edit_scale, params["edit_log_temp"], cfg.edit_target_entropy * self.chunk_dim)
+      info.update({f"edit/{k}": v for k, v in e_info.items()})
+      total = total + e_loss
 
     info["total_loss"] = total
     return total, info

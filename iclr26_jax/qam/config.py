@@ -18,6 +18,9 @@ def default_config() -> ml_collections.ConfigDict:
   c.agent_name = "qam"                 # "qam" (incl. QAM-F via fql_alpha) | "bc" (BC flow) | "fql"
   c.inv_temp = 0.3                     # λ, inverse temperature of the tilt π_β·exp(λQ)
   c.fql_alpha = 0.0                    # qam: >0 turns on QAM-F with this α_F; fql: distillation α
+  c.edit_scale = 0.0                   # qam: η > 0 turns on QAM-E (edit â = clip(a + η·e)); exclusive with QAM-F
+  c.edit_target_entropy = -0.5         # QAM-E: target entropy per action dim (total −0.5·D_a)
+  c.edit_init_temp = 1.0               # QAM-E: initial entropy temperature α_e (auto-tuned, log space)
   c.actor_hidden_dims = (512, 512, 512, 512)   # v_β, v_θ and one-step policy MLP widths
   c.critic_hidden_dims = (512, 512, 512, 512)  # each critic member's MLP widths
   c.num_qs = 10                        # K, critic ensemble size
@@ -44,6 +47,17 @@ def validate(config: ml_collections.ConfigDict) -> None:
     raise ValueError(f"config.inv_temp must be >= 0; got {config.inv_temp}")
   if config.fql_alpha < 0:
     raise ValueError(f"config.fql_alpha must be >= 0; got {config.fql_alpha}")
+  if config.edit_scale < 0:
+    raise ValueError(f"config.edit_scale must be >= 0; got {config.edit_scale}")
+  if config.edit_scale > 0 and config.agent_name != "qam":
+    raise ValueError(f"config.edit_scale > 0 (QAM-E) needs agent_name 'qam'; "
+                     f"got {config.agent_name!r}")
+  if config.edit_scale > 0 and config.fql_alpha > 0:
+    raise ValueError("QAM-F (config.fql_alpha > 0) and QAM-E (config.edit_scale > 0) are "
+                     f"mutually exclusive; got fql_alpha={config.fql_alpha}, "
+                     f"edit_scale={config.edit_scale}")
+  if config.edit_init_temp <= 0:
+    raise ValueError(f"config.edit_init_temp must be > 0; got {config.edit_init_temp}")
   if config.num_qs < 1:
     raise ValueError(f"config.num_qs must be >= 1; got {config.num_qs}")
   if config.horizon < 1:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import distrax
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -50,6 +51,27 @@ class OneStepPolicy(nn.Module):
   @nn.compact
   def __call__(self, obs, z):
     return MLP(self.hidden_dims, self.action_dim)(jnp.concatenate([obs, z], axis=-1))
+
+
+class EditPolicy(nn.Module):
+  """QAM-E edit policy g_ψ(e | s, a) (EXPO-style, spec §9): a tanh-Gaussian on (−1, 1)^D.
+
+  obs ``(B, S)``, a_flow ``(B, D)`` -> a ``distrax`` distribution with event shape ``(D,)``:
+  MLP on concat[s, a_flow] giving the mean and a state-dependent log-std clipped to
+  [log_std_min, log_std_max], a diagonal Gaussian pushed through tanh.
+  """
+  hidden_dims: Sequence[int]
+  action_dim: int
+  log_std_min: float = -20.0
+  log_std_max: float = 2.0
+
+  @nn.compact
+  def __call__(self, obs, a_flow):
+    out = MLP(self.hidden_dims, 2 * self.action_dim)(jnp.concatenate([obs, a_flow], axis=-1))
+    mean, log_std = jnp.split(out, 2, axis=-1)
+    log_std = jnp.clip(log_std, self.log_std_min, self.log_std_max)
+    base = distrax.MultivariateNormalDiag(loc=mean, scale_diag=jnp.exp(log_std))
+    return distrax.Transformed(base, distrax.Block(distrax.Tanh(), ndims=1))
 
 
 class _Critic(nn.Module):
