@@ -28,6 +28,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from iclr26_jax.pdns.proximal import StageSampler
 from iclr26_jax.pdns.references import OUReference
 
 __all__ = ["PARAMS", "LOSSES", "ContinuousSampler", "ControlNet", "make_control", "Rollout", "em_rollout",
@@ -263,7 +264,7 @@ def log_weight_stats(log_w: jax.Array) -> dict:
   return {"eval/log_z": log_z, "eval/elbo": elbo, "eval/path_kl": log_z - elbo, "eval/ess": ess}
 
 
-class ContinuousSampler:
+class ContinuousSampler(StageSampler):
   """The continuous PDNS sampler: network, control, rollout and loss as ``StageProblem`` hooks.
 
   ``fit(target_log_prob, cfg, key)`` runs ``proximal.run_stages``; ``sample(params, key, n)``
@@ -310,18 +311,3 @@ class ContinuousSampler:
     """Eq. 9 on a minibatch x1 (B, d) with weights w (B,)."""
     return bridge_matching_loss(params, self.u, self.reference, key, x1, w, t_max=self.t_max,
                                 loss=self.loss_kind)
-
-  def problem(self):
-    """The ``proximal.StageProblem`` of this sampler."""
-    from iclr26_jax.pdns.proximal import StageProblem
-    return StageProblem(init_params=self.init_params, rollout=self.rollout, loss=self.loss)
-
-  def fit(self, cfg, key: jax.Array, callback: Callable | None = None):
-    """Runs the PDNS stage loop with ``cfg`` (a ``proximal.ProxConfig``); returns ``ProxResult``."""
-    from iclr26_jax.pdns.proximal import run_stages
-    return run_stages(self.problem(), cfg, key, callback)
-
-  def sample(self, params, key: jax.Array, n: int):
-    """n samples (n, d) of the model and their log path weights W = l + r (n,)."""
-    x, ell, r = self.rollout(params, key, n)
-    return x, ell + r

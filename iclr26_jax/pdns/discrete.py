@@ -43,6 +43,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from iclr26_jax.pdns.proximal import StageSampler
+
 __all__ = ["FORMULATIONS", "DenoiserNet", "DiscreteRollout", "ctmc_rollout", "path_log_ratio",
            "discrete_reward", "exact_model_log_marginal", "masked_nll", "wdce_loss",
            "DiscreteSampler", "enumerate_paths"]
@@ -328,7 +330,7 @@ def wdce_loss(params: Any, log_probs_fn: Callable, key: jax.Array, x: jax.Array,
   return val, {"loss/wdce": val, "loss/frac_masked": jnp.mean(mask.astype(jnp.float32))}
 
 
-class DiscreteSampler:
+class DiscreteSampler(StageSampler):
   """The discrete PDNS sampler: denoiser, random-order unmasking and WDCE as ``StageProblem``
   hooks for ``proximal.run_stages`` (same shape as ``continuous.ContinuousSampler``).
 
@@ -374,21 +376,6 @@ class DiscreteSampler:
     """WDCE (spec §6.2) on a minibatch x (B, D) with weights w (B,)."""
     return wdce_loss(params, self.log_probs, key, x, w, q=self.q, formulation=self.formulation,
                      replicates=self.replicates, antithetic=self.antithetic)
-
-  def problem(self):
-    """The ``proximal.StageProblem`` of this sampler."""
-    from iclr26_jax.pdns.proximal import StageProblem
-    return StageProblem(init_params=self.init_params, rollout=self.rollout, loss=self.loss)
-
-  def fit(self, cfg, key: jax.Array, callback: Callable | None = None):
-    """Runs the PDNS stage loop with ``cfg`` (a ``proximal.ProxConfig``); returns ``ProxResult``."""
-    from iclr26_jax.pdns.proximal import run_stages
-    return run_stages(self.problem(), cfg, key, callback)
-
-  def sample(self, params, key: jax.Array, n: int):
-    """n samples (n, D) int32 of the model and their log path weights W = l + r (n,)."""
-    x, ell, r = self.rollout(params, key, n)
-    return x, ell + r
 
   def exact_log_marginal(self, params) -> np.ndarray:
     """The model's exact terminal log-law (q^D,) by enumeration (tiny D only)."""

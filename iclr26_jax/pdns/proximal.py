@@ -488,3 +488,24 @@ def run_stages(problem: StageProblem, cfg: ProxConfig, key: jax.Array,
 def history_array(history: list, key: str) -> np.ndarray:
   """One field of a ``ProxResult.history`` as a float array (num_stages,)."""
   return np.asarray([h[key] for h in history], np.float64)
+
+
+class StageSampler:
+  """``problem`` / ``fit`` / ``sample`` shared by the continuous and discrete samplers.
+
+  A subclass provides ``init_params(key)``, ``rollout(params, key, n) -> (x, ell, r)`` and
+  ``loss(params, key, x, w)``; the stage loop needs nothing else.
+  """
+
+  def problem(self) -> StageProblem:
+    """The ``StageProblem`` of this sampler."""
+    return StageProblem(init_params=self.init_params, rollout=self.rollout, loss=self.loss)
+
+  def fit(self, cfg: "ProxConfig", key: jax.Array, callback: Callable | None = None):
+    """Runs the PDNS stage loop with ``cfg``; returns ``ProxResult``."""
+    return run_stages(self.problem(), cfg, key, callback)
+
+  def sample(self, params, key: jax.Array, n: int):
+    """n samples of the model and their log path weights W = l + r (n,)."""
+    x, ell, r = self.rollout(params, key, n)
+    return x, ell + r
