@@ -56,8 +56,32 @@ def _t_col(t, x: jax.Array) -> jax.Array:
                    f"got {tuple(t.shape)}")
 
 
+class _GaussianReference:
+  """What both references share: the reward r = log pi~ - log nu, the Gaussian source density
+  and bridge sampling (subclasses give ``_nu_center``, ``_nu_sigma`` and ``bridge_mean_var``)."""
+
+  def log_nu(self, x: jax.Array) -> jax.Array:
+    """log nu(x) = log N(x; center, sigma^2 I) (constant dropped if drop_log_nu_const): (...,)."""
+    _check_dim(x, self.dim, "x")
+    sig = self._nu_sigma()
+    quad = -0.5 * jnp.sum((x - self._nu_center(x.dtype)) ** 2, -1) / sig ** 2
+    if self.drop_log_nu_const:
+      return quad
+    return quad - 0.5 * self.dim * math.log(2 * math.pi * sig ** 2)
+
+  def reward(self, log_prob_unnorm: Callable, x: jax.Array) -> jax.Array:
+    """r(x) = log pi~(x) - log nu(x): (..., d) -> (...,)."""
+    return log_prob_unnorm(x) - self.log_nu(x)
+
+  def sample_bridge(self, key: jax.Array, t, x0: jax.Array, x1: jax.Array) -> jax.Array:
+    """A draw of X_t | X_0 = x0, X_1 = x1: (..., d), one flat normal draw reshaped."""
+    mean, var = self.bridge_mean_var(t, x0, x1)
+    z = jax.random.normal(key, (mean.size,), mean.dtype).reshape(mean.shape)
+    return mean + jnp.sqrt(var) * z
+
+
 @dataclasses.dataclass(frozen=True)
-class OUReference:
+class OUReference(_GaussianReference):
   """Stationary OU reference with a linear alpha schedule (spec §2.1). Frozen and hashable.
 
   Attributes:
@@ -119,17 +143,11 @@ class OUReference:
     """n draws of X_0 ~ mu = N(0, sigma_bar^2 I): (n, d)."""
     return self.sigma_bar * jax.random.normal(key, (n, self.dim), dtype)
 
-  def log_nu(self, x: jax.Array) -> jax.Array:
-    """log nu(x) = log N(x; 0, sigma_bar^2 I) (constant dropped if drop_log_nu_const): (...,)."""
-    _check_dim(x, self.dim, "x")
-    quad = -0.5 * jnp.sum(x ** 2, -1) / self.sigma_bar ** 2
-    if self.drop_log_nu_const:
-      return quad
-    return quad - 0.5 * self.dim * math.log(2 * math.pi * self.sigma_bar ** 2)
+  def _nu_center(self, dtype) -> jax.Array:
+    return jnp.zeros((self.dim,), dtype)  # nu = N(0, sigma_bar^2 I), the stationary law
 
-  def reward(self, log_prob_unnorm: Callable, x: jax.Array) -> jax.Array:
-    """r(x) = log pi~(x) - log nu(x): (..., d) -> (...,)."""
-    return log_prob_unnorm(x) - self.log_nu(x)
+  def _nu_sigma(self) -> float:
+    return self.sigma_bar
 
   # Bridge and terminal score (§2.4) -------------------------------------------------------
   def bridge_mean_var(self, t, x0: jax.Array, x1: jax.Array):
@@ -142,12 +160,6 @@ class OUReference:
     mean = e1 * (1 - e2 ** 2) / den * x0 + e2 * (1 - e1 ** 2) / den * x1
     var = self.sigma_bar ** 2 * (1 - e1 ** 2) * (1 - e2 ** 2) / den
     return mean, var
-
-  def sample_bridge(self, key: jax.Array, t, x0: jax.Array, x1: jax.Array) -> jax.Array:
-    """A draw of X_t | X_0 = x0, X_1 = x1: (..., d), one flat normal draw reshaped."""
-    mean, var = self.bridge_mean_var(t, x0, x1)
-    z = jax.random.normal(key, (mean.size,), mean.dtype).reshape(mean.shape)
-    return mean + jnp.sqrt(var) * z
 
   def terminal_log_prob(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
     """log p^ref_{1|t}(x1 | x_t) = log N(x1; e^{c2} x_t, sigma_bar^2 (1 - e^{2 c2}) I): (...,)."""
@@ -206,7 +218,7 @@ def ou_reference(dim: int, *, schedule: str = "linear_decreasing", sigma_bar: fl
 
 
 @dataclasses.dataclass(frozen=True)
-class BMReference:
+class BMReference(_GaussianReference):
   """Brownian motion dX_t = sigma dW_t from the point source X_0 = x_source (PIS-like).
 
   Attributes:
@@ -249,17 +261,11 @@ class BMReference:
     del key
     return jnp.broadcast_to(self._x0(dtype), (n, self.dim))
 
-  def log_nu(self, x: jax.Array) -> jax.Array:
-    """log N(x; x_source, sigma^2 I): (...,)."""
-    _check_dim(x, self.dim, "x")
-    quad = -0.5 * jnp.sum((x - self._x0(x.dtype)) ** 2, -1) / self.sigma_const ** 2
-    if self.drop_log_nu_const:
-      return quad
-    return quad - 0.5 * self.dim * math.log(2 * math.pi * self.sigma_const ** 2)
+  def _nu_center(self, dtype) -> jax.Array:
+    return self._x0(dtype)  # nu = N(x_source, sigma^2 I): the law of X_1 under the reference
 
-  def reward(self, log_prob_unnorm: Callable, x: jax.Array) -> jax.Array:
-    """r(x) = log pi~(x) - log nu(x): (..., d) -> (...,)."""
-    return log_prob_unnorm(x) - self.log_nu(x)
+  def _nu_sigma(self) -> float:
+    return self.sigma_const
 
   def bridge_mean_var(self, t, x0: jax.Array, x1: jax.Array):
     """Brownian bridge: mean (1 - t) x0 + t x1, variance sigma^2 t (1 - t)."""
@@ -267,12 +273,6 @@ class BMReference:
     _check_dim(x1, self.dim, "x1")
     tc = _t_col(t, x1)
     return (1 - tc) * x0 + tc * x1, self.sigma_const ** 2 * tc * (1 - tc)
-
-  def sample_bridge(self, key: jax.Array, t, x0: jax.Array, x1: jax.Array) -> jax.Array:
-    """A draw of X_t | X_0 = x0, X_1 = x1: (..., d)."""
-    mean, var = self.bridge_mean_var(t, x0, x1)
-    z = jax.random.normal(key, (mean.size,), mean.dtype).reshape(mean.shape)
-    return mean + jnp.sqrt(var) * z
 
   def terminal_log_prob(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
     """log N(x1; x_t, sigma^2 (1 - t) I): (...,)."""
