@@ -460,3 +460,15 @@ __all__ = [
     "scales_to_reference", "from_reference_layout", "to_reference_layout",
     "random_bitplane_layer",
 ]
+
+
+def check_kernel_variant(variant: str, mixed: bool, group_size: int) -> str:
+  """The variant a kernel runs ("partials" whenever rows mix precisions), after checking it and
+  the group size (one of ``GROUP_SIZES``); shared by the TPU and GPU kernels."""
+  if mixed:
+    variant = "partials"
+  if variant not in ("partials", "dequant"):
+    raise ValueError(f"variant must be 'partials' or 'dequant'; got {variant!r}")
+  if group_size not in GROUP_SIZES:
+    raise ValueError(f"group_size must be one of {GROUP_SIZES} for the kernel; got {group_size}")
+  return variant

@@ -154,12 +154,7 @@ def bitplane_matmul_gpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   nb, kw, np_ = planes.shape
   g = group_size
   mixed = prec is not None
-  if mixed:
-    variant = "partials"
-  if variant not in ("partials", "dequant"):
-    raise ValueError(f"variant must be 'partials' or 'dequant'; got {variant!r}")
-  if g not in fmt.GROUP_SIZES:
-    raise ValueError(f"group_size must be one of {fmt.GROUP_SIZES} for the kernel; got {g}")
+  variant = fmt.check_kernel_variant(variant, mixed, g)
   if fmt.TILE % g:  # the K loop walks 256-input tiles: a tile must hold whole groups
     raise ValueError(f"the 256-input K tile must be a multiple of g = {g}")
   if not (_is_pow2(bm) and _is_pow2(bn)) or bm < 16 or bn < 16:

@@ -179,12 +179,7 @@ def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   nb, kw, np_ = planes.shape
   g = group_size
   mixed = prec is not None
-  if mixed:
-    variant = "partials"
-  if variant not in ("partials", "dequant"):
-    raise ValueError(f"variant must be 'partials' or 'dequant'; got {variant!r}")
-  if g not in fmt.GROUP_SIZES:
-    raise ValueError(f"group_size must be one of {fmt.GROUP_SIZES} for the kernel; got {g}")
+  variant = fmt.check_kernel_variant(variant, mixed, g)
   if bk % fmt.TILE or bk % g:
     raise ValueError(f"block bk = {bk} must be a multiple of the 256-input tile and of g = {g}")
   if bm % 8 or bn % 128:
