@@ -11,6 +11,8 @@ and for β tied to α by a constraint, J = ∫ α̇² g(α) dt with
     affine    (β = 1 − α):      g_δ(α) = 2dα²/v² + m/v.
 Cauchy–Schwarz gives J ≥ L² = (∫ √g dα)², with equality on the geodesic t(α) = ∫_α^1 √g / L.
 ``optimize_path`` minimises J over the KMM parameters alone (``path_training="presolve_freeze"``).
+``schedule_curves`` / ``plot_schedules`` tabulate and draw α(t) and the per-t target variance of
+learned and fixed schedules against the geodesic.
 """
 
 from __future__ import annotations
@@ -140,3 +142,78 @@ def optimize_path(params: dict, *, dim: int, m: float, floor: float = 1e-5,
 
   p, hist = run(params)
   return PathFit(p, hist)
+
+
+class ScheduleCurves(NamedTuple):
+  """α(t) and the per-t target variance of named schedules on a common grid.
+
+  ``t`` (N,); ``alpha`` and ``variance`` map a name to (N,) arrays, where ``variance`` is
+  Var(c_t | ‖x1‖² = m) of the plain interpolant (``floor`` δ; 0 = exact), i.e. E[c_t²].
+  """
+  t: np.ndarray
+  alpha: dict
+  variance: dict
+
+
+def schedule_curves(schedules, *, dim: int, m: float, floor: float = 0.0,
+                    t: np.ndarray | None = None) -> ScheduleCurves:
+  """Evaluates α(t) and Var(c_t) for ``schedules`` = {name: (path_fn, params)}.
+
+  Args:
+    schedules: mapping name → ``(path_fn(params, t) -> PathCoeffs, params)``.
+    dim, m: d and E‖x1‖².
+    floor: δ of the variance (0: exact (2dα̇² + β̇²m)/α²).
+    t: (N,) times (default 400 points on [1e-3, 1 − 1e-3]).
+  """
+  if not schedules:
+    raise ValueError("schedules must name at least one (path_fn, params) pair")
+  grid = np.linspace(1e-3, 1.0 - 1e-3, 400) if t is None else np.asarray(t, np.float64)
+  if grid.ndim != 1 or grid.shape[0] < 2:
+    raise ValueError(f"t must be (N,) with N >= 2; got {grid.shape}")
+  alpha, variance = {}, {}
+  for name, (fn, params) in schedules.items():
+    co = fn(params, jnp.asarray(grid, jnp.float32))
+    alpha[name] = np.asarray(co.alpha, np.float64)
+    variance[name] = np.asarray(losses.plain_variance(co, m, dim, floor=floor), np.float64)
+  return ScheduleCurves(grid, alpha, variance)
+
+
+def plot_schedules(schedules, *, dim: int, m: float, geo: Geodesic | None = None,
+                   floor: float = 0.0, t: np.ndarray | None = None, path: str | None = None,
+                   title: str | None = None):
+  """Two panels: α(t) of every schedule (plus the geodesic, dashed) and Var(c_t) (log scale).
+
+  Args:
+    schedules: {name: (path_fn, params)}, e.g. the learned KMM and fixed paths.
+    dim, m: d and E‖x1‖² of the variance panel.
+    geo: optional ``Geodesic`` (the analytic minimum-variance schedule) drawn in black.
+    floor: δ of the plotted variance (0: exact).
+    t: (N,) times of the curves (``schedule_curves`` default otherwise).
+    path: if given, the figure is saved there (PNG by extension).
+    title: optional figure title.
+  Returns:
+    The ``matplotlib.figure.Figure`` (built without pyplot, so no global state).
+  """
+  from matplotlib.figure import Figure
+  curves = schedule_curves(schedules, dim=dim, m=m, floor=floor, t=t)
+  fig = Figure(figsize=(10, 3.8))
+  ax_a, ax_v = fig.subplots(1, 2)
+  for name in curves.alpha:
+    ax_a.plot(curves.t, curves.alpha[name], label=name)
+    ax_v.plot(curves.t, curves.variance[name], label=name)
+  if geo is not None:
+    ax_a.plot(geo.t, geo.alpha, "k--", lw=1.5, label="geodesic (min. variance)")
+  ax_a.set_xlabel("t")
+  ax_a.set_ylabel("α(t)")
+  ax_a.set_title("schedules")
+  ax_a.legend(fontsize=8)
+  ax_v.set_yscale("log")
+  ax_v.set_xlabel("t")
+  ax_v.set_ylabel("Var(c_t) = E[c_t²]")
+  ax_v.set_title(f"target variance (d = {dim}, m = {m:g})")
+  if title:
+    fig.suptitle(title)
+  fig.tight_layout()
+  if path is not None:
+    fig.savefig(path, dpi=110)
+  return fig

@@ -125,3 +125,148 @@ def time_score_second_moment(coeffs: PathCoeffs, task: GaussianMITask) -> jax.Ar
   s = a ** 2 + b ** 2 * lam
   ds = 2.0 * a * da + 2.0 * b * db * lam
   return 0.5 * jnp.sum((ds / s) ** 2, axis=-1)
+
+
+# --------------------------------------------------------------- MI under coordinate-wise maps
+# Low-dimensional MI tasks of the reference (``gauss``, ``half_cube_map``, ``asinh_mapping``,
+# after the benchmark of Czyż et al., "Beyond Normal: On the Evaluation of Mutual Information
+# Estimators", NeurIPS 2023): the Gaussian pair of ``GaussianMITask`` passed coordinate-wise
+# through a bijection f. X = the even coordinates, Y = the odd ones (one correlated pair per block).
+# MI is invariant under bijections of X and of Y, and so is the pointwise log-ratio: the Jacobian
+# of f enters p(x, y) and p(x)p(y) identically, hence
+#     log p(f(u))/[p_X p_Y](f(u)) = log N(u; 0, Σ)/N(u; 0, I) = benchmarks.log_ratio(u).
+# p0 = the product of the marginals is sampled as in the reference by shuffled pairing (here a
+# cyclic shift of the Y rows of an independent joint draw, which leaves no row paired with itself).
+
+MAPS = {
+    # name: (f, f⁻¹) as functions of (array, array namespace); elementwise and odd
+    "gauss": (lambda u, xp: u, lambda z, xp: z),
+    "half_cube": (lambda u, xp: xp.sign(u) * xp.abs(u) ** 1.5,        # reference half_cube_map
+                  lambda z, xp: xp.sign(z) * xp.abs(z) ** (2.0 / 3.0)),
+    "asinh": (lambda u, xp: xp.arcsinh(u), lambda z, xp: xp.sinh(z)),  # reference asinh_mapping
+    "cubic": (lambda u, xp: u ** 3, lambda z, xp: xp.cbrt(z)),
+}
+
+
+def _xp(a):
+  return np if isinstance(a, np.ndarray) else jnp
+
+
+class MappedMITask(NamedTuple):
+  """The Gaussian pair task ``gaussian`` seen through the coordinate-wise bijection ``map``."""
+  gaussian: GaussianMITask
+  map: str
+
+  @property
+  def dim(self) -> int:
+    return self.gaussian.dim
+
+  @property
+  def mi(self) -> float:
+    """MI of the underlying Gaussian pair (invariant under the bijections)."""
+    return self.gaussian.mi
+
+  @property
+  def p0_is_std_normal(self) -> bool:
+    """Only the identity map has the product of marginals N(0, I)."""
+    return self.map == "gauss"
+
+
+def make_mapped_task(map_name: str, dim: int, *, mi: float | None = None,
+                     rho: float | None = None) -> MappedMITask:
+  """The mapped task; ``dim``, ``mi``, ``rho`` as in ``make_task``.
+
+  Raises:
+    ValueError: unknown ``map_name`` (the message lists the choices) or a bad Gaussian task.
+  """
+  if map_name not in MAPS:
+    raise ValueError(f"map must be one of {tuple(MAPS)}; got {map_name!r}")
+  return MappedMITask(make_task(dim, mi=mi, rho=rho), map_name)
+
+
+def apply_map(u: jax.Array, task: MappedMITask) -> jax.Array:
+  """x = f(u), elementwise; any shape (NumPy in, NumPy out; otherwise jax)."""
+  return MAPS[task.map][0](u, _xp(u))
+
+
+def invert_map(x: jax.Array, task: MappedMITask) -> jax.Array:
+  """u = f⁻¹(x), elementwise; any shape (NumPy in, NumPy out; otherwise jax)."""
+  return MAPS[task.map][1](x, _xp(x))
+
+
+def sample_joint(key: jax.Array, n: int, task: MappedMITask) -> jax.Array:
+  """(n, d) draws of the joint law p1 = law of f(u), u ~ N(0, Σ)."""
+  return apply_map(sample_p1(key, n, task.gaussian), task)
+
+
+def shuffle_pairs(x: jax.Array) -> jax.Array:
+  """Product-of-marginals pairing of joint rows: Y (odd coordinates) shifted by one row.
+
+  x: (n, d) i.i.d. joint draws, n ≥ 2 → (n, d) i.i.d. draws of p_X ⊗ p_Y.
+  """
+  if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] % 2:
+    raise ValueError(f"x must be (n >= 2, even d); got {x.shape}")
+  p = x.reshape(x.shape[0], x.shape[1] // 2, 2)
+  y = jnp.roll(p[..., 1], 1, axis=0)
+  return jnp.stack([p[..., 0], y], axis=-1).reshape(x.shape)
+
+
+def sample_marginals(key: jax.Array, n: int, task: MappedMITask) -> jax.Array:
+  """(n, d) draws of p0 = p_X ⊗ p_Y by shuffled pairing of an independent joint draw."""
+  return shuffle_pairs(sample_joint(key, n, task))
+
+
+def mapped_log_ratio(x: jax.Array, task: MappedMITask) -> jax.Array:
+  """Analytic log p(x, y)/(p(x)p(y)) at mapped points: ``log_ratio(f⁻¹(x))``; (B, d) → (B,)."""
+  _check_x(x, task.gaussian)
+  return log_ratio(invert_map(x, task), task.gaussian)
+
+
+# ------------------------------------------------------------------------ additive uniform noise
+# The reference's ``additive_noise`` task (after Czyż et al., NeurIPS 2023): per pair
+# X ~ U(0, 1), Y = X + N, N ~ U(−ε, ε), d/2 independent pairs (X = even, Y = odd coordinates).
+# For ε ≤ ½, p_Y is the trapezoid |[0, 1] ∩ [y − ε, y + ε]| / (2ε), h(Y) = ε, h(Y | X) = log 2ε,
+# so MI = (d/2)(ε − log 2ε). Pointwise log p(x, y)/(p(x)p(y)) = −log 2ε − log p_Y(y) inside
+# |y − x| ≤ ε and −∞ outside (the product of marginals has mass where the joint has none).
+
+class AdditiveNoiseTask(NamedTuple):
+  """d/2 independent (X, X + U(−ε, ε)) pairs, X ~ U(0, 1); ε in (0, ½]."""
+  dim: int
+  eps: float
+
+  @property
+  def mi(self) -> float:
+    return float(0.5 * self.dim * (self.eps - np.log(2.0 * self.eps)))
+
+  p0_is_std_normal = False
+
+
+def make_additive_noise_task(dim: int, eps: float) -> AdditiveNoiseTask:
+  """Raises ValueError for odd ``dim`` or ε outside (0, ½] (the closed form needs ε ≤ ½)."""
+  if int(dim) < 2 or int(dim) % 2:
+    raise ValueError(f"dim must be an even integer >= 2 (pairs); got {dim}")
+  if not 0.0 < eps <= 0.5:
+    raise ValueError(f"eps must be in (0, 0.5]; got {eps}")
+  return AdditiveNoiseTask(int(dim), float(eps))
+
+
+def additive_noise_joint(rng: np.random.Generator, n: int, task: AdditiveNoiseTask) -> np.ndarray:
+  """(n, d) float64 joint draws (host NumPy; flat draws reshaped)."""
+  x = rng.random((n, task.dim // 2))
+  y = x + task.eps * (2.0 * rng.random((n, task.dim // 2)) - 1.0)
+  return np.stack([x, y], axis=-1).reshape(n, task.dim)
+
+
+def additive_noise_log_ratio(x: jax.Array, task: AdditiveNoiseTask) -> jax.Array:
+  """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,), −∞ off the joint's support."""
+  if x.ndim != 2 or x.shape[1] != task.dim:
+    raise ValueError(f"x must be (B, {task.dim}); got {x.shape}")
+  xp = _xp(x)
+  p = x.reshape(x.shape[0], task.dim // 2, 2)
+  u, y = p[..., 0], p[..., 1]
+  e = task.eps
+  p_y = xp.clip(xp.minimum(y + e, 1.0) - xp.maximum(y - e, 0.0), 0.0, None) / (2.0 * e)
+  inside = (xp.abs(y - u) <= e) & (u >= 0.0) & (u <= 1.0)
+  with np.errstate(divide="ignore"):
+    lr = xp.where(inside, -np.log(2.0 * e) - xp.log(xp.maximum(p_y, 1e-30)), -xp.inf)
+  return xp.sum(lr, axis=1)

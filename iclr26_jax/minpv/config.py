@@ -31,12 +31,22 @@ def default_config() -> ml_collections.ConfigDict:
   c.optim.grad_clip = 1.0       # one global-norm clip over network and path gradients
 
   c.data = ml_collections.ConfigDict()
-  c.data.task = "gaussian_mi"  # only task wired to the trainer: block-diagonal Gaussian MI
-  c.data.dim = 10              # d (even)
+  # Task (method.TASKS): MI "gaussian_mi" (p0 = N(0, I) drawn directly) | "gauss_mi",
+  # "half_cube_mi", "asinh_mi", "cubic_mi" (the Gaussian pair through a coordinate-wise bijection,
+  # p0 by shuffled pairing), "additive_noise_mi" (X ~ U(0, 1), Y = X + U(−ε, ε)) | density
+  # "two_moons", "eight_gaussians", "checkerboard", "digits", "uci" (p0 = N(0, I) on
+  # standardised data).
+  c.data.name = "gaussian_mi"
+  c.data.dim = 10              # d of the MI tasks (even: d/2 correlated pairs); density: ignored
   c.data.mi = -1.0             # target MI in nats; <= 0 = reference rule (2 for d <= 10, else d/4)
   c.data.rho = -1.0            # block correlation; >= 0 overrides data.mi
-  c.data.eval_size = 4096      # held-out p1 samples for the MI / log-ratio metrics
-  c.data.eval_seed = 1         # seed of the held-out samples
+  c.data.noise_eps = 0.1       # additive_noise_mi: Y = X + U(−ε, ε), ε ≤ ½ (MI = d/2 (ε − log 2ε))
+  c.data.eval_size = 4096      # MI / toys: held-out samples; digits / uci: test rows (0 = all)
+  c.data.eval_seed = 1         # seed of the held-out samples (and of the digits test noise)
+  c.data.path = ""             # uci: folder with train/val/test.npy, or a .npz / .csv file
+  c.data.standardize = True    # density: z = (x − mean)/std (toys: analytic, else training stats)
+  c.data.test_fraction = 0.2   # digits: held-out fraction of the 1797 images (fixed split)
+  c.data.logit_lambda = 0.05   # digits: w = logit(λ + (1 − 2λ) v) after dequantisation
 
   c.interpolant = "plain"     # "plain" (x_t = αx0 + βx1, needs p0 = N(0, I)) | "bridge" (D3RE)
   c.bridge = ml_collections.ConfigDict()
@@ -63,6 +73,10 @@ def default_config() -> ml_collections.ConfigDict:
   c.loss.cross_term = "abs"   # bridge variance cross term: "abs" (reference) | "exact"
   c.loss.penalty_t = "fresh"  # penalty times: "fresh" uniform (reference) | "same" as regression
   c.loss.time_sampler = "uniform"  # "uniform" on [ε, 1 − ε] | "lognorm" sigmoid(N(−0.4, 1))
+  #                                  | "is": 10⁴-point grid ∝ 1/Var(t), λ = 1 (reference t_mode)
+  c.loss.is_moments = "unit"  # IS variance with d = 1, ‖x1‖² = 1 (reference) | "data" (batch)
+  c.loss.is_grid = 10000      # IS grid points
+  c.loss.is_refresh = 1000    # steps between refreshes of the IS grid's φ (trainable path)
   c.loss.data_weight = 1.0    # multiplier of the joint data-score loss
   c.loss.flip_cross_sign = False  # negative control only (wrong target); never in real runs
 
@@ -73,10 +87,15 @@ def default_config() -> ml_collections.ConfigDict:
   c.model.norm = True         # LayerNorm in the blocks (reference: normalisation on)
 
   c.estimate = ml_collections.ConfigDict()
-  c.estimate.nodes = 100      # trapezoid nodes (reference 100)
+  c.estimate.method = "trapezoid"  # "trapezoid" (reference) | simpson | euler | rk4 | dopri5
+  c.estimate.nodes = 100      # quadrature nodes / fixed-step grid points (reference 100)
   c.estimate.grid = "uniform"  # "uniform" in t (reference) | "path" (uniform in 1 − α)
   c.estimate.t_start = 0.0    # lower end of the t integral
-  c.estimate.gap_factor = 4   # eval/quad_gap compares nodes with gap_factor × nodes
+  c.estimate.gap_factor = 4   # eval/quad_gap: nodes vs gap_factor × nodes (dopri5: tol / 100)
+  c.estimate.rtol = 1e-5      # dopri5 relative tolerance (reference 1e-5)
+  c.estimate.atol = 1e-5      # dopri5 absolute tolerance (reference 1e-5)
+  c.estimate.max_steps = 2000  # dopri5 bound on attempted steps
+  c.estimate.chunk = 8192     # evaluation points per jitted batch
   return c
 
 

@@ -44,7 +44,8 @@ ScoreFn = Callable[[object, jax.Array, jax.Array], tuple[jax.Array, jax.Array | 
 
 INTERPOLANTS = ("plain", "bridge")
 OBJECTIVES = ("conditional", "joint", "implicit")
-TIME_SAMPLERS = ("uniform", "lognorm")
+TIME_SAMPLERS = ("uniform", "lognorm", "is")
+IS_MOMENTS = ("unit", "data")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +61,9 @@ class LossSettings:
   penalty: bool = True                # add the MinPV penalty (only meaningful for a trainable path)
   penalty_t: str = "fresh"            # "fresh" uniform t' (reference) | "same" t as the regression
   time_sampler: str = "uniform"       # "uniform" on [eps, 1 − eps] | "lognorm" sigmoid(N(−0.4, 1))
+                                      # | "is": grid draws ∝ 1/Var(t) (importance sampling)
+  is_moments: str = "unit"            # IS variance with d = 1, ‖x1‖² = 1 (reference) | "data"
+  is_grid: int = 10_000               # IS grid points on [eps, 1 − eps]
   gamma: float = 0.01                 # bridge γ (a variance)
   eps_b: float = 0.005                # bridge ε_b (a variance; the reference's sample_noise_std)
   eps: float = paths_lib.EPS          # t clip
@@ -70,13 +74,15 @@ class LossSettings:
     choices = {"interpolant": INTERPOLANTS, "objective": OBJECTIVES,
                "weights": ("per_sample", "time_only"), "var_for_weights": ("floored", "exact"),
                "cross_term": ("abs", "exact"), "penalty_t": ("fresh", "same"),
-               "time_sampler": TIME_SAMPLERS}
+               "time_sampler": TIME_SAMPLERS, "is_moments": IS_MOMENTS}
     for field, options in choices.items():
       if getattr(self, field) not in options:
         raise ValueError(f"{field} must be one of {options}; got {getattr(self, field)!r}")
     for field in ("var_floor", "target_eps", "gamma", "eps_b"):
       if getattr(self, field) < 0:
         raise ValueError(f"{field} must be >= 0; got {getattr(self, field)}")
+    if int(self.is_grid) < 2:
+      raise ValueError(f"is_grid must be >= 2; got {self.is_grid}")
 
 
 # ------------------------------------------------------------------------- targets, variances
@@ -159,12 +165,51 @@ def bridge_variance_of_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, s
 # ----------------------------------------------------------------------------------- samplers
 def sample_times(key: jax.Array, n: int, *, sampler: str = "uniform",
                  eps: float = paths_lib.EPS) -> jax.Array:
-  """(n,) times in [eps, 1 − eps]: ``uniform`` or ``lognorm`` = sigmoid(N(−0.4, 1))."""
+  """(n,) times in [eps, 1 − eps]: ``uniform`` or ``lognorm`` = sigmoid(N(−0.4, 1)).
+
+  (``is`` depends on the path: see ``is_log_probs``.)"""
+  if sampler == "is":
+    raise ValueError("sampler 'is' needs the path: draw from is_log_probs(...) instead")
   if sampler == "uniform":
     return jax.random.uniform(key, (n,), minval=eps, maxval=1.0 - eps)
   if sampler == "lognorm":
     return jnp.clip(jax.nn.sigmoid(-0.4 + jax.random.normal(key, (n,))), eps, 1.0 - eps)
   raise ValueError(f"sampler must be one of {TIME_SAMPLERS}; got {sampler!r}")
+
+
+def is_log_probs(path_fn: Callable, phi, settings: "LossSettings", x0: jax.Array,
+                 x1: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """The importance-sampling grid of the reference's ``t_mode="is"`` (spec §7).
+
+  Grid t_k = linspace(eps, 1 − eps, is_grid) with probabilities ∝ 1/Var(t_k), Var the
+  conditional-target variance of the weights (``var_for_weights`` floor) evaluated with d = 1
+  and ‖x1‖² = 1 (and ‖x0‖² = 1, ⟨x0, x1⟩ = 0 on the bridge) under ``is_moments="unit"``, or with
+  the true d and the batch means of ‖x1‖², ‖x0‖², ⟨x0, x1⟩ under "data".
+
+  Args:
+    path_fn, phi: the path used for the grid (the caller passes a detached or stale φ).
+    settings: ``LossSettings``.
+    x0, x1: (B, d) batch (used for the "data" moments and d).
+  Returns:
+    ``(grid (G,), log_probs (G,))``.
+  """
+  s = settings
+  grid = jnp.linspace(s.eps, 1.0 - s.eps, int(s.is_grid))
+  co = path_fn(phi, grid)
+  if s.is_moments == "unit":
+    d, sq0, sq1, dot = 1, 1.0, 1.0, 0.0
+  else:
+    d = x0.shape[1]
+    sq0, sq1 = jnp.mean(jnp.sum(x0 ** 2, 1)), jnp.mean(jnp.sum(x1 ** 2, 1))
+    dot = jnp.mean(jnp.sum(x0 * x1, 1))
+  if s.interpolant == "plain":
+    floor = s.var_floor if s.var_for_weights == "floored" else 0.0
+    var = plain_variance(co, sq1, d, floor=floor)
+  else:
+    v, dv = paths_lib.bridge_variance(co, grid, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
+    var = bridge_variance_of_target(co, v, dv, sq0, sq1, dot, d, cross_term=s.cross_term)
+  logits = -jnp.log(jnp.maximum(var, 1e-30))
+  return grid, jax.nn.log_softmax(logits)
 
 
 def _normal(key, shape):
@@ -201,7 +246,8 @@ def _variance(s: LossSettings, coeffs, t, x0, x1, *, floor, per_sample, v=None, 
 
 
 def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Array,
-                     path_fn: Callable, settings: LossSettings) -> tuple[jax.Array, dict]:
+                     path_fn: Callable, settings: LossSettings,
+                     is_path_params=None) -> tuple[jax.Array, dict]:
   """Conditional time-score matching with the MinPV penalty (spec §4 and §7).
 
   Args:
@@ -211,6 +257,8 @@ def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: ja
     key: PRNG key of this step.
     path_fn: ``(φ, t) -> PathCoeffs``.
     settings: ``LossSettings`` with objective "conditional" or "joint".
+    is_path_params: φ of the importance-sampling grid (``time_sampler="is"``; the reference
+      refreshes it every 1000 steps); None = the current φ (detached).
   Returns:
     ``(loss, info)``; info has ``tsm/loss``, ``tsm/loss_normalised``, ``tsm/data_loss``,
     ``path/penalty``, ``tsm/var_mean``.
@@ -221,8 +269,13 @@ def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: ja
   x0, x1 = _check_batch(batch)
   n, d = x0.shape
   k_t, k_z, k_p = jax.random.split(key, 3)
-  t = sample_times(k_t, n, sampler=s.time_sampler, eps=s.eps)
   phi_sg = jax.lax.stop_gradient(params["path"])
+  if s.time_sampler == "is":
+    grid_phi = phi_sg if is_path_params is None else jax.lax.stop_gradient(is_path_params)
+    grid, logp = is_log_probs(path_fn, grid_phi, s, x0, x1)
+    t = grid[jax.random.categorical(k_t, logp, shape=(n,))]
+  else:
+    t = sample_times(k_t, n, sampler=s.time_sampler, eps=s.eps)
   co = path_fn(phi_sg, t)
   w_floor = s.var_floor if s.var_for_weights == "floored" else 0.0
   if s.interpolant == "plain":
@@ -242,6 +295,11 @@ def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: ja
   xt, c, x_target, var_w, lam_x = jax.lax.stop_gradient((xt, c, x_target, var_w, lam_x))
   var_w = jnp.broadcast_to(var_w, (n,))
   lam = 1.0 / var_w
+  if s.time_sampler == "is":
+    # The sampling density ∝ 1/Var carries the time weight (λ = 1); the data-score weight
+    # becomes (time variance)/(data-score variance) (spec §7 step 3).
+    lam = jnp.ones_like(var_w)
+    lam_x = var_w * lam_x
 
   s_t, s_x = score_fn(params["net"], xt, t)
   time_term = lam * (s_t - c) ** 2
@@ -312,11 +370,13 @@ def implicit_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.A
 
 
 def minpv_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Array,
-               path_fn: Callable, settings: LossSettings) -> tuple[jax.Array, dict]:
+               path_fn: Callable, settings: LossSettings,
+               is_path_params=None) -> tuple[jax.Array, dict]:
   """Dispatches on ``settings.objective`` to ``conditional_loss`` or ``implicit_loss``."""
   if settings.objective == "implicit":
     return implicit_loss(score_fn, params, batch, key, path_fn, settings)
-  return conditional_loss(score_fn, params, batch, key, path_fn, settings)
+  return conditional_loss(score_fn, params, batch, key, path_fn, settings,
+                          is_path_params=is_path_params)
 
 
 # ---------------------------------------------------------------------------------- optimiser

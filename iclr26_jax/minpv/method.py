@@ -1,4 +1,4 @@
-"""MinPV through the shared trainer: time-score density-ratio estimation on Gaussian MI.
+"""MinPV through the shared trainer: time-score density-ratio estimation on MI and density tasks.
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE (``--mvp --condition True``). Parameters are
@@ -8,10 +8,23 @@ has φ = {}. ``path.training="presolve_freeze"`` fits φ to the path-only proble
 
 Logged: ``tsm/loss``, ``tsm/loss_normalised``, ``tsm/data_loss``, ``tsm/var_mean``,
 ``path/penalty``, ``path/alpha_at_{0.1,…,0.9}``, ``path/a_min``, ``path/b_min``, ``path/w_max``,
-``train/grad_norm`` (``implicit/...`` for the DRE-∞ objective); at evaluation ``eval/mi_estimate``,
-``eval/mi_true`` (analytic MI), ``eval/mi_sample_truth`` (mean analytic log r on the evaluation
-samples, the fair target), ``eval/mae`` (|estimate − sample truth|), ``eval/log_ratio_rmse``
-(pointwise), ``eval/quad_gap`` (estimate at gap_factor × nodes minus estimate).
+``train/grad_norm`` (``implicit/...`` for the DRE-∞ objective). Evaluation of MI tasks:
+``eval/mi_estimate``, ``eval/mi_true`` (analytic MI), ``eval/mi_sample_truth`` (mean analytic
+log r on the evaluation samples, the fair target), ``eval/mae`` (|estimate − sample truth|),
+``eval/log_ratio_rmse`` (pointwise), ``eval/log_ratio_std``. Density tasks (p0 = N(0, I) on the
+preprocessed z; log p(x) = log r̂(z) + log N(z; 0, I) + log|det ∂z/∂x|): ``eval/nll`` (nats per
+example in data space; digits: on the dequantised pixel scale [0, 17)^64), ``eval/bpd`` (nll /
+(D ln 2)), ``eval/nll_baseline`` (the same with log r̂ ≡ 0, i.e. p1 modelled as N(0, I) in z),
+``eval/nll_true`` and ``eval/log_ratio_rmse`` (pointwise against the exact log r; toys with an
+exact density). Score-based likelihoods are not normalised, so ``eval/nll`` can fall below
+``eval/nll_true``; the pointwise RMSE is the honest criterion there. Both: ``eval/quad_gap``
+(estimate at gap_factor × nodes, or dopri5 at tolerances / 100, minus the estimate; MI: of the
+mean, density: of the nll with the sign of log r).
+
+Tasks (``data.name``, ``TASKS``): the Gaussian MI task, the coordinate-wise mapped MI tasks of
+``benchmarks`` (p0 by shuffled pairing, so the plain interpolant's closed-form target does not
+apply: use ``interpolant=bridge`` or the implicit objective), additive uniform noise, the 2-D
+toys, digits and UCI of ``data``.
 """
 
 from __future__ import annotations
@@ -28,6 +41,7 @@ from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.core.trainer import Method
 from iclr26_jax.minpv import analysis, benchmarks, estimator, losses, networks
+from iclr26_jax.minpv import data as data_lib
 from iclr26_jax.minpv import paths as paths_lib
 
 ALPHA_PROBES = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -37,16 +51,203 @@ def _err(key, msg):
   return config_lib.ConfigError(f"config key '{key}' {msg}")
 
 
-def make_task(cfg) -> benchmarks.GaussianMITask:
-  """The benchmark named by ``cfg.data`` (only ``gaussian_mi``)."""
-  if cfg.data.task != "gaussian_mi":
-    raise _err("data.task", f"must be 'gaussian_mi'; got {cfg.data.task!r}")
+MI_TASKS = {"gaussian_mi": None, "gauss_mi": "gauss", "half_cube_mi": "half_cube",
+            "asinh_mi": "asinh", "cubic_mi": "cubic",         # name -> coordinate map
+            "additive_noise_mi": "additive_noise"}          # (not a Gaussian pair)
+DENSITY_TASKS = data_lib.TOYS + ("digits", "uci")
+TASKS = tuple(MI_TASKS) + DENSITY_TASKS
+
+
+def _gaussian_args(cfg):
   rho = float(cfg.data.rho) if cfg.data.rho >= 0 else None
   mi = float(cfg.data.mi) if (rho is None and cfg.data.mi > 0) else None
+  return dict(mi=mi, rho=rho)
+
+
+def make_task(cfg) -> benchmarks.GaussianMITask:
+  """The underlying Gaussian MI task of ``cfg.data`` (Gaussian-pair MI tasks only)."""
+  if cfg.data.name not in MI_TASKS or MI_TASKS[cfg.data.name] == "additive_noise":
+    raise _err("data.name", f"must be one of the MI tasks {tuple(MI_TASKS)} here; "
+               f"got {cfg.data.name!r}")
   try:
-    return benchmarks.make_task(int(cfg.data.dim), mi=mi, rho=rho)
+    return benchmarks.make_task(int(cfg.data.dim), **_gaussian_args(cfg))
   except ValueError as e:
     raise _err("data", str(e)) from None
+
+
+class MITask:
+  """An MI task: p1 = joint, p0 = product of marginals, analytic log-ratio on held-out data.
+
+  Attributes: kind "mi", dim, mi (analytic), p0_is_std_normal, x_eval (n, d) float32 joint
+  draws, log_r_eval (n,) analytic log-ratios, gaussian (the underlying ``GaussianMITask``; None
+  for additive noise, whose task is ``noise``).
+  """
+  kind = "mi"
+
+  def __init__(self, cfg):
+    self.map = MI_TASKS[cfg.data.name]
+    n = int(cfg.data.eval_size)
+    if n < 2:
+      raise _err("data.eval_size", f"must be >= 2 for MI tasks; got {n}")
+    if self.map == "additive_noise":
+      try:
+        self.noise = benchmarks.make_additive_noise_task(int(cfg.data.dim),
+                                                         float(cfg.data.noise_eps))
+      except ValueError as e:
+        raise _err("data", str(e)) from None
+      self.gaussian = self.mapped = None
+      self.dim, self.mi, self.p0_is_std_normal = self.noise.dim, self.noise.mi, False
+      x = benchmarks.additive_noise_joint(np.random.default_rng(int(cfg.data.eval_seed)), n,
+                                          self.noise)
+      self.x_eval = x.astype(np.float32)
+      self.log_r_eval = benchmarks.additive_noise_log_ratio(x, self.noise)
+      return
+    self.gaussian = make_task(cfg)
+    self.dim, self.rho, self.mi = self.gaussian.dim, self.gaussian.rho, self.gaussian.mi
+    ekey = jax.random.PRNGKey(int(cfg.data.eval_seed))
+    if self.map is None:
+      self.mapped = None
+      self.p0_is_std_normal = True
+      x = benchmarks.sample_p1(ekey, n, self.gaussian)
+      lr = benchmarks.log_ratio(x, self.gaussian)
+    else:
+      self.mapped = benchmarks.MappedMITask(self.gaussian, self.map)
+      self.p0_is_std_normal = self.mapped.p0_is_std_normal
+      x = benchmarks.sample_joint(ekey, n, self.mapped)
+      lr = benchmarks.mapped_log_ratio(x, self.mapped)
+    self.x_eval = np.asarray(x, np.float32)
+    self.log_r_eval = np.asarray(lr)
+
+  def _pairs(self, rng, n):
+    """(n, d) float32 draws of the correlated Gaussian pair."""
+    e = rng.standard_normal((n, self.dim // 2, 2), dtype=np.float32)
+    rho = self.rho
+    return np.stack([e[..., 0], rho * e[..., 0] + np.sqrt(1.0 - rho ** 2) * e[..., 1]],
+                    axis=-1).reshape(n, self.dim).astype(np.float32)
+
+  def batch(self, rng: np.random.Generator, n: int) -> dict:
+    """``{"x0": p0 draws (n, d), "x1": p1 draws (n, d)}`` float32."""
+    if self.map == "additive_noise":
+      x1 = benchmarks.additive_noise_joint(rng, n, self.noise)
+      x0 = benchmarks.additive_noise_joint(rng, n, self.noise).reshape(n, self.dim // 2, 2)
+      x0[..., 1] = np.roll(x0[..., 1], 1, axis=0)                # shuffled pairing
+      return {"x0": x0.reshape(n, self.dim).astype(np.float32), "x1": x1.astype(np.float32)}
+    if self.mapped is None:
+      x0 = rng.standard_normal((n, self.dim), dtype=np.float32)
+      return {"x0": x0, "x1": self._pairs(rng, n)}
+    x1 = benchmarks.apply_map(self._pairs(rng, n), self.mapped)
+    x0 = np.asarray(benchmarks.shuffle_pairs(
+        benchmarks.apply_map(self._pairs(rng, n), self.mapped)))
+    return {"x0": x0.astype(np.float32), "x1": x1.astype(np.float32)}
+
+
+class DensityTask:
+  """A density task with p0 = N(0, I) on preprocessed coordinates z.
+
+  Attributes: kind "density", dim, p0_is_std_normal (True), z_test (n, D) float32,
+  logdet_test (n,) float64 (log|det ∂z/∂x| at the test points), nll_offset (nats added to the
+  data-space NLL: D log 17 for digits, whose NLL is on the pixel scale), nll_true (exact test NLL
+  or None), log_r_true (n,) exact log r(z_test) or None.
+  """
+  kind = "density"
+  p0_is_std_normal = True
+
+  def __init__(self, cfg):
+    d = cfg.data
+    self.name = d.name
+    self.nll_offset = 0.0
+    self.nll_true = None
+    eval_rng = np.random.default_rng(int(d.eval_seed))
+    n_eval = int(d.eval_size)
+    self._train = None
+    toy_lp = None
+    if d.name in data_lib.TOYS:
+      mean, cov = data_lib.toy_moments(d.name)
+      std = np.sqrt(np.diag(cov)) if d.standardize else np.ones(2)
+      self.std = data_lib.Standardizer(mean, std)
+      if n_eval < 1:
+        raise _err("data.eval_size", f"must be >= 1 for the toys; got {n_eval}")
+      x_test = data_lib.sample_toy(d.name, eval_rng, n_eval)
+      toy_lp = data_lib.toy_log_density(d.name, x_test)
+    elif d.name == "digits":
+      pixels = data_lib.load_digits_pixels()
+      tr, te = _split_rows(pixels.shape[0], float(d.test_fraction))
+      self._pixels_train = pixels[tr]
+      lam = float(d.logit_lambda)
+      if not 0.0 < lam < 0.5:
+        raise _err("data.logit_lambda", f"must be in (0, 0.5); got {lam}")
+      self._lam = lam
+      w_fit, _ = data_lib.logit_transform(
+          data_lib.dequantize_digits(self._pixels_train, np.random.default_rng(0)), lam)
+      self.std = (data_lib.Standardizer.fit(w_fit) if d.standardize else
+                  data_lib.Standardizer(np.zeros(64), np.ones(64)))
+      test_pixels = pixels[te] if n_eval <= 0 else pixels[te][:n_eval]
+      v = data_lib.dequantize_digits(test_pixels, eval_rng)
+      x_test, logdet_logit = data_lib.logit_transform(v, lam)
+      self.nll_offset = 64 * np.log(data_lib.DIGITS_LEVELS)
+    elif d.name == "uci":
+      try:
+        splits = data_lib.load_uci(str(d.path))
+      except (FileNotFoundError, ValueError) as e:
+        raise _err("data.path", str(e)) from None
+      self._train = splits["train"]
+      self.std = (data_lib.Standardizer.fit(self._train) if d.standardize else
+                  data_lib.Standardizer(np.zeros(self._train.shape[1]),
+                                        np.ones(self._train.shape[1])))
+      x_test = splits["test"] if n_eval <= 0 else splits["test"][:n_eval]
+      self._train = self.std.forward(self._train)[0].astype(np.float32)
+    else:
+      raise _err("data.name", f"must be one of {TASKS}; got {d.name!r}")
+    z, logdet = self.std.forward(x_test)
+    if d.name == "digits":
+      logdet = logdet + logdet_logit
+    self.z_test = z.astype(np.float32)
+    self.logdet_test = logdet
+    self.dim = int(z.shape[1])
+    self.log_r_true = None
+    if toy_lp is not None:
+      # Exact log r(z) = log p_z(z) − log N(z; 0, I), p_z(z) = p_x(x) / |det ∂z/∂x|.
+      self.nll_true = float(-np.mean(toy_lp))
+      log_n = -0.5 * np.sum(z ** 2, 1) - 0.5 * self.dim * np.log(2 * np.pi)
+      self.log_r_true = toy_lp - logdet - log_n
+
+  def batch(self, rng: np.random.Generator, n: int) -> dict:
+    """``{"x0": N(0, I) draws (n, D), "x1": preprocessed data (n, D)}`` float32."""
+    x0 = rng.standard_normal((n, self.dim), dtype=np.float32)
+    if self.name in data_lib.TOYS:
+      x1 = self.std.forward(data_lib.sample_toy(self.name, rng, n))[0]
+    elif self.name == "digits":
+      idx = rng.integers(0, self._pixels_train.shape[0], n)
+      w, _ = data_lib.logit_transform(
+          data_lib.dequantize_digits(self._pixels_train[idx], rng), self._lam)
+      x1 = self.std.forward(w)[0]
+    else:
+      x1 = self._train[rng.integers(0, self._train.shape[0], n)]
+    return {"x0": x0, "x1": np.asarray(x1, np.float32)}
+
+  def nll(self, log_r: np.ndarray) -> float:
+    """Mean data-space NLL (nats per example) from log r̂ (n,) at ``z_test``."""
+    z = self.z_test.astype(np.float64)
+    log_n = -0.5 * np.sum(z ** 2, 1) - 0.5 * self.dim * np.log(2 * np.pi)
+    return float(-np.mean(np.asarray(log_r, np.float64) + log_n + self.logdet_test)
+                 + self.nll_offset)
+
+
+def _split_rows(n, test_fraction):
+  """``data.split_rows`` with the error naming the config key."""
+  try:
+    return data_lib.split_rows(n, test_fraction)
+  except ValueError as e:
+    raise _err("data.test_fraction", str(e)) from None
+
+
+def make_data_task(cfg):
+  """``MITask`` or ``DensityTask`` for ``cfg.data.name`` (ConfigError listing ``TASKS``)."""
+  if cfg.data.name in MI_TASKS:
+    return MITask(cfg)
+  if cfg.data.name in DENSITY_TASKS:
+    return DensityTask(cfg)
+  raise _err("data.name", f"must be one of {TASKS}; got {cfg.data.name!r}")
 
 
 def loss_settings(cfg) -> losses.LossSettings:
@@ -63,7 +264,8 @@ def loss_settings(cfg) -> losses.LossSettings:
         interpolant=cfg.interpolant, objective=lc.objective, weights=lc.weights,
         var_for_weights=lc.var_for_weights, var_floor=float(lc.var_floor),
         target_eps=float(lc.target_eps), cross_term=lc.cross_term, penalty=trainable,
-        penalty_t=lc.penalty_t, time_sampler=lc.time_sampler, gamma=float(cfg.bridge.gamma),
+        penalty_t=lc.penalty_t, time_sampler=lc.time_sampler, is_moments=lc.is_moments,
+        is_grid=int(lc.is_grid), gamma=float(cfg.bridge.gamma),
         eps_b=float(cfg.bridge.eps_b), eps=float(cfg.path.eps),
         data_weight=float(lc.data_weight), flip_cross_sign=bool(lc.flip_cross_sign))
   except ValueError as e:
@@ -87,8 +289,14 @@ class MinPVMethod(Method):
   def __init__(self, config):
     super().__init__(config)
     c = config
-    self.task = make_task(c)
+    self.data = make_data_task(c)
+    self.task = self.data.gaussian if self.data.kind == "mi" else None
     self.settings = loss_settings(c)
+    if (c.interpolant == "plain" and c.loss.objective != "implicit"
+        and not self.data.p0_is_std_normal):
+      raise _err("interpolant", f"'plain' with the {c.loss.objective!r} objective needs "
+                 f"p0 = N(0, I), which task {c.data.name!r} does not have (shuffled pairs); use "
+                 "interpolant=bridge or loss.objective=implicit")
     if c.path.name not in paths_lib.PATH_NAMES:
       raise _err("path.name", f"must be one of {paths_lib.PATH_NAMES}; got {c.path.name!r}")
     if c.path.constraint not in paths_lib.CONSTRAINTS:
@@ -96,20 +304,31 @@ class MinPVMethod(Method):
                  f"got {c.path.constraint!r}")
     if c.estimate.grid not in estimator.GRIDS:
       raise _err("estimate.grid", f"must be one of {estimator.GRIDS}; got {c.estimate.grid!r}")
+    if c.estimate.method not in estimator.METHODS:
+      raise _err("estimate.method", f"must be one of {estimator.METHODS}; "
+                 f"got {c.estimate.method!r}")
+    if int(c.estimate.chunk) < 1:
+      raise _err("estimate.chunk", f"must be >= 1; got {c.estimate.chunk}")
     self.path_fn = paths_lib.get_path(c.path.name, constraint=c.path.constraint,
                                       eps=float(c.path.eps))
     self.trainable = c.path.name == "kmm" and c.path.training == "joint"
+    # The IS grid's φ is kept in the state only when φ trains (otherwise it is the fixed φ).
+    self._is_refresh = self.trainable and c.loss.time_sampler == "is"
+    if self._is_refresh and int(c.loss.is_refresh) < 1:
+      raise _err("loss.is_refresh", f"must be >= 1; got {c.loss.is_refresh}")
     self.model = networks.ScoreNetwork(
-        dim=self.task.dim, width=int(c.model.width), depth=int(c.model.depth),
+        dim=self.data.dim, width=int(c.model.width), depth=int(c.model.depth),
         time_features=int(c.model.time_features), data_head=c.loss.objective == "joint",
         norm=bool(c.model.norm))
     self.tx = losses.make_optimizer(c.optim, int(c.num_steps), path_trainable=self.trainable,
                                     path_weight_decay=float(c.path.weight_decay),
                                     path_lr=float(c.path.lr))
-    ekey = jax.random.PRNGKey(int(c.data.eval_seed))
-    self.x_eval = np.asarray(benchmarks.sample_p1(ekey, int(c.data.eval_size), self.task))
-    self.log_r_eval = np.asarray(benchmarks.log_ratio(jnp.asarray(self.x_eval), self.task))
-    self.second_moment = float(np.mean(np.sum(self.x_eval.astype(np.float64) ** 2, axis=1)))
+    if self.data.kind == "mi":
+      self.x_eval, self.log_r_eval = self.data.x_eval, self.data.log_r_eval
+    else:
+      self.x_eval, self.log_r_eval = self.data.z_test, None
+    probe = self.data.batch(np.random.default_rng([int(c.data.eval_seed), 7]), 4096)["x1"]
+    self.second_moment = float(np.mean(np.sum(probe.astype(np.float64) ** 2, axis=1)))
 
   # -- state and update ------------------------------------------------------------------------
   def _score(self, net_params, x, t):
@@ -117,7 +336,7 @@ class MinPVMethod(Method):
 
   def init_state(self, rng):
     c = self.config
-    d = self.task.dim
+    d = self.data.dim
     net = self.model.init(jax.random.fold_in(rng, 1), jnp.zeros((1, d)), jnp.zeros((1,)))
     phi = paths_lib.init_path_params(c.path.name, int(c.path.num_components))
     if c.path.name == "kmm" and c.path.training == "presolve_freeze":
@@ -127,19 +346,28 @@ class MinPVMethod(Method):
           learning_rate=float(c.path.presolve_lr), eps=float(c.path.eps)).params
     params = {"net": net["params"], "path": phi}
     extras = {"ema": params} if c.ema_decay > 0 else {}
+    if self._is_refresh:
+      extras["is_path"] = phi     # φ of the importance-sampling grid, refreshed every is_refresh
     return TrainState.create(params=params, tx=self.tx, rng=rng, apply_fn=self._score,
                              extras=extras)
 
   def update(self, state, batch):
     key = state.step_key()
+    extras = dict(state.extras)
+    if self._is_refresh:
+      # Faithful stale grid: φ of the grid is the path at the last multiple of is_refresh.
+      fresh = state.step % int(self.config.loss.is_refresh) == 0
+      extras["is_path"] = jax.tree.map(lambda a, b: jnp.where(fresh, a, b),
+                                       state.params["path"], extras["is_path"])
+    is_phi = extras.get("is_path")
     loss_fn = lambda p: losses.minpv_loss(self._score, p, batch, key, self.path_fn,
-                                          self.settings)
+                                          self.settings, is_path_params=is_phi)
     (_, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
-    extras = state.extras
     new_state, grad_norm = state.apply_gradients(grads)
     if self.config.ema_decay > 0:
-      ema = optim_lib.ema_update(extras["ema"], new_state.params, float(self.config.ema_decay))
-      new_state = new_state.replace(extras={"ema": ema})
+      extras["ema"] = optim_lib.ema_update(extras["ema"], new_state.params,
+                                           float(self.config.ema_decay))
+    new_state = new_state.replace(extras=extras)
     metrics = dict(info)
     metrics["train/grad_norm"] = grad_norm
     metrics.update(path_metrics(self.path_fn, new_state.params["path"]))
@@ -147,45 +375,63 @@ class MinPVMethod(Method):
 
   def get_batch(self, step):
     c = self.config
-    n, d = int(c.batch_size), self.task.dim
     rng = np.random.default_rng([int(c.seed), int(step), 17])
-    x0 = rng.standard_normal((n, d), dtype=np.float32)
-    e = rng.standard_normal((n, d // 2, 2), dtype=np.float32)
-    rho = self.task.rho
-    x1 = np.stack([e[..., 0], rho * e[..., 0] + np.sqrt(1.0 - rho ** 2) * e[..., 1]],
-                  axis=-1).reshape(n, d).astype(np.float32)
-    rows = shd.process_slice(n)
-    return {"x0": x0[rows], "x1": x1[rows]}
+    batch = self.data.batch(rng, int(c.batch_size))
+    rows = shd.process_slice(int(c.batch_size))
+    return {k: v[rows] for k, v in batch.items()}
 
   # -- evaluation ------------------------------------------------------------------------------
   @functools.cached_property
   def _log_ratio(self):
     c = self.config
 
-    def fn(params, x, num_nodes):
-      nodes, weights = estimator.quadrature_grid(
-          num_nodes, t_start=float(c.estimate.t_start), t_end=1.0 - float(c.path.eps),
-          grid=c.estimate.grid, path_fn=self.path_fn, path_params=params["path"])
+    def fn(params, x, num_nodes, tol_scale):
       score = lambda xx, tt: self._score(params["net"], xx, tt)[0]
-      return estimator.integrate_time_score(score, x, nodes, weights)
+      return estimator.log_ratio(
+          score, x, method=c.estimate.method, num_nodes=num_nodes,
+          t_start=float(c.estimate.t_start), t_end=1.0 - float(c.path.eps),
+          grid=c.estimate.grid, path_fn=self.path_fn, path_params=params["path"],
+          rtol=float(c.estimate.rtol) * tol_scale, atol=float(c.estimate.atol) * tol_scale,
+          max_steps=int(c.estimate.max_steps))
 
-    return jax.jit(fn, static_argnums=2)
+    return jax.jit(fn, static_argnums=(2, 3))
+
+  def log_ratio(self, params, x: np.ndarray, *, fine: bool = False) -> np.ndarray:
+    """log r̂ (n,) float64 at x (n, d), in chunks of ``estimate.chunk`` rows (padded, one
+    compile); ``fine`` uses gap_factor × nodes (dopri5: tolerances / 100)."""
+    c = self.config
+    nodes = int(c.estimate.nodes) * (int(c.estimate.gap_factor) if fine else 1)
+    tol_scale = 0.01 if fine else 1.0
+    n = x.shape[0]
+    chunk = min(int(c.estimate.chunk), n)
+    pad = (-n) % chunk
+    xp = np.concatenate([x, np.zeros((pad, x.shape[1]), x.dtype)]) if pad else x
+    out = [np.asarray(self._log_ratio(params, jnp.asarray(xp[i:i + chunk]), nodes, tol_scale),
+                      np.float64) for i in range(0, xp.shape[0], chunk)]
+    return np.concatenate(out)[:n]
 
   def evaluate(self, state):
     c = self.config
     params = state.extras["ema"] if c.ema_decay > 0 else state.params
-    x = jnp.asarray(self.x_eval)
-    nodes = int(c.estimate.nodes)
-    lr_hat = np.asarray(self._log_ratio(params, x, nodes), np.float64)
-    lr_fine = np.asarray(self._log_ratio(params, x, nodes * int(c.estimate.gap_factor)),
-                         np.float64)
-    truth = self.log_r_eval.astype(np.float64)
-    mi_hat = float(np.mean(lr_hat))
-    out = {"eval/mi_estimate": mi_hat, "eval/mi_true": self.task.mi,
-           "eval/mi_sample_truth": float(np.mean(truth)),
-           "eval/mae": abs(mi_hat - float(np.mean(truth))),
-           "eval/log_ratio_rmse": float(np.sqrt(np.mean((lr_hat - truth) ** 2))),
-           "eval/log_ratio_std": float(np.std(lr_hat)),
-           "eval/quad_gap": float(np.mean(lr_fine)) - mi_hat}
+    lr_hat = self.log_ratio(params, self.x_eval)
+    lr_fine = self.log_ratio(params, self.x_eval, fine=True)
+    if self.data.kind == "mi":
+      truth = self.log_r_eval.astype(np.float64)
+      mi_hat = float(np.mean(lr_hat))
+      out = {"eval/mi_estimate": mi_hat, "eval/mi_true": self.data.mi,
+             "eval/mi_sample_truth": float(np.mean(truth)),
+             "eval/mae": abs(mi_hat - float(np.mean(truth))),
+             "eval/log_ratio_rmse": float(np.sqrt(np.mean((lr_hat - truth) ** 2))),
+             "eval/log_ratio_std": float(np.std(lr_hat)),
+             "eval/quad_gap": float(np.mean(lr_fine)) - mi_hat}
+    else:
+      nll = self.data.nll(lr_hat)
+      out = {"eval/nll": nll, "eval/bpd": float(nll / (self.data.dim * np.log(2.0))),
+             "eval/nll_baseline": self.data.nll(np.zeros_like(lr_hat)),
+             "eval/quad_gap": nll - self.data.nll(lr_fine)}
+      if self.data.nll_true is not None:
+        out["eval/nll_true"] = self.data.nll_true
+      if self.data.log_r_true is not None:
+        out["eval/log_ratio_rmse"] = float(np.sqrt(np.mean((lr_hat - self.data.log_r_true) ** 2)))
     out.update({k: float(v) for k, v in path_metrics(self.path_fn, params["path"]).items()})
     return out

@@ -111,3 +111,27 @@ def test_oracle_integration_on_the_geodesic_path(fitted):
     rmse[n] = float(jnp.sqrt(jnp.mean((integrate(nodes, w) - truth) ** 2)))
   assert rmse[1000] < 2e-3 and rmse[100] < 0.05
   assert rmse[1000] < rmse[100] / 5
+
+
+def test_schedule_curves_match_closed_forms():
+  # Trig: α = cos(πt/2) and exact Var(c_t | ‖x1‖² = m) = (2dα̇² + β̇²m)/α² written out in numpy
+  # float64 (independent of losses.plain_variance); float32 evaluation → rtol 1e-4.
+  t = np.linspace(0.05, 0.95, 7)
+  cur = analysis.schedule_curves({"trig": (paths.get_path("trig"), {})}, dim=D, m=M, t=t)
+  h = np.pi / 2
+  a, da, db = np.cos(h * t), -h * np.sin(h * t), h * np.cos(h * t)
+  np.testing.assert_allclose(cur.alpha["trig"], a, rtol=1e-5)
+  np.testing.assert_allclose(cur.variance["trig"], (2 * D * da ** 2 + db ** 2 * M) / a ** 2,
+                             rtol=1e-4)
+  with pytest.raises(ValueError, match="schedules"):
+    analysis.schedule_curves({}, dim=D, m=M)
+
+
+def test_plot_schedules_writes_a_png(tmp_path, geo):
+  out = tmp_path / "schedules.png"
+  fig = analysis.plot_schedules({"kmm init": (paths.get_path("kmm"), paths.kmm_init(5)),
+                                 "trig": (paths.get_path("trig"), {})},
+                                dim=D, m=M, geo=geo, path=str(out))
+  assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+  ax_alpha = fig.axes[0]
+  assert len(ax_alpha.lines) == 3      # two schedules and the geodesic

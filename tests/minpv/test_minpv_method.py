@@ -3,6 +3,7 @@
 import json
 import os
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -113,3 +114,135 @@ def test_presolve_freeze_fits_the_geodesic_and_bridge_update_runs():
   moved = [float(jnp.max(jnp.abs(a - b))) for a, b in
            zip(jax.tree.leaves(new.params["path"]), jax.tree.leaves(state.params["path"]))]
   assert max(moved) > 0
+
+
+# ----------------------------------------------------- task selection (data.name) and new configs
+def test_data_name_selects_the_task_and_is_validated():
+  from experiments.configs.minpv import density_2d, digits, nonlinear_mi
+  from iclr26_jax.minpv.method import TASKS
+  m = MinPVMethod(nonlinear_mi.get_config("smoke,data.name=asinh_mi,data.dim=4,data.rho=0.5"))
+  assert (m.data.kind, m.data.dim, m.data.map) == ("mi", 4, "asinh")
+  assert m.data.mi == pytest.approx(-np.log1p(-0.25), rel=1e-12)     # 2 pairs × −½ log(1 − ρ²)
+  task = benchmarks.make_mapped_task("asinh", 4, rho=0.5)
+  np.testing.assert_allclose(m.log_r_eval, benchmarks.mapped_log_ratio(jnp.asarray(m.x_eval),
+                                                                       task), rtol=1e-6)
+  assert MinPVMethod(nonlinear_mi.get_config("smoke,implicit")).settings.objective == "implicit"
+  m = MinPVMethod(density_2d.get_config("smoke,data.name=two_moons,path.name=trig"))
+  assert (m.data.kind, m.data.dim, m.data.nll_true) == ("density", 2, None)
+  assert digits.get_config("smoke").data.name == "digits"
+  with pytest.raises(config_lib.ConfigError, match="data.name.*gaussian_mi.*checkerboard"):
+    MinPVMethod(gaussian_mi.get_config("smoke,data.name=mnist"))
+  assert set(TASKS) >= {"gaussian_mi", "half_cube_mi", "two_moons", "digits", "uci"}
+  # Shuffled pairs are not N(0, I): the plain interpolant's conditional target is refused.
+  with pytest.raises(config_lib.ConfigError, match="interpolant"):
+    MinPVMethod(nonlinear_mi.get_config("smoke,interpolant=plain"))
+  with pytest.raises(config_lib.ConfigError, match="estimate.method"):
+    MinPVMethod(gaussian_mi.get_config("smoke,estimate.method=gauss"))
+
+
+def test_mapped_mi_batches_pair_joint_and_product_of_marginals():
+  from experiments.configs.minpv import nonlinear_mi
+  m = MinPVMethod(nonlinear_mi.get_config("smoke,batch_size=20000,data.rho=0.8"))
+  a = m.get_batch(5)
+  np.testing.assert_array_equal(a["x0"], m.get_batch(5)["x0"])
+  x0, x1 = a["x0"].astype(np.float64), a["x1"].astype(np.float64)
+  # Half-cube of a ρ = 0.8 pair: strongly correlated; the shuffled pairs are not (s.e. ≈ 0.007).
+  assert np.corrcoef(x1.T)[0, 1] > 0.6
+  assert abs(np.corrcoef(x0.T)[0, 1]) < 0.035
+  # Same marginals: E x² = E|u|³ = 2√(2/π) ≈ 1.60 in both (relative s.e. ≈ 1.6 %).
+  for x in (x0, x1):
+    np.testing.assert_allclose(np.mean(x ** 2, 0), 2 * np.sqrt(2 / np.pi), rtol=0.08)
+
+
+def test_integrators_agree_through_the_method():
+  # The untrained network's time score oscillates in t (sinusoidal features of 1000·t, periods
+  # down to ≈ 0.006). Measured max deviations from trapezoid at 80000 nodes: trapezoid-20000
+  # 1.5e-5, RK4-2001 (hω ≈ 0.5) 2.1e-5, dopri5 at tolerance 1e-7 6.8e-5 (3288 evaluations); at
+  # the default 1e-5 dopri5 takes ~110 steps and its global error grows to 2.7e-3 (local error
+  # control). Every estimate.method is wired alike if all agree with the trapezoid reference.
+  from experiments.configs.minpv import nonlinear_mi
+  outs = {}
+  for method, nodes, tol in (("trapezoid", 20000, 1e-5), ("rk4", 2001, 1e-5),
+                             ("dopri5", 2, 1e-7)):
+    cfg = nonlinear_mi.get_config(
+        f"smoke,estimate.method={method},estimate.nodes={nodes},estimate.rtol={tol},"
+        f"estimate.atol={tol},path.name=trig,loss.objective=conditional")
+    m = MinPVMethod(cfg)
+    state = m.init_state(jax.random.PRNGKey(0))
+    outs[method, tol] = m.log_ratio(state.params, m.x_eval[:64])
+  ref = outs["trapezoid", 1e-5]
+  np.testing.assert_allclose(outs["rk4", 1e-5], ref, atol=2e-4)
+  np.testing.assert_allclose(outs["dopri5", 1e-7], ref, atol=3e-4)
+
+
+# ------------------------------------------------------ importance-sampled times (spec §7 ``is``)
+def test_is_sampler_draws_times_with_density_proportional_to_one_over_the_variance():
+  # With s_θ ≡ 0, time-only weights and the true (batch) moments, E[c² | t] = Var(t) on the
+  # grid, so the mean of c² over IS draws is Σ_k q_k Var_k = G / Σ_k 1/Var_k (the harmonic mean
+  # of Var); uniform draws give the arithmetic mean instead, orders of magnitude larger. The grid
+  # law itself is checked against an independent NumPy evaluation of the trig-path variance.
+  import jax
+  task = benchmarks.make_task(2, rho=0.5)
+  n = 40_000
+  k0, k1 = jax.random.split(jax.random.PRNGKey(0))
+  batch = {"x0": benchmarks.sample_p0(k0, n, task), "x1": benchmarks.sample_p1(k1, n, task)}
+  zero = lambda net, x, t: (jnp.zeros_like(t), None)
+  path_fn = paths.get_path("trig")
+  s = losses.LossSettings(objective="conditional", weights="time_only", var_for_weights="exact",
+                          penalty=False, time_sampler="is", is_moments="data", is_grid=2000)
+  grid, logp = losses.is_log_probs(path_fn, {}, s, batch["x0"], batch["x1"])
+  g = np.linspace(1e-5, 1 - 1e-5, 2000)
+  a, da = np.cos(np.pi * g / 2), -np.pi / 2 * np.sin(np.pi * g / 2)
+  db = np.pi / 2 * np.cos(np.pi * g / 2)
+  m = float(np.mean(np.sum(np.asarray(batch["x1"], np.float64) ** 2, 1)))
+  var = (2 * 2 * da ** 2 + db ** 2 * m) / a ** 2                      # exact (A), d = 2
+  # float32 α near t = 1 (α ≈ 1e-5) limits the relative accuracy of the smallest probabilities.
+  np.testing.assert_allclose(np.exp(np.asarray(logp, np.float64)), (1 / var) / np.sum(1 / var),
+                             rtol=2e-3, atol=1e-9)
+  _, info = jax.jit(lambda b: losses.conditional_loss(zero, {"net": {}, "path": {}}, b,
+                                                      jax.random.PRNGKey(3), path_fn, s))(batch)
+  harmonic, arithmetic = 1 / np.mean(1 / var), np.mean(var)
+  assert arithmetic > 100 * harmonic
+  # c² has a heavy tail (4th moment of a Gaussian quadratic form): 5 % at n = 40000.
+  np.testing.assert_allclose(float(info["tsm/loss_normalised"]), harmonic, rtol=0.05)
+  with pytest.raises(ValueError, match="is_log_probs"):
+    losses.sample_times(jax.random.PRNGKey(0), 4, sampler="is")
+
+
+def test_is_grid_path_is_refreshed_every_is_refresh_steps():
+  import jax
+  m = MinPVMethod(gaussian_mi.get_config("smoke,loss.time_sampler=is,loss.is_refresh=3,"
+                                         "loss.is_grid=500"))
+  state = jax.jit(m.init_state)(jax.random.PRNGKey(0))
+  step = jax.jit(m.update)
+  history = []
+  for i in range(5):
+    before = state.params["path"]
+    state, metrics = step(state, jax.tree.map(jnp.asarray, m.get_batch(i)))
+    assert np.isfinite(float(metrics["tsm/loss"]))
+    history.append((before, state.extras["is_path"]))
+  same = lambda x, y: all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(x),
+                                                               jax.tree.leaves(y)))
+  # Steps 0, 3 refresh the grid to the φ they start from; steps 1, 2, 4 keep it.
+  assert same(history[0][1], history[0][0]) and same(history[3][1], history[3][0])
+  assert same(history[1][1], history[0][0]) and same(history[2][1], history[0][0])
+  assert same(history[4][1], history[3][0]) and not same(history[3][0], history[0][0])
+
+
+def test_additive_noise_task_through_the_method():
+  from experiments.configs.minpv import nonlinear_mi
+  m = MinPVMethod(nonlinear_mi.get_config("smoke,data.name=additive_noise_mi,data.noise_eps=0.2,"
+                                          "batch_size=20000"))
+  assert m.data.mi == pytest.approx(0.2 - np.log(0.4), rel=1e-12) and m.task is None
+  assert np.all(np.isfinite(m.log_r_eval))
+  b = m.get_batch(0)
+  x0, x1 = b["x0"].astype(np.float64), b["x1"].astype(np.float64)
+  # Corr(X, X + N) = √(1/12 / (1/12 + ε²/3)) ≈ 0.82 at ε = 0.2; shuffled: 0 (s.e. ≈ 0.007).
+  np.testing.assert_allclose(np.corrcoef(x1.T)[0, 1], np.sqrt(1 / 12 / (1 / 12 + 0.04 / 3)),
+                             atol=0.02)
+  assert abs(np.corrcoef(x0.T)[0, 1]) < 0.035
+  np.testing.assert_allclose(x0[:, 0].mean(), 0.5, atol=0.01)         # U(0, 1) marginal
+  with pytest.raises(config_lib.ConfigError, match="interpolant"):
+    MinPVMethod(nonlinear_mi.get_config("smoke,data.name=additive_noise_mi,interpolant=plain"))
+  with pytest.raises(config_lib.ConfigError, match="eps"):
+    MinPVMethod(nonlinear_mi.get_config("smoke,data.name=additive_noise_mi,data.noise_eps=0.9"))
