@@ -270,3 +270,54 @@ def additive_noise_log_ratio(x: jax.Array, task: AdditiveNoiseTask) -> jax.Array
   with np.errstate(divide="ignore"):
     lr = xp.where(inside, -np.log(2.0 * e) - xp.log(xp.maximum(p_y, 1e-30)), -xp.inf)
   return xp.sum(lr, axis=1)
+
+
+class GammaExponentialTask(NamedTuple):
+  """d/2 independent (X, Y) pairs, X ~ Gamma(k, 1), Y | X ~ Exp(rate X).
+
+  The ``gamma_exponential`` task of the MI benchmarks (Czyż et al., "Beyond Normal", 2023; used
+  by OpenDRE). Y's marginal is Lomax: p(y) = k (1 + y)^(−k−1), so per pair
+  log p(x, y)/(p(x)p(y)) = log x − x y − log k + (k + 1) log(1 + y) and
+  MI = ψ(k) − log k + 1/k nats (h(Y) − E h(Y | X) with h(Y | X = x) = 1 − log x).
+  """
+  dim: int
+  shape: float
+
+  @property
+  def mi(self) -> float:
+    from scipy.special import digamma
+    k = self.shape
+    return float(0.5 * self.dim * (digamma(k) - np.log(k) + 1.0 / k))
+
+  p0_is_std_normal = False
+
+
+def make_gamma_exponential_task(dim: int, shape: float) -> GammaExponentialTask:
+  """Raises ValueError for odd ``dim`` or a non-positive shape k."""
+  if int(dim) < 2 or int(dim) % 2:
+    raise ValueError(f"dim must be an even integer >= 2 (pairs); got {dim}")
+  if not shape > 0:
+    raise ValueError(f"gamma shape must be > 0; got {shape}")
+  return GammaExponentialTask(int(dim), float(shape))
+
+
+def gamma_exponential_joint(rng: np.random.Generator, n: int,
+                            task: GammaExponentialTask) -> np.ndarray:
+  """(n, d) float64 joint draws (host NumPy): columns alternate X, Y of each pair."""
+  x = rng.gamma(task.shape, 1.0, size=(n, task.dim // 2))
+  y = rng.exponential(1.0, size=(n, task.dim // 2)) / x
+  return np.stack([x, y], axis=-1).reshape(n, task.dim)
+
+
+def gamma_exponential_log_ratio(x: jax.Array, task: GammaExponentialTask) -> jax.Array:
+  """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,); −∞ outside (0, ∞)²."""
+  if x.ndim != 2 or x.shape[1] != task.dim:
+    raise ValueError(f"x must be (B, {task.dim}); got {x.shape}")
+  xp = _xp(x)
+  p = x.reshape(x.shape[0], task.dim // 2, 2)
+  u, y = p[..., 0], p[..., 1]
+  k = task.shape
+  inside = (u > 0) & (y >= 0)
+  u_s, y_s = xp.where(inside, u, 1.0), xp.where(inside, y, 0.0)
+  lr = xp.log(u_s) - u_s * y_s - np.log(k) + (k + 1.0) * xp.log1p(y_s)
+  return xp.sum(xp.where(inside, lr, -xp.inf), axis=1)

@@ -33,13 +33,15 @@ def default_config() -> ml_collections.ConfigDict:
   c.data = ml_collections.ConfigDict()
   # Task (method.TASKS): MI "gaussian_mi" (p0 = N(0, I) drawn directly) | "gauss_mi",
   # "half_cube_mi", "asinh_mi", "cubic_mi" (the Gaussian pair through a coordinate-wise bijection,
-  # p0 by shuffled pairing), "additive_noise_mi" (X ~ U(0, 1), Y = X + U(−ε, ε)) | density
+  # p0 by shuffled pairing), "additive_noise_mi" (X ~ U(0, 1), Y = X + U(−ε, ε)),
+  # "gamma_exponential_mi" (X ~ Gamma(k, 1), Y | X ~ Exp(X)) | density
   # "two_moons", "eight_gaussians", "checkerboard", "digits", "uci" (p0 = N(0, I) on
   # standardised data).
   c.data.name = "gaussian_mi"
   c.data.dim = 10              # d of the MI tasks (even: d/2 correlated pairs); density: ignored
   c.data.mi = -1.0             # target MI in nats; <= 0 = reference rule (2 for d <= 10, else d/4)
   c.data.rho = -1.0            # block correlation; >= 0 overrides data.mi
+  c.data.gamma_shape = 1.0     # gamma_exponential_mi: shape k (MI = d/2 (ψ(k) − log k + 1/k))
   c.data.noise_eps = 0.1       # additive_noise_mi: Y = X + U(−ε, ε), ε ≤ ½ (MI = d/2 (ε − log 2ε))
   c.data.eval_size = 4096      # MI / toys: held-out samples; digits / uci: test rows (0 = all)
   c.data.eval_seed = 1         # seed of the held-out samples (and of the digits test noise)

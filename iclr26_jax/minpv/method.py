@@ -53,7 +53,16 @@ def _err(key, msg):
 
 MI_TASKS = {"gaussian_mi": None, "gauss_mi": "gauss", "half_cube_mi": "half_cube",
             "asinh_mi": "asinh", "cubic_mi": "cubic",         # name -> coordinate map
-            "additive_noise_mi": "additive_noise"}          # (not a Gaussian pair)
+            "additive_noise_mi": "additive_noise",          # (not Gaussian pairs:)
+            "gamma_exponential_mi": "gamma_exponential"}
+# Non-Gaussian pair tasks: map -> (make(dim, cfg.data), joint(rng, n, task), log_ratio(x, task)).
+PAIR_TASKS = {
+    "additive_noise": (lambda dim, d: benchmarks.make_additive_noise_task(dim, float(d.noise_eps)),
+                       benchmarks.additive_noise_joint, benchmarks.additive_noise_log_ratio),
+    "gamma_exponential": (
+        lambda dim, d: benchmarks.make_gamma_exponential_task(dim, float(d.gamma_shape)),
+        benchmarks.gamma_exponential_joint, benchmarks.gamma_exponential_log_ratio),
+}
 DENSITY_TASKS = data_lib.TOYS + ("digits", "uci")
 TASKS = tuple(MI_TASKS) + DENSITY_TASKS
 
@@ -66,7 +75,7 @@ def _gaussian_args(cfg):
 
 def make_task(cfg) -> benchmarks.GaussianMITask:
   """The underlying Gaussian MI task of ``cfg.data`` (Gaussian-pair MI tasks only)."""
-  if cfg.data.name not in MI_TASKS or MI_TASKS[cfg.data.name] == "additive_noise":
+  if cfg.data.name not in MI_TASKS or MI_TASKS[cfg.data.name] in PAIR_TASKS:
     raise _err("data.name", f"must be one of the MI tasks {tuple(MI_TASKS)} here; "
                f"got {cfg.data.name!r}")
   try:
@@ -80,7 +89,7 @@ class MITask:
 
   Attributes: kind "mi", dim, mi (analytic), p0_is_std_normal, x_eval (n, d) float32 joint
   draws, log_r_eval (n,) analytic log-ratios, gaussian (the underlying ``GaussianMITask``; None
-  for additive noise, whose task is ``noise``).
+  for the non-Gaussian pair tasks, whose task is ``noise``).
   """
   kind = "mi"
 
@@ -89,18 +98,17 @@ class MITask:
     n = int(cfg.data.eval_size)
     if n < 2:
       raise _err("data.eval_size", f"must be >= 2 for MI tasks; got {n}")
-    if self.map == "additive_noise":
+    if self.map in PAIR_TASKS:
+      make, self._joint, log_ratio = PAIR_TASKS[self.map]
       try:
-        self.noise = benchmarks.make_additive_noise_task(int(cfg.data.dim),
-                                                         float(cfg.data.noise_eps))
+        self.noise = make(int(cfg.data.dim), cfg.data)
       except ValueError as e:
         raise _err("data", str(e)) from None
       self.gaussian = self.mapped = None
       self.dim, self.mi, self.p0_is_std_normal = self.noise.dim, self.noise.mi, False
-      x = benchmarks.additive_noise_joint(np.random.default_rng(int(cfg.data.eval_seed)), n,
-                                          self.noise)
+      x = self._joint(np.random.default_rng(int(cfg.data.eval_seed)), n, self.noise)
       self.x_eval = x.astype(np.float32)
-      self.log_r_eval = benchmarks.additive_noise_log_ratio(x, self.noise)
+      self.log_r_eval = np.asarray(log_ratio(x, self.noise))
       return
     self.gaussian = make_task(cfg)
     self.dim, self.rho, self.mi = self.gaussian.dim, self.gaussian.rho, self.gaussian.mi
@@ -127,9 +135,9 @@ class MITask:
 
   def batch(self, rng: np.random.Generator, n: int) -> dict:
     """``{"x0": p0 draws (n, d), "x1": p1 draws (n, d)}`` float32."""
-    if self.map == "additive_noise":
-      x1 = benchmarks.additive_noise_joint(rng, n, self.noise)
-      x0 = benchmarks.additive_noise_joint(rng, n, self.noise).reshape(n, self.dim // 2, 2)
+    if self.map in PAIR_TASKS:
+      x1 = self._joint(rng, n, self.noise)
+      x0 = self._joint(rng, n, self.noise).reshape(n, self.dim // 2, 2)
       x0[..., 1] = np.roll(x0[..., 1], 1, axis=0)                # shuffled pairing
       return {"x0": x0.reshape(n, self.dim).astype(np.float32), "x1": x1.astype(np.float32)}
     if self.mapped is None:

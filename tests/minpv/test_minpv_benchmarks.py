@@ -151,3 +151,26 @@ def test_additive_noise_mi_and_log_ratio_against_numerical_convolution():
   assert benchmarks.additive_noise_log_ratio(np.array([[0.1, 0.5, 0.5, 0.5]]), task)[0] == -np.inf
   with pytest.raises(ValueError, match="eps"):
     benchmarks.make_additive_noise_task(2, 0.7)
+
+
+def test_gamma_exponential_mi_and_log_ratio_against_quadrature():
+  from scipy import integrate, special, stats
+  task = benchmarks.make_gamma_exponential_task(4, 2.5)
+  k = 2.5
+  assert task.mi == pytest.approx(2 * (special.digamma(k) - np.log(k) + 1 / k), rel=1e-12)
+  n = 100_000
+  x = benchmarks.gamma_exponential_joint(np.random.default_rng(0), n, task)
+  lr = np.asarray(benchmarks.gamma_exponential_log_ratio(x, task))
+  assert np.all(np.isfinite(lr))
+  assert abs(lr.mean() - task.mi) < 5 * lr.std() / np.sqrt(n)
+  # Pointwise: log p(y | x) − log p(y) with p(y) = ∫ Gamma(u; k) u e^{−u y} du by quadrature
+  # (no Lomax closed form used).
+  for u, y in [(0.7, 0.3), (2.0, 1.5), (4.0, 0.05)]:
+    p_y = integrate.quad(lambda v: stats.gamma.pdf(v, k) * v * np.exp(-v * y), 0, np.inf)[0]
+    ref = np.log(u) - u * y - np.log(p_y)
+    got = benchmarks.gamma_exponential_log_ratio(np.array([[u, y, 1.0, 0.0]]), task)[0]
+    own = np.log(1.0) - np.log(k)                                      # the (1, 0) pair
+    np.testing.assert_allclose(got - own, ref, rtol=1e-6)
+  assert benchmarks.gamma_exponential_log_ratio(np.array([[-1.0, 0.5, 1.0, 1.0]]), task)[0] == -np.inf
+  with pytest.raises(ValueError, match="shape"):
+    benchmarks.make_gamma_exponential_task(2, 0.0)

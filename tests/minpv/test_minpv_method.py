@@ -246,3 +246,20 @@ def test_additive_noise_task_through_the_method():
     MinPVMethod(nonlinear_mi.get_config("smoke,data.name=additive_noise_mi,interpolant=plain"))
   with pytest.raises(config_lib.ConfigError, match="eps"):
     MinPVMethod(nonlinear_mi.get_config("smoke,data.name=additive_noise_mi,data.noise_eps=0.9"))
+
+
+def test_gamma_exponential_task_through_the_method():
+  from scipy import special
+  from experiments.configs.minpv import nonlinear_mi
+  m = MinPVMethod(nonlinear_mi.get_config("smoke,data.name=gamma_exponential_mi,data.dim=2,"
+                                          "data.gamma_shape=2.0,batch_size=20000"))
+  assert m.data.mi == pytest.approx(special.digamma(2.0) - np.log(2.0) + 0.5, rel=1e-12)
+  assert np.all(np.isfinite(m.log_r_eval))
+  b = m.get_batch(0)
+  x0, x1 = b["x0"].astype(np.float64), b["x1"].astype(np.float64)
+  # E[X] = k = 2 in both; joint: Y | X ~ Exp(X) so E[XY] = 1, product of marginals: E[X]E[Y] = 2.
+  np.testing.assert_allclose(x1[:, 0].mean(), 2.0, atol=0.05)
+  np.testing.assert_allclose((x1[:, 0] * x1[:, 1]).mean(), 1.0, atol=0.05)
+  np.testing.assert_allclose((x0[:, 0] * x0[:, 1]).mean(), 2.0, atol=0.15)
+  with pytest.raises(config_lib.ConfigError, match="shape"):
+    MinPVMethod(nonlinear_mi.get_config("smoke,data.name=gamma_exponential_mi,data.gamma_shape=-1"))
