@@ -9,6 +9,8 @@ METHODS = {
     "toy_regression": "iclr26_jax.core.toy:ToyRegression",
     "lmkan": "iclr26_jax.lmkan.method:LMKANMethod",
     "minpv": "iclr26_jax.minpv.method:MinPVMethod",
+    "dsb": "iclr26_jax.dsb.method:DSBMethod",
+    "pdns": "iclr26_jax.pdns.method:PDNSMethod",
 }
 
 

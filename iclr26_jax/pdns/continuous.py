@@ -83,7 +83,10 @@ def make_control(apply_fn: Callable, reference, param: str = "control") -> Calla
     return apply_fn
 
   def u(params, t, x):
-    return reference.sigma(t) * apply_fn(params, t, x)
+    sig = jnp.asarray(reference.sigma(t))
+    if sig.ndim == 1:                     # t (B,): one sigma_t per row of x (B, d)
+      sig = sig[:, None]
+    return sig * apply_fn(params, t, x)
   return u
 
 

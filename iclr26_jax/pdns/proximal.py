@@ -15,14 +15,18 @@ iterates anneal geometrically, lambda_k = prod_{i<=k} (1 - c_i) (Eq. 7). Here:
 * ``kl_hat`` / ``solve_step_size``: the trust-region equation KL^(c) = eps (Eq. 10) solved by a
   fixed-iteration bisection on [c_min, c_max] (jit/vmap friendly), clamping to the bracket and
   flagging when eps is unreachable; ``check_epsilon`` rejects eps >= log N.
-* ``run_stages``: the stage loop (spec §9). Each stage restarts from the EMA weights with a fresh
-  optax state (``core.optim.make_optimizer``, ``core.train_state.TrainState``), rebuilds the
-  buffer from the frozen previous EMA model, chooses c_k (fixed, list or adaptive), forms the
-  weights, and runs ``epochs_per_stage`` epochs of minibatch steps as one jitted ``lax.scan``
-  wrapped by ``core.trainer.make_step_fn`` (non-finite guard). Once lambda_k < ``lambda_min`` (or
-  the stage cap is hit) it switches to ``refine_stages`` stages at eta = infinity (c = 1,
-  lambda = 0). ``eta_inf=True`` runs every stage at eta = infinity: the non-proximal WDCE baseline
-  through the same code.
+* ``make_stage_fns``: the stage loop (spec §9) as one pure ``TrainState`` step, shared by the
+  trainer ``Method`` (``pdns.method``) and ``run_stages``. A stage starts when the step counter
+  is a multiple of ``steps_per_stage``: the EMA weights are frozen (``extras["frozen"]``), the
+  buffer is rebuilt from them, c_k is chosen (fixed, list or adaptive), the weights are formed
+  and normalised, and training restarts from the EMA with a fresh optax state
+  (``core.optim.make_optimizer``); then ``epochs_per_stage`` epochs of minibatch steps with an
+  EMA update. Once lambda_k < ``lambda_min`` (or the stage cap is hit) it switches to
+  ``refine_stages`` stages at eta = infinity (c = 1, lambda = 0). ``eta_inf=True`` runs every
+  stage at eta = infinity: the non-proximal WDCE baseline through the same code. Schedule,
+  buffer and diagnostics live in ``TrainState.extras``, so a run resumed from any step is exact.
+* ``run_stages``: the functional fit loop: that step scanned over each stage (jitted once, with
+  ``core.trainer.make_step_fn``'s non-finite guard) until the schedule ends.
 """
 
 from __future__ import annotations
@@ -42,7 +46,9 @@ from iclr26_jax.core.train_state import TrainState
 
 __all__ = ["STAGE_TARGETS", "STEP_SIZES", "WEIGHTINGS", "NORMALIZATIONS", "ProxConfig",
            "StageProblem", "ProxResult", "stage_log_weights", "normalize_weights", "kl_hat",
-           "ess", "solve_step_size", "check_epsilon", "resample_indices", "run_stages"]
+           "ess", "solve_step_size", "check_epsilon", "resample_indices", "run_stages",
+           "StageFns", "make_stage_fns", "steps_per_stage", "total_stages", "INFO_KEYS",
+           "history_array", "StageSampler"]
 
 STAGE_TARGETS = ("prox", "ideal")
 STEP_SIZES = ("fixed", "list", "adaptive")
@@ -132,9 +138,16 @@ def normalize_weights(log_w: jax.Array, clamp_max: float = 100.0, filter_max: fl
 
 
 def resample_indices(key: jax.Array, w: jax.Array, n: int) -> jax.Array:
-  """n multinomial draws (with replacement) of indices proportional to w (N,) -> (n,) int32."""
+  """n multinomial draws (with replacement) of indices proportional to w (N,) -> (n,) int32.
+
+  Inverse-CDF sampling (binary search of n uniforms in the cumulative weights): O(n log N) time
+  and O(n + N) memory, so buffers of 10^5 samples resample cheaply. Zero weights are never drawn.
+  """
   _check_vec(w, "w")
-  return jax.random.categorical(key, jnp.log(w), shape=(n,)).astype(jnp.int32)
+  cdf = jnp.cumsum(w.astype(jnp.float32))
+  u = jax.random.uniform(key, (n,), jnp.float32) * cdf[-1]
+  idx = jnp.searchsorted(cdf, u, side="right")
+  return jnp.clip(idx, 0, w.shape[0] - 1).astype(jnp.int32)
 
 
 def check_epsilon(epsilon: float, n: int) -> None:
@@ -305,9 +318,11 @@ class ProxResult(NamedTuple):
 
   Attributes:
     params: final EMA parameters.
-    history: list of per-stage dicts (``stage``, ``stage/c``, ``stage/lambda``, ``stage/ess``,
-      ``prox/kl_hat``, ``prox/flag``, ``refine``, ``eval/*`` of the frozen model, ``weights/*``,
-      ``loss/wdce``).
+    history: list of per-stage dicts (``stage``, ``refine``, ``done``, ``stage/c``,
+      ``stage/lambda``, ``stage/ess``, ``stage/log_z``, ``stage/elbo``, ``stage/path_kl`` (the
+      frozen model's buffer), ``prox/kl_hat``, ``prox/flag``, ``weights/*``, and the last inner
+      step's ``loss/*`` and ``train/grad_norm``; ``cost/energy_evals``: target evaluations so far,
+      stages x buffer_size).
     final: ``eval/*`` diagnostics of a fresh rollout of the final EMA model.
   """
   params: Any
@@ -323,96 +338,211 @@ def _eval_stats(ell, r) -> dict:
           "eval/ess": ess(w)}
 
 
-_TRAIN_FIELDS = ("epochs_per_stage", "buffer_size", "batch_size", "weighting", "normalize",
-                 "clamp_max", "filter_max", "ema_decay", "learning_rate", "b1", "b2", "grad_clip")
+def steps_per_stage(cfg: ProxConfig) -> int:
+  """Inner steps of one stage: epochs_per_stage * (buffer_size // batch_size)."""
+  return cfg.epochs_per_stage * (cfg.buffer_size // cfg.batch_size)
 
 
-def _train_key(cfg: ProxConfig) -> tuple:
-  return tuple(getattr(cfg, f) for f in _TRAIN_FIELDS)
+def total_stages(cfg: ProxConfig) -> int:
+  """The most stages the schedule runs: num_stages proximal (or eta = infinity) stages plus
+  refine_stages refinement stages (fewer when lambda reaches lambda_min early)."""
+  return cfg.num_stages + cfg.refine_stages
+
+
+# Keys of ``extras["info"]``: the current stage's diagnostics, set at the stage boundary.
+INFO_KEYS = ("stage/index", "stage/refine", "stage/done", "stage/c", "stage/lambda", "stage/ess",
+             "stage/log_z", "stage/elbo", "stage/path_kl", "prox/kl_hat", "prox/flag",
+             "weights/ess_local", "weights/ess_global", "weights/frac_filtered",
+             "weights/frac_clamped", "weights/max_wbar", "cost/energy_evals")
+
+
+class StageFns(NamedTuple):
+  """The stage machinery as a pure ``TrainState`` step, shared by ``run_stages`` and the
+  trainer ``Method`` (``pdns.method.PDNSMethod``).
+
+  Attributes:
+    init_state: ``key -> TrainState``; params with a zero output layer, ``extras`` holding the
+      EMA and frozen parameters, the stage buffer, the epoch's minibatch order, the schedule
+      (``sched``: stage, lambda, refining, refinement count) and the stage diagnostics
+      (``info``, keys ``INFO_KEYS``).
+    update: ``(state, batch) -> (state, metrics)``; ``batch`` is ignored (the data is the buffer
+      in ``state.extras``). When ``state.step`` is a multiple of ``steps_per_stage`` it first
+      starts a stage: freezes the EMA, rebuilds the buffer from it, chooses c_k, forms and
+      normalises the weights, restarts from the EMA with a fresh optimiser state. At each epoch
+      start it redraws the minibatch order (multinomial resampling or a permutation). Then one
+      minibatch step with an EMA update. Every random draw is keyed by (root key, step), so the
+      state alone determines the rest of the run (exact resume, also mid-stage).
+    steps_per_stage: inner steps per stage.
+    tx: the optax transform (constant learning rate; re-initialised every stage).
+  """
+  init_state: Callable
+  update: Callable
+  steps_per_stage: int
+  tx: Any
+
+
+def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
+  """Builds the PDNS stage step (spec §9) for ``problem`` and ``cfg``; see ``StageFns``.
+
+  Stage schedule (stage k = step // steps_per_stage + 1): c_k = 1 and lambda_k = 0 while
+  refining (``cfg.eta_inf``: always); otherwise c_fixed, c_list[k-1] or the adaptive solve of
+  Eq. 10, and lambda_k = lambda_{k-1}(1 - c_k). Refinement starts after the stage with
+  lambda_k < lambda_min or k = num_stages; ``info["stage/done"]`` is 1 on the stage after which
+  the fit loop stops (the last refinement stage; with refine_stages = 0 the stage that would
+  switch). Past that point the step keeps running stages at eta = infinity (c = 1).
+  """
+  n, b = cfg.buffer_size, cfg.batch_size
+  spe = n // b
+  sps = spe * cfg.epochs_per_stage
+  tx = cfg.optimizer(sps)
+  refine_total = total_stages(cfg) if cfg.eta_inf else cfg.refine_stages
+  c_list = jnp.asarray(cfg.c_list if cfg.c_list else (1.0,), jnp.float32)
+  f32 = lambda v: jnp.asarray(v, jnp.float32)
+
+  def init_state(key: jax.Array) -> TrainState:
+    k_params, _ = jax.random.split(key)
+    params = problem.init_params(k_params)
+    x, ell, _ = jax.eval_shape(lambda p, k: problem.rollout(p, k, n), params, key)
+    sched = {"stage": jnp.zeros((), jnp.int32), "lam": f32(1.0),
+             "refining": jnp.zeros((), jnp.int32), "refine_count": jnp.zeros((), jnp.int32)}
+    extras = {"ema": params, "frozen": params,
+              "buf_x": jnp.zeros(x.shape, x.dtype), "buf_log_w": jnp.zeros(ell.shape, jnp.float32),
+              "buf_w": jnp.ones(ell.shape, jnp.float32),
+              "idx": jnp.zeros((spe * b,), jnp.int32), "sched": sched,
+              "info": {k: f32(0.0) for k in INFO_KEYS}}
+    return TrainState.create(params=params, tx=tx, rng=key, extras=extras)
+
+  def begin_stage(state: TrainState) -> TrainState:
+    ex = state.extras
+    sc = ex["sched"]
+    prev = sc["stage"]
+    stage = prev + 1
+    if cfg.eta_inf:
+      refining = jnp.asarray(True)
+    else:
+      switch = (prev >= 1) & ((sc["lam"] < cfg.lambda_min) | (prev >= cfg.num_stages))
+      refining = (sc["refining"] > 0) | switch
+    frozen = ex["ema"]                                  # theta_{k-1}: the previous EMA model
+    x, ell, r = problem.rollout(frozen, state.step_key(1), n)
+    ell, r = ell.astype(jnp.float32), r.astype(jnp.float32)
+    lam_prev = sc["lam"]
+    if cfg.step_size == "adaptive":
+      c_a, kl_a, flag_a = solve_step_size(ell, r, cfg.epsilon, lam_prev,
+                                          stage_target=cfg.stage_target, c_min=cfg.c_min,
+                                          c_max=cfg.c_max, iters=cfg.bisect_iters)
+    else:
+      if cfg.step_size == "fixed":
+        c_a = f32(cfg.c_fixed)
+      else:
+        c_a = c_list[jnp.minimum(stage - 1, c_list.shape[0] - 1)]
+      kl_a, flag_a = f32(jnp.nan), jnp.asarray(FEASIBLE, jnp.int32)
+    c = jnp.where(refining, f32(1.0), c_a)
+    log_w, lam = stage_log_weights(ell, r, c, lam_prev, cfg.stage_target)
+    if cfg.stage_target == "ideal":
+      log_w = jnp.where(refining, ell + r, log_w)
+    lam = jnp.where(refining, f32(0.0), lam)
+    kl = jnp.where(refining | jnp.isnan(kl_a), kl_hat(log_w), kl_a)
+    flag = jnp.where(refining, FEASIBLE, flag_a)
+    w_buf, winfo = normalize_weights(log_w, cfg.clamp_max, cfg.filter_max)
+    refine_count = sc["refine_count"] + refining.astype(jnp.int32)
+    would_switch = (lam < cfg.lambda_min) | (stage >= cfg.num_stages)
+    done = jnp.where(refining, refine_count >= refine_total,
+                     would_switch & (cfg.refine_stages == 0))
+    stats = _eval_stats(ell, r)
+    info = {"stage/index": stage, "stage/refine": refining, "stage/done": done,
+            "stage/c": c, "stage/lambda": lam, "stage/ess": stats["eval/ess"],
+            "stage/log_z": stats["eval/log_z"], "stage/elbo": stats["eval/elbo"],
+            "stage/path_kl": stats["eval/path_kl"], "prox/kl_hat": kl, "prox/flag": flag,
+            "weights/ess_local": ess(ell + (1.0 - lam) * r),
+            "weights/ess_global": stats["eval/ess"], "cost/energy_evals": stage * n, **winfo}
+    info = {k: f32(info[k]) for k in INFO_KEYS}
+    sched = {"stage": stage, "lam": f32(lam), "refining": refining.astype(jnp.int32),
+             "refine_count": refine_count}
+    extras = dict(ex, frozen=frozen, buf_x=x, buf_log_w=log_w.astype(jnp.float32),
+                  buf_w=w_buf.astype(jnp.float32), sched=sched, info=info)
+    # theta <- EMA, fresh optimiser state (spec §9 step 2a; §18: no Adam moments across stages).
+    return state.replace(params=frozen, opt_state=tx.init(frozen), extras=extras)
+
+  def begin_epoch(state: TrainState) -> TrainState:
+    ex = state.extras
+    key = state.step_key(2)
+    if cfg.weighting == "resample":
+      idx = resample_indices(key, ex["buf_w"], n)
+    else:
+      idx = jax.random.permutation(key, n).astype(jnp.int32)
+    return state.replace(extras=dict(ex, idx=idx[: spe * b]))
+
+  def update(state: TrainState, batch=None):
+    del batch
+    s = state.step % sps
+    state = jax.lax.cond(s == 0, begin_stage, lambda st: st, state)
+    j = s % spe
+    state = jax.lax.cond(j == 0, begin_epoch, lambda st: st, state)
+    ex = state.extras
+    bidx = jax.lax.dynamic_slice_in_dim(ex["idx"], j * b, b)
+    xb = jnp.take(ex["buf_x"], bidx, axis=0)
+    if cfg.weighting == "resample":
+      wb = jnp.ones((b,), jnp.float32)
+    elif cfg.normalize == "minibatch":
+      wb = normalize_weights(ex["buf_log_w"][bidx], cfg.clamp_max, cfg.filter_max)[0]
+    else:
+      wb = ex["buf_w"][bidx]
+
+    def loss_fn(p):
+      return problem.loss(p, state.step_key(), xb, wb)
+    (val, linfo), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+    state, gnorm = state.apply_gradients(grads)
+    ema = core_optim.ema_update(ex["ema"], state.params, cfg.ema_decay)
+    state = state.replace(extras=dict(ex, ema=ema))
+    metrics = dict(linfo)
+    metrics.update({"loss/wdce": val, "train/grad_norm": gnorm})
+    metrics.update(ex["info"])
+    return state, metrics
+
+  return StageFns(init_state=init_state, update=update, steps_per_stage=sps, tx=tx)
 
 
 _CACHE: "collections.OrderedDict" = collections.OrderedDict()
 
 
 def _compiled(problem: StageProblem, cfg: ProxConfig):
-  """Jitted rollout, weights and stage trainer, keyed by the problem and the training fields of
-  ``cfg`` alone: configs that differ only in the schedule (e.g. the eta = infinity baseline and
-  the proximal run) share one compilation. Keeps the 8 most recent entries."""
-  key = (problem, _train_key(cfg))
+  """Jitted init, one-stage trainer (a ``lax.scan`` of the guarded step over a stage) and
+  rollout for (problem, cfg); keeps the 8 most recent entries."""
+  key = (problem, cfg)
   if key in _CACHE:
     _CACHE.move_to_end(key)
     return _CACHE[key]
-  n = cfg.buffer_size
-  rollout = jax.jit(lambda p, k: problem.rollout(p, k, n))
-  weights_fn = jax.jit(lambda lw: normalize_weights(lw, cfg.clamp_max, cfg.filter_max))
-  _CACHE[key] = (rollout, weights_fn, _make_stage_trainer(problem, cfg))
+  fns = make_stage_fns(problem, cfg)
+  step = core_trainer.make_step_fn(fns.update)
+
+  @jax.jit
+  def train_stage(state):
+    def one(carry, _):
+      state, bad = carry
+      state, metrics, bad = step(state, None, bad)
+      return (state, bad), metrics
+    (state, bad), metrics = jax.lax.scan(one, (state, jnp.asarray(-1, jnp.int32)), None,
+                                         length=fns.steps_per_stage)
+    return state, jax.tree_util.tree_map(lambda m: m[-1], metrics), bad
+
+  rollout = jax.jit(lambda p, k: problem.rollout(p, k, cfg.buffer_size))
+  _CACHE[key] = (jax.jit(fns.init_state), train_stage, rollout)
   while len(_CACHE) > 8:
     _CACHE.popitem(last=False)
   return _CACHE[key]
-
-
-def _make_stage_trainer(problem: StageProblem, cfg: ProxConfig):
-  n, b = cfg.buffer_size, cfg.batch_size
-  steps_per_epoch = n // b
-  total = steps_per_epoch * cfg.epochs_per_stage
-  tx = cfg.optimizer(total)
-
-  def update(state: TrainState, batch):
-    xb, wb = batch
-
-    def loss_fn(p):
-      return problem.loss(p, state.step_key(), xb, wb)
-    (val, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
-    state, gnorm = state.apply_gradients(grads)
-    ema = core_optim.ema_update(state.extras["ema"], state.params, cfg.ema_decay)
-    state = state.replace(extras={"ema": ema})
-    return state, {"loss/wdce": val, "train/grad_norm": gnorm}
-
-  step = core_trainer.make_step_fn(update)
-
-  @jax.jit
-  def train(params, x, log_w, w_buf, key):
-    state = TrainState.create(params=params, tx=tx, rng=key, extras={"ema": params})
-    ekeys = jax.random.split(jax.random.fold_in(key, 1), cfg.epochs_per_stage)
-
-    def epoch(carry, ekey):
-      state, bad = carry
-      if cfg.weighting == "resample":
-        idx = resample_indices(ekey, w_buf, n)
-      else:
-        idx = jax.random.permutation(ekey, n)
-      idx = idx[: steps_per_epoch * b].reshape(steps_per_epoch, b)
-
-      def one(carry, bidx):
-        state, bad = carry
-        xb = jnp.take(x, bidx, axis=0)
-        if cfg.weighting == "resample":
-          wb = jnp.ones((b,), log_w.dtype)
-        elif cfg.normalize == "minibatch":
-          wb = normalize_weights(log_w[bidx], cfg.clamp_max, cfg.filter_max)[0]
-        else:
-          wb = w_buf[bidx]
-        state, metrics, bad = step(state, (xb, wb), bad)
-        return (state, bad), metrics
-
-      (state, bad), metrics = jax.lax.scan(one, (state, bad), idx)
-      return (state, bad), metrics
-
-    (state, bad), metrics = jax.lax.scan(epoch, (state, jnp.asarray(-1, jnp.int32)), ekeys)
-    last = jax.tree_util.tree_map(lambda m: jnp.mean(m[-1]), metrics)
-    return state.extras["ema"], last, bad
-
-  return train
 
 
 def run_stages(problem: StageProblem, cfg: ProxConfig, key: jax.Array,
                callback: Callable[[dict], None] | None = None) -> ProxResult:
   """The PDNS stage loop (spec §9); ``cfg.eta_inf`` gives the plain WDCE baseline.
 
+  Runs ``make_stage_fns(problem, cfg).update`` (the step the trainer ``Method`` uses) one stage
+  at a time, until the schedule's last stage (``info["stage/done"]``).
+
   Args:
     problem: the sampler's hooks.
     cfg: stage-loop configuration.
-    key: root PRNG key; stage k uses keys folded from (key, k).
+    key: root PRNG key (the ``TrainState`` root key).
     callback: optional function called with each stage's history dict (e.g. a metrics writer).
 
   Returns:
@@ -421,66 +551,30 @@ def run_stages(problem: StageProblem, cfg: ProxConfig, key: jax.Array,
   Raises:
     FloatingPointError: a loss or gradient norm became non-finite (stage and step named).
   """
-  n = cfg.buffer_size
-  k_init, k_loop = jax.random.split(key)
-  ema = problem.init_params(k_init)
-  # The cache key holds only training fields, so the cfg it stores is used for those alone.
-  rollout, weights_fn, train = _compiled(problem, cfg)
-  solve = jax.jit(lambda ell, r, lam: solve_step_size(
-      ell, r, cfg.epsilon, lam, stage_target=cfg.stage_target, c_min=cfg.c_min, c_max=cfg.c_max,
-      iters=cfg.bisect_iters))
-  lam = 1.0
-  refining = cfg.eta_inf
-  refine_left = cfg.num_stages + cfg.refine_stages if cfg.eta_inf else cfg.refine_stages
+  init, train_stage, rollout = _compiled(problem, cfg)
+  state = init(key)
   history = []
-  stage = 0
-  while True:
-    stage += 1
-    k_roll, k_train = jax.random.split(jax.random.fold_in(k_loop, stage))
-    x, ell, r = rollout(ema, k_roll)                       # buffer from the frozen EMA model
-    flag, kl = 0, float("nan")
-    if refining:
-      c = 1.0
-    elif cfg.step_size == "fixed":
-      c = cfg.c_fixed
-    elif cfg.step_size == "list":
-      c = float(cfg.c_list[stage - 1])
-    else:
-      c_arr, kl_arr, flag_arr = solve(ell, r, jnp.asarray(lam, ell.dtype))
-      c, kl, flag = float(c_arr), float(kl_arr), int(flag_arr)
-    log_w, lam_new = stage_log_weights(ell, r, jnp.asarray(c, ell.dtype),
-                                       jnp.asarray(lam, ell.dtype), cfg.stage_target)
-    lam_new = 0.0 if refining else float(lam_new)
-    if refining and cfg.stage_target == "ideal":
-      log_w = ell + r
-    if not math.isfinite(kl):
-      kl = float(kl_hat(log_w))
-    w_buf, winfo = weights_fn(log_w)
-    ema, tinfo, bad = train(ema, x, log_w, w_buf, k_train)
+  for _ in range(total_stages(cfg)):
+    state, last, bad = train_stage(state)
+    info = {k: float(v) for k, v in jax.device_get(state.extras["info"]).items()}
+    stage = int(info.pop("stage/index"))
     if int(bad) >= 0:
-      raise FloatingPointError(f"PDNS stage {stage}: loss or gradient norm not finite from inner "
-                               f"step {int(bad)} (of {cfg.epochs_per_stage * (n // cfg.batch_size)})")
-    lam = lam_new
-    rec = {"stage": stage, "refine": bool(refining), "stage/c": c, "stage/lambda": lam,
-           "prox/kl_hat": kl, "prox/flag": flag,
-           "weights/ess_local": float(ess(ell + (1.0 - lam) * r))}
-    rec.update({k: float(v) for k, v in _eval_stats(ell, r).items()})
-    rec["stage/ess"] = rec["eval/ess"]
-    rec["weights/ess_global"] = rec["eval/ess"]
-    rec.update({k: float(v) for k, v in winfo.items()})
-    rec.update({k: float(v) for k, v in tinfo.items()})
+      raise FloatingPointError(f"PDNS stage {stage}: loss or gradient norm not finite from step "
+                               f"{int(bad)} (stage steps {(stage - 1) * steps_per_stage(cfg)}.."
+                               f"{stage * steps_per_stage(cfg) - 1})")
+    rec = {"stage": stage, "refine": bool(info.pop("stage/refine")),
+           "done": bool(info.pop("stage/done"))}
+    rec["prox/flag"] = int(info.pop("prox/flag"))
+    rec.update(info)
+    rec.update({k: float(v) for k, v in jax.device_get(last).items() if not k.startswith(
+        ("stage/", "prox/", "weights/"))})
     history.append(rec)
     if callback is not None:
       callback(rec)
-    if refining:
-      refine_left -= 1
-      if refine_left <= 0:
-        break
-    elif lam < cfg.lambda_min or stage >= cfg.num_stages:
-      if cfg.refine_stages == 0:
-        break
-      refining = True
-  x, ell, r = rollout(ema, jax.random.fold_in(k_loop, 0))
+    if rec["done"]:
+      break
+  ema = state.extras["ema"]
+  x, ell, r = rollout(ema, jax.random.split(key)[1])
   final = {k: float(v) for k, v in _eval_stats(ell, r).items()}
   return ProxResult(params=ema, history=history, final=final)
 
@@ -500,6 +594,10 @@ class StageSampler:
   def problem(self) -> StageProblem:
     """The ``StageProblem`` of this sampler."""
     return StageProblem(init_params=self.init_params, rollout=self.rollout, loss=self.loss)
+
+  def stage_fns(self, cfg: "ProxConfig") -> StageFns:
+    """The pure stage step of this sampler (what the trainer ``Method`` runs)."""
+    return make_stage_fns(self.problem(), cfg)
 
   def fit(self, cfg: "ProxConfig", key: jax.Array, callback: Callable | None = None):
     """Runs the PDNS stage loop with ``cfg``; returns ``ProxResult``."""

@@ -1,0 +1,373 @@
+"""PDNS through the shared trainer: ``python -m experiments.main --config=experiments/configs/pdns/...``.
+
+Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS. Spec:
+``shared/specs/pdns.md`` §9, §12, §16, §17.
+
+``PDNSMethod.update`` is ``proximal.make_stage_fns(...).update``, the same pure step that
+``StageSampler.fit`` scans, so the trainer adds checkpoint / resume, metrics JSONL and the NaN
+guard without a second copy of the stage loop. Stage k covers the steps
+[(k - 1) S, k S) with S = ``steps_per_stage`` = prox.epochs_per_stage * (prox.buffer_size //
+batch_size). At a stage boundary the step freezes the EMA weights (``extras["frozen"]``), rebuilds
+the buffer from them, solves c_k (``prox.step_size="adaptive"``, Eq. 10) or takes it from the
+fixed / listed schedule, forms and normalises the weights and resets the optimiser state; the
+schedule (stage, lambda, refinement), buffer, epoch order and stage diagnostics are all in
+``TrainState.extras``, and every draw is keyed by (seed, step), so a run killed anywhere (also
+mid-stage) and restarted ends bitwise equal to an uninterrupted one. ``get_batch`` returns an
+empty batch (the data is the stage buffer). After the schedule's last refinement stage the run
+keeps training stages at eta = infinity until ``num_steps``. ``prox.eta_inf=True`` (config
+variant ``baseline``) is the non-proximal WDCE / adjoint-matching baseline: c = 1 at every stage.
+
+Targets (``target.name``): continuous ``gmm2d``, ``two_mode_10d`` (``target.dim``), ``gmm40``
+(``target.dim``, ``target.seed``), ``funnel`` (``target.dim``), ``many_well`` (``target.dim``, 5
+double wells), ``mos`` (``target.dim``, ``target.seed``), each tempered by ``target.beta``
+(log pi~ = beta log p~; the exact log Z and mode weights are reported only at beta = 1); lattices
+``ising`` (``target.size``, ``target.beta``, ``target.h``, ``target.j``) and ``potts``
+(``target.size``, ``target.q``, ``target.beta``, ``target.j``), periodic, with the
+Hamiltonians of ``discrete_targets.ising`` / ``potts`` (``lattice_log_prob`` evaluates them for
+any size).
+
+Logged every ``log_every`` steps (training line): ``loss/wdce`` (and the loss's own
+``loss/...``), ``train/grad_norm`` and the current stage's ``stage/index``, ``stage/refine``,
+``stage/c``, ``stage/lambda``, ``stage/ess`` (global ESS of the frozen model's buffer),
+``stage/log_z``, ``stage/elbo``, ``stage/path_kl``, ``prox/kl_hat``, ``prox/flag`` (0 feasible, 1
+eps above the bracket, 2 below), ``weights/ess_local``, ``weights/max_wbar``,
+``weights/frac_clamped``, ``weights/frac_filtered``, ``cost/energy_evals`` (target evaluations
+in stage buffers so far: stages x buffer_size). Evaluation (EMA parameters, a fresh
+rollout of ``eval.num_samples`` paths with a fixed key): ``eval/log_z`` (log-mean-exp of the
+path weights W = l + r; absolute: log sum_x e^{-beta E(x)} on lattices, log int pi~ for continuous
+targets, the reference's log nu constants kept), ``eval/elbo``, ``eval/path_kl``, ``eval/ess``,
+``eval/max_wbar``, ``eval/log_z_true`` and ``eval/log_z_error`` where log Z is known; lattices:
+``eval/log_z_rel_ref`` (log Z^ - D log q, the reference code's convention), ``eval/magnetization``
+(Ising E|M| / D; Potts E(q max_v n_v / D - 1) / (q - 1)), Ising ``eval/p_neg`` (P(M < 0), the sign
+balance), and ``eval/magnetization_true`` / ``eval/magnetization_error`` (plus
+``eval/p_neg_true``) where exact (Ising L <= 8 by row transfer matrix, Potts q^D <= 2^26 by
+streamed enumeration); mixtures: ``eval/mode_weight_tv`` (TV between the sampled and the exact
+mode weights) and ``eval/mode_weight_<j>`` for targets with at most 8 modes. Samples are the
+model's unweighted terminal samples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+
+from iclr26_jax.core import config as config_lib
+from iclr26_jax.core.trainer import Method
+from iclr26_jax.pdns import continuous, discrete, discrete_targets, metrics, proximal, references
+from iclr26_jax.pdns import targets as targets_lib
+
+__all__ = ["CONTINUOUS_TARGETS", "LATTICE_TARGETS", "TARGETS", "default_config", "finish_config",
+           "prox_config", "Target", "make_target", "make_sampler", "lattice_log_prob",
+           "PDNSMethod"]
+
+CONTINUOUS_TARGETS = ("gmm2d", "two_mode_10d", "gmm40", "funnel", "many_well", "mos")
+LATTICE_TARGETS = ("ising", "potts")
+TARGETS = CONTINUOUS_TARGETS + LATTICE_TARGETS
+MAX_LOGGED_MODES = 8
+MAX_POTTS_EXACT_BITS = 26
+MAX_ISING_TRANSFER_SIZE = 8
+
+
+def _err(key, msg):
+  return config_lib.ConfigError(f"config key '{key}' {msg}")
+
+
+def default_config() -> ml_collections.ConfigDict:
+  """Trainer fields plus ``target``, ``sampler``, ``prox`` (``ProxConfig`` fields except
+  ``batch_size``, which is the trainer's) and ``eval``."""
+  c = config_lib.trainer_defaults()
+  c.method = "pdns"
+  c.batch_size = 256
+  c.target = ml_collections.ConfigDict(dict(
+      name="gmm2d", dim=10, size=4, beta=1.0, h=0.0, j=1.0, q=4, seed=0))
+  c.sampler = ml_collections.ConfigDict(dict(
+      hidden=64, depth=2,
+      # continuous
+      sde_steps=100, param="control", loss="control", t_max=0.999, reference="ou",
+      schedule="linear_decreasing", sigma_bar=1.0, alpha_min=0.1, alpha_max=10.0,
+      drop_log_nu_const=False,
+      # discrete
+      formulation="lambda", replicates=8, antithetic=False))
+  p = proximal.ProxConfig()
+  c.prox = ml_collections.ConfigDict({f.name: getattr(p, f.name)
+                                      for f in dataclasses.fields(p) if f.name != "batch_size"})
+  c.eval = ml_collections.ConfigDict(dict(num_samples=2048, seed=12345))
+  return c
+
+
+def prox_config(c) -> proximal.ProxConfig:
+  """``ProxConfig`` from ``c.prox`` and ``c.batch_size`` (ConfigError naming the field)."""
+  kw = {k: (tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in c.prox.items()}
+  try:
+    return proximal.ProxConfig(batch_size=int(c.batch_size), **kw)
+  except ValueError as e:
+    raise config_lib.ConfigError(f"config key 'prox' (or 'batch_size'): {e}") from None
+
+
+def finish_config(c, arg) -> ml_collections.ConfigDict:
+  """Sets the schedule-derived trainer fields after ``config_lib.finalize``.
+
+  Unless given as overrides (or set by ``smoke``): ``num_steps`` = total stages x steps per
+  stage, ``checkpoint_every`` = ``eval_every`` = one stage, ``log_every`` = min(50, stage).
+  Overrides after the colon (``--config=file.py:prox.num_stages=5``) are seen here;
+  ``--config.prox.*`` flags are applied by absl afterwards, so give ``--config.num_steps`` with
+  them.
+  """
+  variants, overrides = config_lib.parse_arg(arg)
+  sps = proximal.steps_per_stage(prox_config(c))
+  if "smoke" in variants:
+    return c
+  auto = {"num_steps": proximal.total_stages(prox_config(c)) * sps, "checkpoint_every": sps,
+          "eval_every": sps, "log_every": min(50, sps)}
+  for key, value in auto.items():
+    if key not in overrides:
+      c[key] = value
+  return c
+
+
+# --------------------------------------------------------------------------------------- targets
+
+@dataclasses.dataclass
+class Target:
+  """What the method needs from a target.
+
+  Attributes:
+    name: ``target.name``.
+    kind: "continuous" or "lattice".
+    dim: d (continuous) or D = L^2 sites.
+    q: token values (lattices).
+    log_prob_unnorm: log pi~ (tempered), (n, d) float or (n, D) int -> (n,).
+    log_z_true: exact log Z or None.
+    assign: mode assignment x (n, d) -> (n,) int, or None.
+    mode_weights: exact mode weights (J,) or None.
+    lattice_truth: dict with ``abs_mag`` / ``p_neg`` (Ising) or ``order`` (Potts), or None.
+  """
+  name: str
+  kind: str
+  dim: int
+  q: int = 0
+  log_prob_unnorm: Callable | None = None
+  log_z_true: float | None = None
+  assign: Callable | None = None
+  mode_weights: np.ndarray | None = None
+  lattice_truth: dict | None = None
+
+
+def _periodic_neighbours(size: int) -> tuple[np.ndarray, np.ndarray]:
+  site = np.arange(size * size).reshape(size, size)
+  return np.roll(site, -1, axis=1).reshape(-1), np.roll(site, -1, axis=0).reshape(-1)
+
+
+def lattice_log_prob(x: jax.Array, *, size: int, beta: float, model: str = "ising", j: float = 1.0,
+                     h: float = 0.0) -> jax.Array:
+  """-beta H(x) of a periodic size x size lattice, x (n, L^2) int (row-major sites) -> (n,).
+
+  Ising (tokens {0, 1}, s = 2x - 1): H = -J sum_i s_i (s_right(i) + s_down(i)) - h sum_i s_i.
+  Potts: H = -J sum_i (1[x_i = x_right(i)] + 1[x_i = x_down(i)]). Same convention as
+  ``discrete_targets.ising`` / ``potts`` (on L = 2 each pair is counted twice).
+  """
+  if x.ndim != 2 or x.shape[1] != size * size:
+    raise ValueError(f"x must have shape (n, {size * size}); got {tuple(x.shape)}")
+  right, down = _periodic_neighbours(size)
+  if model == "ising":
+    s = 2.0 * x.astype(jnp.float32) - 1.0
+    energy = -j * jnp.sum(s * (s[:, right] + s[:, down]), -1) - h * jnp.sum(s, -1)
+  elif model == "potts":
+    same = (x == x[:, right]).astype(jnp.float32) + (x == x[:, down]).astype(jnp.float32)
+    energy = -j * jnp.sum(same, -1)
+  else:
+    raise ValueError(f"model must be 'ising' or 'potts'; got {model!r}")
+  return -beta * energy
+
+
+def make_target(c) -> Target:
+  """The ``Target`` of ``c.target`` (ConfigError naming the field)."""
+  t = c.target
+  name = t.name
+  beta = float(t.beta)
+  if not beta > 0:
+    raise _err("target.beta", f"must be > 0; got {beta}")
+  if name in LATTICE_TARGETS:
+    size = int(t.size)
+    if size < 2:
+      raise _err("target.size", f"must be >= 2; got {size}")
+    q = 2 if name == "ising" else int(t.q)
+    if q < 2:
+      raise _err("target.q", f"must be >= 2; got {q}")
+    if name == "potts" and float(t.h) != 0.0:
+      raise _err("target.h", "must be 0 for potts (no field term)")
+    dim = size * size
+    fn = jax.jit(lambda x: lattice_log_prob(x, size=size, beta=beta, model=name, j=float(t.j),
+                                            h=float(t.h)))
+    log_z, truth = None, None
+    if name == "ising" and size <= MAX_ISING_TRANSFER_SIZE:
+      tm = discrete_targets.ising_transfer_matrix(size, beta, float(t.j), float(t.h))
+      log_z = tm["log_z"]
+      truth = {"abs_mag": tm["abs_mag"], "p_neg": tm["p_neg"]}
+    elif name == "potts" and dim * math.log2(q) <= MAX_POTTS_EXACT_BITS:
+      ex = discrete_targets.lattice_exact_stats(size, beta, "potts", q, float(t.j),
+                                                chunk=q ** min(dim, int(math.log(8192, q))))
+      log_z, truth = ex["log_z"], {"order": ex["order"]}
+    return Target(name=name, kind="lattice", dim=dim, q=q, log_prob_unnorm=fn, log_z_true=log_z,
+                  lattice_truth=truth)
+  if name not in CONTINUOUS_TARGETS:
+    raise _err("target.name", f"must be one of {TARGETS}; got {name!r}")
+  d = int(t.dim)
+  try:
+    if name == "gmm2d":
+      tgt = targets_lib.gmm_2d()
+    elif name == "two_mode_10d":
+      tgt = targets_lib.well_separated_mixture((0.3, 0.7), dim=d, separation=8.0, std=1.0,
+                                               log_z=2.0)
+    elif name == "gmm40":
+      tgt = targets_lib.gmm40(dim=d, seed=int(t.seed))
+    elif name == "funnel":
+      tgt = targets_lib.Funnel.create(dim=d)
+    elif name == "many_well":
+      tgt = targets_lib.ManyWell.create(dim=d, m=min(5, d), delta=4.0)
+    else:
+      tgt = targets_lib.mos50(dim=d, seed=int(t.seed))
+  except ValueError as e:
+    raise _err("target.dim", str(e)) from None
+  log_prob = tgt.log_prob_unnorm if beta == 1.0 else (lambda x: beta * tgt.log_prob_unnorm(x))
+  exact = beta == 1.0
+  has_modes = hasattr(tgt, "assign")
+  return Target(name=name, kind="continuous", dim=tgt.dim, log_prob_unnorm=log_prob,
+                log_z_true=float(tgt.log_z) if exact else None,
+                assign=tgt.assign if has_modes and exact else None,
+                mode_weights=(np.asarray(tgt.mode_weights_exact(), np.float64)
+                              if has_modes and exact else None))
+
+
+def make_sampler(c, target: Target) -> proximal.StageSampler:
+  """``ContinuousSampler`` (OU or Brownian reference) or ``DiscreteSampler`` for ``target``."""
+  s = c.sampler
+  try:
+    if target.kind == "lattice":
+      return discrete.DiscreteSampler(target.log_prob_unnorm, target.dim, target.q,
+                                      formulation=s.formulation, replicates=int(s.replicates),
+                                      antithetic=bool(s.antithetic), hidden=int(s.hidden),
+                                      depth=int(s.depth))
+    if s.reference == "ou":
+      ref = references.ou_reference(target.dim, schedule=s.schedule, sigma_bar=float(s.sigma_bar),
+                                    alpha_min=float(s.alpha_min), alpha_max=float(s.alpha_max),
+                                    drop_log_nu_const=bool(s.drop_log_nu_const))
+    elif s.reference == "bm":
+      ref = references.BMReference(dim=target.dim, sigma_const=float(s.sigma_bar),
+                                   drop_log_nu_const=bool(s.drop_log_nu_const))
+    else:
+      raise _err("sampler.reference", f"must be 'ou' or 'bm'; got {s.reference!r}")
+    return continuous.ContinuousSampler(ref, target.log_prob_unnorm, num_steps=int(s.sde_steps),
+                                        param=s.param, loss=s.loss, t_max=float(s.t_max),
+                                        hidden=int(s.hidden), depth=int(s.depth))
+  except config_lib.ConfigError:
+    raise
+  except ValueError as e:
+    raise _err("sampler", str(e)) from None
+
+
+def _potts_order(x: jax.Array, q: int) -> jax.Array:
+  counts = jnp.sum(jax.nn.one_hot(x, q, dtype=jnp.float32), 1)           # (n, q)
+  return jnp.mean((q * jnp.max(counts, -1) / x.shape[1] - 1.0) / (q - 1))
+
+
+class PDNSMethod(Method):
+  """PDNS (and the eta = infinity baseline) on the shared trainer; see the module docstring."""
+  name = "pdns"
+
+  def __init__(self, config):
+    super().__init__(config)
+    c = config
+    self.prox = prox_config(c)                 # validates eps < log(buffer_size), sizes, names
+    self.target = make_target(c)
+    self.sampler = make_sampler(c, self.target)
+    self.fns = self.sampler.stage_fns(self.prox)
+    self.steps_per_stage = self.fns.steps_per_stage
+    n_eval = int(c.eval.num_samples)
+    if n_eval < 2:
+      raise _err("eval.num_samples", f"must be >= 2; got {n_eval}")
+    self._eval_key = jax.random.PRNGKey(int(c.eval.seed))
+    self._eval_rollout = jax.jit(lambda p, k: self.sampler.rollout(p, k, n_eval))
+    self._eval_jit = None
+
+  def init_state(self, rng):
+    return self.fns.init_state(rng)
+
+  def update(self, state, batch):
+    return self.fns.update(state, batch)
+
+  def get_batch(self, step):
+    del step
+    return {}
+
+  def sample(self, state, key: jax.Array | None = None):
+    """(x, ell, r) of ``eval.num_samples`` paths of the EMA model (default: the eval key)."""
+    return self._eval_rollout(state.extras["ema"], self._eval_key if key is None else key)
+
+  def _eval_device(self, params, key):
+    """One jitted pass: rollout, weight statistics and sample statistics (device scalars)."""
+    x, ell, r = self.sampler.rollout(params, key, int(self.config.eval.num_samples))
+    w = (ell + r).astype(jnp.float32)
+    st = metrics.weight_stats(w)
+    out = {"eval/log_z": st["eval/log_z"], "eval/elbo": st["eval/elbo"],
+           "eval/path_kl": st["eval/path_kl"], "eval/ess": st["eval/ess"],
+           "eval/max_wbar": st["weights/max_wbar"]}
+    tgt = self.target
+    if tgt.name == "ising":
+      s = 2.0 * x.astype(jnp.float32) - 1.0
+      mag = jnp.sum(s, -1)
+      out["eval/magnetization"] = jnp.mean(jnp.abs(mag)) / tgt.dim
+      out["eval/p_neg"] = jnp.mean((mag < 0).astype(jnp.float32))
+    elif tgt.name == "potts":
+      out["eval/magnetization"] = _potts_order(x, tgt.q)
+    elif tgt.assign is not None:
+      out["eval/mode_weights"] = metrics.mode_weights(tgt.assign(x), tgt.mode_weights.shape[0])
+    return out
+
+  def evaluate(self, state) -> dict[str, float]:
+    if self._eval_jit is None:
+      self._eval_jit = jax.jit(self._eval_device)
+    dev = jax.device_get(self._eval_jit(state.extras["ema"], self._eval_key))
+    sampled = dev.pop("eval/mode_weights", None)
+    out = {k: float(v) for k, v in dev.items()}
+    tgt = self.target
+    if tgt.log_z_true is not None:
+      out["eval/log_z_true"] = float(tgt.log_z_true)
+      out["eval/log_z_error"] = out["eval/log_z"] - float(tgt.log_z_true)
+    if tgt.kind == "lattice":
+      out["eval/log_z_rel_ref"] = out["eval/log_z"] - tgt.dim * math.log(tgt.q)
+      truth = tgt.lattice_truth or {}
+      key = "abs_mag" if tgt.name == "ising" else "order"
+      if key in truth:
+        out["eval/magnetization_true"] = truth[key]
+        out["eval/magnetization_error"] = abs(out["eval/magnetization"] - truth[key])
+      if "p_neg" in truth:
+        out["eval/p_neg_true"] = truth["p_neg"]
+    elif sampled is not None:
+      sampled = np.asarray(sampled, np.float64)
+      out["eval/mode_weight_tv"] = float(0.5 * np.sum(np.abs(sampled - tgt.mode_weights)))
+      if sampled.shape[0] <= MAX_LOGGED_MODES:
+        out.update({f"eval/mode_weight_{i}": float(v) for i, v in enumerate(sampled)})
+    return out
+
+SMOKE_FIELDS = {"batch_size": 32, "prox.buffer_size": 128, "prox.epochs_per_stage": 2,
+                "prox.num_stages": 2, "prox.refine_stages": 1, "sampler.hidden": 16,
+                "sampler.depth": 1, "sampler.sde_steps": 16, "sampler.replicates": 2,
+                "eval.num_samples": 256, "eval_every": 0}
+
+
+def apply_variants(c, variants, known) -> None:
+  """The variants every PDNS config shares: ``baseline`` (eta = infinity, plain WDCE at every
+  stage, same budget) and ``smoke`` (``SMOKE_FIELDS``: 3 stages of 8 steps, tiny network)."""
+  config_lib.check_variants(variants, known)
+  if "baseline" in variants:
+    c.prox.eta_inf = True
+  if "smoke" in variants:
+    config_lib.apply_smoke(c, **SMOKE_FIELDS)
