@@ -1,16 +1,21 @@
-r"""Benchmark: training iterations per second of the DLightSB-family solvers.
+r"""Benchmark: training iterations per second of the DSB solvers.
 
-DLightSB / DLightSB-M from "Entering the Era of Discrete Diffusion Models: A Benchmark for
-Schrödinger Bridges and Entropic Optimal Transport" (Aramayo Carrasco et al., ICLR 2026; reference
-code github.com/gregkseno/catsbench). One compiled ``lax.scan`` chunk of ``--chunk`` optimiser
+DLightSB / DLightSB-M / CSBM / alpha-CSBM from "Entering the Era of Discrete Diffusion Models: A
+Benchmark for Schrödinger Bridges and Entropic Optimal Transport" (Aramayo Carrasco et al.,
+ICLR 2026; reference code github.com/gregkseno/catsbench). One compiled ``lax.scan`` chunk of ``--chunk`` optimiser
 steps of the solver's own training step (fresh p_0 / p_1 draws, loss, gradient, AdamW update) is
 timed with ``median_time``; the printed rate is optimiser steps per second. The default instance
 is the paper's largest HD setting: preset ``hd_d64_s50_prior_gaussian_a0.02`` (D = 64, S = 50,
-N = 15, s = 8) with a learned potential of K = 1000 components and batch 128.
+N = 15, s = 8) with a learned potential of K = 1000 components and batch 128. CSBM and alpha-CSBM
+(SimpleMLP 3 x 128) are timed in their IMF phase (``num_first_iterations=0``), whose steps include
+the (N+1)-step EMA-model rollouts (alpha-CSBM: two half-batch rollouts and both directions' update
+per step). The ``rel`` column is each solver's steps/s relative to the first one listed, measured
+in the same run.
 
 Run from the repository root:
   python -m experiments.bench.dsb_solvers --quick        # DLightSB only, 2-step chunk, 2 reps
   python -m experiments.bench.dsb_solvers --solvers dlightsb,joint,kl --chunk 5
+  python -m experiments.bench.dsb_solvers --solvers dlightsb,alpha_csbm,csbm
 """
 
 from __future__ import annotations
@@ -26,17 +31,38 @@ import jax  # pylint: disable=g-import-not-at-top
 from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 
 from iclr26_jax.dsb import benchmark as bm
+from iclr26_jax.dsb.solvers import csbm
 from iclr26_jax.dsb.solvers import dlightsb as dls
+from iclr26_jax.dsb.solvers.alpha_csbm import AlphaCSBM, AlphaCSBMConfig
+from iclr26_jax.dsb.solvers.csbm import CSBM, CSBMConfig
 from iclr26_jax.dsb.solvers.dlightsb import DLightSB, DLightSBConfig
 from iclr26_jax.dsb.solvers.dlightsb_m import DLightSBM, DLightSBMConfig
 
-_SOLVERS = ("dlightsb", "joint", "kl", "mse")
+_SOLVERS = ("dlightsb", "joint", "kl", "mse", "csbm", "alpha_csbm")
+_LABELS = {"dlightsb": "DLightSB", "csbm": "CSBM", "alpha_csbm": "alpha-CSBM"}
 
 
-def _solver(name: str, common: dict):
+def _solver(name: str, common: dict, num_potentials: int):
+  steps = dict(batch_size=common["batch_size"], train_steps=common["train_steps"],
+               steps_per_chunk=common["steps_per_chunk"])
+  if name == "csbm":
+    return CSBM(CSBMConfig(**steps, num_first_iterations=0))
+  if name == "alpha_csbm":
+    return AlphaCSBM(AlphaCSBMConfig(**steps, num_first_iterations=0))
   if name == "dlightsb":
-    return DLightSB(DLightSBConfig(**common))
-  return DLightSBM(DLightSBMConfig(**common, loss=name))
+    return DLightSB(DLightSBConfig(**common, num_potentials=num_potentials))
+  return DLightSBM(DLightSBMConfig(**common, num_potentials=num_potentials, loss=name))
+
+
+def _timed_chunk(solver, bench):
+  """(jitted chunk fn, its arguments) of one solver's own training step."""
+  cfg = solver.config
+  # No donation here: the same state is fed to every timed call.
+  if isinstance(solver, CSBM):
+    return (jax.jit(csbm.train_chunk, static_argnums=(2, 3)),
+            (solver.init_state(bench, jax.random.key(0)), bench, cfg, solver.step_fn))
+  return (jax.jit(dls.train_chunk, static_argnums=(2, 3)),
+          (dls.init_state(bench, jax.random.key(0), cfg), bench, cfg, solver.loss_fn))
 
 
 def main(argv=None):
@@ -45,7 +71,7 @@ def main(argv=None):
   parser.add_argument("--num_potentials", type=int, default=1000)
   parser.add_argument("--batch", type=int, default=128)
   parser.add_argument("--chunk", type=int, default=5, help="optimiser steps per timed call")
-  parser.add_argument("--solvers", default="dlightsb,joint,kl",
+  parser.add_argument("--solvers", default="dlightsb,joint,kl,alpha_csbm",
                       help=f"comma-separated subset of {_SOLVERS} (joint/kl/mse = DLightSB-M)")
   parser.add_argument("--warmup", type=int, default=1)
   parser.add_argument("--reps", type=int, default=3)
@@ -64,24 +90,20 @@ def main(argv=None):
     parser.error(f"--preset must be one of {sorted(bm.HD_PRESETS)}")
 
   bench = bm.make_preset(args.preset, seed=0)
-  common = dict(num_potentials=args.num_potentials, batch_size=args.batch,
-                train_steps=args.chunk, steps_per_chunk=args.chunk)
+  common = dict(batch_size=args.batch, train_steps=args.chunk, steps_per_chunk=args.chunk)
   print(f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
         f"preset={args.preset} D={bench.dim} S={bench.num_categories} N={bench.num_steps} "
         f"K={args.num_potentials} B={args.batch} chunk={args.chunk} reps={args.reps} (median)")
-  header = f"{'solver':<16} {'ms/step':>10} {'steps/s':>9}"
+  header = f"{'solver':<16} {'ms/step':>10} {'steps/s':>9} {'rel':>7}"
   print(header)
   print("-" * len(header))
+  first = None
   for name in names:
-    solver = _solver(name, common)
-    cfg = solver.config
-    state = dls.init_state(bench, jax.random.key(0), cfg)
-    # No donation here: the same state is fed to every timed call.
-    fn = jax.jit(dls.train_chunk, static_argnums=(2, 3))
-    sec = median_time(fn, state, bench, cfg, solver.loss_fn, warmup=args.warmup,
-                      reps=args.reps) / args.chunk
-    label = "DLightSB" if name == "dlightsb" else f"DLightSB-M/{name}"
-    print(f"{label:<16} {1e3 * sec:>10.1f} {1.0 / sec:>9.3f}", flush=True)
+    fn, fn_args = _timed_chunk(_solver(name, common, args.num_potentials), bench)
+    sec = median_time(fn, *fn_args, warmup=args.warmup, reps=args.reps) / args.chunk
+    first = sec if first is None else first
+    label = _LABELS.get(name, f"DLightSB-M/{name}")
+    print(f"{label:<16} {1e3 * sec:>10.1f} {1.0 / sec:>9.3f} {first / sec:>7.2f}", flush=True)
 
 
 if __name__ == "__main__":

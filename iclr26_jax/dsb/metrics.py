@@ -13,7 +13,12 @@
   E_{p_0} KL(pi*(.|x_0) || pi_theta(.|x_0)) and E_{p_0} TV for a model log-prob callable; at any
   size ``mc_conditional_kl`` estimates the same KL without bias from y ~ pi*;
 * baselines: independent (y ~ p_1), prior (y ~ q(.|x_0)), feature-wise EOT (exact 1-D EOT per
-  coordinate solved with ott-jax's Sinkhorn, coordinates sampled independently).
+  coordinate solved with ott-jax's Sinkhorn, coordinates sampled independently; also available as
+  the equivalent rank-1 CP potential, ``featurewise_eot_potential``);
+* ``exact_plan_from_transition_logits``: the exact end-point law of a per-coordinate Markov model
+  (CSBM-type) on tiny instances, by composing its enumerated transition matrices;
+* ``c2st``: classifier two-sample test (one-hidden-layer MLP, AdamW) with held-out accuracy,
+  AUROC and the paper's score 1 - 2|AUROC - 0.5| (image presets).
 
 References: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the
 Era of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal
@@ -55,9 +60,15 @@ __all__ = [
     "independent_baseline_sample",
     "prior_baseline_sample",
     "prior_baseline_log_prob",
+    "featurewise_eot_potential",
     "featurewise_eot_log_conditionals",
     "featurewise_eot_sample",
     "featurewise_eot_log_prob",
+    "state_index",
+    "exact_plan_from_transition_logits",
+    "C2ST_ENCODINGS",
+    "C2STResult",
+    "c2st",
 ]
 
 _PAIR_HIST_LIMIT = 1 << 28  # D^2 S^2 entries at most for the trend histograms
@@ -375,19 +386,27 @@ def _check_model_logits(out: jax.Array, x_t: jax.Array, s: int) -> jax.Array:
 
 
 def _trajectory_kl(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                   model_transition_logits: TransitionLogitsFn, forward: bool) -> jax.Array:
+                   model_transition_logits: Callable, forward: bool,
+                   model_params: Any = None) -> jax.Array:
     n = benchmark.num_steps
     if n < 1:
         raise ValueError(f"trajectory KL needs num_steps N >= 1 (it is scaled by D N), got {n}")
     if not callable(model_transition_logits):
         raise ValueError("model_transition_logits must be a callable (x_t, t) -> (B, D, S)")
     x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim).astype(jnp.int32)
-    return _trajectory_kl_jit(rng, benchmark, x0, model_transition_logits, forward)
+    return _trajectory_kl_jit(rng, benchmark, x0, model_transition_logits, forward, model_params,
+                              model_params is not None)
 
 
-@functools.partial(jax.jit, static_argnums=(3, 4))
+@functools.partial(jax.jit, static_argnums=(3, 4, 6))
 def _trajectory_kl_jit(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                       model_transition_logits: TransitionLogitsFn, forward: bool) -> jax.Array:
+                       model_fn: Callable, forward: bool, model_params: Any,
+                       has_params: bool) -> jax.Array:
+    if has_params:
+        def model_transition_logits(x_t, t):
+            return model_fn(model_params, x_t, t)
+    else:
+        model_transition_logits = model_fn
     s, n = benchmark.num_categories, benchmark.num_steps
     pot, ref, chunk = benchmark.potential, benchmark.reference, benchmark.chunk_elements
     cores = pot.log_cp_cores
@@ -417,7 +436,8 @@ def _trajectory_kl_jit(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
 
 
 def trajectory_kl_forward(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                          model_transition_logits: TransitionLogitsFn) -> jax.Array:
+                          model_transition_logits: Callable, model_params: Any = None
+                          ) -> jax.Array:
     """Forward trajectory KL along true SB rollouts (Eq. 9 chain from x_0).
 
     Value: mean_{t,b,d} KL(p*^d(.|x_t) || p_theta^d(.|x_t)) * D N, with p* from Eq. 11.
@@ -428,16 +448,21 @@ def trajectory_kl_forward(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
       x0: (B, D) int test sources.
       model_transition_logits: traceable (x_t (B, D) int32, t int32 scalar in [0, N]) ->
         (B, D, S) logits of the model's per-coordinate transition x_t -> x_{t+1} (forward time;
-        CSBM-type models map their time index t -> N + 1 - t themselves).
+        CSBM-type models map their time index t -> N + 1 - t themselves). With
+        ``model_params`` it is called as (model_params, x_t, t) instead.
+      model_params: optional pytree of model parameters, traced (a module-level callable with
+        parameters compiles once per shape; a fresh closure recompiles on every call).
 
     Returns:
       scalar KL (≈ a sum over the N + 1 steps and D coordinates).
     """
-    return _trajectory_kl(rng, benchmark, x0, model_transition_logits, forward=True)
+    return _trajectory_kl(rng, benchmark, x0, model_transition_logits, forward=True,
+                          model_params=model_params)
 
 
 def trajectory_kl_reverse(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                          model_transition_logits: TransitionLogitsFn) -> jax.Array:
+                          model_transition_logits: Callable, model_params: Any = None
+                          ) -> jax.Array:
     """Reverse trajectory KL: along model rollouts (factorised draws from the model logits),
     mean_{t,b,d} KL(p_theta^d(.|x_t) || p*^d(.|x_t)) * D N.
 
@@ -446,11 +471,13 @@ def trajectory_kl_reverse(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
       benchmark: the benchmark.
       x0: (B, D) int test sources.
       model_transition_logits: as in ``trajectory_kl_forward``.
+      model_params: as in ``trajectory_kl_forward``.
 
     Returns:
       scalar KL.
     """
-    return _trajectory_kl(rng, benchmark, x0, model_transition_logits, forward=False)
+    return _trajectory_kl(rng, benchmark, x0, model_transition_logits, forward=False,
+                          model_params=model_params)
 
 
 # --------------------------------------------------------------------------------------------
@@ -651,14 +678,64 @@ def _featurewise_sinkhorn(log_kernel: jax.Array, log_a: jax.Array, log_b: jax.Ar
         out = solver(linear_problem.LinearProblem(geom, a=jnp.exp(la), b=jnp.exp(lb)))
         # Plan = exp(f + g - C) with eps = 1; its rows normalised give the conditional, which
         # needs only g.
-        return jax.nn.log_softmax(out.g[None, :] - cost, axis=-1)
+        return out.g
 
     return jax.vmap(one)(log_a, log_b)
 
 
 @jax.jit
+def _conditionals_from_g(log_kernel: jax.Array, g: jax.Array) -> jax.Array:
+    return jax.nn.log_softmax(g[:, None, :] + log_kernel[None], axis=-1)
+
+
+@jax.jit
 def _log_mean_rows(logp: jax.Array) -> jax.Array:
     return jax.nn.logsumexp(logp, axis=0) - jnp.log(jnp.asarray(logp.shape[0], logp.dtype))
+
+
+def _featurewise_g(benchmark: Benchmark, rng: jax.Array | None, num_marginal_samples: int,
+                   target_log_marginals: jax.Array | None, threshold: float,
+                   max_iterations: int) -> jax.Array:
+    """(D, S) target-side Sinkhorn potentials g^d of the 1-D EOT problems (eps = 1)."""
+    d, s = benchmark.dim, benchmark.num_categories
+    if target_log_marginals is None:
+        if rng is None:
+            raise ValueError("rng is required when target_log_marginals is not given")
+        n = ref_lib._check_positive_int(num_marginal_samples, "num_marginal_samples", 1)
+        x0 = benchmark.sample_source(rng, n)
+        logp = benchmark.plan_marginal_logits(x0)  # (n, D, S)
+        target_log_marginals = _log_mean_rows(logp)
+    target_log_marginals = jnp.asarray(target_log_marginals, benchmark.source_log_marginals.dtype)
+    if target_log_marginals.shape != (d, s):
+        raise ValueError(f"target_log_marginals must have shape (D, S) = ({d}, {s}), got "
+                         f"{tuple(target_log_marginals.shape)}")
+    if not threshold > 0:
+        raise ValueError(f"threshold must be positive, got {threshold}")
+    max_iterations = ref_lib._check_positive_int(max_iterations, "max_iterations", 1)
+    return _featurewise_sinkhorn(benchmark.reference_log_kernel(), benchmark.source_log_marginals,
+                                 target_log_marginals, float(threshold), max_iterations)
+
+
+def featurewise_eot_potential(benchmark: Benchmark, rng: jax.Array | None = None,
+                              num_marginal_samples: int = 20_000,
+                              target_log_marginals: jax.Array | None = None,
+                              threshold: float = 1e-6,
+                              max_iterations: int = 10_000) -> bm.CPPotential:
+    """The feature-wise EOT baseline as a rank-1 CP Schrödinger potential.
+
+    The product of the 1-D EOT plans, prod_d Q̄_{N+1}(x_0^d, y^d) e^{g^d(y^d)} / Z^d(x_0^d), is the
+    SB-form plan (Eq. 3) of the product potential v(y) = prod_d e^{g^d(y^d)}: a CPPotential with
+    K = 1, log a = 0 and log r^d = g^d. Every closed form of ``benchmark`` (one-shot and Markov
+    sampling, plan log-density, per-step transition logits of the coordinate-wise 1-D bridges)
+    then applies. Arguments as in ``featurewise_eot_log_conditionals``.
+
+    Returns:
+      CPPotential with log_alpha (1,) and log_cp_cores (D, S, 1).
+    """
+    g = _featurewise_g(benchmark, rng, num_marginal_samples, target_log_marginals, threshold,
+                       max_iterations)
+    g = g - jnp.max(g, axis=-1, keepdims=True)  # per-coordinate constants cancel in the plan
+    return bm.CPPotential(log_alpha=jnp.zeros((1,), g.dtype), log_cp_cores=g[:, :, None])
 
 
 def featurewise_eot_log_conditionals(benchmark: Benchmark, rng: jax.Array | None = None,
@@ -684,23 +761,9 @@ def featurewise_eot_log_conditionals(benchmark: Benchmark, rng: jax.Array | None
     Returns:
       (D, S, S) log conditionals log P^d(y^d | x_0^d) (rows indexed by x_0^d).
     """
-    d, s = benchmark.dim, benchmark.num_categories
-    if target_log_marginals is None:
-        if rng is None:
-            raise ValueError("rng is required when target_log_marginals is not given")
-        n = ref_lib._check_positive_int(num_marginal_samples, "num_marginal_samples", 1)
-        x0 = benchmark.sample_source(rng, n)
-        logp = benchmark.plan_marginal_logits(x0)  # (n, D, S)
-        target_log_marginals = _log_mean_rows(logp)
-    target_log_marginals = jnp.asarray(target_log_marginals, benchmark.source_log_marginals.dtype)
-    if target_log_marginals.shape != (d, s):
-        raise ValueError(f"target_log_marginals must have shape (D, S) = ({d}, {s}), got "
-                         f"{tuple(target_log_marginals.shape)}")
-    if not threshold > 0:
-        raise ValueError(f"threshold must be positive, got {threshold}")
-    max_iterations = ref_lib._check_positive_int(max_iterations, "max_iterations", 1)
-    return _featurewise_sinkhorn(benchmark.reference_log_kernel(), benchmark.source_log_marginals,
-                                 target_log_marginals, float(threshold), max_iterations)
+    g = _featurewise_g(benchmark, rng, num_marginal_samples, target_log_marginals, threshold,
+                       max_iterations)
+    return _conditionals_from_g(benchmark.reference_log_kernel(), g)
 
 
 def _check_log_conditionals(log_conditionals: jax.Array,
@@ -759,3 +822,218 @@ def featurewise_eot_log_prob(log_conditionals: jax.Array, x0: jax.Array,
 @jax.jit
 def _featurewise_log_prob(log_conditionals: jax.Array, x0: jax.Array, y: jax.Array) -> jax.Array:
     return log_conditionals[jnp.arange(x0.shape[-1])[None, :], x0, y].sum(-1)
+
+
+# --------------------------------------------------------------------------------------------
+# Exact plans of Markov models on tiny instances.
+# --------------------------------------------------------------------------------------------
+
+
+def state_index(x: jax.Array, num_categories: int) -> jax.Array:
+    """Index of each state in ``enumerate_states`` order (last coordinate fastest).
+
+    Args:
+      x: (B, D) int states.
+      num_categories: S.
+
+    Returns:
+      (B,) int32 indices sum_d x^d S^(D-1-d).
+    """
+    x = check_states(x, "x", num_categories)
+    weights = jnp.asarray(num_categories ** np.arange(x.shape[-1] - 1, -1, -1), jnp.int32)
+    return x.astype(jnp.int32) @ weights
+
+
+def exact_plan_from_transition_logits(benchmark: Benchmark, model_transition_logits: Callable,
+                                      model_params: Any = None,
+                                      max_states: int = 1 << 11) -> jax.Array:
+    """Exact end-point law of a model's Markov chain whose steps factorise over coordinates.
+
+    The model's step t (t = 0..N) is prod_d softmax(logits(x_t, t))^d(x_{t+1}^d); on a tiny
+    instance the (M, M) transition matrices over all M = S^D states are enumerated and composed in
+    log space, giving log p_theta(x_{N+1} = y | x_0) for every pair. This is the exact plan of
+    CSBM-type solvers (per-coordinate transitions), to be compared with pi* by
+    ``exact_conditional_kl_tv``.
+
+    Args:
+      benchmark: a tiny benchmark (S^D <= max_states).
+      model_transition_logits: (x_t (M, D) int32, t int32 scalar) -> (M, D, S) logits, or
+        (model_params, x_t, t) -> logits when ``model_params`` is given.
+      model_params: optional parameter pytree.
+      max_states: refuse larger enumerations.
+
+    Returns:
+      (M, M) log conditionals, entry [i, j] = log p_theta(states[j] | states[i]) with ``states``
+      from ``enumerate_states(D, S)``.
+    """
+    if not callable(model_transition_logits):
+        raise ValueError("model_transition_logits must be callable")
+    s, d, n = benchmark.num_categories, benchmark.dim, benchmark.num_steps
+    states = enumerate_states(d, s, max_states=max_states)
+    log_plan = None
+    for t in range(n + 1):
+        t_arr = jnp.asarray(t, jnp.int32)
+        if model_params is None:
+            logits = model_transition_logits(states, t_arr)
+        else:
+            logits = model_transition_logits(model_params, states, t_arr)
+        logits = _check_model_logits(jnp.asarray(logits), states, s)
+        step = _enumerated_step(jax.nn.log_softmax(logits, axis=-1), states)
+        log_plan = step if log_plan is None else _log_matmul(log_plan, step)
+    return log_plan
+
+
+@jax.jit
+def _enumerated_step(log_p: jax.Array, states: jax.Array) -> jax.Array:
+    # log T[i, j] = sum_d log p[i, d, states[j, d]].
+    d = states.shape[1]
+    picked = log_p[:, jnp.arange(d)[None, :], states]  # (M, M, D)
+    return picked.sum(-1)
+
+
+@jax.jit
+def _log_matmul(a: jax.Array, b: jax.Array) -> jax.Array:
+    return jax.nn.logsumexp(a[:, :, None] + b[None, :, :], axis=1)
+
+
+# --------------------------------------------------------------------------------------------
+# Classifier two-sample test (spec §7, image presets).
+# --------------------------------------------------------------------------------------------
+
+C2ST_ENCODINGS = ("onehot", "scaled", "auto")
+_C2ST_ONEHOT_LIMIT = 1 << 14  # one-hot input width (F S) above which "auto" scales instead
+
+
+class C2STResult(NamedTuple):
+    """Classifier two-sample test outcome on the held-out half.
+
+    Attributes:
+      accuracy: held-out accuracy of the real-vs-generated classifier (0.5 = indistinguishable).
+      auroc: held-out AUROC (ties counted one half).
+      score: 1 - 2 |AUROC - 0.5|, the paper's C2ST score (1 = indistinguishable, 0 = separable).
+      num_test: held-out samples per class.
+    """
+
+    accuracy: jax.Array
+    auroc: jax.Array
+    score: jax.Array
+    num_test: int
+
+
+def c2st(rng: jax.Array, real: jax.Array, fake: jax.Array, num_categories: int,
+         encoding: str = "auto", hidden: int = 64, learning_rate: float = 1e-2,
+         weight_decay: float = 1e-2, train_steps: int = 300, batch_size: int = 256,
+         train_fraction: float = 0.5) -> C2STResult:
+    """Classifier two-sample test between real and generated categorical samples.
+
+    A one-hidden-layer MLP (``hidden`` ReLU units; AdamW, as in the paper's C2ST) is trained to
+    tell real (label 1) from generated (label 0) samples on ``train_fraction`` of each set and
+    scored on the rest. For image presets pass concatenated pairs, real (x_start, x_end) vs
+    (x_start, x_hat_end). With identical laws the held-out accuracy is a fair coin per sample
+    whatever the classifier learned (labels are independent of the features), so it deviates from
+    0.5 only by binomial noise of order 0.5 / sqrt(2 num_test).
+
+    Args:
+      rng: PRNG key (shuffles, initialisation, minibatches).
+      real: (n, F) int samples in [0, S).
+      fake: (n', F) int samples in [0, S); both sets are cut to min(n, n').
+      num_categories: S.
+      encoding: "onehot" (F S inputs), "scaled" (x / (S - 1) - 0.5, F inputs; for images) or
+        "auto" (one-hot while F S <= 16384).
+      hidden: hidden units.
+      learning_rate: AdamW learning rate (paper: 1e-2).
+      weight_decay: AdamW weight decay.
+      train_steps: optimiser steps (minibatches drawn with replacement from the training half).
+      batch_size: minibatch size per class.
+      train_fraction: share of each set used for training, in (0, 1).
+
+    Returns:
+      C2STResult(accuracy, auroc, score, num_test).
+    """
+    s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
+    real = check_states(real, "real", s)
+    fake = check_states(fake, "fake", s, real.shape[-1])
+    if encoding not in C2ST_ENCODINGS:
+        raise ValueError(f"encoding must be one of {C2ST_ENCODINGS}, got {encoding!r}")
+    if not 0.0 < float(train_fraction) < 1.0:
+        raise ValueError(f"train_fraction must lie in (0, 1), got {train_fraction}")
+    hidden = ref_lib._check_positive_int(hidden, "hidden", 1)
+    train_steps = ref_lib._check_positive_int(train_steps, "train_steps", 1)
+    batch_size = ref_lib._check_positive_int(batch_size, "batch_size", 1)
+    if not learning_rate > 0:
+        raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+    if not weight_decay >= 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    n = min(real.shape[0], fake.shape[0])
+    n_train = int(round(n * float(train_fraction)))
+    if n_train < 1 or n - n_train < 1:
+        raise ValueError(f"real/fake: need at least one training and one held-out sample per "
+                         f"class, got n = {n} with train_fraction = {train_fraction}")
+    f = real.shape[-1]
+    if encoding == "auto":
+        encoding = "onehot" if f * s <= _C2ST_ONEHOT_LIMIT else "scaled"
+    accuracy, auroc = _c2st(rng, real[:n].astype(jnp.int32), fake[:n].astype(jnp.int32), s,
+                            encoding, hidden, float(learning_rate), float(weight_decay),
+                            train_steps, min(batch_size, n_train), n_train)
+    return C2STResult(accuracy, auroc, 1.0 - 2.0 * jnp.abs(auroc - 0.5), n - n_train)
+
+
+def _c2st_features(x: jax.Array, s: int, encoding: str) -> jax.Array:
+    if encoding == "onehot":
+        return jax.nn.one_hot(x, s, dtype=jnp.float32).reshape(x.shape[0], -1)
+    return x.astype(jnp.float32) / (s - 1) - 0.5
+
+
+@functools.partial(jax.jit, static_argnums=(3, 4, 5, 6, 7, 8, 9, 10))
+def _c2st(rng, real, fake, s, encoding, hidden, learning_rate, weight_decay, train_steps,
+          batch_size, n_train):
+    import optax
+
+    n = real.shape[0]
+    k_perm_r, k_perm_f, k_init, k_steps = jax.random.split(rng, 4)
+    real = real[jax.random.permutation(k_perm_r, n)]
+    fake = fake[jax.random.permutation(k_perm_f, n)]
+    width = real.shape[1] * (s if encoding == "onehot" else 1)
+    k1, k2 = jax.random.split(k_init)
+    params = {
+        "w1": jax.random.normal(k1, (width * hidden,), jnp.float32).reshape(width, hidden)
+        / jnp.sqrt(jnp.float32(width)),
+        "b1": jnp.zeros((hidden,), jnp.float32),
+        "w2": jax.random.normal(k2, (hidden,), jnp.float32) / jnp.sqrt(jnp.float32(hidden)),
+        "b2": jnp.zeros((), jnp.float32),
+    }
+
+    def logit(p, x):
+        h = jax.nn.relu(_c2st_features(x, s, encoding) @ p["w1"] + p["b1"])
+        return h @ p["w2"] + p["b2"]
+
+    def loss_fn(p, xr, xf):
+        return (jnp.mean(optax.sigmoid_binary_cross_entropy(logit(p, xr), 1.0))
+                + jnp.mean(optax.sigmoid_binary_cross_entropy(logit(p, xf), 0.0)))
+
+    tx = optax.adamw(learning_rate, weight_decay=weight_decay)
+
+    def step(carry, key):
+        p, opt = carry
+        kr, kf = jax.random.split(key)
+        xr = real[jax.random.randint(kr, (batch_size,), 0, n_train)]
+        xf = fake[jax.random.randint(kf, (batch_size,), 0, n_train)]
+        grads = jax.grad(loss_fn)(p, xr, xf)
+        updates, opt = tx.update(grads, opt, p)
+        return (optax.apply_updates(p, updates), opt), None
+
+    (params, _), _ = jax.lax.scan(step, (params, tx.init(params)),
+                                  jax.random.split(k_steps, train_steps))
+    lr = logit(params, real[n_train:])
+    lf = logit(params, fake[n_train:])
+    accuracy = 0.5 * (jnp.mean(lr > 0) + jnp.mean(lf <= 0))
+    return accuracy, _auroc(lr, lf)
+
+
+def _auroc(pos: jax.Array, neg: jax.Array) -> jax.Array:
+    """P(score_pos > score_neg) + P(equal) / 2 (Mann-Whitney), exact under ties, O(n log n)."""
+    neg_sorted = jnp.sort(neg)
+    below = jnp.searchsorted(neg_sorted, pos, side="left")
+    not_above = jnp.searchsorted(neg_sorted, pos, side="right")
+    wins = below + 0.5 * (not_above - below)
+    return jnp.sum(wins) / (pos.shape[0] * neg.shape[0])

@@ -59,7 +59,9 @@ __all__ = [
     "init_potential",
     "init_state",
     "train_chunk",
+    "train_step",
     "run_training",
+    "run_chunks",
     "dlightsb_loss",
     "problem_reference",
 ]
@@ -362,13 +364,32 @@ def train_chunk(state: TrainState, problem: Any, cfg: Any, loss_fn: LossFn):
       (new state, info) with info values of shape (cfg.steps_per_chunk,).
     """
     def step(state, _):
-        key = state.step_key()
-        (loss, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            state.params, problem, key, state.step, cfg)
-        state, gnorm = state.apply_gradients(grads)
-        return state, {"train/loss": loss, "train/grad_norm": gnorm, **info}
+        return train_step(state, problem, cfg, loss_fn)
 
     return jax.lax.scan(step, state, None, length=cfg.steps_per_chunk)
+
+
+def train_step(state: TrainState, problem: Any, cfg: Any, loss_fn: LossFn
+               ) -> tuple[TrainState, dict[str, jax.Array]]:
+    """One optimiser step (the body of ``train_chunk``; also ``dsb.method.DSBMethod.update``).
+
+    The step key is ``state.step_key()`` (root key folded with the step), so the step is a pure
+    function of the state and a resumed run reproduces the uninterrupted one.
+
+    Args:
+      state: TrainState whose params are a CPPotential.
+      problem: Benchmark or DataProblem.
+      cfg: the solver config (static).
+      loss_fn: (params, problem, key, step, cfg) -> (loss, info).
+
+    Returns:
+      (new state, scalar metrics ``train/loss``, ``train/grad_norm`` and the loss's info).
+    """
+    key = state.step_key()
+    (loss, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+        state.params, problem, key, state.step, cfg)
+    state, gnorm = state.apply_gradients(grads)
+    return state, {"train/loss": loss, "train/grad_norm": gnorm, **info}
 
 
 # Compiled once per (config, loss_fn, problem structure); the state buffers are donated.
@@ -428,12 +449,35 @@ def run_training(problem: Any, rng: jax.Array, cfg: Any, loss_fn: LossFn
       FloatingPointError: a chunk produced a non-finite loss (the step range is named).
     """
     state = init_state(problem, rng, cfg)
+    return run_chunks(state, lambda s: _train_chunk(s, problem, cfg, loss_fn), cfg.num_chunks,
+                      cfg.steps_per_chunk)
+
+
+def run_chunks(state: Any, chunk_fn: Callable[[Any], tuple[Any, dict]], num_chunks: int,
+               steps_per_chunk: int) -> tuple[Any, dict[str, np.ndarray]]:
+    """Calls the compiled ``chunk_fn(state) -> (state, info)`` ``num_chunks`` times.
+
+    Shared by every solver of the room (DLightSB, DLightSB-M, CSBM, alpha-CSBM).
+
+    Args:
+      state: the initial training state.
+      chunk_fn: one compiled scan of ``steps_per_chunk`` steps; info values have shape
+        (steps_per_chunk,) and include ``train/loss``.
+      num_chunks: number of calls.
+      steps_per_chunk: steps per call (for the error message).
+
+    Returns:
+      The final state and per-step traces, each a (num_chunks * steps_per_chunk,) numpy array.
+
+    Raises:
+      FloatingPointError: a chunk produced a non-finite loss (the step range is named).
+    """
     traces: dict[str, list[np.ndarray]] = {}
-    for c in range(cfg.num_chunks):
-        state, info = _train_chunk(state, problem, cfg, loss_fn)
+    for c in range(num_chunks):
+        state, info = chunk_fn(state)
         info = jax.device_get(info)
         if not np.all(np.isfinite(info["train/loss"])):
-            lo, hi = c * cfg.steps_per_chunk, (c + 1) * cfg.steps_per_chunk
+            lo, hi = c * steps_per_chunk, (c + 1) * steps_per_chunk
             raise FloatingPointError(f"non-finite loss in training steps [{lo}, {hi})")
         for name, value in info.items():
             traces.setdefault(name, []).append(np.asarray(value))
