@@ -10,7 +10,10 @@ N = 15, s = 8) with a learned potential of K = 1000 components and batch 128. CS
 (SimpleMLP 3 x 128) are timed in their IMF phase (``num_first_iterations=0``), whose steps include
 the (N+1)-step EMA-model rollouts (alpha-CSBM: two half-batch rollouts and both directions' update
 per step). The ``rel`` column is each solver's steps/s relative to the first one listed, measured
-in the same run.
+in the same run. ``temp MiB`` is XLA's compiled temporary-buffer size of the timed chunk (the
+memory peak beyond arguments and outputs, from ``Compiled.memory_analysis()``); the last line
+compiles the DLightSB step once more with the log-sum-exp contraction unchunked
+(``chunk_elements`` = 2^62) to show what the chunking saves.
 
 Run from the repository root:
   python -m experiments.bench.dsb_solvers --quick        # DLightSB only, 2-step chunk, 2 reps
@@ -65,6 +68,14 @@ def _timed_chunk(solver, bench):
           (dls.init_state(bench, jax.random.key(0), cfg), bench, cfg, solver.loss_fn))
 
 
+def _temp_mib(fn, fn_args) -> float:
+  """Compiled temporary-buffer size of ``fn(*fn_args)`` in MiB (NaN where unavailable)."""
+  try:
+    return fn.lower(*fn_args).compile().memory_analysis().temp_size_in_bytes / 2**20
+  except Exception:  # pylint: disable=broad-except  (some backends report no analysis)
+    return float("nan")
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--preset", default="hd_d64_s50_prior_gaussian_a0.02")
@@ -94,7 +105,7 @@ def main(argv=None):
   print(f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
         f"preset={args.preset} D={bench.dim} S={bench.num_categories} N={bench.num_steps} "
         f"K={args.num_potentials} B={args.batch} chunk={args.chunk} reps={args.reps} (median)")
-  header = f"{'solver':<16} {'ms/step':>10} {'steps/s':>9} {'rel':>7}"
+  header = f"{'solver':<16} {'ms/step':>10} {'steps/s':>9} {'rel':>7} {'temp MiB':>9}"
   print(header)
   print("-" * len(header))
   first = None
@@ -103,7 +114,13 @@ def main(argv=None):
     sec = median_time(fn, *fn_args, warmup=args.warmup, reps=args.reps) / args.chunk
     first = sec if first is None else first
     label = _LABELS.get(name, f"DLightSB-M/{name}")
-    print(f"{label:<16} {1e3 * sec:>10.1f} {1.0 / sec:>9.3f} {first / sec:>7.2f}", flush=True)
+    print(f"{label:<16} {1e3 * sec:>10.1f} {1.0 / sec:>9.3f} {first / sec:>7.2f} "
+          f"{_temp_mib(fn, fn_args):>9.1f}", flush=True)
+  chunked = DLightSB(DLightSBConfig(**common, num_potentials=args.num_potentials))
+  unchunked = DLightSB(chunked.config.replace(chunk_elements=1 << 62))
+  mib = [_temp_mib(*_timed_chunk(sv, bench)) for sv in (chunked, unchunked)]
+  print(f"DLightSB contraction temp MiB: chunked ({chunked.config.chunk_elements} elements per "
+        f"chunk) {mib[0]:.1f} vs unchunked {mib[1]:.1f} ({mib[1] / mib[0]:.1f}x)", flush=True)
 
 
 if __name__ == "__main__":

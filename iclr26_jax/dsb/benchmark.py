@@ -151,12 +151,15 @@ def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int):
 
     Chunks hold at most ``chunk_elements // per_row_elements`` rows (at least one), mapped
     sequentially with ``lax.map``, so peak memory is bounded independently of the batch size.
+    The chunk body is rematerialised (``jax.checkpoint``): under differentiation the backward
+    pass recomputes each chunk's intermediates instead of storing all of them, so the bound
+    holds for training steps too (measured by ``experiments/bench/dsb_solvers.py``).
     """
     batch = jax.tree.leaves(xs)[0].shape[0]
     rows = max(1, chunk_elements // max(1, per_row_elements))
     if rows >= batch:
         return jax.vmap(fn)(xs)
-    return jax.lax.map(fn, xs, batch_size=rows)
+    return jax.lax.map(jax.checkpoint(fn), xs, batch_size=rows)
 
 
 def log_u_table(log_q_m: jax.Array, log_cp_cores: jax.Array,
