@@ -111,9 +111,17 @@ def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
 def get_config(solver: str, arg: str | None) -> ml_collections.ConfigDict:
     """``get_config`` of ``experiments/configs/dsb/<solver>.py``.
 
-    Variants: a preset name (one of ``PRESET_NAMES``; default ``hd_d16_s50_prior_gaussian_a0.02``,
-    or ``tiny`` under ``smoke``) and ``smoke`` (20 steps, small model, small evaluation).
-    ``key=value`` overrides follow (e.g. ``benchmark.dim=64,hparams.learning_rate=1e-3``).
+    Variants: the instance, one of the 12 HD presets
+    ``hd_d{2,16,64}_s50_prior_gaussian_a{0.02,0.05}`` / ``hd_d{2,16,64}_s50_prior_uniform_a{0.005,
+    0.01}`` (default ``hd_d16_s50_prior_gaussian_a0.02``; D, S = 50, N = 15, s = 8) or ``tiny``
+    (D = 2, S = 10, N = 3, enumerable: exact KL / TV are logged); ``smoke`` (20 steps, small model
+    and evaluation, ``tiny`` unless a preset is named).
+
+    Overrides (``key=value`` after the variants, or ``--config.key=value``): ``benchmark.dim``,
+    ``benchmark.num_categories``, ``benchmark.reference``, ``benchmark.alpha``,
+    ``benchmark.seed``, ``benchmark.num_steps`` / ``num_skip_steps`` (keep (N + 1) s = 128 for the
+    paper's problem), any ``hparams.*`` field of the solver config, ``eval.cond_samples`` (1,000
+    in the paper), ``eval.num_test``.
     """
     variants, _ = config_lib.parse_arg(arg)
     presets = sorted(variants & set(PRESET_NAMES))

@@ -10,27 +10,8 @@ weights, exact weight variance, exact cross term), ``faithful`` (the reference s
 default). Override ``data.dim``, ``data.rho`` or ``data.mi``, ``path.name`` as ``key=value``.
 """
 
-from iclr26_jax.core import config as config_lib
-from iclr26_jax.minpv.config import apply_fixed, default_config
-
-VARIANTS = ("smoke", "trig", "fixed", "faithful")
+from iclr26_jax.minpv.config import experiment_config
 
 
 def get_config(arg=None):
-  c = default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.model.width = 128
-  c.model.depth = 3
-  c.model.time_features = 64
-  c.optim.schedule = "cosine"
-  c.ema_decay = 0.999
-  if "trig" in variants:
-    c.path.name = "trig"
-    c.loss.objective = "conditional"
-  if "fixed" in variants:
-    apply_fixed(c)
-  if "smoke" in variants:
-    config_lib.apply_smoke(c, batch_size=128, **{"model.width": 32, "model.depth": 1,
-                                                 "model.time_features": 16,
-                                                 "data.eval_size": 256, "estimate.nodes": 20})
-  return config_lib.finalize(c, arg, known_variants=VARIANTS)
+  return experiment_config(arg, {}, smoke_fields={"data.eval_size": 256})

@@ -16,35 +16,16 @@ conditional TSM), ``implicit``, ``fixed`` (spec §10 preset), ``faithful`` (the 
 Override ``data.name``, ``data.dim``, ``data.mi`` / ``data.rho``, ``path.name`` as key=value.
 """
 
-from iclr26_jax.core import config as config_lib
-from iclr26_jax.minpv.config import apply_fixed, default_config
+from iclr26_jax.minpv.config import experiment_config
 
-VARIANTS = ("smoke", "trig", "implicit", "fixed", "faithful")
+
+def _implicit(c):
+  c.interpolant = "plain"
+  c.path.name = "trig"
+  c.loss.objective = "implicit"
 
 
 def get_config(arg=None):
-  c = default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.data.name = "half_cube_mi"
-  c.data.dim = 2
-  c.data.mi = 1.0
-  c.interpolant = "bridge"
-  c.model.width = 128
-  c.model.depth = 3
-  c.model.time_features = 64
-  c.optim.schedule = "cosine"
-  c.ema_decay = 0.999
-  if "trig" in variants:
-    c.path.name = "trig"
-    c.loss.objective = "conditional"
-  if "implicit" in variants:
-    c.interpolant = "plain"
-    c.path.name = "trig"
-    c.loss.objective = "implicit"
-  if "fixed" in variants:
-    apply_fixed(c)
-  if "smoke" in variants:
-    config_lib.apply_smoke(c, batch_size=128, **{"model.width": 32, "model.depth": 1,
-                                                 "model.time_features": 16,
-                                                 "data.eval_size": 256, "estimate.nodes": 20})
-  return config_lib.finalize(c, arg, known_variants=VARIANTS)
+  return experiment_config(arg, {"data.name": "half_cube_mi", "data.dim": 2, "data.mi": 1.0,
+                                 "interpolant": "bridge"}, extra_variants={"implicit": _implicit},
+                           smoke_fields={"data.eval_size": 256})
