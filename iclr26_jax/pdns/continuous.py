@@ -10,7 +10,9 @@ Spec: ``shared/specs/pdns.md`` §2.2, §2.3, §6.1, §14.
   and u = sigma_t a. ``ControlNet`` zero-initialises its output layer, so P^theta_0 = P^ref.
 * ``em_rollout``: Euler–Maruyama on a uniform grid; the same noise z_k drives the state update and
   the log-ratio l = sum_k [-u_k . z_k - 1/2 |u_k|^2 dt] (Eq. 3), which is exactly
-  log dP^ref/dP^theta of the two discretised Gaussian chains.
+  log dP^ref/dP^theta of the two discretised Gaussian chains. For a centre-of-mass-free reference
+  (``reference.com_free``) both the noise z_k and the control u_k are projected onto the zero-CoM
+  subspace (``reference.project``), so l is the log-ratio of the two chains on that subspace.
 * ``bridge_matching_loss``: Eq. 9 with a fresh X_0' ~ mu, t ~ U[0, t_max] and
   X_t ~ P^ref(. | X_0', X_T); regression target sigma_t s_t(X_t; X_T). Under the tempered stage
   target (Eq. 8b) the stage optimum is not in the reference reciprocal class and Eq. 9 fits its
@@ -110,7 +112,8 @@ def em_rollout(u_fn: Callable, params: Any, reference, key: jax.Array, n: int,
 
   X_{k+1} = X_k + (b + sigma u) dt + sigma z_k,  l += -u . z_k - 1/2 |u|^2 dt,  z_k ~ N(0, dt I),
   on the uniform grid t_k = k / num_steps. Noise is never switched off on the last step (that
-  would make l undefined; spec §2.3).
+  would make l undefined; spec §2.3). u and z are projected with ``reference.project`` (identity
+  unless the reference is centre-of-mass-free), in the state update and in l alike.
 
   Args:
     u_fn: ``u(params, t, x)`` with x (N, d) -> (N, d) (e.g. from ``make_control``).
@@ -140,9 +143,9 @@ def em_rollout(u_fn: Callable, params: Any, reference, key: jax.Array, n: int,
     x, ell = carry
     k, key_k = inp
     t = k * dt
-    u = u_fn(params, t, x)
+    u = reference.project(u_fn(params, t, x))
     sig = reference.sigma(t)
-    z = math.sqrt(dt) * jax.random.normal(key_k, (n * d,), x.dtype).reshape(n, d)
+    z = math.sqrt(dt) * reference.noise(key_k, (n, d), x.dtype)
     x_new = x + (reference.drift(t, x) + sig * u) * dt + sig * z
     ell = ell + jnp.sum(-u * z - 0.5 * u ** 2 * dt, -1)
     return (x_new, ell), (x_new if return_path else None)
@@ -160,7 +163,8 @@ def bridge_matching_loss(params: Any, u_fn: Callable, reference, key: jax.Array,
 
   For each terminal sample X_T = x1[i]: a fresh X_0' ~ mu, t ~ U[0, t_max],
   X_t ~ P^ref(. | X_0', X_T) and the residual u_t(X_t) - sigma_t s_t(X_t; X_T) (``loss="control"``)
-  or u_t / sigma_t - s_t (``loss="adjoint"``); the squared residual is averaged over dimensions,
+  or u_t / sigma_t - s_t (``loss="adjoint"``), u projected with ``reference.project`` as in the
+  rollout; the squared residual is averaged over dimensions,
   halved and weighted by ``weights[i]``; the loss is the batch mean.
 
   Args:
@@ -191,7 +195,7 @@ def bridge_matching_loss(params: Any, u_fn: Callable, reference, key: jax.Array,
   xt = reference.sample_bridge(kb, t, x0, x1)
   score = reference.terminal_score(t, xt, x1)
   sig = reference.sigma(t)[:, None]
-  u = u_fn(params, t, xt)
+  u = reference.project(u_fn(params, t, xt))
   if loss == "control":
     res = u - sig * score
     tnorm = jnp.mean(jnp.sum((sig * score) ** 2, -1))

@@ -21,7 +21,11 @@ variant ``baseline``) is the non-proximal WDCE / adjoint-matching baseline: c = 
 Targets (``target.name``): continuous ``gmm2d``, ``two_mode_10d`` (``target.dim``), ``gmm40``
 (``target.dim``, ``target.seed``), ``funnel`` (``target.dim``), ``many_well`` (``target.dim``, 5
 double wells), ``mos`` (``target.dim``, ``target.seed``), each tempered by ``target.beta``
-(log pi~ = beta log p~; the exact log Z and mode weights are reported only at beta = 1); lattices
+(log pi~ = beta log p~; the exact log Z and mode weights are reported only at beta = 1);
+particle systems ``dw4`` (4 particles in 2-D) and ``lj13`` (13 in 3-D) with the energies of
+``particles.dw4`` / ``lj13`` at inverse temperature ``target.beta`` (log pi~ = -beta E), sampled
+with the centre-of-mass-free version of the chosen reference (picked automatically; no exact
+log Z, so ``eval/log_z`` is an estimate only); lattices
 ``ising`` (``target.size``, ``target.beta``, ``target.h``, ``target.j``) and ``potts``
 (``target.size``, ``target.q``, ``target.beta``, ``target.j``), periodic, with the
 Hamiltonians of ``discrete_targets.ising`` / ``potts`` (``lattice_log_prob`` evaluates them for
@@ -42,7 +46,8 @@ targets, the reference's log nu constants kept), ``eval/elbo``, ``eval/path_kl``
 (Ising E|M| / D; Potts E(q max_v n_v / D - 1) / (q - 1)), Ising ``eval/p_neg`` (P(M < 0), the sign
 balance), and ``eval/magnetization_true`` / ``eval/magnetization_error`` (plus
 ``eval/p_neg_true``) where exact (Ising L <= 8 by row transfer matrix, Potts q^D <= 2^26 by
-streamed enumeration); mixtures: ``eval/mode_weight_tv`` (TV between the sampled and the exact
+streamed enumeration); particle systems: ``eval/energy_mean`` (mean E of the unweighted model
+samples); mixtures: ``eval/mode_weight_tv`` (TV between the sampled and the exact
 mode weights) and ``eval/mode_weight_<j>`` for targets with at most 8 modes. Samples are the
 model's unweighted terminal samples.
 """
@@ -60,16 +65,19 @@ import numpy as np
 
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core.trainer import Method
-from iclr26_jax.pdns import continuous, discrete, discrete_targets, metrics, proximal, references
+from iclr26_jax.pdns import (continuous, discrete, discrete_targets, metrics, particles,
+                             proximal, references)
 from iclr26_jax.pdns import targets as targets_lib
 
-__all__ = ["CONTINUOUS_TARGETS", "LATTICE_TARGETS", "TARGETS", "default_config", "finish_config",
+__all__ = ["CONTINUOUS_TARGETS", "PARTICLE_TARGETS", "LATTICE_TARGETS", "TARGETS", "default_config",
+           "finish_config",
            "prox_config", "Target", "make_target", "make_sampler", "lattice_log_prob",
            "PDNSMethod"]
 
 CONTINUOUS_TARGETS = ("gmm2d", "two_mode_10d", "gmm40", "funnel", "many_well", "mos")
+PARTICLE_TARGETS = ("dw4", "lj13")
 LATTICE_TARGETS = ("ising", "potts")
-TARGETS = CONTINUOUS_TARGETS + LATTICE_TARGETS
+TARGETS = CONTINUOUS_TARGETS + PARTICLE_TARGETS + LATTICE_TARGETS
 MAX_LOGGED_MODES = 8
 MAX_POTTS_EXACT_BITS = 26
 MAX_ISING_TRANSFER_SIZE = 8
@@ -148,6 +156,8 @@ class Target:
     assign: mode assignment x (n, d) -> (n,) int, or None.
     mode_weights: exact mode weights (J,) or None.
     lattice_truth: dict with ``abs_mag`` / ``p_neg`` (Ising) or ``order`` (Potts), or None.
+    n_particles, spatial_dim: particle systems (CoM-free reference); 0 otherwise.
+    energy: E(x), (n, d) -> (n,), for particle systems; None otherwise.
   """
   name: str
   kind: str
@@ -158,6 +168,9 @@ class Target:
   assign: Callable | None = None
   mode_weights: np.ndarray | None = None
   lattice_truth: dict | None = None
+  n_particles: int = 0
+  spatial_dim: int = 0
+  energy: Callable | None = None
 
 
 def _periodic_neighbours(size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -217,6 +230,12 @@ def make_target(c) -> Target:
       log_z, truth = ex["log_z"], {"order": ex["order"]}
     return Target(name=name, kind="lattice", dim=dim, q=q, log_prob_unnorm=fn, log_z_true=log_z,
                   lattice_truth=truth)
+  if name in PARTICLE_TARGETS:
+    system = particles.dw4() if name == "dw4" else particles.lj13()
+    return Target(name=name, kind="continuous", dim=system.dim,
+                  log_prob_unnorm=lambda x: beta * system.log_prob_unnorm(x),
+                  n_particles=system.n_particles, spatial_dim=system.spatial_dim,
+                  energy=system.energy)
   if name not in CONTINUOUS_TARGETS:
     raise _err("target.name", f"must be one of {TARGETS}; got {name!r}")
   d = int(t.dim)
@@ -247,7 +266,8 @@ def make_target(c) -> Target:
 
 
 def make_sampler(c, target: Target) -> proximal.StageSampler:
-  """``ContinuousSampler`` (OU or Brownian reference) or ``DiscreteSampler`` for ``target``."""
+  """``ContinuousSampler`` (OU or Brownian reference, centre-of-mass-free for particle targets) or
+  ``DiscreteSampler`` for ``target``."""
   s = c.sampler
   try:
     if target.kind == "lattice":
@@ -258,10 +278,14 @@ def make_sampler(c, target: Target) -> proximal.StageSampler:
     if s.reference == "ou":
       ref = references.ou_reference(target.dim, schedule=s.schedule, sigma_bar=float(s.sigma_bar),
                                     alpha_min=float(s.alpha_min), alpha_max=float(s.alpha_max),
-                                    drop_log_nu_const=bool(s.drop_log_nu_const))
+                                    drop_log_nu_const=bool(s.drop_log_nu_const),
+                                    n_particles=target.n_particles,
+                                    spatial_dim=target.spatial_dim)
     elif s.reference == "bm":
       ref = references.BMReference(dim=target.dim, sigma_const=float(s.sigma_bar),
-                                   drop_log_nu_const=bool(s.drop_log_nu_const))
+                                   drop_log_nu_const=bool(s.drop_log_nu_const),
+                                   n_particles=target.n_particles,
+                                   spatial_dim=target.spatial_dim)
     else:
       raise _err("sampler.reference", f"must be 'ou' or 'bm'; got {s.reference!r}")
     return continuous.ContinuousSampler(ref, target.log_prob_unnorm, num_steps=int(s.sde_steps),
@@ -327,6 +351,8 @@ class PDNSMethod(Method):
       out["eval/p_neg"] = jnp.mean((mag < 0).astype(jnp.float32))
     elif tgt.name == "potts":
       out["eval/magnetization"] = _potts_order(x, tgt.q)
+    elif tgt.energy is not None:
+      out["eval/energy_mean"] = jnp.mean(tgt.energy(x))
     elif tgt.assign is not None:
       out["eval/mode_weights"] = metrics.mode_weights(tgt.assign(x), tgt.mode_weights.shape[0])
     return out

@@ -21,6 +21,15 @@ X_t | X_0, X_1 (mean, variance, draws), the terminal-conditional log-density log
 and its score s_t(x_t; x1) = grad_{x_t} log p_{1|t}(x1 | x_t), and the terminal reward
 r(x) = log pi~(x) - log nu(x) (spec §1: r = -beta E - log nu).
 
+Centre-of-mass-free variants (particle systems DW-4, LJ-13, LJ-55; spec §2.1): give both
+``n_particles`` and ``spatial_dim`` (with dim = n_particles * spatial_dim; states are flat
+(..., n s) with particle i at x[..., i s:(i + 1) s]). The source draws and every Gaussian draw
+(``noise``, used by the SDE rollout and by bridge sampling) are projected onto the zero-CoM
+subspace with ``particles.remove_com``; the drift -1/2 alpha x and the bridge mean are linear, so
+they keep that subspace. log nu, the terminal log-density and score live on the subspace: they
+use the projected difference and (n - 1) s degrees of freedom (``dof``). ``project`` is the
+identity for the plain references, so callers can apply it unconditionally.
+
 Shapes: ``t`` is a scalar or broadcasts against the leading axes of ``x`` (``(...,)`` or
 ``(..., 1)``); states are ``(..., d)``.
 """
@@ -34,6 +43,8 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+
+from iclr26_jax.pdns import particles
 
 __all__ = ["OUReference", "BMReference", "ou_reference", "SCHEDULES", "Reference"]
 
@@ -57,26 +68,64 @@ def _t_col(t, x: jax.Array) -> jax.Array:
 
 
 class _GaussianReference:
-  """What both references share: the reward r = log pi~ - log nu, the Gaussian source density
-  and bridge sampling (subclasses give ``_nu_center``, ``_nu_sigma`` and ``bridge_mean_var``)."""
+  """What both references share: the CoM-free projection, Gaussian noise, the reward
+  r = log pi~ - log nu, the Gaussian source density and bridge sampling (subclasses give
+  ``_nu_center``, ``_nu_sigma`` and ``bridge_mean_var``)."""
+
+  def _check_particles(self) -> None:
+    n_p, s = int(self.n_particles), int(self.spatial_dim)
+    if (n_p == 0) != (s == 0):
+      raise ValueError("n_particles and spatial_dim must both be given (CoM-free) or both be 0; "
+                       f"got ({self.n_particles}, {self.spatial_dim})")
+    if n_p and (n_p < 2 or s < 1 or n_p * s != int(self.dim)):
+      raise ValueError(f"CoM-free reference needs n_particles >= 2, spatial_dim >= 1 and "
+                       f"n_particles * spatial_dim == dim; got ({n_p}, {s}, dim={self.dim})")
+
+  @property
+  def com_free(self) -> bool:
+    """True when noise and source live on the zero-centre-of-mass subspace."""
+    return int(self.n_particles) > 0
+
+  @property
+  def dof(self) -> int:
+    """Degrees of freedom of the reference's Gaussians: (n - 1) s if CoM-free, else d."""
+    if self.com_free:
+      return (int(self.n_particles) - 1) * int(self.spatial_dim)
+    return int(self.dim)
+
+  def project(self, x: jax.Array) -> jax.Array:
+    """Orthogonal projection onto the state space: remove_com if CoM-free, else x: (..., d)."""
+    if not self.com_free:
+      return x
+    return particles.remove_com(x, int(self.n_particles), int(self.spatial_dim))
+
+  def noise(self, key: jax.Array, shape: tuple, dtype=jnp.float32) -> jax.Array:
+    """Standard Gaussian of the state space, shape (..., d): one flat draw, reshaped, projected."""
+    size = math.prod(shape)
+    return self.project(jax.random.normal(key, (size,), dtype).reshape(shape))
+
+  def _sq_norm(self, v: jax.Array) -> jax.Array:
+    return jnp.sum(self.project(v) ** 2, -1)
 
   def log_nu(self, x: jax.Array) -> jax.Array:
-    """log nu(x) = log N(x; center, sigma^2 I) (constant dropped if drop_log_nu_const): (...,)."""
+    """log nu(x) = log N(x; center, sigma^2 I) on the state space ((n - 1) s dof if CoM-free;
+    constant dropped if drop_log_nu_const): (...,)."""
     _check_dim(x, self.dim, "x")
     sig = self._nu_sigma()
-    quad = -0.5 * jnp.sum((x - self._nu_center(x.dtype)) ** 2, -1) / sig ** 2
+    quad = -0.5 * self._sq_norm(x - self._nu_center(x.dtype)) / sig ** 2
     if self.drop_log_nu_const:
       return quad
-    return quad - 0.5 * self.dim * math.log(2 * math.pi * sig ** 2)
+    return quad - 0.5 * self.dof * math.log(2 * math.pi * sig ** 2)
 
   def reward(self, log_prob_unnorm: Callable, x: jax.Array) -> jax.Array:
     """r(x) = log pi~(x) - log nu(x): (..., d) -> (...,)."""
     return log_prob_unnorm(x) - self.log_nu(x)
 
   def sample_bridge(self, key: jax.Array, t, x0: jax.Array, x1: jax.Array) -> jax.Array:
-    """A draw of X_t | X_0 = x0, X_1 = x1: (..., d), one flat normal draw reshaped."""
+    """A draw of X_t | X_0 = x0, X_1 = x1: (..., d), one flat normal draw reshaped (projected
+    when CoM-free; CoM-free end points then give a CoM-free draw)."""
     mean, var = self.bridge_mean_var(t, x0, x1)
-    z = jax.random.normal(key, (mean.size,), mean.dtype).reshape(mean.shape)
+    z = self.noise(key, mean.shape, mean.dtype)
     return mean + jnp.sqrt(var) * z
 
 
@@ -89,18 +138,23 @@ class OUReference(_GaussianReference):
     sigma_bar: stationary standard deviation sigma_bar > 0.
     alpha_start: alpha_0 >= 0 (rate at t = 0).
     alpha_end: alpha_1 >= 0 (rate at t = 1).
-    drop_log_nu_const: drop (d/2) log(2 pi sigma_bar^2) from r (the released code's convention:
+    drop_log_nu_const: drop (dof/2) log(2 pi sigma_bar^2) from r (the released code's convention:
       its log Z estimate is then offset by that constant).
+    n_particles, spatial_dim: both > 0 for the centre-of-mass-free variant (see the module
+      docstring), both 0 (default) for the plain reference.
   """
   dim: int
   sigma_bar: float = 1.0
   alpha_start: float = 10.0
   alpha_end: float = 0.1
   drop_log_nu_const: bool = False
+  n_particles: int = 0
+  spatial_dim: int = 0
 
   def __post_init__(self):
     if int(self.dim) < 1:
       raise ValueError(f"dim must be >= 1; got {self.dim}")
+    self._check_particles()
     if not self.sigma_bar > 0:
       raise ValueError(f"sigma_bar must be > 0; got {self.sigma_bar}")
     if self.alpha_start < 0 or self.alpha_end < 0 or self.alpha_start + self.alpha_end <= 0:
@@ -140,8 +194,8 @@ class OUReference(_GaussianReference):
     return self.sigma_bar * jnp.sqrt(self.alpha(jnp.asarray(t)))
 
   def sample_source(self, key: jax.Array, n: int, dtype=jnp.float32) -> jax.Array:
-    """n draws of X_0 ~ mu = N(0, sigma_bar^2 I): (n, d)."""
-    return self.sigma_bar * jax.random.normal(key, (n, self.dim), dtype)
+    """n draws of X_0 ~ mu = N(0, sigma_bar^2 I) (on the zero-CoM subspace if CoM-free): (n, d)."""
+    return self.sigma_bar * self.noise(key, (n, self.dim), dtype)
 
   def _nu_center(self, dtype) -> jax.Array:
     return jnp.zeros((self.dim,), dtype)  # nu = N(0, sigma_bar^2 I), the stationary law
@@ -162,19 +216,23 @@ class OUReference(_GaussianReference):
     return mean, var
 
   def terminal_log_prob(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
-    """log p^ref_{1|t}(x1 | x_t) = log N(x1; e^{c2} x_t, sigma_bar^2 (1 - e^{2 c2}) I): (...,)."""
+    """log p^ref_{1|t}(x1 | x_t) = log N(x1; e^{c2} x_t, sigma_bar^2 (1 - e^{2 c2}) I) (on the
+    subspace, dof dimensions, if CoM-free): (...,)."""
     tc = _t_col(t, xt)
     e2 = jnp.exp(self.c2(tc))
     var = self.sigma_bar ** 2 * (1 - e2 ** 2)
-    return jnp.sum(-0.5 * (x1 - e2 * xt) ** 2 / var - 0.5 * jnp.log(2 * math.pi * var), -1)
+    var_row = var[..., 0] if jnp.ndim(var) else var
+    return -0.5 * self._sq_norm(x1 - e2 * xt) / var_row - 0.5 * self.dof * jnp.log(
+        2 * math.pi * var_row)
 
   def terminal_score(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
-    """s_t(x_t; x1) = e^{c2}(x1 - e^{c2} x_t) / (sigma_bar^2 (1 - e^{2 c2})): (..., d)."""
+    """s_t(x_t; x1) = e^{c2} P(x1 - e^{c2} x_t) / (sigma_bar^2 (1 - e^{2 c2})) with P the
+    projection (identity unless CoM-free): (..., d)."""
     _check_dim(xt, self.dim, "xt")
     _check_dim(x1, self.dim, "x1")
     tc = _t_col(t, xt)
     e2 = jnp.exp(self.c2(tc))
-    return e2 * (x1 - e2 * xt) / (self.sigma_bar ** 2 * (1 - e2 ** 2))
+    return e2 * self.project(x1 - e2 * xt) / (self.sigma_bar ** 2 * (1 - e2 ** 2))
 
   def terminal_mean_coef(self, t):
     """a_t = exp(-1/2 int_t^1 alpha): E_ref[X_1 | X_t = x] = a_t x."""
@@ -184,7 +242,8 @@ class OUReference(_GaussianReference):
 def ou_reference(dim: int, *, schedule: str = "linear_decreasing", sigma_bar: float = 1.0,
                  alpha_min: float = 0.1, alpha_max: float = 10.0,
                  alpha_start: float | None = None, alpha_end: float | None = None,
-                 drop_log_nu_const: bool = False, warn_correlation: float = 0.05) -> OUReference:
+                 drop_log_nu_const: bool = False, warn_correlation: float = 0.05,
+                 n_particles: int = 0, spatial_dim: int = 0) -> OUReference:
   """Builds an ``OUReference`` from a named schedule (spec §2.1).
 
   Args:
@@ -197,6 +256,7 @@ def ou_reference(dim: int, *, schedule: str = "linear_decreasing", sigma_bar: fl
     alpha_start, alpha_end: the explicit schedule's end points.
     drop_log_nu_const: see ``OUReference``.
     warn_correlation: warn when the residual correlation exp(-1/2 int alpha) exceeds this.
+    n_particles, spatial_dim: the centre-of-mass-free variant (see ``OUReference``).
   """
   if schedule == "linear_decreasing":
     a0, a1 = alpha_max, alpha_min
@@ -209,7 +269,8 @@ def ou_reference(dim: int, *, schedule: str = "linear_decreasing", sigma_bar: fl
   else:
     raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}")
   ref = OUReference(dim=dim, sigma_bar=sigma_bar, alpha_start=float(a0), alpha_end=float(a1),
-                    drop_log_nu_const=drop_log_nu_const)
+                    drop_log_nu_const=drop_log_nu_const, n_particles=int(n_particles),
+                    spatial_dim=int(spatial_dim))
   if ref.residual_correlation > warn_correlation:
     warnings.warn(f"OU reference is not memoryless: Corr(X_0, X_1) = "
                   f"{ref.residual_correlation:.3g} > {warn_correlation} (int alpha = "
@@ -224,21 +285,33 @@ class BMReference(_GaussianReference):
   Attributes:
     dim: d.
     sigma: diffusion coefficient sigma > 0 (constant in t).
-    source: the point source as a tuple of d floats, or None for the origin.
-    drop_log_nu_const: drop (d/2) log(2 pi sigma^2) from r.
+    source: the point source as a tuple of d floats, or None for the origin (CoM-free: the
+      source must have zero centre of mass).
+    drop_log_nu_const: drop (dof/2) log(2 pi sigma^2) from r.
+    n_particles, spatial_dim: both > 0 for the centre-of-mass-free variant (see the module
+      docstring), both 0 (default) for the plain reference.
   """
   dim: int
   sigma_const: float = 1.0
   source: tuple | None = None
   drop_log_nu_const: bool = False
+  n_particles: int = 0
+  spatial_dim: int = 0
 
   def __post_init__(self):
     if int(self.dim) < 1:
       raise ValueError(f"dim must be >= 1; got {self.dim}")
+    self._check_particles()
     if not self.sigma_const > 0:
       raise ValueError(f"sigma_const must be > 0; got {self.sigma_const}")
     if self.source is not None and len(self.source) != self.dim:
       raise ValueError(f"source must have {self.dim} entries; got {len(self.source)}")
+    if self.source is not None and self.com_free:
+      com = [sum(self.source[i * self.spatial_dim + k] for i in range(self.n_particles))
+             / self.n_particles for k in range(self.spatial_dim)]
+      if max(abs(v) for v in com) > 1e-9:
+        raise ValueError(f"source must have zero centre of mass for a CoM-free reference; "
+                         f"got centre {com}")
 
   residual_correlation = 0.0
 
@@ -275,17 +348,19 @@ class BMReference(_GaussianReference):
     return (1 - tc) * x0 + tc * x1, self.sigma_const ** 2 * tc * (1 - tc)
 
   def terminal_log_prob(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
-    """log N(x1; x_t, sigma^2 (1 - t) I): (...,)."""
+    """log N(x1; x_t, sigma^2 (1 - t) I) (on the subspace, dof dimensions, if CoM-free): (...,)."""
     tc = _t_col(t, xt)
     var = self.sigma_const ** 2 * (1 - tc)
-    return jnp.sum(-0.5 * (x1 - xt) ** 2 / var - 0.5 * jnp.log(2 * math.pi * var), -1)
+    var_row = var[..., 0] if jnp.ndim(var) else var
+    return -0.5 * self._sq_norm(x1 - xt) / var_row - 0.5 * self.dof * jnp.log(
+        2 * math.pi * var_row)
 
   def terminal_score(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
-    """(x1 - x_t) / (sigma^2 (1 - t)): (..., d)."""
+    """P(x1 - x_t) / (sigma^2 (1 - t)), P the projection (identity unless CoM-free): (..., d)."""
     _check_dim(xt, self.dim, "xt")
     _check_dim(x1, self.dim, "x1")
     tc = _t_col(t, xt)
-    return (x1 - xt) / (self.sigma_const ** 2 * (1 - tc))
+    return self.project(x1 - xt) / (self.sigma_const ** 2 * (1 - tc))
 
 
 Reference = OUReference | BMReference
