@@ -389,6 +389,42 @@ SMOKE_FIELDS = {"batch_size": 32, "prox.buffer_size": 128, "prox.epochs_per_stag
                 "eval.num_samples": 256, "eval_every": 0}
 
 
+# Continuous-sampler settings most configs share (OU reference, alpha 20 -> 0.1, 100 EM steps,
+# adaptive eps = 1, Adam 1e-3, EMA 0.99); a config passes only what differs.
+CONTINUOUS_SAMPLER = dict(alpha_max=20.0, alpha_min=0.1, sde_steps=100, hidden=128, depth=2)
+CONTINUOUS_PROX = dict(buffer_size=4096, epochs_per_stage=10, num_stages=15, refine_stages=3,
+                       epsilon=1.0, learning_rate=1e-3, ema_decay=0.99)
+# Lattice (discrete masked sampler) settings shared by the Ising and Potts configs.
+LATTICE_SAMPLER = dict(hidden=256, depth=2, formulation="lambda", replicates=8, antithetic=True)
+LATTICE_PROX = dict(buffer_size=4096, epochs_per_stage=4, num_stages=30, refine_stages=3,
+                    epsilon=1.0, weighting="weight", normalize="minibatch", learning_rate=1e-3,
+                    ema_decay=0.99)
+
+
+def experiment_config(arg, target: dict, sampler: dict, prox: dict, batch_size: int,
+                      extra_variants: dict | None = None) -> ml_collections.ConfigDict:
+  """The shared body of ``experiments/configs/pdns/*.py``.
+
+  ``default_config()`` updated with the ``target``, ``sampler`` and ``prox`` fields and the batch
+  size; then each of ``extra_variants`` (name -> function mutating the config) that ``arg``
+  names, the shared ``baseline`` / ``smoke`` variants (``apply_variants``), the ``key=value``
+  overrides, and the schedule-derived trainer fields (``finish_config``).
+  """
+  c = default_config()
+  variants, _ = config_lib.parse_arg(arg)
+  c.target.update(target)
+  c.sampler.update(sampler)
+  c.prox.update(prox)
+  c.batch_size = batch_size
+  extra_variants = extra_variants or {}
+  known = tuple(dict.fromkeys(("smoke", "baseline") + tuple(extra_variants)))
+  for name, fn in extra_variants.items():
+    if name in variants:
+      fn(c)
+  apply_variants(c, variants, known)
+  return finish_config(config_lib.finalize(c, arg, known_variants=known), arg)
+
+
 def apply_variants(c, variants, known) -> None:
   """The variants every PDNS config shares: ``baseline`` (eta = infinity, plain WDCE at every
   stage, same budget) and ``smoke`` (``SMOKE_FIELDS``: 3 stages of 8 steps, tiny network)."""

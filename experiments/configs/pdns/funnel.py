@@ -10,21 +10,11 @@ paper reports the funnel as competitive only (spec §13). Variants: ``baseline``
 Overridable: ``target.dim``, ``target.beta``, ``prox.*``, ``sampler.*``.
 """
 
-from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-
-VARIANTS = ("smoke", "baseline")
+from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.target.name = "funnel"
-  c.target.dim = 10
-  c.sampler.update(dict(sigma_bar=3.0, alpha_max=20.0, alpha_min=0.1, sde_steps=100, hidden=128,
-                        depth=2))
-  c.prox.update(dict(buffer_size=4096, epochs_per_stage=10, num_stages=15, refine_stages=3,
-                     epsilon=1.0, learning_rate=1e-3, ema_decay=0.99))
-  c.batch_size = 256
-  method.apply_variants(c, variants, VARIANTS)
-  return method.finish_config(config_lib.finalize(c, arg, known_variants=VARIANTS), arg)
+  return method.experiment_config(
+      arg, dict(name="funnel", dim=10), dict(CONTINUOUS_SAMPLER, sigma_bar=3.0), CONTINUOUS_PROX,
+      batch_size=256)

@@ -15,21 +15,11 @@ stages). Variants: ``baseline`` (eta = infinity from the start), ``smoke``. Over
 ``target.beta`` (tempering; exact log Z only at 1), ``prox.*``, ``sampler.*``.
 """
 
-from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-
-VARIANTS = ("smoke", "baseline")
+from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.target.name = "gmm2d"
-  c.target.dim = 2
-  c.sampler.update(dict(sigma_bar=2.0, alpha_max=20.0, alpha_min=0.1, sde_steps=100, hidden=64,
-                        depth=2))
-  c.prox.update(dict(buffer_size=2048, epochs_per_stage=10, num_stages=10, refine_stages=3,
-                     epsilon=1.0, learning_rate=1e-3, ema_decay=0.99))
-  c.batch_size = 256
-  method.apply_variants(c, variants, VARIANTS)
-  return method.finish_config(config_lib.finalize(c, arg, known_variants=VARIANTS), arg)
+  return method.experiment_config(
+      arg, dict(name="gmm2d", dim=2), dict(CONTINUOUS_SAMPLER, sigma_bar=2.0, hidden=64),
+      dict(CONTINUOUS_PROX, buffer_size=2048, num_stages=10), batch_size=256)

@@ -15,23 +15,17 @@ eps = 1, resampling, buffer 8192, batch 512, 10 epochs per stage, at most 30 pro
 ``sampler.*``.
 """
 
-from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
+from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
-VARIANTS = ("smoke", "baseline")
+
+def _smoke_dim(c):
+  c.target.dim = 4
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.target.name = "gmm40"
-  c.target.dim = 50
-  c.sampler.update(dict(sigma_bar=20.0, alpha_max=20.0, alpha_min=0.1, sde_steps=100, hidden=256,
-                        depth=3))
-  c.prox.update(dict(buffer_size=8192, epochs_per_stage=10, num_stages=30, refine_stages=3,
-                     epsilon=1.0, learning_rate=1e-3, ema_decay=0.99))
-  c.batch_size = 512
-  if "smoke" in variants:
-    c.target.dim = 4
-  method.apply_variants(c, variants, VARIANTS)
-  return method.finish_config(config_lib.finalize(c, arg, known_variants=VARIANTS), arg)
+  return method.experiment_config(
+      arg, dict(name="gmm40", dim=50),
+      dict(CONTINUOUS_SAMPLER, sigma_bar=20.0, hidden=256, depth=3),
+      dict(CONTINUOUS_PROX, buffer_size=8192, num_stages=30), batch_size=512,
+      extra_variants={"smoke": _smoke_dim})

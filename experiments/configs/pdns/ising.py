@@ -18,26 +18,21 @@ Variants: ``laptop`` (spec §15's CPU A/B setting: 8 x 8 at beta = 0.6, eps = 0.
 ``target.j``, ``prox.*``, ``sampler.*``. Exact references are logged for L <= 8.
 """
 
-from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
+from iclr26_jax.pdns.method import LATTICE_PROX, LATTICE_SAMPLER
 
-VARIANTS = ("smoke", "baseline", "laptop")
+
+def _laptop(c):
+  c.target.size = 8
+  c.sampler.hidden = 128
+  c.prox.update(dict(buffer_size=2048, num_stages=40, epsilon=0.3))
+
+
+def _smoke_size(c):
+  c.target.size = 3
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.target.update(dict(name="ising", size=24, beta=0.6, h=0.0, j=1.0, q=2))
-  c.sampler.update(dict(hidden=256, depth=2, formulation="lambda", replicates=8, antithetic=True))
-  c.prox.update(dict(buffer_size=4096, epochs_per_stage=4, num_stages=30, refine_stages=3,
-                     epsilon=1.0, weighting="weight", normalize="minibatch", learning_rate=1e-3,
-                     ema_decay=0.99))
-  c.batch_size = 256
-  if "laptop" in variants:
-    c.target.size = 8
-    c.sampler.hidden = 128
-    c.prox.update(dict(buffer_size=2048, num_stages=40, epsilon=0.3))
-  if "smoke" in variants:
-    c.target.size = 3
-  method.apply_variants(c, variants, VARIANTS)
-  return method.finish_config(config_lib.finalize(c, arg, known_variants=VARIANTS), arg)
+  return method.experiment_config(
+      arg, dict(name="ising", size=24, beta=0.6, h=0.0, j=1.0, q=2), LATTICE_SAMPLER,
+      LATTICE_PROX, batch_size=256, extra_variants={"laptop": _laptop, "smoke": _smoke_size})

@@ -18,21 +18,12 @@ weight clamp 100, EMA 0.999. Accelerator-scale at these defaults. Variants: ``ba
 ``sampler.*``.
 """
 
-from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-
-VARIANTS = ("smoke", "baseline")
+from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.target.name = "lj13"
-  c.target.dim = 39
-  c.sampler.update(dict(sigma_bar=2.0, alpha_max=20.0, alpha_min=0.1, sde_steps=100, hidden=256,
-                        depth=3))
-  c.prox.update(dict(buffer_size=10000, epochs_per_stage=200, num_stages=10, refine_stages=3,
-                     epsilon=1.0, learning_rate=1e-4, b1=0.5, b2=0.9, ema_decay=0.999))
-  c.batch_size = 1000
-  method.apply_variants(c, variants, VARIANTS)
-  return method.finish_config(config_lib.finalize(c, arg, known_variants=VARIANTS), arg)
+  return method.experiment_config(
+      arg, dict(name="lj13", dim=39), dict(CONTINUOUS_SAMPLER, sigma_bar=2.0, hidden=256, depth=3),
+      dict(CONTINUOUS_PROX, buffer_size=10000, epochs_per_stage=200, num_stages=10,
+           learning_rate=1e-4, b1=0.5, b2=0.9, ema_decay=0.999), batch_size=1000)

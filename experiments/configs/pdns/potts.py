@@ -17,26 +17,21 @@ infinity), ``smoke`` (3 x 3, q = 4). Overridable: ``target.size``, ``target.q``,
 ``target.j``, ``prox.*``, ``sampler.*``. Exact references are logged when q^(L^2) <= 2^26.
 """
 
-from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
+from iclr26_jax.pdns.method import LATTICE_PROX, LATTICE_SAMPLER
 
-VARIANTS = ("smoke", "baseline", "laptop")
+
+def _laptop(c):
+  c.target.update(dict(size=4, q=3, beta=1.0))
+  c.sampler.hidden = 128
+  c.prox.update(dict(buffer_size=2048, num_stages=40, epsilon=0.3))
+
+
+def _smoke_size(c):
+  c.target.update(dict(size=3, q=4))
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.target.update(dict(name="potts", size=16, q=4, beta=1.0986, j=1.0))
-  c.sampler.update(dict(hidden=256, depth=2, formulation="lambda", replicates=8, antithetic=True))
-  c.prox.update(dict(buffer_size=4096, epochs_per_stage=4, num_stages=30, refine_stages=3,
-                     epsilon=1.0, weighting="weight", normalize="minibatch", learning_rate=1e-3,
-                     ema_decay=0.99))
-  c.batch_size = 256
-  if "laptop" in variants:
-    c.target.update(dict(size=4, q=3, beta=1.0))
-    c.sampler.hidden = 128
-    c.prox.update(dict(buffer_size=2048, num_stages=40, epsilon=0.3))
-  if "smoke" in variants:
-    c.target.update(dict(size=3, q=4))
-  method.apply_variants(c, variants, VARIANTS)
-  return method.finish_config(config_lib.finalize(c, arg, known_variants=VARIANTS), arg)
+  return method.experiment_config(
+      arg, dict(name="potts", size=16, q=4, beta=1.0986, j=1.0), LATTICE_SAMPLER, LATTICE_PROX,
+      batch_size=256, extra_variants={"laptop": _laptop, "smoke": _smoke_size})
