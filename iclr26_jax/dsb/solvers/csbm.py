@@ -63,6 +63,7 @@ from iclr26_jax.dsb import metrics as dsb_metrics
 from iclr26_jax.dsb import reference as ref_lib
 from iclr26_jax.dsb.reference import ReferenceProcess, check_states
 from iclr26_jax.dsb.solvers import dlightsb as dls
+from iclr26_jax.dsb.solvers import dlightsb_m as dlsm
 
 __all__ = [
     "LOSS_KINDS",
@@ -197,13 +198,7 @@ def bridge_matching_loss(endpoint_logits_fn: Callable[[jax.Array, jax.Array], ja
                                                    x_start, x_end, t))
     target = _per_row_time(ref_lib.bridge_step_log_probs, reference, x_t, x_end, t)
     model = transition_log_probs(endpoint_logits_fn(x_t, t), reference, x_t, t)
-    p_target = jnp.exp(target)
-    if loss == "kl":
-        value = dsb_metrics.categorical_kl(target, model).sum(-1).mean()
-    else:
-        value = jnp.sum((p_target - jnp.exp(model)) ** 2, axis=(-2, -1)).mean()
-    entropy = -jnp.sum(jnp.where(p_target > 0, p_target * target, 0.0), axis=(-2, -1)).mean()
-    return value, {"train/target_entropy": entropy}
+    return dlsm.per_coordinate_matching_loss(target, model, loss)
 
 
 def _apply(net: SimpleMLP, params: Any, x: jax.Array, t: jax.Array) -> jax.Array:
@@ -323,26 +318,14 @@ class CSBMConfig:
 
     def validate(self) -> None:
         """Raises ValueError naming the first bad field."""
-        dls._check_int(self.train_steps, "train_steps", 1)
-        dls._check_int(self.steps_per_chunk, "steps_per_chunk", 1)
-        if self.train_steps % self.steps_per_chunk:
-            raise ValueError(f"steps_per_chunk must divide train_steps (one compiled scan length), "
-                             f"got train_steps={self.train_steps}, "
-                             f"steps_per_chunk={self.steps_per_chunk}")
+        dls.check_training_fields(self)
         dls._check_int(self.epoch_steps, "epoch_steps", 1)
         dls._check_int(self.num_first_iterations, "num_first_iterations", 0)
-        dls._check_int(self.batch_size, "batch_size", 1)
         dls._check_int(self.hidden, "hidden", 1)
         dls._check_int(self.num_layers, "num_layers", 1)
         if self.loss not in LOSS_KINDS:
             raise ValueError(f"loss must be one of {LOSS_KINDS}, got {self.loss!r}")
-        dls._check_float(self.learning_rate, "learning_rate", 0.0, low_open=True)
-        dls._check_float(self.b1, "b1", 0.0, 1.0, high_open=True)
-        dls._check_float(self.b2, "b2", 0.0, 1.0, high_open=True)
-        dls._check_float(self.weight_decay, "weight_decay", 0.0)
-        dls._check_float(self.grad_clip, "grad_clip", 0.0)
         dls._check_float(self.ema_decay, "ema_decay", 0.0, 1.0, high_open=True)
-        dls._check_int(self.chunk_elements, "chunk_elements", 1)
 
     def replace(self, **changes: Any) -> "CSBMConfig":
         """A copy with some fields changed (validated)."""

@@ -172,6 +172,26 @@ def _check_float(value: Any, name: str, low: float, high: float = math.inf,
         raise ValueError(f"{name} must lie in {lb}{low}, {high}{rb}, got {value!r}")
 
 
+def check_training_fields(cfg: Any) -> None:
+    """Validates the fields every solver config shares (steps, chunking, batch, optimiser).
+
+    Raises ValueError naming the first bad field.
+    """
+    _check_int(cfg.train_steps, "train_steps", 1)
+    _check_int(cfg.steps_per_chunk, "steps_per_chunk", 1)
+    if cfg.train_steps % cfg.steps_per_chunk:
+        raise ValueError(f"steps_per_chunk must divide train_steps (one compiled scan length), "
+                         f"got train_steps={cfg.train_steps}, "
+                         f"steps_per_chunk={cfg.steps_per_chunk}")
+    _check_int(cfg.batch_size, "batch_size", 1)
+    _check_float(cfg.learning_rate, "learning_rate", 0.0, low_open=True)
+    _check_float(cfg.b1, "b1", 0.0, 1.0, high_open=True)
+    _check_float(cfg.b2, "b2", 0.0, 1.0, high_open=True)
+    _check_float(cfg.weight_decay, "weight_decay", 0.0)
+    _check_float(cfg.grad_clip, "grad_clip", 0.0)
+    _check_int(cfg.chunk_elements, "chunk_elements", 1)
+
+
 @dataclasses.dataclass(frozen=True)
 class DLightSBConfig:
     """Hyperparameters of DLightSB (spec §8.1, §9). Frozen and hashable: it is a jit cache key.
@@ -222,13 +242,7 @@ class DLightSBConfig:
     def validate(self) -> None:
         """Raises ValueError naming the first bad field."""
         _check_int(self.num_potentials, "num_potentials", 1)
-        _check_int(self.train_steps, "train_steps", 1)
-        _check_int(self.steps_per_chunk, "steps_per_chunk", 1)
-        if self.train_steps % self.steps_per_chunk:
-            raise ValueError(f"steps_per_chunk must divide train_steps (one compiled scan length), "
-                             f"got train_steps={self.train_steps}, "
-                             f"steps_per_chunk={self.steps_per_chunk}")
-        _check_int(self.batch_size, "batch_size", 1)
+        check_training_fields(self)
         if self.init not in INIT_KINDS:
             raise ValueError(f"init must be one of {INIT_KINDS}, got {self.init!r}")
         _check_float(self.init_mass, "init_mass", 0.0, 1.0, low_open=True, high_open=True)
@@ -236,14 +250,8 @@ class DLightSBConfig:
         _check_float(self.log_alpha_std, "log_alpha_std", 0.0)
         if self.optimizer not in _OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}")
-        _check_float(self.learning_rate, "learning_rate", 0.0, low_open=True)
-        _check_float(self.b1, "b1", 0.0, 1.0, high_open=True)
-        _check_float(self.b2, "b2", 0.0, 1.0, high_open=True)
-        _check_float(self.weight_decay, "weight_decay", 0.0)
-        _check_float(self.grad_clip, "grad_clip", 0.0)
         _check_float(self.entropy_weight, "entropy_weight", 0.0)
         _check_int(self.entropy_decay_steps, "entropy_decay_steps", 1)
-        _check_int(self.chunk_elements, "chunk_elements", 1)
 
     def replace(self, **changes: Any) -> "DLightSBConfig":
         """A copy with some fields changed (validated)."""

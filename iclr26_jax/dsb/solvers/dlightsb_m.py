@@ -138,6 +138,15 @@ def dlightsb_m_loss(potential: CPPotential, reference: ReferenceProcess, x0: jax
         return value, {"train/log_phi_t_mean": log_phi_t.mean(),
                        "train/log_phi_next_mean": log_phi_next.mean()}
     model = bm.transition_marginal_log_probs(potential, reference, x_t, t, chunk_elements)
+    return per_coordinate_matching_loss(target, model, loss)
+
+
+def per_coordinate_matching_loss(target: jax.Array, model: jax.Array, loss: str):
+    """The reference per-coordinate bridge-matching loss between (B, D, S) log-probabilities.
+
+    ``kl``: sum_d KL(q^d || p^d), batch mean; ``mse``: sum_{d,j} (q_j^d - p_j^d)^2, batch mean.
+    Shared by DLightSB-M and the CSBM solvers. Returns (value, {"train/target_entropy"}).
+    """
     p_target = jnp.exp(target)
     if loss == "kl":
         value = dsb_metrics.categorical_kl(target, model).sum(-1).mean()
