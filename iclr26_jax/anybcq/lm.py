@@ -1,0 +1,319 @@
+"""A tiny byte-level causal transformer LM for evaluating AnyBCQ end to end (validation perplexity).
+
+The laptop-scale mirror of the paper's perplexity table (AnyBCQ, Park et al., ICLR 2026, arXiv
+2510.10467, Table 6; specs/anybcq.md section 11): train a small causal LM on the offline docstring
+corpus (``anybcq.corpus``), quantize the linears of every transformer block, and report validation
+perplexity at full precision and at each bit width for
+
+* ``"anybcq"``: ONE multi-precision model per linear (``quantizer.quantize`` with ``bits``); the p-bit
+  weights are ``QuantizedWeight.dequantize(p)`` of that single shared-plane weight;
+* ``"bcq"``: fixed-precision alternating BCQ, an independent model per width
+  (``quantizer.fixed_bcq_quantize``);
+* ``"rtn"``: per-group asymmetric min-max round-to-nearest per width (``quantizer.rtn_quantize``).
+
+Quantized: the four Dense kernels of every block (``qkv``, ``attn_out``, ``mlp_in``, ``mlp_out``);
+their biases, the LayerNorms, the token embedding, the learned positions and the LM head stay in full
+precision (as in the paper, which keeps embeddings and the head unquantized). This is weight-only
+quantization: no block calibration (``anybcq.calibration``) is applied here.
+
+Model: token embedding + learned positions, ``depth`` pre-LayerNorm blocks (causal multi-head
+self-attention, GELU MLP), final LayerNorm, Dense head to the 256 byte logits.
+
+Run ``python -m iclr26_jax.anybcq.lm --steps=2000`` for the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import time
+from typing import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from iclr26_jax.anybcq import corpus as corpus_lib
+from iclr26_jax.anybcq.quantizer import (check_bits, fixed_bcq_quantize, quantize, rtn_quantize)
+from iclr26_jax.core import optim
+
+__all__ = ["LMConfig", "TinyLM", "BLOCK_LINEARS", "METHODS", "init_lm", "lm_logits", "perplexity",
+           "token_nll", "train_lm", "eval_windows", "quantize_kernels", "quantize_lm",
+           "block_kernel_paths"]
+
+BLOCK_LINEARS = ("qkv", "attn_out", "mlp_in", "mlp_out")
+METHODS = ("anybcq", "bcq", "rtn")
+
+
+@dataclasses.dataclass(frozen=True)
+class LMConfig:
+  """Tiny causal LM hyperparameters (hashable: used as a static jit argument)."""
+  vocab: int = corpus_lib.VOCAB_SIZE
+  width: int = 128
+  depth: int = 2
+  heads: int = 4
+  mlp_ratio: int = 4
+  context: int = 128
+
+  def __post_init__(self):
+    for f in ("vocab", "width", "depth", "heads", "mlp_ratio", "context"):
+      v = getattr(self, f)
+      if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"LMConfig.{f} must be a positive int; got {v!r}")
+    if self.width % self.heads:
+      raise ValueError(f"LMConfig.width = {self.width} must be divisible by heads = {self.heads}")
+
+
+class Block(nn.Module):
+  """Pre-LN transformer block: x + Attn(LN(x)), then x + MLP(LN(x)). x: ``(B, T, width)``."""
+  cfg: LMConfig
+
+  @nn.compact
+  def __call__(self, x):
+    c = self.cfg
+    b, t, d = x.shape
+    hd = d // c.heads
+    h = nn.LayerNorm(name="ln_attn")(x)
+    qkv = nn.Dense(3 * d, name="qkv")(h).reshape(b, t, 3, c.heads, hd)
+    q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]                 # (B, T, H, hd)
+    s = jnp.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(hd)
+    causal = jnp.tril(jnp.ones((t, t), bool))
+    s = jnp.where(causal, s, jnp.finfo(s.dtype).min)
+    a = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(s, axis=-1), v).reshape(b, t, d)
+    x = x + nn.Dense(d, name="attn_out")(a)
+    h = nn.LayerNorm(name="ln_mlp")(x)
+    h = nn.gelu(nn.Dense(c.mlp_ratio * d, name="mlp_in")(h))
+    return x + nn.Dense(d, name="mlp_out")(h)
+
+
+class TinyLM(nn.Module):
+  """Byte-level causal LM: tokens ``(B, T)`` int (T <= context) -> logits ``(B, T, vocab)``."""
+  cfg: LMConfig
+
+  @nn.compact
+  def __call__(self, tokens):
+    c = self.cfg
+    t = tokens.shape[1]
+    x = nn.Embed(c.vocab, c.width, name="embed")(tokens)
+    pos = self.param("pos", nn.initializers.normal(0.02), (c.context, c.width))
+    x = x + pos[:t]
+    for i in range(c.depth):
+      x = Block(c, name=f"block_{i}")(x)
+    x = nn.LayerNorm(name="ln_f")(x)
+    return nn.Dense(c.vocab, name="head")(x)
+
+
+def init_lm(cfg: LMConfig, seed: int = 0):
+  """Initial parameters ``{"params": ...}`` of ``TinyLM(cfg)``."""
+  return TinyLM(cfg).init(jax.random.PRNGKey(seed), jnp.zeros((1, cfg.context), jnp.int32))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def lm_logits(cfg: LMConfig, params, tokens):
+  """Logits ``(B, T, vocab)`` of tokens ``(B, T)``."""
+  return TinyLM(cfg).apply(params, tokens)
+
+
+def _token_nll(cfg, params, tokens):
+  logits = TinyLM(cfg).apply(params, tokens[:, :-1])
+  logp = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
+  return -jnp.take_along_axis(logp, tokens[:, 1:, None], axis=-1)[..., 0]
+
+
+def _mean_nll(cfg, params, tokens):
+  return jnp.mean(_token_nll(cfg, params, tokens))
+
+
+token_nll = jax.jit(_token_nll, static_argnums=0)
+token_nll.__doc__ = """Per-position next-token NLL ``(B, L - 1)`` of tokens ``(B, L)`` (nats)."""
+
+
+def _check_tokens(tokens, cfg: LMConfig) -> jnp.ndarray:
+  arr = np.asarray(tokens)
+  if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[1] > cfg.context + 1:
+    raise ValueError(f"tokens must be (B, L) with 2 <= L <= context + 1 = {cfg.context + 1}; got "
+                     f"shape {arr.shape}")
+  if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= cfg.vocab:
+    raise ValueError(f"tokens must be integer ids in [0, {cfg.vocab})")
+  return jnp.asarray(arr, jnp.int32)
+
+
+def perplexity(params, tokens, cfg: LMConfig = LMConfig()) -> float:
+  """exp(mean next-token NLL) over every predicted position of ``tokens`` ``(B, L)``.
+
+  Each row predicts tokens[:, 1:] from tokens[:, :-1] (L - 1 <= context). The per-token NLLs are
+  averaged on the host in float64 (a float32 on-device mean of thousands of terms drifts by ~1e-5).
+  """
+  per_tok = np.asarray(token_nll(cfg, params, _check_tokens(tokens, cfg)), np.float64)
+  return float(np.exp(per_tok.mean()))
+
+
+def eval_windows(stream, context: int) -> np.ndarray:
+  """Non-overlapping windows ``(n, context + 1)`` of a token stream, consecutive windows sharing one
+  boundary token, so every token after the first is predicted exactly once (a trailing partial
+  window is dropped)."""
+  stream = np.asarray(stream)
+  n = (stream.size - 1) // context
+  if n < 1:
+    raise ValueError(f"stream of {stream.size} tokens is shorter than context + 1 = {context + 1}")
+  idx = np.arange(n)[:, None] * context + np.arange(context + 1)[None, :]
+  return stream[idx].astype(np.int32)
+
+
+def train_lm(train_stream, cfg: LMConfig = LMConfig(), steps: int = 2000, batch: int = 32,
+             lr: float = 3e-3, weight_decay: float = 0.01, seed: int = 0, log_every: int = 0):
+  """Trains ``TinyLM(cfg)`` with AdamW and a warm-up cosine schedule (``core.optim``).
+
+  Batches are ``batch`` random windows of length context + 1 from ``train_stream`` (numpy RNG
+  seeded by ``seed``).
+
+  Returns:
+    ``(params, losses)``: final parameters and the per-step training NLL (nats/byte), ``(steps,)``.
+  """
+  if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+    raise ValueError(f"steps must be a positive int; got {steps!r}")
+  stream = np.asarray(train_stream).astype(np.int32)
+  if stream.size <= cfg.context + 1:
+    raise ValueError(f"train_stream has {stream.size} tokens; need > context + 1")
+  oc = optim.optim_defaults()
+  oc.name, oc.learning_rate, oc.weight_decay = "adamw", lr, weight_decay
+  oc.schedule, oc.warmup_steps = "warmup_cosine", max(1, min(100, steps // 10))
+  oc.grad_clip = 1.0
+  tx = optim.make_optimizer(oc, steps)
+  params = init_lm(cfg, seed)
+  opt_state = tx.init(params)
+
+  @jax.jit
+  def step(params, opt_state, tokens):
+    loss, grads = jax.value_and_grad(lambda p: _mean_nll(cfg, p, tokens))(params)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+  rng = np.random.default_rng(seed)
+  offs = np.arange(cfg.context + 1)[None, :]
+  losses = []
+  t0 = time.time()
+  for i in range(steps):
+    starts = rng.integers(0, stream.size - cfg.context - 1, size=batch)
+    params, opt_state, loss = step(params, opt_state, jnp.asarray(stream[starts[:, None] + offs]))
+    losses.append(loss)
+    if log_every and (i + 1) % log_every == 0:
+      print(f"step {i + 1}/{steps} loss {float(loss):.4f} ({time.time() - t0:.0f} s)", flush=True)
+  return params, np.asarray(jnp.stack(losses), np.float32)
+
+
+def block_kernel_paths(cfg: LMConfig) -> list[tuple[str, str]]:
+  """(block, linear) names of every quantized Dense kernel, in model order."""
+  return [(f"block_{i}", name) for i in range(cfg.depth) for name in BLOCK_LINEARS]
+
+
+def _get(tree, path):
+  for p in path:
+    tree = tree[p]
+  return tree
+
+
+def _set(tree, path, value):
+  if len(path) == 1:
+    return {**tree, path[0]: value}
+  return {**tree, path[0]: _set(tree[path[0]], path[1:], value)}
+
+
+def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
+                     bits: Sequence[int] = (2, 3, 4), group_size: int = 128, rounds: int = 20,
+                     asymmetric: bool = True) -> dict[int, dict]:
+  """Replaces the Dense kernels at ``paths`` by their dequantized p-bit versions, for each p in bits.
+
+  A Flax kernel is ``(K, N)`` = (in, out); the quantizer's weight is its transpose ``(N, K)``, grouped
+  along K in groups of ``min(group_size, K)``.
+
+  Args:
+    params: a Flax variables tree ``{"params": ...}``.
+    paths: paths (under ``"params"``) of Dense modules whose ``"kernel"`` is quantized.
+    method: ``"anybcq"`` (one multi-precision weight per kernel, p-bit kernel =
+      ``quantize(W, bits).dequantize(p)``), ``"bcq"`` (``fixed_bcq_quantize`` per width) or ``"rtn"``
+      (``rtn_quantize`` per width).
+    bits: bit widths (ascending).
+    group_size, rounds, asymmetric: quantizer settings (``rounds`` / ``asymmetric`` are unused by RTN,
+      which is always asymmetric min-max).
+  Returns:
+    ``{p: params_p}``: a full parameter tree per width (non-quantized leaves shared with ``params``).
+  """
+  if method not in METHODS:
+    raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+  bits = check_bits(bits)
+  out = {p: params for p in bits}
+  for path in paths:
+    full = ("params",) + tuple(path) + ("kernel",)
+    kernel = np.asarray(_get(params, full), np.float32)
+    w = kernel.T
+    g = min(int(group_size), w.shape[1])
+    if method == "anybcq":
+      qw = quantize(w, bits, g, rounds, asymmetric)
+      hats = {p: qw.dequantize(p) for p in bits}
+    elif method == "bcq":
+      hats = {p: fixed_bcq_quantize(w, p, g, rounds, asymmetric).dequantize(p) for p in bits}
+    else:
+      hats = {p: rtn_quantize(w, p, g).dequantize(p) for p in bits}
+    for p in bits:
+      out[p] = _set(out[p], full, jnp.asarray(hats[p]).T.astype(kernel.dtype))
+  return out
+
+
+def quantize_lm(params, method: str, bits: Sequence[int] = (2, 3, 4), group_size: int = 128,
+                rounds: int = 20, asymmetric: bool = True,
+                cfg: LMConfig | None = None) -> dict[int, dict]:
+  """Quantizes every block linear of a ``TinyLM`` (embedding, positions and head stay FP).
+
+  Returns ``{p: params_p}``; see ``quantize_kernels`` for ``method`` and the settings.
+  """
+  if cfg is None:
+    depth = sum(1 for k in params["params"] if k.startswith("block_"))
+    paths = [(f"block_{i}", n) for i in range(depth) for n in BLOCK_LINEARS]
+  else:
+    paths = block_kernel_paths(cfg)
+  return quantize_kernels(params, paths, method, bits, group_size, rounds, asymmetric)
+
+
+def main(argv=None):
+  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  ap.add_argument("--steps", type=int, default=2000)
+  ap.add_argument("--batch", type=int, default=32)
+  ap.add_argument("--lr", type=float, default=3e-3)
+  ap.add_argument("--width", type=int, default=128)
+  ap.add_argument("--depth", type=int, default=2)
+  ap.add_argument("--heads", type=int, default=4)
+  ap.add_argument("--context", type=int, default=128)
+  ap.add_argument("--group_size", type=int, default=128)
+  ap.add_argument("--rounds", type=int, default=20)
+  ap.add_argument("--symmetric", action="store_true", help="symmetric BCQ (beta = 0)")
+  ap.add_argument("--seed", type=int, default=0)
+  a = ap.parse_args(argv)
+  cfg = LMConfig(width=a.width, depth=a.depth, heads=a.heads, context=a.context)
+  corp = corpus_lib.load_corpus()
+  train, valid = corp.train_bytes(), corp.valid_bytes()
+  print(f"corpus: train {train.size} bytes ({len(corp.train)} lines), valid {valid.size} bytes "
+        f"({len(corp.valid)} lines); {cfg}")
+  t0 = time.time()
+  params, _ = train_lm(train, cfg, a.steps, a.batch, a.lr, seed=a.seed,
+                       log_every=max(1, a.steps // 10))
+  print(f"trained {a.steps} steps in {time.time() - t0:.0f} s")
+  vw = eval_windows(valid, cfg.context)
+  bits = (2, 3, 4)
+  fp = perplexity(params, vw, cfg)
+  rows = {}
+  for m in METHODS:
+    q = quantize_lm(params, m, bits, a.group_size, a.rounds, not a.symmetric, cfg)
+    rows[m] = {p: perplexity(q[p], vw, cfg) for p in bits}
+  sym = "symmetric" if a.symmetric else "asymmetric"
+  print(f"\nvalidation perplexity (bytes), g={a.group_size}, T={a.rounds}, BCQ {sym}, weight-only")
+  print("| method | FP | 4-bit | 3-bit | 2-bit |\n|---|---|---|---|---|")
+  for m in METHODS:
+    print(f"| {m} | {fp:.3f} | {rows[m][4]:.3f} | {rows[m][3]:.3f} | {rows[m][2]:.3f} |")
+
+
+if __name__ == "__main__":
+  main()
