@@ -179,6 +179,13 @@ def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
   last_metrics: dict[str, float] = {}
   eval_metrics: dict[str, float] = {}
   last_checked = start
+  # XLA:CPU runs the collectives of several (fake) host devices through an in-process
+  # rendezvous on a shared thread pool. With hundreds of asynchronously dispatched steps queued
+  # on a host with fewer cores than devices, the pool can starve one device's step until the
+  # rendezvous' 40 s termination timeout aborts the process (seen with 8 fake devices on 2
+  # cores). Waiting for each step there bounds the queue; accelerators keep async dispatch.
+  sync_each_step = mesh.devices.size > 1 and all(
+      d.platform == "cpu" for d in mesh.devices.flat)
 
   def check_finite(step: int):
     nonlocal last_checked
@@ -202,6 +209,8 @@ def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
                           in_shardings=(state_sh, batch_sh, rep),
                           out_shardings=(state_sh, rep, rep), donate_argnums=(0,))
       state, metrics, first_bad = step_fn(state, batch, first_bad)
+      if sync_each_step:
+        first_bad.block_until_ready()
       for hook in hooks:
         hook(step, state)
       if bar is not None:
