@@ -44,6 +44,12 @@ def test_there_are_configs():
   assert CONFIGS
 
 
+# The resume half runs for the first config of each room (the rooms' own tests check exact
+# resume of their methods); every config gets the smoke run. Keeps the tier inside CI's budget.
+_FIRST_OF_ROOM = {min(p for p in CONFIGS if os.path.dirname(p) == os.path.dirname(c))
+                  for c in CONFIGS}
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=[os.path.relpath(p, REPO) for p in CONFIGS])
 def test_config_smoke_and_resume(tmp_path, path, compile_cache):
   cfg = _load(path, "smoke")
@@ -54,6 +60,8 @@ def test_config_smoke_and_resume(tmp_path, path, compile_cache):
   ckpts = sorted(int(d) for d in os.listdir(workdir / "checkpoints") if d.isdigit())
   assert ckpts and ckpts[-1] == cfg.num_steps
   assert (workdir / "config.json").exists()
+  if path not in _FIRST_OF_ROOM:
+    return
   more = cfg.num_steps + cfg.log_every
   second = _run(path, workdir, compile_cache, f"--config.num_steps={more}")
   assert second.returncode == 0, second.stderr[-4000:]
