@@ -30,6 +30,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from iclr26_jax.pdns import metrics
 from iclr26_jax.pdns.proximal import StageSampler
 from iclr26_jax.pdns.references import OUReference
 
@@ -264,11 +265,7 @@ def log_weight_stats(log_w: jax.Array) -> dict:
   """
   if log_w.ndim != 1:
     raise ValueError(f"log_w must have shape (N,); got {tuple(log_w.shape)}")
-  n = log_w.shape[0]
-  log_z = jax.nn.logsumexp(log_w) - math.log(n)
-  elbo = jnp.mean(log_w)
-  ess = jnp.exp(2 * jax.nn.logsumexp(log_w) - jax.nn.logsumexp(2 * log_w)) / n
-  return {"eval/log_z": log_z, "eval/elbo": elbo, "eval/path_kl": log_z - elbo, "eval/ess": ess}
+  return {k: v for k, v in metrics.weight_stats(log_w).items() if k.startswith("eval/")}
 
 
 class ContinuousSampler(StageSampler):

@@ -43,6 +43,7 @@ import numpy as np
 from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core import trainer as core_trainer
 from iclr26_jax.core.train_state import TrainState
+from iclr26_jax.pdns import metrics
 
 __all__ = ["STAGE_TARGETS", "STEP_SIZES", "WEIGHTINGS", "NORMALIZATIONS", "ProxConfig",
            "StageProblem", "ProxResult", "stage_log_weights", "normalize_weights", "kl_hat",
@@ -103,7 +104,7 @@ def kl_hat(log_w: jax.Array) -> jax.Array:
 def ess(log_w: jax.Array) -> jax.Array:
   """Normalised effective sample size (sum w)^2 / (N sum w^2) in (0, 1]; log_w (N,) -> scalar."""
   _check_vec(log_w, "log_w")
-  return jnp.exp(2 * jax.nn.logsumexp(log_w) - jax.nn.logsumexp(2 * log_w)) / log_w.shape[0]
+  return metrics.ess(log_w)
 
 
 def normalize_weights(log_w: jax.Array, clamp_max: float = 100.0, filter_max: float = 1e8):
@@ -331,11 +332,8 @@ class ProxResult(NamedTuple):
 
 
 def _eval_stats(ell, r) -> dict:
-  w = ell + r
-  n = w.shape[0]
-  log_z = jax.nn.logsumexp(w) - math.log(n)
-  return {"eval/log_z": log_z, "eval/elbo": jnp.mean(w), "eval/path_kl": log_z - jnp.mean(w),
-          "eval/ess": ess(w)}
+  """log Z^, ELBO, path KL and ESS of the path weights W = ell + r (``metrics.weight_stats``)."""
+  return {k: v for k, v in metrics.weight_stats(ell + r).items() if k.startswith("eval/")}
 
 
 def steps_per_stage(cfg: ProxConfig) -> int:

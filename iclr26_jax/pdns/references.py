@@ -72,7 +72,10 @@ class _GaussianReference:
   r = log pi~ - log nu, the Gaussian source density and bridge sampling (subclasses give
   ``_nu_center``, ``_nu_sigma`` and ``bridge_mean_var``)."""
 
-  def _check_particles(self) -> None:
+  def _check_layout(self) -> None:
+    """The checks both references share: dim, and the CoM-free particle layout."""
+    if int(self.dim) < 1:
+      raise ValueError(f"dim must be >= 1; got {self.dim}")
     n_p, s = int(self.n_particles), int(self.spatial_dim)
     if (n_p == 0) != (s == 0):
       raise ValueError("n_particles and spatial_dim must both be given (CoM-free) or both be 0; "
@@ -152,9 +155,7 @@ class OUReference(_GaussianReference):
   spatial_dim: int = 0
 
   def __post_init__(self):
-    if int(self.dim) < 1:
-      raise ValueError(f"dim must be >= 1; got {self.dim}")
-    self._check_particles()
+    self._check_layout()
     if not self.sigma_bar > 0:
       raise ValueError(f"sigma_bar must be > 0; got {self.sigma_bar}")
     if self.alpha_start < 0 or self.alpha_end < 0 or self.alpha_start + self.alpha_end <= 0:
@@ -299,9 +300,7 @@ class BMReference(_GaussianReference):
   spatial_dim: int = 0
 
   def __post_init__(self):
-    if int(self.dim) < 1:
-      raise ValueError(f"dim must be >= 1; got {self.dim}")
-    self._check_particles()
+    self._check_layout()
     if not self.sigma_const > 0:
       raise ValueError(f"sigma_const must be > 0; got {self.sigma_const}")
     if self.source is not None and len(self.source) != self.dim:
