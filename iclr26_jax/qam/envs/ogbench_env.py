@@ -1,0 +1,178 @@
+"""OGBench single-task environments and locally generated datasets for QAM (spec §13.1, §13.2).
+
+``load`` reads ``<dataset_dir>/<dataset>.npz`` and ``<dataset>-val.npz`` (written by
+``iclr26_jax.qam.envs.ogbench_generate``) through ``ogbench.make_env_and_datasets``, whose own
+single-task relabelling turns the recorded qpos / button states into rewards and masks, and
+converts them to the dict layout of ``iclr26_jax.qam.datasets``: ``observations (T, S)``,
+``actions (T, d)``, ``rewards (T,)``, ``masks (T,)``, ``terminals (T,)`` (1 on the last
+transition of each episode) and ``next_observations (T, S)``. Nothing is ever downloaded:
+missing files raise FileNotFoundError naming the generator command.
+
+Rewards (§13.2): manipulation r = #satisfied sub-tasks − #sub-tasks ∈ {−k, …, 0}, mask 0
+iff all sub-tasks are satisfied; ``sparse=True`` (puzzle and scene only) maps r → −1·[r ≠ 0].
+Actions are clipped to ±(1 − 1e-5).
+
+Headless use needs no ``MUJOCO_GL``: state-based environments never render (importing prints a
+harmless GLFW "DISPLAY missing" warning).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable
+
+import numpy as np
+
+from iclr26_jax.qam.envs import ogbench_generate as gen
+
+ACTION_CLIP = 1.0 - 1e-5
+_TASK_RE = re.compile(r"^task\d+$")
+
+
+def dataset_name_of(env_name: str) -> str:
+  """``'puzzle-3x3-play-singletask-task1-v0' -> 'puzzle-3x3-play-v0'`` (OGBench's rule)."""
+  splits = env_name.split("-")
+  if "singletask" not in splits or len(splits) < 4:
+    raise ValueError(f"env_name must be an OGBench single-task name like "
+                     f"'puzzle-3x3-play-singletask-task1-v0'; got {env_name!r}")
+  pos = splits.index("singletask")
+  name = "-".join(splits[:pos] + splits[-1:])
+  rest = splits[pos + 1:-1]
+  if len(rest) > 1 or (rest and not _TASK_RE.match(rest[0])):
+    raise ValueError(f"env_name must end in '-singletask[-task<i>]-v0'; got {env_name!r}")
+  gen.parse_dataset_name(name)  # validates domain and data style
+  return name
+
+
+def load(env_name: str, dataset_dir: str, sparse: bool = False, action_clip: float = ACTION_CLIP,
+         add_info: bool = False, **env_kwargs):
+  """Builds the single-task environment and the train / validation datasets.
+
+  Args:
+    env_name: e.g. ``'puzzle-3x3-play-singletask-task1-v0'`` or
+      ``'cube-double-play-singletask-task2-v0'`` (no ``task<i>``: OGBench's default task).
+    dataset_dir: directory holding ``<dataset>.npz`` and ``<dataset>-val.npz``.
+    sparse: puzzle and scene only: r → −1·[r ≠ 0] (−1 until full success).
+    action_clip: dataset actions are clipped to ±action_clip.
+    add_info: keep ``qpos``, ``qvel`` (and ``button_states``) aligned with ``observations``.
+    **env_kwargs: passed to ``gymnasium.make`` (e.g. ``max_episode_steps``).
+  Returns:
+    ``(env, train, val)``: the gymnasium environment and two dicts of float32 numpy arrays
+    ``observations (T, S)``, ``actions (T, d)``, ``rewards (T,)``, ``masks (T,)``,
+    ``terminals (T,)`` (1 on each episode's last transition) and ``next_observations (T, S)``.
+  Raises:
+    ImportError: ``ogbench`` is not installed (names ``pip install -e ".[rl]"``).
+    FileNotFoundError: a dataset file is missing (names the generator command).
+    ValueError: malformed name, or ``sparse`` for a domain other than puzzle / scene.
+  """
+  gen.require_ogbench()
+  import ogbench
+
+  name = dataset_name_of(env_name)
+  domain, _ = gen.parse_dataset_name(name)
+  if sparse and not (domain.startswith("puzzle") or domain == "scene"):
+    raise ValueError(f"sparse rewards are defined for puzzle and scene only; got {env_name!r}")
+  if not 0.0 < action_clip <= 1.0:
+    raise ValueError(f"action_clip must be in (0, 1]; got {action_clip}")
+  paths = gen.dataset_paths(name, dataset_dir)
+  missing = [p for p in paths if not os.path.exists(p)]
+  if missing:
+    raise FileNotFoundError(
+        f"OGBench dataset file(s) {missing} not found (nothing is downloaded). Generate them "
+        f"with:\n  {gen.generator_command(name, dataset_dir)}\n(official size: 1000 episodes "
+        f"of 1000 transitions; use fewer --episodes for a quick run)")
+  env, train, val = ogbench.make_env_and_datasets(
+      env_name, dataset_dir=os.path.expanduser(dataset_dir), add_info=add_info, **env_kwargs)
+  return env, convert(train, sparse, action_clip), convert(val, sparse, action_clip)
+
+
+def convert(ds: dict, sparse: bool = False, action_clip: float = ACTION_CLIP) -> dict:
+  """An OGBench single-task dataset (regular, with ``next_observations``) → QAM dict layout."""
+  for k in ("observations", "actions", "rewards", "masks", "terminals", "next_observations"):
+    if k not in ds:
+      raise ValueError(f"dataset must contain {k!r}; got keys {sorted(ds)}")
+  r = np.asarray(ds["rewards"], np.float32)
+  if sparse:
+    r = -(r != 0).astype(np.float32)
+  out = {
+      "observations": np.asarray(ds["observations"], np.float32),
+      "actions": np.clip(np.asarray(ds["actions"], np.float32), -action_clip, action_clip),
+      "rewards": r,
+      "masks": np.asarray(ds["masks"], np.float32),
+      "terminals": np.asarray(ds["terminals"], np.float32),
+      "next_observations": np.asarray(ds["next_observations"], np.float32),
+  }
+  for k in ("qpos", "qvel", "button_states"):
+    if k in ds:
+      out[k] = np.asarray(ds[k])
+  return out
+
+
+def env_dims(env) -> dict:
+  """``{'obs_dim': S, 'action_dim': d}`` of a (state-based) environment."""
+  return {"obs_dim": int(np.prod(env.observation_space.shape)),
+          "action_dim": int(np.prod(env.action_space.shape))}
+
+
+def evaluate(env, policy: Callable, num_episodes: int = 10, horizon: int | None = None,
+             seed: int = 0, chunk: int | None = None) -> dict:
+  """Runs episodes with open-loop action chunks.
+
+  The policy is called as ``policy(obs (S,) float32, key)`` with a JAX PRNG key (fresh per query)
+  and returns H·d numbers (any shape that reshapes to ``(H, d)``, e.g. ``(H·d,)``); the H
+  actions are executed in order (each clipped to the action box), then the policy is queried
+  again. An episode ends on termination (single-task OGBench environments terminate at
+  success), truncation (the environment's time limit) or after ``horizon`` steps.
+
+  Args:
+    env: a single-task OGBench environment (from ``load``).
+    policy: see above.
+    num_episodes: episodes, reset with seeds ``seed, seed + 1, …``.
+    horizon: step limit per episode (default: the environment's own time limit).
+    seed: evaluation seed (resets and policy keys).
+    chunk: expected H; when given, a policy output of another size is a ValueError.
+  Returns:
+    dict: ``success`` (rate over episodes: ``info['success']`` seen at some step),
+    ``return`` (mean undiscounted return), ``episode_length`` (mean), per-episode
+    ``successes``, ``returns``, ``lengths`` (numpy arrays) and ``num_queries`` (policy calls).
+  """
+  import jax
+
+  if num_episodes < 1:
+    raise ValueError(f"num_episodes must be >= 1; got {num_episodes}")
+  if horizon is not None and horizon < 1:
+    raise ValueError(f"horizon must be >= 1; got {horizon}")
+  d = env_dims(env)["action_dim"]
+  lo, hi = env.action_space.low, env.action_space.high
+  limit = horizon if horizon is not None else (getattr(env.spec, "max_episode_steps", None)
+                                               or 1000)
+  base = jax.random.PRNGKey(seed)
+  successes, returns, lengths, queries = [], [], [], 0
+  for ep in range(num_episodes):
+    env.action_space.seed(seed + ep)
+    ob, info = env.reset(seed=seed + ep)
+    keys = jax.random.split(jax.random.fold_in(base, ep), limit)
+    ret, length, succ, done, q = 0.0, 0, False, False, 0
+    while not done and length < limit:
+      out = np.asarray(policy(np.asarray(ob, np.float32), keys[q]), np.float64)
+      q += 1
+      if out.size % d != 0 or out.size == 0 or (chunk is not None and out.size != chunk * d):
+        want = f"{chunk}·{d}" if chunk is not None else f"a positive multiple of {d}"
+        raise ValueError(f"policy output must have {want} elements; got shape {out.shape}")
+      for a in out.reshape(-1, d):
+        ob, r, terminated, truncated, info = env.step(np.clip(a, lo, hi))
+        ret += float(r)
+        length += 1
+        succ = succ or bool(info.get("success", False))
+        done = terminated or truncated
+        if done or length >= limit:
+          break
+    queries += q
+    successes.append(succ)
+    returns.append(ret)
+    lengths.append(length)
+  successes = np.asarray(successes)
+  return {"success": float(successes.mean()), "return": float(np.mean(returns)),
+          "episode_length": float(np.mean(lengths)), "successes": successes,
+          "returns": np.asarray(returns), "lengths": np.asarray(lengths), "num_queries": queries}
