@@ -11,6 +11,7 @@ METHODS = {
     "minpv": "iclr26_jax.minpv.method:MinPVMethod",
     "dsb": "iclr26_jax.dsb.method:DSBMethod",
     "pdns": "iclr26_jax.pdns.method:PDNSMethod",
+    "qam": "iclr26_jax.qam.method:QAMMethod",
 }
 
 

@@ -21,127 +21,11 @@ makes a 4-problem training run in seconds. Actions stay inside the box except in
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from iclr26_jax.qam import adjoint, flows
-
-S0 = 0.3
-KAPPA = S0 ** 2
-D = 2
-N = 40            # spec §14 A: mean and covariance are asserted at N ≥ 20–40
-STEPS = 1500      # Adam steps (cosine-decayed lr, so the final iterate averages the SGD noise)
-BATCH = 256
-M = 20000         # ODE samples per evaluation state
-STATES = (-0.5, 0.0, 0.5)
-
-
-def _mu(s):
-  return jnp.concatenate([0.5 * s, -0.5 * s], axis=-1)
-
-
-def _v_beta(o, x, t):
-  return flows.gaussian_velocity(x, t, _mu(o), KAPPA)
-
-
-def _normal(key, shape):
-  return jax.random.normal(key, (int(np.prod(shape)),)).reshape(shape)
-
-
-def _affine_v(p):
-  n = p["a"].shape[0]
-
-  def v(o, x, t):
-    k = jnp.clip(jnp.round(t * n).astype(jnp.int32), 0, n - 1)
-    return p["a"][k] * x + p["b"][k] * o + p["c"][k]
-  return v
-
-
-def _critic(prob):
-  def q(o, a):  # (K = 1, B)
-    return (a @ prob["w"] - 0.5 * prob["k"] * jnp.sum(jnp.square(a - prob["c"]), -1))[None]
-  return q
-
-
-def _tilted(prob, s):
-  """(m* (…, D), κ*) of π* ∝ N(μ(s), s_0² I)·exp(λQ)."""
-  kap = 1.0 / (1.0 / KAPPA + prob["lam"] * prob["k"])
-  m = kap * (_mu(s) / KAPPA + prob["lam"] * (prob["k"] * prob["c"] + prob["w"]))
-  return m, kap
-
-
-def _rollout_and_adjoint(p, prob, key, batch):
-  ks = jax.random.split(key, 3)
-  o = jax.random.uniform(ks[0], (batch, 1), minval=-1.0, maxval=1.0)
-  x0 = _normal(ks[1], (batch, D))
-  eps = _normal(ks[2], (N - 1, batch, D))
-  xs = adjoint.rollout(_affine_v(jax.lax.stop_gradient(p)), _v_beta, o, x0, eps, N)
-  adj_n = adjoint.terminal_adjoint(_critic(prob), o, xs[-1], prob["lam"])
-  adjs = adjoint.lean_adjoint(_v_beta, o, xs, adj_n, N)
-  return o, xs, adjs
-
-
-def _am_loss(p, prob, key):
-  """Eq. 8 exactly as the agent builds it: one batched forward of v_θ on N·B points."""
-  o, xs, adjs = _rollout_and_adjoint(p, prob, key, BATCH)
-  o_rep = jnp.broadcast_to(o[None], (N,) + o.shape).reshape(N * BATCH, 1)
-  x_flat = xs[:N].reshape(N * BATCH, D)
-  t_flat = jnp.repeat(jnp.arange(N) / N, BATCH)
-  v_f = _affine_v(p)(o_rep, x_flat, t_flat).reshape(N, BATCH, D)
-  v_b = _v_beta(o_rep, x_flat, t_flat).reshape(N, BATCH, D)
-  return adjoint.adjoint_matching_loss(v_f, v_b, jax.lax.stop_gradient(adjs), N)
-
-
-def _train(prob):
-  p = {name: jnp.zeros((N, D)) for name in ("a", "b", "c")}
-  tx = optax.adam(optax.cosine_decay_schedule(1e-2, STEPS))
-
-  def step(carry, key):
-    p, st = carry
-    g = jax.grad(_am_loss)(p, prob, key)
-    upd, st = tx.update(g, st, p)
-    return (optax.apply_updates(p, upd), st), None
-
-  (p, _), _ = jax.lax.scan(step, (p, tx.init(p)), jax.random.split(jax.random.PRNGKey(0), STEPS))
-  return p
-
-
-def _ode_stats(v, s):
-  o = jnp.full((M, 1), s)
-  x = flows.euler_ode(v, o, _normal(jax.random.PRNGKey(1), (M, D)), N)  # common x_0 for all
-  return jnp.mean(x, 0), jnp.std(x, 0)
-
-
-def _velocity_rms(p, prob):
-  """rms over visited points (s, X_k) of v_θ − v*, v* − v_β and v_θ − v_β at the steps VEL_KS."""
-  o, xs, _ = _rollout_and_adjoint(p, prob, jax.random.PRNGKey(9), 2000)
-  out = []
-  for k in VEL_KS:
-    t = jnp.full((o.shape[0],), k / N)
-    m, kap = _tilted(prob, o)
-    v_star = flows.gaussian_velocity(xs[k], t, m, kap)
-    v_th, v_b = _affine_v(p)(o, xs[k], t), _v_beta(o, xs[k], t)
-    rms = lambda d: jnp.sqrt(jnp.mean(jnp.square(d)))
-    out.append(jnp.stack([rms(v_th - v_star), rms(v_star - v_b), rms(v_th - v_b)]))
-  return jnp.stack(out)
-
-
-# Problems, trained together under one vmap (one compile): quadratic (λ = 1, k = 10,
-# c = (0.4, 0.2)), the same at λ = 0, and a linear critic w = (1, −0.5) at λ = 0.5 and λ = 1.
-PROBS = {"lam": jnp.asarray([1.0, 0.0, 0.5, 1.0]), "k": jnp.asarray([10.0, 10.0, 0.0, 0.0]),
-         "c": jnp.asarray([[0.4, 0.2]] * 4),
-         "w": jnp.asarray([[0.0, 0.0], [0.0, 0.0], [1.0, -0.5], [1.0, -0.5]])}
-QUAD, LAM0, LIN_HALF, LIN_ONE = range(4)
-VEL_KS = (N // 4, N // 2, 3 * N // 4)
-
-
-@jax.jit
-def _experiment():
-  params = jax.vmap(_train)(PROBS)
-  ss = jnp.asarray(STATES)
-  stats = jax.vmap(lambda p: jax.vmap(lambda s: _ode_stats(_affine_v(p), s))(ss))(params)
-  base = jax.vmap(lambda s: _ode_stats(_v_beta, s))(ss)
-  vel = jax.vmap(_velocity_rms)(params, PROBS)
-  return stats, base, vel
+from iclr26_jax.qam import known_answers as ka
+from iclr26_jax.qam.known_answers import (KAPPA, LAM0, LIN_HALF, LIN_ONE, M, PROBS, QUAD, S0,
+                                          D, STATES, flat_normal, v_beta)
 
 
 def test_gaussian_tilt_adjoint_matching_recovers_closed_form():
@@ -156,7 +40,7 @@ def test_gaussian_tilt_adjoint_matching_recovers_closed_form():
   A wrong adjoint or λ sign moves the mean the wrong way by ~0.1–0.2; a missing σ weighting or a
   non-memoryless schedule biases the tilt (mean and κ*) well beyond these bounds.
   """
-  stats, base, vel = jax.device_get(_experiment())
+  stats, base, vel = jax.device_get(ka.tilt_experiment())
   (mean_t, std_t), (mean_b, std_b) = stats, base
   s_col = np.asarray(STATES)[:, None]
   mu = np.concatenate([0.5 * s_col, -0.5 * s_col], -1)
@@ -167,7 +51,7 @@ def test_gaussian_tilt_adjoint_matching_recovers_closed_form():
   tol_ratio = 4 / np.sqrt(2 * M)
   for i in range(4):
     prob = jax.tree_util.tree_map(lambda x: np.asarray(x)[i], PROBS)
-    m_star, kap = _tilted(prob, jnp.asarray(s_col))
+    m_star, kap = ka.tilted(prob, jnp.asarray(s_col))
     # (i) mean and covariance of the ODE samples of v_θ against π*.
     np.testing.assert_allclose(mean_t[i], m_star, rtol=0, atol=tol_mean, err_msg=f"problem {i}")
     np.testing.assert_allclose(std_t[i] / np.sqrt(kap), base_ratio, rtol=0, atol=tol_ratio,
@@ -202,8 +86,8 @@ def test_gaussian_tilt_adjoint_matching_recovers_closed_form():
 def _memory_experiment():
   n, s = 100, 0.5
   o = jnp.full((M, 1), s)
-  x0 = _normal(jax.random.PRNGKey(0), (M, D))
-  eps = _normal(jax.random.PRNGKey(1), (n - 1, M, D))
+  x0 = flat_normal(jax.random.PRNGKey(0), (M, D))
+  eps = flat_normal(jax.random.PRNGKey(1), (n - 1, M, D))
   h = 1.0 / n
 
   def general_sde(scale):
@@ -213,17 +97,17 @@ def _memory_experiment():
       k, e = inp
       ts = k * h + h
       sig2 = scale ** 2 * 2 * (1 - ts + h) / ts
-      drift = ((1 + sig2 * ts / (2 * (1 - ts + h))) * _v_beta(o, x, jnp.full((M,), k * h))
+      drift = ((1 + sig2 * ts / (2 * (1 - ts + h))) * v_beta(o, x, jnp.full((M,), k * h))
                - sig2 * x / (2 * (1 - ts + h)))
       return x + h * drift + jnp.sqrt(h * sig2) * e, None
     x, _ = jax.lax.scan(step, x0, (jnp.arange(n - 1), eps))
-    return x + h * _v_beta(o, x, jnp.full((M,), (n - 1) * h))
+    return x + h * v_beta(o, x, jnp.full((M,), (n - 1) * h))
 
   def corr(x):  # per-dimension correlation of X_0 and X_N
     return (jnp.mean((x0 - x0.mean(0)) * (x - x.mean(0)), 0) / (x0.std(0) * x.std(0)))
 
-  x_mem = adjoint.rollout(_v_beta, _v_beta, o, x0, eps, n)[-1]
-  x_ode = flows.euler_ode(_v_beta, o, x0, n)
+  x_mem = adjoint.rollout(v_beta, v_beta, o, x0, eps, n)[-1]
+  x_ode = flows.euler_ode(v_beta, o, x0, n)
   x_half = general_sde(0.5)
   return (jnp.mean(x_mem, 0), jnp.std(x_mem, 0), jnp.corrcoef(x_mem.T)[0, 1], corr(x_mem),
           corr(x_ode), corr(x_half))

@@ -1,0 +1,137 @@
+"""Seed-vmapped offline training and evaluation on the point maze (spec §14 E).
+
+``train_seeds`` trains S independent agents of one kind (QAM, QAM-F, QAM-E, FQL or BC) from the
+same offline data in one compiled program: the agents are stacked along a leading seed axis and
+every update is ``jax.vmap``-ed, so the three methods of a comparison cost three compiles whatever
+the number of seeds. The reproduce claim and ``colabs/qam.ipynb`` use it; the trainer-driven path
+(``qam.method.QAMMethod`` through ``experiments.main``) runs the same agent update.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+
+from iclr26_jax.qam import datasets
+from iclr26_jax.qam.agent import QAMAgent
+from iclr26_jax.qam.envs import pointmaze as pm
+
+
+def agent_config(base: ml_collections.ConfigDict, **fields) -> ml_collections.ConfigDict:
+  """A copy of ``base`` (``qam.config.default_config()``-shaped) with ``fields`` replaced."""
+  c = ml_collections.ConfigDict(base.to_dict())
+  for k, v in fields.items():
+    c[k] = v
+  return c
+
+
+def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps: int,
+                batch_size: int, eval_every: int, eval_episodes: int = 100,
+                eval_seed: int = 12345, verbose: bool = False) -> dict:
+  """Trains one agent per seed (vmapped) and evaluates the success rate along the way.
+
+  Args:
+    config: agent config (``qam.config.default_config()`` fields).
+    data: offline dataset (``qam.datasets`` layout) of the point maze.
+    seeds: S integer seeds (network init and batch sampling).
+    num_steps: updates per agent; must be a multiple of ``eval_every``.
+    batch_size: chunks per update.
+    eval_every: updates between evaluations (each evaluation runs ``eval_episodes`` vectorised
+      episodes per seed with the same start states for every agent).
+  Returns:
+    dict with ``steps (E,)``, ``success (S, E)``, ``episode_length (S, E)``, ``info`` (the last
+    update's diagnostics, each ``(S,)``), ``agents`` (the stacked final agents), ``compile_s``
+    and ``seconds_per_update`` (steady state, all seeds together).
+  """
+  seeds = [int(s) for s in seeds]
+  if not seeds:
+    raise ValueError("seeds must be non-empty")
+  if num_steps < 1 or eval_every < 1 or num_steps % eval_every:
+    raise ValueError(f"num_steps ({num_steps}) must be a positive multiple of eval_every "
+                     f"({eval_every})")
+  h, gamma = int(config.horizon), float(config.discount)
+  cfg = agent_config(config, batch_size=int(batch_size), num_updates=int(num_steps))
+  dev = {k: jnp.asarray(v) for k, v in data.items()}
+  ex_obs, ex_act = dev["observations"][:2], dev["actions"][:2]
+  keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+  agents = jax.jit(jax.vmap(lambda k: QAMAgent.create(k, ex_obs, ex_act, cfg)))(keys)
+
+  @jax.jit
+  def run(agents, start):
+    def body(ags, i):
+      step_keys = jax.vmap(lambda k: jax.random.fold_in(jax.random.fold_in(k, 17), start + i))(
+          keys)
+      batch = jax.vmap(lambda k: datasets.sample_chunks(dev, k, batch_size, h, gamma))(
+          step_keys)
+      ags, info = jax.vmap(lambda a, b: a.update(b))(ags, batch)
+      return ags, info
+    agents, infos = jax.lax.scan(body, agents, jnp.arange(eval_every))
+    return agents, jax.tree.map(lambda x: x[-1], infos)
+
+  @jax.jit
+  def evaluate(agents):
+    key = jax.random.PRNGKey(eval_seed)
+    out = jax.vmap(lambda a: pm.evaluate(a.sample_actions, key, eval_episodes, chunk=h))(agents)
+    return out["success"], out["episode_length"]
+
+  t0 = time.perf_counter()
+  run_c = run.lower(agents, 0).compile()
+  eval_c = evaluate.lower(agents).compile()
+  compile_s = time.perf_counter() - t0
+  steps, succ, length = [], [], []
+  run_s = 0.0
+  info = {}
+  for start in range(0, num_steps, eval_every):
+    t0 = time.perf_counter()
+    agents, info = run_c(agents, start)
+    jax.block_until_ready(agents)
+    run_s += time.perf_counter() - t0
+    s, l = jax.device_get(eval_c(agents))
+    steps.append(start + eval_every)
+    succ.append(np.asarray(s))
+    length.append(np.asarray(l))
+    if verbose:
+      print(f"  [{cfg.agent_name}] step {start + eval_every}: success "
+            f"{np.mean(s):.3f} ± {np.std(s):.3f}", flush=True)
+  return {"steps": np.asarray(steps), "success": np.stack(succ, 1),
+          "episode_length": np.stack(length, 1),
+          "info": {k: np.asarray(v) for k, v in jax.device_get(info).items()},
+          "agents": agents, "compile_s": compile_s,
+          "seconds_per_update": run_s / num_steps}
+
+
+def rollouts(agent: QAMAgent, key: jax.Array, num_episodes: int = 16,
+             horizon: int = pm.HORIZON) -> np.ndarray:
+  """Positions ``(E, horizon + 1, 2)`` of ``num_episodes`` episodes of one agent (for plots);
+  an episode's position freezes once it reaches the goal."""
+  h = agent.config.horizon
+  k_reset, k_pol = jax.random.split(key)
+  p0 = pm.reset(k_reset, num_episodes)
+
+  @jax.jit
+  def run(agent, p0):
+    def query(carry, q):
+      p, done = carry
+      acts = agent.sample_actions(p, jax.random.fold_in(k_pol, q))
+
+      def inner(c, i):
+        p, done = c
+        p_next, _, mask = pm.step(p, acts[:, i])
+        p = jnp.where(done[:, None], p, p_next)
+        return (p, done | (mask == 0.0)), p
+      (p, done), ps = jax.lax.scan(inner, (p, done), jnp.arange(h))
+      return (p, done), ps
+    _, ps = jax.lax.scan(query, (p0, jnp.zeros((num_episodes,), bool)),
+                         jnp.arange(-(-horizon // h)))
+    ps = ps.reshape(-1, num_episodes, 2)[:horizon]
+    return jnp.concatenate([p0[None], ps], 0).transpose(1, 0, 2)
+  return np.asarray(run(agent, p0))
+
+
+def unstack(agents, i: int):
+  """Seed ``i`` of stacked agents."""
+  return jax.tree.map(lambda x: x[i], agents)
