@@ -331,13 +331,15 @@ OGBENCH_TRAINER = {                     # spec §11: 1M offline updates, 50 epis
     "eval.episodes": 50,
 }
 POINTMAZE_AGENT = {                     # spec §13.3: small networks, minutes on a CPU
-    "actor_hidden_dims": (256, 256, 256),
-    "critic_hidden_dims": (256, 256, 256),
+    "actor_hidden_dims": (256, 256),
+    "critic_hidden_dims": (256, 256),
     "num_qs": 2,
     "horizon": 5,
     "flow_steps": 10,
     "discount": 0.99,
 }
+POINTMAZE_TRAINER = {"num_steps": 2000, "batch_size": 128, "eval_every": 500, "log_every": 100,
+                     "checkpoint_every": 500}
 SMOKE_AGENT = {"actor_hidden_dims": (32, 32), "critic_hidden_dims": (32, 32), "num_qs": 2}
 
 
