@@ -35,3 +35,27 @@ def need_devices(n: int):
     pytest.fail(f"this test needs {n} devices; run it with "
                 "XLA_FLAGS=--xla_force_host_platform_device_count=8 (as `make test` does)")
   return jax.devices()[:n]
+
+
+class Kill(Exception):
+  """Raised by ``kill_at`` hooks: a simulated crash of ``trainer.train``."""
+
+
+def kill_at(k: int):
+  """A ``trainer.train`` hook that raises ``Kill`` right after step ``k``."""
+  def hook(step, state):
+    del state
+    if step == k:
+      raise Kill(f"simulated kill after step {k}")
+  return hook
+
+
+def assert_trees_equal(a, b):
+  """Bitwise equality of two pytrees of arrays (fetched to the host)."""
+  import jax
+  import numpy as np
+  la = jax.tree.leaves(jax.tree.map(np.asarray, jax.device_get(a)))
+  lb = jax.tree.leaves(jax.tree.map(np.asarray, jax.device_get(b)))
+  assert len(la) == len(lb)
+  for x, y in zip(la, lb):
+    np.testing.assert_array_equal(x, y)

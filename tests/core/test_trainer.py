@@ -11,7 +11,7 @@ from experiments.configs.toy import regression
 from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import toy, trainer
-from tests.conftest import need_devices
+from tests.conftest import Kill, kill_at, need_devices
 
 BASE = "num_steps=30,checkpoint_every=10,log_every=5,batch_size=32,progress_bar=False"
 
@@ -31,17 +31,6 @@ def _assert_bitwise(a, b):
     np.testing.assert_array_equal(x, y)
 
 
-class Kill(Exception):
-  pass
-
-
-def _kill_at(k):
-  def hook(step, state):
-    if step == k:
-      raise Kill(f"simulated kill after step {k}")
-  return hook
-
-
 @pytest.mark.parametrize("kill_step", [17, 20])
 def test_resume_is_bitwise_exact(tmp_path, kill_step):
   # Oracle: an uninterrupted run of the same config. A kill between checkpoints (17) and right
@@ -51,7 +40,7 @@ def test_resume_is_bitwise_exact(tmp_path, kill_step):
   ref = trainer.train(toy.ToyRegression(cfg), cfg, str(tmp_path / "ref"))
   work = str(tmp_path / "killed")
   with pytest.raises(Kill):
-    trainer.train(toy.ToyRegression(cfg), cfg, work, hooks=(_kill_at(kill_step),))
+    trainer.train(toy.ToyRegression(cfg), cfg, work, hooks=(kill_at(kill_step),))
   resumed = trainer.train(toy.ToyRegression(cfg), cfg, work)
   assert resumed.resumed_from == 10 * ((kill_step - 1) // 10)
   _assert_bitwise(_params(ref), _params(resumed))

@@ -17,7 +17,7 @@ import pytest
 from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import trainer
 from iclr26_jax.pdns import discrete_targets, method
-from tests.conftest import REPO
+from tests.conftest import REPO, Kill, kill_at
 
 BETA, FIELD = 0.4, 0.1
 TRAIN_ARG = ("target.size=3,target.beta=0.4,target.h=0.1,batch_size=64,prox.buffer_size=512,"
@@ -115,17 +115,6 @@ def test_gmm2d_eval_logs_mode_weights():
   assert ev["eval/mode_weight_tv"] == pytest.approx(0.5 * np.abs(w - [0.3, 0.7]).sum(), abs=1e-6)
 
 
-class Kill(Exception):
-  pass
-
-
-def _kill_at(k):
-  def hook(step, state):
-    if step == k:
-      raise Kill(f"simulated kill after step {k}")
-  return hook
-
-
 def _tree(x):
   return jax.tree.map(np.asarray, jax.device_get(x))
 
@@ -138,7 +127,7 @@ def test_resume_mid_stage_is_bitwise_exact(ising_run, tmp_path):
   cfg = _config("ising", TRAIN_ARG)
   work = str(tmp_path / "killed")
   with pytest.raises(Kill):
-    trainer.train(method.PDNSMethod(cfg), cfg, work, hooks=(_kill_at(KILL_STEP),))
+    trainer.train(method.PDNSMethod(cfg), cfg, work, hooks=(kill_at(KILL_STEP),))
   resumed = trainer.train(method.PDNSMethod(cfg), cfg, work)
   assert resumed.resumed_from == 20
   for a, b in ((ref.state.params, resumed.state.params),

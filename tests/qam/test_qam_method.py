@@ -16,7 +16,7 @@ import pytest
 from iclr26_jax.core import trainer
 from iclr26_jax.qam import method
 from iclr26_jax.qam.envs import pointmaze as pm
-from tests.conftest import REPO
+from tests.conftest import REPO, Kill, assert_trees_equal, kill_at
 
 # 16 steps: 6 offline, 10 online of which 3 collect only; checkpoints every 4 steps.
 ARG = ("smoke,online,num_steps=16,online.steps=10,online.warmup=3,checkpoint_every=4,"
@@ -83,31 +83,17 @@ def test_warmup_collects_without_updating(online_run):
   assert any(moved)
 
 
-class Kill(RuntimeError):
-  pass
-
-
-def _kill_at(k):
-  def hook(step, state):
-    if step == k:
-      raise Kill(f"simulated kill after step {k}")
-  return hook
-
-
 def test_resume_inside_the_online_phase_is_bitwise_exact(online_run, tmp_path):
   cfg, ref, _ = online_run
   work = str(tmp_path / "killed")
   with pytest.raises(Kill):
-    trainer.train(method.QAMMethod(cfg), cfg, work, hooks=(_kill_at(KILL_STEP),))
+    trainer.train(method.QAMMethod(cfg), cfg, work, hooks=(kill_at(KILL_STEP),))
   resumed = trainer.train(method.QAMMethod(cfg), cfg, work)
   assert resumed.resumed_from == 8            # online step 2, still inside the warm-up
   for a, b in ((ref.state.params, resumed.state.params),
                (ref.state.opt_state, resumed.state.opt_state),
                (ref.state.extras, resumed.state.extras)):
-    la, lb = jax.tree.leaves(_tree(a)), jax.tree.leaves(_tree(b))
-    assert len(la) == len(lb)
-    for x, y in zip(la, lb):
-      np.testing.assert_array_equal(x, y)
+    assert_trees_equal(a, b)
   assert ref.eval_metrics == resumed.eval_metrics
 
 

@@ -2,20 +2,8 @@
 Gaussian behaviour policy (spec §14 A and C; QAM, Li & Levine, ICLR 2026,
 github.com/ColinQiyangLi/qam).
 
-Setting (spec §14 A): state s ~ U[−1, 1] (1-D), D_a = 2, π_β(a|s) = N(μ(s), s_0² I) with
-μ(s) = (0.5s, −0.5s), s_0 = 0.3, and the exact behaviour velocity of the linear interpolant used
-frozen as v_β = v_β̄. Critic Q(a) = wᵀa − (k/2)‖a − c‖² (linear when k = 0, quadratic when w = 0),
-so π* ∝ π_β·exp(λQ) = N(m*, κ* I) with 1/κ* = 1/s_0² + λk and m* = κ*(μ/s_0² + λ(kc + w)).
-
-v_θ is an affine-in-(x, s) field with one parameter row per grid time t_k:
-v_θ(s, x, t_k) = a_k ⊙ x + b_k·s + c_k. Both the continuous tilted velocity and the discrete
-adjoint-matching fixed point lie in this family (Gaussian base, affine drift, quadratic reward:
-the controlled process is linear-Gaussian and dimensions decouple), so what is measured is the
-SDE/adjoint machinery and its discretisation, not a network's approximation error. The rollout,
-terminal condition, lean adjoint sweep and loss are the library's (``adjoint.py``, spec §5).
-Deviation from the spec's "small MLP": the affine family removes network approximation error and
-makes a 4-problem training run in seconds. Actions stay inside the box except in the tails at
-|s| ≈ 1 (where the clip zeroes ∇Q); the evaluated states are |s| ≤ 0.5.
+Setting and the affine v_θ family: see ``iclr26_jax.qam.known_answers`` (shared with the
+reproduce claim ``qam/analytic_tilt``).
 """
 
 import jax
