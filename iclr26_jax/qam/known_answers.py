@@ -128,9 +128,11 @@ def _velocity_rms(p, prob):
 
 # Problems, trained together under one vmap (one compile): quadratic (λ = 1, k = 10,
 # c = (0.4, 0.2)), the same at λ = 0, and a linear critic w = (1, −0.5) at λ = 0.5 and λ = 1.
-PROBS = {"lam": jnp.asarray([1.0, 0.0, 0.5, 1.0]), "k": jnp.asarray([10.0, 10.0, 0.0, 0.0]),
-         "c": jnp.asarray([[0.4, 0.2]] * 4),
-         "w": jnp.asarray([[0.0, 0.0], [0.0, 0.0], [1.0, -0.5], [1.0, -0.5]])}
+# numpy (float32), not jnp: importing this module must not start a JAX backend.
+PROBS = {"lam": np.asarray([1.0, 0.0, 0.5, 1.0], np.float32),
+         "k": np.asarray([10.0, 10.0, 0.0, 0.0], np.float32),
+         "c": np.asarray([[0.4, 0.2]] * 4, np.float32),
+         "w": np.asarray([[0.0, 0.0], [0.0, 0.0], [1.0, -0.5], [1.0, -0.5]], np.float32)}
 QUAD, LAM0, LIN_HALF, LIN_ONE = range(4)
 VEL_KS = (N // 4, N // 2, 3 * N // 4)
 
