@@ -6,6 +6,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST := JAX_PLATFORMS=cpu $(PY) -m pytest -q -p no:cacheprovider
 EIGHT := XLA_FLAGS=--xla_force_host_platform_device_count=8
+# Tiers 2 and 3 run test files on two pytest-xdist workers (compiles are single-threaded, so two
+# workers use both CI cores); --dist loadfile keeps each file's module fixtures in one worker.
+PAR := -n 2 --dist loadfile
 # pytest exits 5 when a tier collects no test; an empty tier is not a failure.
 OK5 := rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 
@@ -42,11 +45,11 @@ test-kernels: $(VENV)/.installed-test
 
 test-core: $(VENV)/.installed-test
 	@echo "== tier 2: core, methods, experiments (8 fake CPU devices) =="
-	@$(EIGHT) $(PYTEST) tests --ignore=tests/kernels_pallas -m "not slow"; $(OK5)
+	@$(EIGHT) $(PYTEST) $(PAR) tests --ignore=tests/kernels_pallas -m "not slow"; $(OK5)
 
 test-slow: $(VENV)/.installed-test
 	@echo "== tier 3: slow (known answers, two processes, notebooks) =="
-	@$(EIGHT) $(PYTEST) tests -m slow; $(OK5)
+	@$(EIGHT) $(PYTEST) $(PAR) tests -m slow; $(OK5)
 
 clean:
 	rm -rf $(VENV) *.egg-info reproduce_out
