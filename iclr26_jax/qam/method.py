@@ -143,7 +143,6 @@ class QAMMethod(trainer.Method):
     self.action_dim = int(self.data["actions"].shape[1])
     self.online_steps = int(config.online.steps)
     self.offline_steps = int(config.num_steps) - self.online_steps
-    self._device_data = None
 
   # -- agent <-> state ------------------------------------------------------------------------
   def _example(self):
@@ -180,14 +179,16 @@ class QAMMethod(trainer.Method):
   @functools.cached_property
   def _sample(self):
     c = self.config
+    # The dataset is an argument, not a closure: a 1M-transition OGBench set must not become an
+    # HLO constant.
     data = {k: jnp.asarray(v) for k, v in self.data.items()}
     b, h, gamma = int(c.batch_size), self.horizon, float(c.agent.discount)
 
     @jax.jit
-    def sample(step):
+    def sample(data, step):
       key = jax.random.fold_in(jax.random.PRNGKey(int(c.seed) + 7919), step)
       return datasets.sample_chunks(data, key, b, h, gamma)
-    return sample
+    return functools.partial(sample, data)
 
   def get_batch(self, step):
     batch = jax.device_get(self._sample(step))
