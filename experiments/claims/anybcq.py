@@ -84,22 +84,18 @@ def _lm(ctx: ClaimContext) -> dict:
   return _CACHE[k]
 
 
-def _set(tree, path, value):
-  if len(path) == 1:
-    return {**tree, path[0]: value}
-  return {**tree, path[0]: _set(tree[path[0]], path[1:], value)}
-
-
 def _kernel(params, path):
-  return np.asarray(params["params"][path[0]][path[1]]["kernel"], np.float32)
+  from iclr26_jax.anybcq import lm
+  return np.asarray(lm.get_path(params, ("params",) + tuple(path) + ("kernel",)), np.float32)
 
 
 def _with_kernels(params, hats: dict):
   """params with the (N, K) weights ``hats[path]`` written back as (K, N) Flax kernels."""
   import jax.numpy as jnp
+  from iclr26_jax.anybcq import lm
   out = params
   for path, w in hats.items():
-    out = _set(out, ("params",) + tuple(path) + ("kernel",), jnp.asarray(w).T)
+    out = lm.set_path(out, ("params",) + tuple(path) + ("kernel",), jnp.asarray(w).T)
   return out
 
 

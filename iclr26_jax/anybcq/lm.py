@@ -210,16 +210,18 @@ def block_kernel_paths(cfg: LMConfig) -> list[tuple[str, str]]:
   return [(f"block_{i}", name) for i in range(cfg.depth) for name in BLOCK_LINEARS]
 
 
-def _get(tree, path):
+def get_path(tree, path):
+  """The leaf of a nested dict at ``path`` (a sequence of keys)."""
   for p in path:
     tree = tree[p]
   return tree
 
 
-def _set(tree, path, value):
+def set_path(tree, path, value):
+  """A copy of the nested dict ``tree`` with the leaf at ``path`` replaced (others shared)."""
   if len(path) == 1:
     return {**tree, path[0]: value}
-  return {**tree, path[0]: _set(tree[path[0]], path[1:], value)}
+  return {**tree, path[0]: set_path(tree[path[0]], path[1:], value)}
 
 
 def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
@@ -248,7 +250,7 @@ def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
   out = {p: params for p in bits}
   for path in paths:
     full = ("params",) + tuple(path) + ("kernel",)
-    kernel = np.asarray(_get(params, full), np.float32)
+    kernel = np.asarray(get_path(params, full), np.float32)
     w = kernel.T
     g = min(int(group_size), w.shape[1])
     if method == "anybcq":
@@ -259,7 +261,7 @@ def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
     else:
       hats = {p: rtn_quantize(w, p, g).dequantize(p) for p in bits}
     for p in bits:
-      out[p] = _set(out[p], full, jnp.asarray(hats[p]).T.astype(kernel.dtype))
+      out[p] = set_path(out[p], full, jnp.asarray(hats[p]).T.astype(kernel.dtype))
   return out
 
 
