@@ -128,14 +128,11 @@ def _loss_piece(ag: QAMAgent, batch, xs, adjs, key):
   obs = batch["observations"]
   b, n = obs.shape[0], cfg.flow_steps
   actions = batch["actions"].reshape(b, ag.chunk_dim)
-  obs_rep = jnp.broadcast_to(obs[None], (n,) + obs.shape).reshape(n * b, -1)
-  x_flat = xs[:n].reshape(n * b, ag.chunk_dim)
-  t_flat = jnp.repeat(jnp.arange(n) / n, b)
-  v_base_at = ag._velocity(ex["target_bc_flow"])(obs_rep, x_flat, t_flat).reshape(n, b, -1)
+  v_base = ag._velocity(ex["target_bc_flow"])
 
   def loss(actor, bc):
-    v_fine_at = ag._velocity(ex["target_bc_flow"], actor)(obs_rep, x_flat, t_flat)
-    am = adjoint.adjoint_matching_loss(v_fine_at.reshape(n, b, -1), v_base_at, adjs, n)
+    am = adjoint.grid_adjoint_matching_loss(ag._velocity(ex["target_bc_flow"], actor), v_base,
+                                            obs, xs, adjs, n)
     fm = flows.flow_matching_loss(ag._velocity(bc), obs, actions, key, batch["valid"])
     return am + fm
   return jax.grad(loss, argnums=(0, 1))(ag.state.params["actor_flow"], ag.state.params["bc_flow"])

@@ -135,3 +135,27 @@ def adjoint_matching_loss(v_fine_at: jax.Array, v_base_at: jax.Array, adjs: jax.
   sig = sigmas(num_steps)[:, None, None]
   res = (2.0 / sig) * (v_fine_at - v_base_at) + sig * adjs
   return jnp.mean(jnp.sum(jnp.square(res), axis=(0, 2)))
+
+
+def grid_adjoint_matching_loss(v_fine: Velocity, v_base: Velocity, obs: jax.Array, xs: jax.Array,
+                               adjs: jax.Array, num_steps: int) -> jax.Array:
+  """Eq. 8 on a rollout: one batched forward of each velocity on the N·B points (s, X_k, t_k).
+
+  Args:
+    v_fine: v_θ(obs, x, t) (the only term carrying gradient).
+    v_base: v_β̄(obs, x, t) (held constant).
+    obs: ``(B, S)``.
+    xs: ``(N + 1, B, D)`` the rollout X_0..X_N (``rollout``); X_N is not used.
+    adjs: ``(N, B, D)`` lean adjoints ã_k (held constant).
+    num_steps: N.
+  Returns:
+    scalar ``adjoint_matching_loss``.
+  """
+  n, b = num_steps, obs.shape[0]
+  d = xs.shape[-1]
+  obs_rep = jnp.broadcast_to(obs[None], (n,) + obs.shape).reshape(n * b, -1)
+  x_flat = xs[:n].reshape(n * b, d)
+  t_flat = jnp.repeat(jnp.arange(n) * (1.0 / n), b)
+  v_fine_at = v_fine(obs_rep, x_flat, t_flat).reshape(n, b, d)
+  v_base_at = jax.lax.stop_gradient(v_base(obs_rep, x_flat, t_flat)).reshape(n, b, d)
+  return adjoint_matching_loss(v_fine_at, v_base_at, jax.lax.stop_gradient(adjs), n)

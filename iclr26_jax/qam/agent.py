@@ -207,7 +207,6 @@ class QAMAgent(flax.struct.PyTreeNode):
     # Fine-tuned flow by lean adjoint matching (spec §5).
     if _uses_flow_actor(cfg):
       n = cfg.flow_steps
-      h = 1.0 / n
       v_base = self._velocity(extras["target_bc_flow"])
       v_fine_sg = self._velocity(extras["target_bc_flow"],
                                  jax.lax.stop_gradient(params["actor_flow"]))
@@ -217,15 +216,9 @@ class QAMAgent(flax.struct.PyTreeNode):
       adj_n = adjoint.terminal_adjoint(self._q_fn(extras["target_critic"]), obs, xs[-1],
                                        cfg.inv_temp)
       adjs = jax.lax.stop_gradient(adjoint.lean_adjoint(v_base, obs, xs, adj_n, n))
-      # One batched forward on N·B points.
-      obs_rep = jnp.broadcast_to(obs[None], (n,) + obs.shape).reshape(n * b, -1)
-      x_flat = xs[:n].reshape(n * b, self.chunk_dim)
-      t_flat = jnp.repeat(jnp.arange(n) * h, b)
-      v_fine_at = self._velocity(extras["target_bc_flow"], params["actor_flow"])(
-          obs_rep, x_flat, t_flat).reshape(n, b, self.chunk_dim)
-      v_base_at = jax.lax.stop_gradient(v_base(obs_rep, x_flat, t_flat)).reshape(
-          n, b, self.chunk_dim)
-      am_loss = adjoint.adjoint_matching_loss(v_fine_at, v_base_at, adjs, n)
+      am_loss = adjoint.grid_adjoint_matching_loss(
+          self._velocity(extras["target_bc_flow"], params["actor_flow"]), v_base, obs, xs, adjs,
+          n)
       info.update({"actor/am_loss": am_loss, "actor/adj_max": jnp.max(jnp.abs(adjs)),
                    "actor/adj_mean": jnp.mean(adjs), "actor/adj_std": jnp.std(adjs)})
       total = total + am_loss

@@ -84,12 +84,7 @@ def _rollout_and_adjoint(p, prob, key, batch):
 def _am_loss(p, prob, key):
   """Eq. 8 exactly as the agent builds it: one batched forward of v_θ on N·B points."""
   o, xs, adjs = _rollout_and_adjoint(p, prob, key, BATCH)
-  o_rep = jnp.broadcast_to(o[None], (N,) + o.shape).reshape(N * BATCH, 1)
-  x_flat = xs[:N].reshape(N * BATCH, D)
-  t_flat = jnp.repeat(jnp.arange(N) / N, BATCH)
-  v_f = _affine_v(p)(o_rep, x_flat, t_flat).reshape(N, BATCH, D)
-  v_b = v_beta(o_rep, x_flat, t_flat).reshape(N, BATCH, D)
-  return adjoint.adjoint_matching_loss(v_f, v_b, jax.lax.stop_gradient(adjs), N)
+  return adjoint.grid_adjoint_matching_loss(_affine_v(p), v_beta, o, xs, adjs, N)
 
 
 def _train(prob):
