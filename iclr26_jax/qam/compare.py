@@ -106,30 +106,11 @@ def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps:
 
 def rollouts(agent: QAMAgent, key: jax.Array, num_episodes: int = 16,
              horizon: int = pm.HORIZON) -> np.ndarray:
-  """Positions ``(E, horizon + 1, 2)`` of ``num_episodes`` episodes of one agent (for plots);
-  an episode's position freezes once it reaches the goal."""
-  h = agent.config.horizon
-  k_reset, k_pol = jax.random.split(key)
-  p0 = pm.reset(k_reset, num_episodes)
-
-  @jax.jit
-  def run(agent, p0):
-    def query(carry, q):
-      p, done = carry
-      acts = agent.sample_actions(p, jax.random.fold_in(k_pol, q))
-
-      def inner(c, i):
-        p, done = c
-        p_next, _, mask = pm.step(p, acts[:, i])
-        p = jnp.where(done[:, None], p, p_next)
-        return (p, done | (mask == 0.0)), p
-      (p, done), ps = jax.lax.scan(inner, (p, done), jnp.arange(h))
-      return (p, done), ps
-    _, ps = jax.lax.scan(query, (p0, jnp.zeros((num_episodes,), bool)),
-                         jnp.arange(-(-horizon // h)))
-    ps = ps.reshape(-1, num_episodes, 2)[:horizon]
-    return jnp.concatenate([p0[None], ps], 0).transpose(1, 0, 2)
-  return np.asarray(run(agent, p0))
+  """Positions ``(E, horizon + 1, 2)`` of ``num_episodes`` evaluation episodes of one agent (for
+  plots); an episode's position freezes once it reaches the goal."""
+  run = jax.jit(lambda a, k: pm.evaluate(a.sample_actions, k, num_episodes, horizon,
+                                         chunk=a.config.horizon)["positions"])
+  return np.asarray(run(agent, key))
 
 
 def unstack(agents, i: int):

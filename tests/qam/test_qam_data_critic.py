@@ -59,6 +59,19 @@ def test_generator_deterministic_multimodal_and_evaluate_idle_policy():
   assert not np.array_equal(d1["actions"], d3["actions"])
   res = pm.evaluate(lambda o, k: jnp.zeros((o.shape[0], 1, 2)), jax.random.PRNGKey(0), 100)
   assert float(res["success"]) == 0.0 and float(res["episode_length"]) == pm.HORIZON
+  # Positions: an idle policy never moves; a policy pushing +x in chunks of 3 moves 0.1 per step
+  # (hand-computed from the start state) until the wall at x = -WALL_HALF stops it.
+  pos = np.asarray(res["positions"])
+  assert pos.shape == (100, pm.HORIZON + 1, 2)
+  np.testing.assert_array_equal(pos, np.broadcast_to(pos[:, :1], pos.shape))
+  right = pm.evaluate(lambda o, k: jnp.ones((o.shape[0], 3, 2)) * jnp.asarray([1.0, 0.0]),
+                      jax.random.PRNGKey(0), 4, horizon=10, chunk=3)
+  pr = np.asarray(right["positions"])
+  assert pr.shape == (4, 11, 2)
+  x0 = pr[:, 0, 0]
+  steps = np.minimum(np.arange(11)[None], np.floor((-pm.WALL_HALF - x0) / pm.STEP + 1e-6)[:, None])
+  np.testing.assert_allclose(pr[:, :, 0], x0[:, None] + pm.STEP * steps, atol=1e-5)
+  np.testing.assert_array_equal(pr[:, :, 1], np.broadcast_to(pr[:, :1, 1], (4, 11)))
 
 
 def test_flow_matching_zero_for_analytic_velocity():

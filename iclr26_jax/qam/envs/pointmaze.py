@@ -88,8 +88,9 @@ def evaluate(policy: Callable[[jax.Array, jax.Array], jax.Array], key: jax.Array
     horizon: steps per episode.
     chunk: H, actions per policy query.
   Returns:
-    dict of scalars: ``success`` (rate), ``episode_length`` (mean), and per-episode ``successes``
-    ``(E,)`` bool.
+    dict of scalars: ``success`` (rate), ``episode_length`` (mean), per-episode ``successes``
+    ``(E,)`` bool and ``positions`` ``(E, horizon + 1, 2)`` (the start state, then one position
+    per step; frozen after success).
   """
   if num_episodes < 1 or horizon < 1 or chunk < 1:
     raise ValueError(f"num_episodes, horizon, chunk must be >= 1; got {num_episodes}, "
@@ -112,12 +113,15 @@ def evaluate(policy: Callable[[jax.Array, jax.Array], jax.Array], key: jax.Array
       p = jnp.where(live[:, None], p_next, p)
       length = length + live.astype(jnp.int32)
       done = done | (live & (mask == 0.0))
-      return (p, done, length), None
+      return (p, done, length), p
 
-    carry, _ = jax.lax.scan(inner, (p, done, length), jnp.arange(chunk))
-    return carry, None
+    carry, ps = jax.lax.scan(inner, (p, done, length), jnp.arange(chunk))
+    return carry, ps
 
   init = (p0, jnp.zeros((num_episodes,), bool), jnp.zeros((num_episodes,), jnp.int32))
-  (p, done, length), _ = jax.lax.scan(query, init, jnp.arange(num_queries))
+  (p, done, length), ps = jax.lax.scan(query, init, jnp.arange(num_queries))
+  ps = ps.reshape(num_queries * chunk, num_episodes, 2)[:horizon]
+  positions = jnp.concatenate([p0[None], ps], 0).transpose(1, 0, 2)
   return {"success": jnp.mean(done.astype(jnp.float32)),
-          "episode_length": jnp.mean(length.astype(jnp.float32)), "successes": done}
+          "episode_length": jnp.mean(length.astype(jnp.float32)), "successes": done,
+          "positions": positions}
