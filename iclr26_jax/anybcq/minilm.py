@@ -525,9 +525,6 @@ def quantize_encoder(params, method: str, bits: Sequence[int] = (2, 3, 4), group
   Returns:
     ``{p: params_p}`` with every selected kernel replaced by its dequantized p-bit version.
   """
-  if method not in METHODS:
-    raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-  bits = check_bits(bits)
   if paths is None:
     paths = linear_paths(params)
   out = lm_lib.quantize_kernels(params, paths, method, bits, group_size, rounds, asymmetric)

@@ -16,17 +16,10 @@ import jax.numpy as jnp
 import ml_collections
 import numpy as np
 
+from iclr26_jax.qam import config as config_lib
 from iclr26_jax.qam import datasets
 from iclr26_jax.qam.agent import QAMAgent
 from iclr26_jax.qam.envs import pointmaze as pm
-
-
-def agent_config(base: ml_collections.ConfigDict, **fields) -> ml_collections.ConfigDict:
-  """A copy of ``base`` (``qam.config.default_config()``-shaped) with ``fields`` replaced."""
-  c = ml_collections.ConfigDict(base.to_dict())
-  for k, v in fields.items():
-    c[k] = v
-  return c
 
 
 def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps: int,
@@ -54,7 +47,7 @@ def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps:
     raise ValueError(f"num_steps ({num_steps}) must be a positive multiple of eval_every "
                      f"({eval_every})")
   h, gamma = int(config.horizon), float(config.discount)
-  cfg = agent_config(config, batch_size=int(batch_size), num_updates=int(num_steps))
+  cfg = config_lib.with_fields(config, batch_size=int(batch_size), num_updates=int(num_steps))
   dev = {k: jnp.asarray(v) for k, v in data.items()}
   ex_obs, ex_act = dev["observations"][:2], dev["actions"][:2]
   keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])

@@ -39,6 +39,14 @@ def default_config() -> ml_collections.ConfigDict:
   return c
 
 
+def with_fields(base: ml_collections.ConfigDict, **fields) -> ml_collections.ConfigDict:
+  """An unlocked copy of the agent config ``base`` with ``fields`` replaced."""
+  c = ml_collections.ConfigDict(base.to_dict())
+  for k, v in fields.items():
+    c[k] = v
+  return c
+
+
 def validate(config: ml_collections.ConfigDict) -> None:
   """Raises ``ValueError`` naming the field when a value is out of range."""
   if config.agent_name not in AGENT_NAMES:

@@ -118,13 +118,6 @@ def load_data(config: ml_collections.ConfigDict):
   return train, env
 
 
-def _agent_config(config) -> ml_collections.ConfigDict:
-  a = ml_collections.ConfigDict(config.agent.to_dict())
-  a.batch_size = int(config.batch_size)
-  a.num_updates = int(config.num_steps)  # learning-rate schedules span the whole run
-  return a
-
-
 class QAMMethod(trainer.Method):
   """QAM / QAM-F / QAM-E / FQL / BC (``config.agent``) on the point maze or OGBench data."""
   name = "qam"
@@ -132,7 +125,9 @@ class QAMMethod(trainer.Method):
   def __init__(self, config):
     super().__init__(config)
     validate(config)
-    self.agent_config = _agent_config(config)
+    # Learning-rate schedules span the whole run.
+    self.agent_config = qam_config.with_fields(config.agent, batch_size=int(config.batch_size),
+                                               num_updates=int(config.num_steps))
     self.data, self.env = load_data(config)
     self.horizon = int(config.agent.horizon)
     self.num_offline = int(self.data["rewards"].shape[0])
