@@ -9,6 +9,7 @@ Config fields (``optim_defaults()``):
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import ml_collections
 import optax
 
@@ -62,6 +63,41 @@ def make_optimizer(cfg: ml_collections.ConfigDict, num_steps: int) -> optax.Grad
   return optax.chain(*parts)
 
 
-def ema_update(ema_params, params, decay: float):
-  """``ema ← decay·ema + (1−decay)·params`` (optax.incremental_update with step 1−decay)."""
-  return optax.incremental_update(params, ema_params, step_size=1.0 - decay)
+def ema_warmup_decay(decay, count):
+  """torch_ema's warm-up decay ``min(decay, (1 + n) / (10 + n))`` for the n-th update (n >= 1).
+
+  ``n`` counts the updates of this EMA including the current one (torch_ema increments its
+  ``num_updates`` before using it), so the first update uses 2/11 and the EMA forgets its
+  initial value quickly; after ~10/(1-decay) updates the plain ``decay`` takes over.
+
+  Args:
+    decay: the target decay in [0, 1) (float or traced scalar).
+    count: n >= 1, int or traced integer scalar.
+
+  Returns:
+    float32 scalar decay.
+  """
+  n = jnp.asarray(count, jnp.float32)
+  return jnp.minimum(jnp.asarray(decay, jnp.float32), (1.0 + n) / (10.0 + n))
+
+
+def ema_update(ema_params, params, decay: float, count=None):
+  """``ema ← d·ema + (1−d)·params`` (optax.incremental_update with step 1−d).
+
+  Without ``count``, d = ``decay`` (a plain EMA / Polyak target update). With ``count`` (the
+  1-based number of this update, traced or static), d = ``ema_warmup_decay(decay, count)``, the
+  torch_ema warm-up the DSB (CSBM / α-CSBM) reference uses.
+
+  Args:
+    ema_params: pytree of EMA parameters.
+    params: pytree of the same structure, the current parameters.
+    decay: decay in [0, 1).
+    count: optional update count n >= 1 for the warm-up.
+
+  Returns:
+    the updated EMA pytree.
+  """
+  if count is None:
+    return optax.incremental_update(params, ema_params, step_size=1.0 - decay)
+  d = ema_warmup_decay(decay, count)
+  return jax.tree.map(lambda e, p: (d * e + (1.0 - d) * p).astype(e.dtype), ema_params, params)

@@ -270,3 +270,46 @@ def test_method_resume_is_exact_and_evaluate_logs_the_eval_keys():
     states = M.enumerate_states(2, 10)
     lp = log_prob(jnp.repeat(x0, 100, axis=0), jnp.tile(states, (4, 1))).reshape(4, 100)
     np.testing.assert_allclose(np.asarray(jax.nn.logsumexp(lp, -1)), 0.0, atol=1e-4)
+
+
+def test_ema_warmup_counts_each_directions_own_updates(tiny):
+    """CSBM's per-direction EMA uses torch_ema's decay min(d, (1 + n) / (10 + n)) at that
+    direction's n-th update (alternating epochs of 2 steps: backward, backward, forward, ...),
+    the untrained direction's EMA stays frozen; alpha-CSBM updates both with n = step + 1."""
+    cfg = CSBMConfig(train_steps=6, steps_per_chunk=1, epoch_steps=2, num_first_iterations=1,
+                     batch_size=8, hidden=8, num_layers=1, ema_decay=0.999)
+    step = jax.jit(csbm.csbm_train_step, static_argnums=2)
+    state = csbm.init_state(tiny, jax.random.key(0), cfg)
+    counts = {"forward": 0, "backward": 0}
+    for i in range(6):
+        trained = "forward" if (i // 2) % 2 else "backward"
+        other = "backward" if trained == "forward" else "forward"
+        counts[trained] += 1
+        n = counts[trained]
+        d = min(0.999, (1 + n) / (10 + n))
+        prev = state.extras["ema"]
+        state, _ = step(state, tiny, cfg)
+        for e_old, p_new, e_new in zip(jax.tree.leaves(prev[trained]),
+                                       jax.tree.leaves(state.params[trained]),
+                                       jax.tree.leaves(state.extras["ema"][trained])):
+            np.testing.assert_allclose(np.asarray(e_new),
+                                       d * np.asarray(e_old) + (1 - d) * np.asarray(p_new),
+                                       rtol=1e-5, atol=1e-7)
+        for a, b in zip(jax.tree.leaves(prev[other]), jax.tree.leaves(state.extras["ema"][other])):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert counts == {"forward": 2, "backward": 4}
+
+    acfg = AlphaCSBMConfig(train_steps=2, steps_per_chunk=1, epoch_steps=1,
+                           num_first_iterations=1, batch_size=8, hidden=8, num_layers=1)
+    from iclr26_jax.dsb.solvers import alpha_csbm
+    astate = csbm.init_state(tiny, jax.random.key(0), acfg, joint_optimizer=True)
+    astep = jax.jit(alpha_csbm.alpha_csbm_train_step, static_argnums=2)
+    for n in (1, 2):
+        prev = astate.extras["ema"]
+        astate, _ = astep(astate, tiny, acfg)
+        d = min(0.999, (1 + n) / (10 + n))
+        for e_old, p_new, e_new in zip(jax.tree.leaves(prev), jax.tree.leaves(astate.params),
+                                       jax.tree.leaves(astate.extras["ema"])):
+            np.testing.assert_allclose(np.asarray(e_new),
+                                       d * np.asarray(e_old) + (1 - d) * np.asarray(p_new),
+                                       rtol=1e-5, atol=1e-7)

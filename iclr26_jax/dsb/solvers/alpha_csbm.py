@@ -95,7 +95,8 @@ def alpha_csbm_train_step(state: TrainState, problem: Any, cfg: AlphaCSBMConfig
 
     (loss, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
     state, gnorm = state.apply_gradients(grads)
-    new_ema = core_optim.ema_update(ema, state.params, cfg.ema_decay)
+    # torch_ema warm-up (spec §8.3): both EMAs are updated every step, state.step is now n.
+    new_ema = core_optim.ema_update(ema, state.params, cfg.ema_decay, count=state.step)
     state = state.replace(extras={**state.extras, "ema": new_ema})
     return state, {"train/loss": loss, "train/grad_norm": gnorm, **info,
                    "train/imf": imf.astype(jnp.float32)}

@@ -36,7 +36,8 @@ marginal and its start from the other direction's EMA model run from that endpoi
 (N+1)-step chain, fresh every step). The other direction is not trained during the epoch, so its
 EMA parameters are frozen there; they live in ``TrainState.extras["ema"]`` and the direction and
 phase are functions of the step counter alone, so a resumed run reproduces an uninterrupted one.
-Each direction has its own AdamW state (spec: lr 1e-4, betas (0.95, 0.99)) and EMA (0.999).
+Each direction has its own AdamW state (spec: lr 1e-4, betas (0.95, 0.99)) and EMA (0.999, with
+torch_ema's warm-up decay min(0.999, (1 + n) / (10 + n)) at the direction's n-th update).
 
 Problem / Solver / Output (DESIGN §4): problems are ``Benchmark`` (fresh x_0 ~ p_0 and,
 independently, y ~ p_1 every step) or ``DataProblem`` (rows resampled); ``CSBM(config).solve``
@@ -465,8 +466,11 @@ def csbm_train_step(state: TrainState, problem: Any, cfg: CSBMConfig
         jnp.where(fwd, y, x0), k_loss, cfg)
     updates, opt = state.tx.update(grads, _select(fwd, o["forward"], o["backward"]), params)
     params = optax.apply_updates(params, updates)
+    # torch_ema warm-up (spec §8.3) counted per direction: the trained direction has had
+    # (epoch // 2) full epochs before this one (backward trains even epochs, forward odd ones).
+    count = (epoch // 2) * cfg.epoch_steps + state.step % cfg.epoch_steps + 1
     ema_new = core_optim.ema_update(_select(fwd, ema["forward"], ema["backward"]), params,
-                                    cfg.ema_decay)
+                                    cfg.ema_decay, count=count)
 
     def write(tree, new):
         return {"forward": _select(fwd, new, tree["forward"]),
