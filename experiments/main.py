@@ -1,50 +1,159 @@
 """Train one experiment: ``python -m experiments.main --config=FILE.py[:ARG] --workdir=DIR``.
 
-Dispatches on ``config.method`` through ``experiments.registry``. Run the same command again to
-resume from the workdir; on a TPU pod or multi-host GPU job run it on every host with
-``--multihost`` (or ICLR26_MULTIHOST=1).
+ARG grammar (the text after the colon): comma-separated items, each either
+  a variant word     (e.g. ``smoke``: what it means is up to the config file), or
+  ``key=value``      (a field override; dotted keys reach nested fields, the value is parsed
+                      to the type of the default: ``seed=3``, ``optim.learning_rate=0.01``,
+                      ``toy.hidden=(32,32)``, ``progress_bar=false``).
+  Example: ``--config=experiments/configs/toy/regression.py:smoke,mlp,seed=3``.
+  Overrides may also be given as ``--config.key=value`` flags. Unknown variants, unknown keys and
+  values of the wrong type stop the run before any compute, naming the key.
+  ``--config=FILE.py --show_variants`` lists the file's variants and every field with its value.
+
+The workdir belongs to one run: run the same command again to resume (bitwise equal to an
+uninterrupted run). A second run on a busy workdir stops at once; a resume with a different
+config stops before touching anything unless ``--allow_config_change`` is given (changes that
+alter the state's structure always stop). On a TPU pod or multi-host GPU job run it on every
+host with ``--multihost`` (or ICLR26_MULTIHOST=1). Dispatches on ``config.method`` through
+``experiments.registry``.
 """
 
+import importlib.util
+import os
 import sys
 
 from absl import app, flags, logging
 from ml_collections import config_flags
 
+from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import distributed
 
 _CONFIG = config_flags.DEFINE_config_file(
-    "config", None, "Experiment config file, optionally with ':arg' (e.g. ':smoke,seed=3').",
-    lock_config=True)
-_WORKDIR = flags.DEFINE_string("workdir", None, "Run directory (checkpoints, metrics, config).")
+    "config", None, "Experiment config file, optionally with ':ARG' where ARG is "
+    "'variant,...,key=value,...' (e.g. ':smoke,seed=3'); see the grammar above and "
+    "--show_variants.", lock_config=True)
+_WORKDIR = flags.DEFINE_string("workdir", None, "Run directory (checkpoints, metrics, config); "
+                               "required unless --show_variants.")
 _MULTIHOST = flags.DEFINE_bool(
     "multihost", False, "Call jax.distributed.initialize() before touching devices.")
-flags.mark_flags_as_required(["config", "workdir"])
+_ALLOW_CHANGE = flags.DEFINE_bool(
+    "allow_config_change", False, "Resume a run whose stored config.json differs from this "
+    "config (not in the state's structure); the change is recorded in config_history.jsonl "
+    "and metrics.jsonl.")
+_SHOW_VARIANTS = flags.DEFINE_bool(
+    "show_variants", False, "Print the config file's variants and fields (with ARG applied) "
+    "and exit; runs nothing.")
+flags.mark_flags_as_required(["config"])
+
+
+def _config_error_message(e: BaseException) -> str:
+  """The innermost ``ConfigError`` message in ``e``'s chain, else ``e``'s last line."""
+  found, x, seen, key_error = None, e, set(), isinstance(e, KeyError)
+  while x is not None and id(x) not in seen:
+    seen.add(id(x))
+    if isinstance(x, config_lib.ConfigError) and not str(x).startswith("Error whilst"):
+      found = str(x)
+    key_error = key_error or isinstance(x, KeyError)
+    x = x.__cause__ or x.__context__
+  if found is not None:
+    return found
+  text = str(e).replace("\\n", "\n")
+  if "Traceback" in text:  # keep the exception's own line, not the traceback ml_collections adds
+    lines = [l for l in text.splitlines() if l.strip()]
+    return lines[-1].strip()
+  text = " ".join(text.split())
+  for _ in range(2):  # absl and KeyError each add a layer of quotes
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'":
+      text = text[1:-1].replace("\\'", "'")
+  if key_error:
+    return f"unknown config key: {text}"
+  return text or type(e).__name__
+
+
+def _config_spec() -> tuple[str, str | None]:
+  """``--config=FILE.py:ARG`` as ``(FILE.py, ARG or None)`` (split at the first colon, as
+  ml_collections does)."""
+  spec = config_flags.get_config_filename(flags.FLAGS["config"])
+  path, _, arg = spec.partition(":")
+  return path, (arg if _ else None)
 
 
 def parse_flags(argv):
-  """absl parsing, with config mistakes reported as one line naming the key."""
+  """absl parsing, with config mistakes (bad key, value, variant, missing file) reported as
+  one line."""
   try:
-    return flags.FLAGS(argv)
+    rest = flags.FLAGS(argv)
   except (flags.Error, AttributeError, KeyError, TypeError, ValueError) as e:
-    msg = str(e).strip().strip("\"'").replace("\\n", " ")
-    print(f"config error: {msg}\n(see --help)", file=sys.stderr)
+    print(f"config error: {_config_error_message(e)}\n(see --help)", file=sys.stderr)
     sys.exit(2)
+  path, _ = _config_spec()
+  if not os.path.isfile(path):
+    print(f"config error: config file {path!r} not found", file=sys.stderr)
+    sys.exit(2)
+  try:
+    _CONFIG.value  # a file that failed to load raises only when read
+  except (IOError, ImportError, SyntaxError) as e:
+    print(f"config error: cannot load {path!r}: {_config_error_message(e)}", file=sys.stderr)
+    sys.exit(2)
+  return rest
+
+
+def describe_config(path: str, arg: str | None) -> str:
+  """The variants a config file knows and its fields (dotted ``key = value``) for ``arg``."""
+  spec = importlib.util.spec_from_file_location("config_under_inspection", path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  with config_lib.recording_variants() as known:
+    cfg = module.get_config(arg) if arg is not None else module.get_config()
+  fields = config_lib.flat_fields(cfg)
+  lines = [f"config {path}" + (f":{arg}" if arg else ""),
+           "variants: " + (", ".join(sorted(known)) if known else "(none)"),
+           f"fields ({len(fields)}; override with :key=value or --config.key=value):"]
+  width = max((len(k) for k in fields), default=0)
+  lines += [f"  {k.ljust(width)} = {v!r}" for k, v in fields.items()]
+  return "\n".join(lines)
+
+
+def summary(metrics: dict, limit: int = 6) -> str:
+  """A compact ``key value`` summary: losses first, then the rest, at most ``limit`` entries."""
+  keys = sorted(metrics, key=lambda k: ("loss" not in k, k))
+  parts = [f"{k} {metrics[k]:.4g}" if isinstance(metrics[k], float) else f"{k} {metrics[k]}"
+           for k in keys[:limit]]
+  if len(keys) > limit:
+    parts.append(f"+{len(keys) - limit} more")
+  return ", ".join(parts)
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  if _SHOW_VARIANTS.value:
+    print(describe_config(*_config_spec()))
+    return
+  if not _WORKDIR.value:
+    raise app.UsageError("--workdir is required (a directory for this run)")
   if not flags.FLAGS["verbosity"].present:
     logging.set_verbosity(logging.WARNING)  # Orbax is chatty at INFO; -v 0 brings it back
   distributed.maybe_initialize(_MULTIHOST.value)
   from experiments import registry  # after distributed init: nothing touches devices first
   from iclr26_jax.core import trainer
+  from iclr26_jax.core import workdir as workdir_lib
   config = _CONFIG.value
   method = registry.get_method(config.method)(config)
-  result = trainer.train(method, config, _WORKDIR.value)
+  try:
+    result = trainer.train(method, config, _WORKDIR.value,
+                           allow_config_change=_ALLOW_CHANGE.value)
+  except (workdir_lib.WorkdirBusyError, workdir_lib.ConfigChangedError,
+          config_lib.ConfigError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    sys.exit(1)
   if distributed.is_primary():
-    print(f"done: step {int(result.state.step)} in {result.workdir}; "
-          f"metrics {result.metrics}; eval {result.eval_metrics}", file=sys.stderr)
+    parts = [f"done: step {int(result.state.step)} in {result.workdir}"]
+    if result.metrics:
+      parts.append(summary(result.metrics))
+    if result.eval_metrics:
+      parts.append(summary(result.eval_metrics))
+    print(" | ".join(parts) + " (all values in metrics.jsonl)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -155,7 +155,7 @@ def _ogbench(ctx: ClaimContext) -> ClaimResult:
   workdir = os.path.join(ctx.outdir, "ogbench_run")
   first = trainer.train(method.QAMMethod(c), c, workdir)
   c.num_steps = sc["ogbench_steps"]
-  resumed = trainer.train(method.QAMMethod(c), c, workdir)
+  resumed = trainer.train(method.QAMMethod(c), c, workdir, allow_config_change=True)
   rows = metrics_lib.read_jsonl(os.path.join(workdir, "metrics.jsonl"))
   losses = [v for r in rows for k, v in r.items() if "loss" in k or "grad_norm" in k]
   q = [r["critic/q_mean"] for r in rows if "critic/q_mean" in r]

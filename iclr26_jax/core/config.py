@@ -10,6 +10,7 @@ message naming the key, before any compute.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 from typing import Any, Iterable
@@ -62,8 +63,42 @@ def parse_arg(arg: str | None) -> tuple[set[str], dict[str, str]]:
   return variants, overrides
 
 
+_VARIANT_RECORDERS: list[set[str]] = []
+
+
+@contextlib.contextmanager
+def recording_variants():
+  """Collects the ``known`` variant words every ``check_variants`` call inside sees (every
+  config reaches it through ``finalize``), so a tool can list what a config file offers::
+
+    with recording_variants() as known:
+      module.get_config()
+  """
+  known: set[str] = set()
+  _VARIANT_RECORDERS.append(known)
+  try:
+    yield known
+  finally:
+    _VARIANT_RECORDERS.remove(known)
+
+
+def flat_fields(cfg: ml_collections.ConfigDict, prefix: str = "") -> dict[str, Any]:
+  """``{dotted key: value}`` of every leaf field of ``cfg``, in sorted key order."""
+  out = {}
+  for k in sorted(cfg.keys()):
+    v = cfg[k]
+    if isinstance(v, ml_collections.ConfigDict) and len(v):
+      out.update(flat_fields(v, f"{prefix}{k}."))
+    else:
+      out[f"{prefix}{k}"] = v
+  return out
+
+
 def check_variants(variants: Iterable[str], known: Iterable[str]) -> None:
   """Raises ConfigError naming any variant word not in ``known``."""
+  known = tuple(known)
+  for rec in _VARIANT_RECORDERS:
+    rec.update(known)
   unknown = sorted(set(variants) - set(known))
   if unknown:
     raise ConfigError(

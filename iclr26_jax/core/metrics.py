@@ -51,12 +51,22 @@ class MetricWriter:
       os.makedirs(workdir, exist_ok=True)
 
   def truncate_after(self, step: int) -> None:
-    """Drops lines with ``step > step`` (written by a run that died after its checkpoint)."""
+    """Rewrites the log for a resume from ``step``: drops lines with a larger step (written by
+    a run that died after its checkpoint) and keeps each (step, keys) record once (the last
+    one written), so every step appears once whatever runs wrote the file before."""
     if not self.enabled or not os.path.exists(self.path):
       return
     with open(self.path) as f:
-      lines = [l for l in f if l.strip()]
-    keep = [l for l in lines if json.loads(l).get("step", 0) <= step]
+      lines = [l if l.endswith("\n") else l + "\n" for l in f if l.strip()]
+    records: dict[tuple, str] = {}
+    for l in lines:
+      try:
+        rec = json.loads(l)
+      except ValueError:
+        continue  # a line cut short by a kill
+      if rec.get("step", 0) <= step:
+        records[(rec.get("step", 0), tuple(sorted(rec)))] = l
+    keep = list(records.values())
     tmp = self.path + ".tmp"
     with open(tmp, "w") as f:
       f.writelines(keep)
@@ -78,6 +88,14 @@ class MetricWriter:
       else:
         print(line, file=sys.stderr, flush=True)
     return values
+
+  def event(self, step: int, name: str, **fields: Any) -> None:
+    """Records a non-metric line ``{"step": s, "event": name, **fields}`` (e.g. a config
+    change on resume); metric readers skip it because it has none of their keys."""
+    if not self.enabled:
+      return
+    with open(self.path, "a") as f:
+      f.write(json.dumps({"step": int(step), "event": name, **fields}) + "\n")
 
 
 def read_jsonl(path: str) -> list[dict]:

@@ -3,7 +3,8 @@
 ``train(method, config, workdir)``:
 
 1. builds the mesh from ``config.mesh`` and the state shardings (replicated or FSDP);
-2. restores the newest readable checkpoint in ``<workdir>/checkpoints`` or initialises;
+2. locks the workdir, checks the config against the stored run (``core.workdir``), restores
+   the newest readable checkpoint in ``<workdir>/checkpoints`` or initialises;
 3. jits ``update(state, batch) -> (state, metrics)`` once, with shardings and the state donated;
 4. loops to ``config.num_steps``: host batch → global sharded batch → update; every
    ``log_every`` steps fetches metrics (JSON lines + terminal line + tqdm bar, process 0),
@@ -37,6 +38,7 @@ from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import sharding as shd
+from iclr26_jax.core import workdir as workdir_lib
 from iclr26_jax.core.train_state import TrainState
 
 
@@ -120,39 +122,124 @@ def _validate(config: ml_collections.ConfigDict) -> None:
 
 
 def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
-          *, hooks: tuple[Callable[[int, TrainState], None], ...] = ()) -> TrainResult:
+          *, hooks: tuple[Callable[[int, TrainState], None], ...] = (),
+          allow_config_change: bool = False) -> TrainResult:
   """Trains ``method`` to ``config.num_steps`` in ``workdir``, resuming if possible.
+
+  The workdir belongs to one run: it is locked for the duration (``workdir.WorkdirLock``; a
+  second run stops at once with ``WorkdirBusyError``), and a resume compares ``config`` with the
+  stored ``config.json`` before anything is touched: a config whose state tree differs from the
+  checkpoints' raises ``ConfigChangedError`` naming the differing keys; any other difference
+  (outside ``workdir.RUNTIME_KEYS``) raises too unless ``allow_config_change``, in which case it
+  is recorded in ``config_history.jsonl`` and as an ``event`` line in ``metrics.jsonl``.
 
   Args:
     method: a ``Method`` instance.
     config: the locked run config (``config_lib.trainer_defaults()`` fields plus the method's).
-    workdir: run directory: ``config.json``, ``metrics.jsonl``, ``checkpoints/``.
+    workdir: run directory: ``config.json``, ``metrics.jsonl``, ``checkpoints/``, ``run.lock``.
     hooks: called as ``hook(step, state)`` after each update on the host (tests use it to
       simulate a kill); keep them cheap.
+    allow_config_change: continue a stored run with a (non-structurally) different config.
   Returns:
     ``TrainResult`` with the final state and the last logged and evaluation metrics.
   Raises:
     NonFiniteError: a watched metric became NaN/inf; the newest checkpoint is the last good one.
+    workdir_lib.WorkdirBusyError: another run holds the workdir.
+    workdir_lib.ConfigChangedError: the config differs from the stored run (see above).
   """
   _validate(config)
   workdir = os.path.abspath(workdir)
+  lock = _lock(workdir)
+  try:
+    return _train(method, config, workdir, hooks, allow_config_change)
+  finally:
+    if lock is not None:
+      lock.release()
+
+
+def _lock(workdir: str) -> workdir_lib.WorkdirLock | None:
+  """Process 0 takes the workdir lock; with several processes all of them learn the outcome
+  (so none waits in a collective for a process 0 that stopped)."""
+  lock, error = None, None
+  if jax.process_index() == 0:
+    try:
+      lock = workdir_lib.WorkdirLock(workdir).acquire()
+    except workdir_lib.WorkdirBusyError as e:
+      error = e
+    if lock is not None and lock.stale_owner:
+      print(f"note: took over the stale lock of a finished run (pid "
+            f"{lock.stale_owner.get('pid')}) in {workdir}", file=sys.stderr, flush=True)
+  if jax.process_count() > 1:
+    from jax.experimental import multihost_utils
+    ok = int(multihost_utils.broadcast_one_to_all(np.int32(error is None)))
+    if not ok and error is None:
+      raise workdir_lib.WorkdirBusyError(f"process 0 could not lock workdir {workdir}")
+  if error is not None:
+    raise error
+  return lock
+
+
+def _check_identity(config, workdir: str, ckpt: ckpt_lib.Checkpointer, target,
+                    allow_config_change: bool) -> dict:
+  """Compares ``config`` with the run stored in ``workdir``; raises before anything changes.
+
+  Returns:
+    the config changes to record (empty when none, or when there is no checkpoint to resume).
+  """
+  steps = ckpt.steps()
+  if not steps:
+    return {}  # nothing to resume: a fresh run (lines of a run killed before its first save go)
+  old = workdir_lib.load_config(workdir)
+  changes = workdir_lib.config_changes(old, config_lib.to_dict(config)) if old is not None else {}
+  want = ckpt_lib.structure(target)
+  for s in reversed(steps):  # the newest checkpoint whose metadata can be read
+    try:
+      saved = ckpt.structure(s)
+    except Exception:  # noqa: BLE001 — unreadable; restore will move it aside.
+      continue
+    diff = ckpt_lib.structure_diff(saved, want)
+    if diff:
+      raise workdir_lib.structural_error(workdir, changes, diff)
+    break
+  significant = {k: v for k, v in changes.items() if not workdir_lib.is_runtime_key(k)}
+  if significant and not allow_config_change:
+    raise workdir_lib.nonstructural_error(workdir, significant)
+  return changes
+
+
+def _train(method: Method, config: ml_collections.ConfigDict, workdir: str, hooks,
+           allow_config_change: bool) -> TrainResult:
   primary = jax.process_index() == 0
-  if primary:
-    config_lib.dump(config, workdir)
   mesh = shd.make_mesh(dict(config.mesh))
   rng = jax.random.PRNGKey(int(config.seed))
 
   abstract = jax.eval_shape(method.init_state, rng)
   state_sh = shd.state_shardings(abstract, mesh, config.param_sharding)
+  target = ckpt_lib.abstract_like(abstract.arrays(), state_sh.arrays())
   ckpt = ckpt_lib.Checkpointer(os.path.join(workdir, "checkpoints"),
                                keep=int(config.keep_checkpoints))
-  writer = metrics_lib.MetricWriter(workdir)
+  try:
+    return _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstract,
+                state_sh, target, ckpt, primary)
+  finally:
+    ckpt.close()
 
-  restored = ckpt.restore(ckpt_lib.abstract_like(abstract.arrays(), state_sh.arrays()))
+
+def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstract, state_sh,
+         target, ckpt, primary) -> TrainResult:
+  changes = _check_identity(config, workdir, ckpt, target, allow_config_change)
+  writer = metrics_lib.MetricWriter(workdir)
+  had = len(ckpt.steps())
+  restored = ckpt.restore(target)
+  if primary:
+    config_lib.dump(config, workdir)
   if restored is None:
     state = jax.jit(method.init_state, out_shardings=state_sh)(rng)
     resumed_from = None
     writer.truncate_after(0)  # lines of a run killed before its first checkpoint
+    if had and primary:
+      print(f"WARNING: none of the {had} checkpoint(s) in {ckpt.directory} could be read "
+            "(moved to corrupt/); starting fresh from step 0", file=sys.stderr, flush=True)
     logging.info("initialised a new run in %s", workdir)
   else:
     resumed_from, tree = restored
@@ -161,6 +248,13 @@ def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
     if primary:
       print(f"resumed from checkpoint step {resumed_from} in {workdir}", file=sys.stderr,
             flush=True)
+  if changes and primary:
+    at = resumed_from or 0
+    workdir_lib.record_change(workdir, at, changes)
+    writer.event(at, "config_change",
+                 changes={k: [o, n] for k, (o, n) in changes.items()})
+    print(f"config changed at step {at} (recorded in {workdir_lib.HISTORY_NAME}): "
+          f"{workdir_lib.format_changes(changes)}", file=sys.stderr, flush=True)
 
   rep = shd.replicated(mesh)
   first_bad = jax.device_put(jnp.array(-1, jnp.int32), rep)
@@ -170,11 +264,8 @@ def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
   step_fn = None
   batch_sh = None
   bar = None
-  if primary and config.progress_bar and start < num_steps:
-    from tqdm.auto import tqdm
-    bar = tqdm(total=num_steps, initial=start, desc=method.name, unit="step",
-               dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
-    writer.bar = bar
+  # The bar starts after the first update returns, so its rate and ETA leave out compile time.
+  want_bar = bool(primary and config.progress_bar and start < num_steps)
 
   last_metrics: dict[str, float] = {}
   eval_metrics: dict[str, float] = {}
@@ -215,6 +306,11 @@ def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
         hook(step, state)
       if bar is not None:
         bar.update(1)
+      elif want_bar:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=num_steps, initial=step, desc=method.name, unit="step",
+                   dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+        writer.bar = bar
       is_last = step == num_steps
       if step % int(config.log_every) == 0 or is_last:
         last_metrics = writer.write(step, metrics)
@@ -230,7 +326,8 @@ def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
   finally:
     if bar is not None:
       bar.close()
-    ckpt.close()
+    writer.bar = None
+    ckpt.wait()
   if start >= num_steps and not eval_metrics:
     eval_metrics = dict(method.evaluate(state))
   return TrainResult(state=state, metrics=last_metrics, eval_metrics=eval_metrics,

@@ -63,7 +63,12 @@ def test_config_smoke_and_resume(tmp_path, path, compile_cache):
   if path not in _FIRST_OF_ROOM:
     return
   more = cfg.num_steps + cfg.log_every
-  second = _run(path, workdir, compile_cache, f"--config.num_steps={more}")
+  if "/toy/" in path:  # a changed config stops, in one line (once: it is the shared trainer)
+    refused = _run(path, workdir, compile_cache, f"--config.num_steps={more}")
+    assert refused.returncode != 0 and "num_steps: 20 -> 25" in refused.stderr
+    assert "Traceback" not in refused.stderr
+  second = _run(path, workdir, compile_cache, f"--config.num_steps={more}",
+                "--allow_config_change")
   assert second.returncode == 0, second.stderr[-4000:]
   assert f"resumed from checkpoint step {cfg.num_steps}" in second.stderr
   steps = [r["step"] for r in metrics_lib.read_jsonl(str(workdir / "metrics.jsonl"))]
@@ -74,8 +79,46 @@ def test_help_lists_flags():
   out = subprocess.run([sys.executable, "-m", "experiments.main", "--help"], capture_output=True,
                        text=True, cwd=REPO, env=subprocess_env(), timeout=120)
   text = out.stdout + out.stderr
-  for flag in ("--config", "--workdir", "--multihost"):
+  for flag in ("--config", "--workdir", "--multihost", "--allow_config_change",
+               "--show_variants"):
     assert flag in text
+  assert "ARG grammar" in text and "key=value" in text and "variant" in text
+
+
+@pytest.mark.parametrize("spec,expected", [
+    ("experiments/configs/toy/nonexistent.py:smoke",
+     "config file 'experiments/configs/toy/nonexistent.py' not found"),
+    ("experiments/configs/toy/regression.py:smoke,num_steps=abc",
+     "config key 'num_steps' is an int; got 'abc'")])
+def test_config_mistakes_are_one_line(tmp_path, spec, expected):
+  out = subprocess.run([sys.executable, "-m", "experiments.main", f"--config={spec}",
+                        f"--workdir={tmp_path / 'w'}"], capture_output=True, text=True,
+                       cwd=REPO, env=subprocess_env(), timeout=120)
+  assert out.returncode != 0
+  assert expected in out.stderr
+  assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) <= 2
+  assert not (tmp_path / "w").exists()
+
+
+def test_show_variants_lists_variants_and_fields():
+  from experiments import main as main_lib
+  text = main_lib.describe_config(
+      os.path.join(REPO, "experiments/configs/toy/regression.py"), "smoke,toy.dim=3")
+  assert "variants: mlp, smoke" in text
+  lines = text.splitlines()
+  assert any(l.split() == ["toy.dim", "=", "3"] for l in lines)
+  assert any(l.split() == ["num_steps", "=", "20"] for l in lines)  # smoke applied
+  pdns = main_lib.describe_config(os.path.join(REPO, "experiments/configs/pdns/ising.py"), None)
+  assert "variants: baseline, laptop, smoke" in pdns
+
+
+def test_done_summary_is_compact():
+  from experiments import main as main_lib
+  metrics = {f"m/{i}": float(i) for i in range(20)}
+  metrics["train/loss"] = 0.123456
+  text = main_lib.summary(metrics)
+  assert text.startswith("train/loss 0.1235") and "+15 more" in text
+  assert text.count(",") == 6
 
 
 def test_unknown_method_is_a_clear_error():

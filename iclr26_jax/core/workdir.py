@@ -1,0 +1,236 @@
+"""A workdir belongs to one run: an exclusive lock and the run's identity (its config).
+
+``WorkdirLock``: ``<workdir>/run.lock`` is created exclusively (``O_EXCL``) and holds the pid,
+host name and process start time of its owner. A second run on the same workdir stops at once
+with a message naming the owner. A lock whose owner is gone (same host, pid not running or
+running a different process) is stale and is taken over; a lock from another host is never
+broken automatically (its liveness cannot be checked from here): the message says which file to
+delete. The check-and-take is serialised by an ``flock`` on ``.run.lock.guard`` so two runs
+breaking the same stale lock cannot both win.
+
+Run identity: ``config.json`` is the config of the run whose checkpoints are in the workdir.
+``config_changes`` compares it with a new config (dotted keys); ``check_resume`` decides whether
+a resume may go on (see ``trainer.train``): a new state tree that does not match the saved one
+stops the run, naming the differing keys, before anything in the workdir changes; other
+differences stop too unless explicitly allowed, and are then recorded by ``record_change`` in
+``config_history.jsonl`` (and by the trainer as an ``event`` line in ``metrics.jsonl``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import socket
+import time
+from typing import Any
+
+LOCK_NAME = "run.lock"
+HISTORY_NAME = "config_history.jsonl"
+
+# Keys that may differ between a run and its resume without being a change of the run: the
+# display, and the device topology (restoring onto another mesh is a supported feature).
+RUNTIME_KEYS = ("progress_bar", "mesh", "param_sharding")
+
+
+class WorkdirBusyError(RuntimeError):
+  """Another live run holds the workdir's lock."""
+
+
+class ConfigChangedError(ValueError):
+  """The new config differs from the run stored in the workdir; nothing was touched."""
+
+
+def _proc_start_time(pid: int) -> str | None:
+  """The kernel's start time of ``pid`` (Linux ``/proc``), to tell a reused pid apart."""
+  try:
+    with open(f"/proc/{pid}/stat") as f:
+      return f.read().rsplit(")", 1)[1].split()[19]
+  except (OSError, IndexError):
+    return None
+
+
+def _pid_alive(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True
+  except OSError as e:
+    return e.errno != errno.ESRCH
+  return True
+
+
+def _owner_alive(info: dict) -> bool | None:
+  """True/False for an owner on this host; None when it is on another host (unknown)."""
+  if info.get("host") != socket.gethostname():
+    return None
+  pid = int(info.get("pid", -1))
+  if pid <= 0 or not _pid_alive(pid):
+    return False
+  started = info.get("proc_start")
+  now = _proc_start_time(pid)
+  if started is not None and now is not None and started != now:
+    return False  # the pid was reused by another process
+  return True
+
+
+class WorkdirLock:
+  """Exclusive lock on ``workdir`` (see the module docstring). Use as a context manager or call
+  ``acquire()`` / ``release()``.
+
+  Raises (from ``acquire``):
+    WorkdirBusyError: another live run (or a run on another host) holds the lock.
+  """
+
+  def __init__(self, workdir: str):
+    self.workdir = os.path.abspath(workdir)
+    self.path = os.path.join(self.workdir, LOCK_NAME)
+    self.stale_owner: dict | None = None  # set when a stale lock was taken over
+    self._info: dict | None = None
+
+  def _read(self) -> dict | None:
+    try:
+      with open(self.path) as f:
+        return json.load(f)
+    except FileNotFoundError:
+      return None
+    except (OSError, ValueError):
+      return {}  # being written or damaged
+
+  def _create(self) -> bool:
+    try:
+      fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+      return False
+    pid = os.getpid()
+    info = {"pid": pid, "host": socket.gethostname(), "proc_start": _proc_start_time(pid),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    with os.fdopen(fd, "w") as f:
+      json.dump(info, f)
+    self._info = info
+    return True
+
+  @contextlib.contextmanager
+  def _guard(self):
+    try:
+      import fcntl
+    except ImportError:  # not POSIX: O_EXCL alone
+      yield
+      return
+    with open(os.path.join(self.workdir, ".run.lock.guard"), "a") as g:
+      fcntl.flock(g, fcntl.LOCK_EX)
+      try:
+        yield
+      finally:
+        fcntl.flock(g, fcntl.LOCK_UN)
+
+  def acquire(self) -> "WorkdirLock":
+    os.makedirs(self.workdir, exist_ok=True)
+    with self._guard():
+      if self._create():
+        return self
+      info = self._read()
+      if info is None and self._create():  # released meanwhile
+        return self
+      info = info or {}
+      if info:
+        alive = _owner_alive(info)
+      else:  # empty or damaged: an owner killed while writing it, unless it is brand new
+        try:
+          alive = time.time() - os.path.getmtime(self.path) < 30.0
+        except OSError:
+          alive = False
+      if alive is False:
+        os.remove(self.path)
+        self.stale_owner = info
+        if self._create():
+          return self
+        info = self._read() or {}
+      who = (f"pid {info.get('pid', '?')} on host {info.get('host', '?')}, started "
+             f"{info.get('started', '?')}")
+      hint = (f"; it is on another host, so if that run is gone delete {self.path}"
+              if alive is None else "")
+      raise WorkdirBusyError(
+          f"workdir {self.workdir} is in use by another run ({who}){hint}. Wait for it to "
+          "finish or use another --workdir.")
+
+  def release(self) -> None:
+    """Removes the lock if this object still owns it."""
+    if self._info is None:
+      return
+    if self._read() == self._info:
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(self.path)
+    self._info = None
+
+  def __enter__(self):
+    return self.acquire()
+
+  def __exit__(self, *exc):
+    self.release()
+
+
+def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+  """``{"a": {"b": 1}} -> {"a.b": 1}`` (an empty dict stays a leaf)."""
+  if isinstance(d, dict) and d:
+    out = {}
+    for k, v in d.items():
+      out.update(flatten(v, f"{prefix}{k}."))
+    return out
+  return {prefix[:-1]: d}
+
+
+def config_changes(old: dict, new: dict) -> dict[str, tuple[Any, Any]]:
+  """``{dotted key: (old value, new value)}`` for every key that differs (missing = None)."""
+  fo, fn = flatten(old), flatten(new)
+  return {k: (fo.get(k), fn.get(k)) for k in sorted(set(fo) | set(fn)) if fo.get(k) != fn.get(k)}
+
+
+def is_runtime_key(key: str) -> bool:
+  return any(key == r or key.startswith(r + ".") for r in RUNTIME_KEYS)
+
+
+def format_changes(changes: dict[str, tuple[Any, Any]], limit: int = 12) -> str:
+  items = [f"{k}: {json.dumps(o)} -> {json.dumps(n)}" for k, (o, n) in changes.items()]
+  if len(items) > limit:
+    items = items[:limit] + [f"... {len(items) - limit} more"]
+  return "; ".join(items)
+
+
+def load_config(workdir: str) -> dict | None:
+  """The stored ``config.json`` of ``workdir`` as a dict, or None when there is none."""
+  path = os.path.join(workdir, "config.json")
+  if not os.path.exists(path):
+    return None
+  with open(path) as f:
+    return json.load(f)
+
+
+def structural_error(workdir: str, changes: dict, diff: list[str]) -> ConfigChangedError:
+  keys = format_changes(changes) if changes else (
+      "no config key differs from config.json, so the code that builds the state changed")
+  return ConfigChangedError(
+      f"workdir {workdir} holds a run whose checkpointed state has a different structure from "
+      f"the one this config builds, so it cannot be resumed (nothing was changed). Differing "
+      f"config keys: {keys}. State leaves: {'; '.join(diff)}. Use another --workdir, or run "
+      "again with the stored config (config.json).")
+
+
+def nonstructural_error(workdir: str, changes: dict) -> ConfigChangedError:
+  return ConfigChangedError(
+      f"the config differs from the run stored in {workdir}/config.json (nothing was changed): "
+      f"{format_changes(changes)}. Run again with the stored config to resume, pass "
+      "--allow_config_change (trainer.train(..., allow_config_change=True)) to continue this "
+      f"run with the new values (recorded in {HISTORY_NAME} and metrics.jsonl), or use "
+      "another --workdir.")
+
+
+def record_change(workdir: str, step: int, changes: dict[str, tuple[Any, Any]]) -> None:
+  """Appends ``{"time", "step", "changes": {key: [old, new]}}`` to ``config_history.jsonl``."""
+  rec = {"time": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "step": int(step),
+         "changes": {k: [o, n] for k, (o, n) in changes.items()}}
+  with open(os.path.join(workdir, HISTORY_NAME), "a") as f:
+    f.write(json.dumps(rec) + "\n")
