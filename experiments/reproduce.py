@@ -17,7 +17,8 @@ import traceback
 
 from absl import app, flags, logging
 
-_ONLY = flags.DEFINE_list("only", [], "Methods to run (e.g. lmkan,dsb); default all.")
+_ONLY = flags.DEFINE_list("only", [], "Methods to run (e.g. lmkan,dsb); default all. An "
+                          "unknown name is an error that lists the known ones.")
 _OUT = flags.DEFINE_string("out", "reproduce_out", "Output directory for REPORT.md and plots.")
 _FULL = flags.DEFINE_bool("full", False, "Run the larger versions of the claims.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed passed to every claim.")
@@ -107,6 +108,12 @@ def main(argv):
   from experiments.claims import all_claims
   claims = all_claims()
   if _ONLY.value:
+    known = sorted({c.method for c in claims})
+    unknown = [m for m in _ONLY.value if m not in known]
+    if unknown:
+      print(f"error: --only names unknown method(s) {unknown}; methods with claims: "
+            f"{','.join(known)}", file=sys.stderr)
+      sys.exit(2)
     claims = [c for c in claims if c.method in _ONLY.value]
   out = os.path.abspath(_OUT.value)
   os.makedirs(out, exist_ok=True)

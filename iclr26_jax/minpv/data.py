@@ -27,6 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from iclr26_jax.core.datacheck import require_finite
+
 TOYS = ("two_moons", "eight_gaussians", "checkerboard")
 EIGHT_RADIUS = 2.0     # eight_gaussians: centres on the circle of this radius
 EIGHT_STD = 0.3        # eight_gaussians: isotropic component std
@@ -194,6 +196,7 @@ def load_uci(path: str) -> dict[str, np.ndarray]:
     except ValueError:
       arr = np.loadtxt(path, delimiter=",", dtype=np.float64, skiprows=1)  # a header line
     arr = arr.reshape(arr.shape[0], -1)
+    require_finite(arr, path)  # rows counted in the file, before the split
     n = arr.shape[0]
     a, b = int(0.8 * n), int(0.9 * n)
     if a < 1 or b >= n:
@@ -206,4 +209,7 @@ def load_uci(path: str) -> dict[str, np.ndarray]:
   if any(nd != 2 for nd, _ in widths.values()) or len({w for _, w in widths.values()}) != 1:
     raise ValueError(f"UCI splits must be 2-D arrays of one width; got "
                      f"{ {k: v.shape for k, v in out.items()} }")
+  for k, v in out.items():  # NaN/inf would otherwise surface as a NonFiniteError at step 1
+    require_finite(v, os.path.join(path, f"{k}.npy") if os.path.isdir(path)
+                   else f"{path}[{k!r}]")
   return {k: np.asarray(v, np.float64) for k, v in out.items()}

@@ -50,9 +50,18 @@ def test_harness_end_to_end(tmp_path):
   assert (tmp_path / "core__toy_ols_recovery" / "loss.png").exists()
 
 
-def test_harness_with_no_matching_claims(tmp_path):
-  out = subprocess.run([sys.executable, "-m", "experiments.reproduce", "--only=nothing",
+def test_unknown_only_name_fails_listing_known_ones(tmp_path):
+  # A typo (lmkn for lmkan) used to exit 0 with "0/0 claims pass".
+  out = subprocess.run([sys.executable, "-m", "experiments.reproduce", "--only=lmkn,core",
                         f"--out={tmp_path}"], capture_output=True, text=True, cwd=REPO,
                        env=subprocess_env(XLA_FLAGS=""), timeout=300)
-  assert out.returncode == 0, out.stderr[-3000:]
-  assert "No claims are registered" in (tmp_path / "REPORT.md").read_text()
+  assert out.returncode != 0
+  assert "['lmkn']" in out.stderr and "Traceback" not in out.stderr
+  for method in sorted({c.method for c in all_claims()}):
+    assert method in out.stderr
+  assert not (tmp_path / "REPORT.md").exists()
+
+
+def test_empty_report_is_still_written(tmp_path):
+  report = open(reproduce.write_report(str(tmp_path), [], False, 0.0)).read()
+  assert "No claims are registered" in report
