@@ -70,3 +70,89 @@ def memory_facts(compiled) -> dict:
     return {}
   return {k: int(getattr(ma, k)) for k in ("argument_size_in_bytes", "output_size_in_bytes",
                                             "temp_size_in_bytes") if hasattr(ma, k)}
+
+
+# ----------------------------------------------------------------------------------------------
+# GPU: Pallas-emitted Triton IR compiled to sm_90a PTX and cubin by the `triton` wheel (its bundled
+# ptxas). Private JAX API (the Triton lowering module) is used to capture each kernel's IR and its
+# num_warps / num_stages: benchmark / test tooling only, never imported by kernels_pallas.
+
+def triton_available() -> tuple[bool, str]:
+  """``(ok, reason)``: whether the triton wheel (with its bundled ptxas) is importable."""
+  if importlib.util.find_spec("triton") is None:
+    return False, 'triton is not installed (pip install -e ".[compile]")'
+  return True, ""
+
+
+def triton_modules(f: Callable, specs: Sequence) -> list[dict]:
+  """Lowers ``jax.jit(f)`` for CUDA and returns every Triton kernel it contains.
+
+  Returns:
+    a list of ``{"name", "ttir" (MLIR text), "num_warps", "num_stages"}``, in lowering order.
+  """
+  import sys
+  from jax._src.pallas.triton import lowering as tl
+  found = []
+  orig = tl.lower_jaxpr_to_triton_module
+
+  def record(*args, **kwargs):
+    res = orig(*args, **kwargs)
+    caller = sys._getframe(1).f_locals
+    op = res.module.operation
+    found.append(dict(name=str(op.attributes["sym_name"]).strip('"'),
+                      ttir=op.get_asm(enable_debug_info=False),
+                      num_warps=int(caller.get("num_warps", 4)),
+                      num_stages=int(caller.get("num_stages", 3))))
+    return res
+
+  tl.lower_jaxpr_to_triton_module = record
+  try:
+    jax.jit(f).trace(*specs).lower(lowering_platforms=("cuda",))
+  finally:
+    tl.lower_jaxpr_to_triton_module = orig
+  return found
+
+
+def triton_compile(kernel: dict, capability: int = 90) -> dict:
+  """Compiles one captured kernel with the triton wheel for ``sm_{capability}`` (90 -> sm_90a).
+
+  Returns:
+    ``{"name", "registers", "spill_stores", "spill_loads", "stack", "shared", "mma", "wgmma",
+    "fma_f32", "seconds"}`` from ptxas's ``-v`` report and the PTX text (``mma``: warp-level
+    ``mma.sync`` instructions, ``wgmma``: Hopper warpgroup MMAs; ``fma_f32``: scalar FP32 FMAs).
+  Raises:
+    whatever Triton / ptxas raise on a kernel they cannot compile.
+  """
+  import contextlib
+  import io
+  import re
+  import tempfile
+  import time
+  import triton
+  from triton.backends.compiler import GPUTarget
+  from triton.compiler import compile as tcompile
+
+  with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, kernel["name"] + ".ttir")
+    with open(path, "w") as fh:
+      fh.write(kernel["ttir"])
+    knobs = triton.knobs
+    old = (knobs.cache.dir, knobs.nvidia.dump_ptxas_log)
+    knobs.cache.dir, knobs.nvidia.dump_ptxas_log = os.path.join(tmp, "cache"), True
+    log = io.StringIO()
+    t0 = time.perf_counter()
+    try:
+      with contextlib.redirect_stdout(log):
+        k = tcompile(path, target=GPUTarget("cuda", capability, 32),
+                     options=dict(num_warps=kernel["num_warps"], num_stages=kernel["num_stages"]))
+    finally:
+      knobs.cache.dir, knobs.nvidia.dump_ptxas_log = old
+    seconds = time.perf_counter() - t0
+  text, ptx = log.getvalue(), k.asm["ptx"]
+  num = lambda pat: int(m.group(1)) if (m := re.search(pat, text)) else -1
+  return dict(name=kernel["name"], registers=num(r"Used (\d+) registers"),
+              spill_stores=num(r"(\d+) bytes spill stores"),
+              spill_loads=num(r"(\d+) bytes spill loads"), stack=num(r"(\d+) bytes stack frame"),
+              shared=int(k.metadata.shared), mma=len(re.findall(r"\bmma\.sync", ptx)),
+              wgmma=len(re.findall(r"\bwgmma\.mma_async", ptx)),
+              fma_f32=len(re.findall(r"\bfma\.rn\.f32", ptx)), seconds=round(seconds, 1))

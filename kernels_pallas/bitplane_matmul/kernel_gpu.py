@@ -97,8 +97,8 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
     def plane(b, acc):
       words = planes_ref[b, pl.ds(t * fmt.WORDS_PER_TILE, fmt.WORDS_PER_TILE), :]  # (8, bn)
       for gi in range(gpt):
-        bits = fmt.unpack_words(words, gi * g // 8, g // 8)
-        bits = bits.astype(jnp.int32).astype(_F32).astype(xdtype)          # (g, bn) of 0/1
+        bits = fmt.unpack_words(words, gi * g // 8, g // 8)                # AND, compare, select:
+        bits = jnp.where(bits != 0, jnp.ones((), xdtype), jnp.zeros((), xdtype))  # (g, bn) 0/1
         u = _dot(xs[gi], bits, dot_precision)
         acc = acc + (2.0 * u - ss[gi]) * alpha_coef(b, t * gpt + gi)
       return acc
@@ -122,9 +122,9 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
 
     def plane(b, w):
       words = planes_ref[b, pl.ds(t * fmt.WORDS_PER_TILE, fmt.WORDS_PER_TILE), :]
-      bits = fmt.unpack_words(words, 0, fmt.BITS).astype(jnp.int32).astype(_F32)  # (256, bn)
+      bits = fmt.unpack_words(words, 0, fmt.BITS)                          # (256, bn) 0/1
       a = per_input(alpha_ref[off + b, pl.ds(t * gpt, gpt), :].astype(_F32))
-      return w + (2.0 * bits - 1.0) * a
+      return w + jnp.where(bits != 0, a, -a)                               # select, no convert
 
     w = jax.lax.fori_loop(0, p, plane, w0)
     return acc + _dot(x_ref[:, pl.ds(k0, fmt.TILE)], w.astype(xdtype), dot_precision)

@@ -81,9 +81,17 @@ def _scale(v):
 
 
 def _bits_as(words, j0, nbits, dtype):
-  """{0,1} bits of a group, ``(8 nbits, bn)`` in ``dtype`` (via int32 and f32: exact)."""
+  """{0,1} bits of a group, ``(8 nbits, bn)`` in ``dtype``: shift, AND, compare, select (no
+  int -> float conversion per weight). The select is done in f32 (the mask has the 32-bit layout
+  of the words; a bf16 select needs a mask relayout Mosaic rejects), then narrowed to bf16."""
   bits = fmt.unpack_words(words, j0, nbits)
-  return bits.astype(jnp.int32).astype(_F32).astype(dtype)
+  return jnp.where(bits != 0, jnp.ones((), _F32), jnp.zeros((), _F32)).astype(dtype)
+
+
+def _signed(words, j0, nbits, a):
+  """alpha * (2 bit - 1) for a group, ``(8 nbits, bn)`` f32: a select between +a and -a."""
+  bits = fmt.unpack_words(words, j0, nbits)
+  return jnp.where(bits != 0, a, -a)
 
 
 def _chunks(bk: int, g: int):
@@ -130,9 +138,8 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, do
         words = planes_ref[8 * t:8 * t + 8, :]
         for gt in range(fmt.TILE // g):
           gi = t * (fmt.TILE // g) + gt
-          pm = 2.0 * _bits_as(words, gt * g // 8, g // 8, _F32) - 1.0
           rows = slice(gi * g, (gi + 1) * g)
-          w_ref[rows, :] += pm * _scale(alpha_ref[gi:gi + 1, :])
+          w_ref[rows, :] += _signed(words, gt * g // 8, g // 8, _scale(alpha_ref[gi:gi + 1, :]))
 
     @pl.when(b == nb - 1)
     def _matmul():

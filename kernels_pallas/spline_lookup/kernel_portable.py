@@ -53,10 +53,47 @@ PLATFORMS = ("tpu", "gpu")
 _HIGHEST = jax.lax.Precision.HIGHEST
 
 
-def _dot(a, b, contract, acc_dtype):
+DOT_MODES = ("highest", "tf32x3", "tf32x3_emulated")
+
+
+def dot_mode(platform: str, interpret: bool) -> str:
+  """The dot algorithm of the kernels on ``platform``.
+
+  * TPU: ``"highest"`` (f32 operands at ``Precision.HIGHEST``).
+  * GPU (Triton): ``"tf32x3"`` = ``DotAlgorithmPreset.TF32_TF32_F32_X3``: each f32 operand is split
+    into a TF32 head and a TF32 tail and three tensor-core products (hi·hi + hi·lo + lo·hi) are
+    summed in f32. ``HIGHEST`` compiled to FP32-core FMAs with no mma and spilled registers (sm_90a,
+    measured with the triton wheel's ptxas). The dropped lo·lo term and the tails' rounding leave a
+    relative error per product of about 2^-21 (vs 2^-24 for f32); the kernels' accuracy tests allow
+    1e-5 relative to sum |T|·|S| (tests/kernels_pallas/test_spline_kernels.py).
+  * GPU kernels in interpret mode (CPU, which has no TF32 dot): ``"tf32x3_emulated"`` does the same
+    split with f32 bit masks and three f32 dots, so the interpret tests see the device's rounding.
+  """
+  if platform == "gpu":
+    return "tf32x3_emulated" if interpret else "tf32x3"
+  return "highest"
+
+
+def _round_tf32(a):
+  """f32 -> nearest TF32 (10 explicit mantissa bits; ties away from zero, as cvt.rna.tf32.f32)."""
+  bits = jax.lax.bitcast_convert_type(a, jnp.uint32)
+  bits = (bits + jnp.uint32(0x1000)) & jnp.uint32(0xFFFFE000)
+  return jax.lax.bitcast_convert_type(bits, jnp.float32)
+
+
+def _dot(a, b, contract, acc_dtype, mode="highest"):
   """dot_general contracting a's axis contract[0] with b's axis contract[1] (rank 2, no batch)."""
-  return jax.lax.dot_general(a, b, (((contract[0],), (contract[1],)), ((), ())),
-                             precision=_HIGHEST, preferred_element_type=acc_dtype)
+  dims = (((contract[0],), (contract[1],)), ((), ()))
+  if mode == "tf32x3":
+    return jax.lax.dot_general(a, b, dims, precision=jax.lax.DotAlgorithmPreset.TF32_TF32_F32_X3,
+                               preferred_element_type=acc_dtype)
+  if mode == "tf32x3_emulated" and a.dtype == b.dtype == jnp.float32:  # (float64 runs: HIGHEST)
+    a_hi, b_hi = _round_tf32(a), _round_tf32(b)
+    a_lo, b_lo = _round_tf32(a - a_hi), _round_tf32(b - b_hi)
+    d = lambda u, v: jax.lax.dot_general(u, v, dims, precision=_HIGHEST,
+                                         preferred_element_type=acc_dtype)
+    return d(a_lo, b_hi) + d(a_hi, b_lo) + d(a_hi, b_hi)
+  return jax.lax.dot_general(a, b, dims, precision=_HIGHEST, preferred_element_type=acc_dtype)
 
 
 def cell_delta(xrow, nodes_col, invw_col, G: int):
@@ -115,7 +152,7 @@ def interpolation_matrix(x1, x2, nodes_col, invw_col, G: int, c_pad: int):
 # Kernel bodies (shared by TPU and Triton).
 
 
-def _fwd_kernel(x_ref, t_ref, n_ref, r_ref, o_ref, *, G):
+def _fwd_kernel(x_ref, t_ref, n_ref, r_ref, o_ref, *, G, mode):
   """x (bp, 2, bb), table (bp, C_pad, bq), nodes/invw (G1_pad, 1) → y block (bq, bb), summed over p."""
   bp, c_pad, bq = t_ref.shape
   bb = x_ref.shape[2]
@@ -125,7 +162,7 @@ def _fwd_kernel(x_ref, t_ref, n_ref, r_ref, o_ref, *, G):
     x1 = x_ref[p, pl.ds(0, 1), :]
     x2 = x_ref[p, pl.ds(1, 1), :]
     s = interpolation_matrix(x1, x2, nodes, invw, G, c_pad)            # (C_pad, bb)
-    return acc + _dot(t_ref[p], s, (0, 0), o_ref.dtype)                 # (bq, bb)
+    return acc + _dot(t_ref[p], s, (0, 0), o_ref.dtype, mode)               # (bq, bb)
 
   acc = jax.lax.fori_loop(0, bp, pair, jnp.zeros((bq, bb), o_ref.dtype))
 
@@ -136,7 +173,7 @@ def _fwd_kernel(x_ref, t_ref, n_ref, r_ref, o_ref, *, G):
   o_ref[...] += acc
 
 
-def _dt_kernel(x_ref, g_ref, n_ref, r_ref, o_ref, *, G, bb):
+def _dt_kernel(x_ref, g_ref, n_ref, r_ref, o_ref, *, G, bb, mode):
   """x (2, bbo), dy (bq, bbo) → dT tile (C_pad, bq) owned by this program, accumulated over batch."""
   c_pad, bq = o_ref.shape
   n_inner = x_ref.shape[1] // bb
@@ -147,7 +184,7 @@ def _dt_kernel(x_ref, g_ref, n_ref, r_ref, o_ref, *, G, bb):
     x1 = x_ref[pl.ds(0, 1), pl.ds(off, bb)]
     x2 = x_ref[pl.ds(1, 1), pl.ds(off, bb)]
     s = interpolation_matrix(x1, x2, nodes, invw, G, c_pad)            # (C_pad, bb)
-    return acc + _dot(s, g_ref[:, pl.ds(off, bb)], (1, 1), o_ref.dtype)  # (C_pad, bq)
+    return acc + _dot(s, g_ref[:, pl.ds(off, bb)], (1, 1), o_ref.dtype, mode)  # (C_pad, bq)
 
   acc = jax.lax.fori_loop(0, n_inner, window, jnp.zeros((c_pad, bq), o_ref.dtype))
 
@@ -158,7 +195,7 @@ def _dt_kernel(x_ref, g_ref, n_ref, r_ref, o_ref, *, G, bb):
   o_ref[...] += acc
 
 
-def _dx_kernel(x_ref, t_ref, g_ref, n_ref, r_ref, o_ref, *, G, bq):
+def _dx_kernel(x_ref, t_ref, g_ref, n_ref, r_ref, o_ref, *, G, bq, mode):
   """x (2, bb), table (C_pad, bqo), dy (bqo, bb) → dx block (2, bb), accumulated over output tiles."""
   c_pad = t_ref.shape[0]
   bb = x_ref.shape[1]
@@ -167,7 +204,8 @@ def _dx_kernel(x_ref, t_ref, g_ref, n_ref, r_ref, o_ref, *, G, bq):
 
   def window(i, h):
     off = pl.multiple_of(i * bq, bq)
-    return h + _dot(t_ref[:, pl.ds(off, bq)], g_ref[pl.ds(off, bq), :], (1, 0), o_ref.dtype)
+    return h + _dot(t_ref[:, pl.ds(off, bq)], g_ref[pl.ds(off, bq), :], (1, 0), o_ref.dtype,
+                    mode)
 
   h = jax.lax.fori_loop(0, n_inner, window, jnp.zeros((c_pad, bb), o_ref.dtype))  # (C_pad, bb)
   x1 = x_ref[pl.ds(0, 1), :]
@@ -241,7 +279,7 @@ def portable_forward(x, table, nodes, invw, *, G, platform, bq, bb, bp, num_warp
       transcendentals=int(2 * b * p * (q // bq)),
       bytes_accessed=int(itemsize * (x.size * (q // bq) + table.size * (b // bb) + q * b)))
   return pl.pallas_call(
-      functools.partial(_fwd_kernel, G=G),
+      functools.partial(_fwd_kernel, G=G, mode=dot_mode(platform, interpret)),
       out_shape=jax.ShapeDtypeStruct((q, b), x.dtype),
       grid=grid,
       in_specs=[
@@ -285,7 +323,7 @@ def portable_table_grad(x, dy, nodes, invw, *, G, c_pad, platform, bq, bbo, bb, 
       transcendentals=int(2 * b * p * (q // bq)),
       bytes_accessed=int(itemsize * (x.size * (q // bq) + dy.size * p + p * c_pad * q)))
   return pl.pallas_call(
-      functools.partial(_dt_kernel, G=G, bb=bb),
+      functools.partial(_dt_kernel, G=G, bb=bb, mode=dot_mode(platform, interpret)),
       out_shape=jax.ShapeDtypeStruct((p, c_pad, q), x.dtype),
       grid=grid,
       in_specs=[
@@ -330,7 +368,7 @@ def portable_input_grad(x, table, dy, nodes, invw, *, G, platform, bb, bqo, bq, 
       transcendentals=int(2 * b * p * (q // bqo)),
       bytes_accessed=int(itemsize * (x.size * (q // bqo) + table.size * (b // bb) + dy.size * p)))
   return pl.pallas_call(
-      functools.partial(_dx_kernel, G=G, bq=bq),
+      functools.partial(_dx_kernel, G=G, bq=bq, mode=dot_mode(platform, interpret)),
       out_shape=jax.ShapeDtypeStruct((p, 2, b), x.dtype),
       grid=grid,
       in_specs=[
