@@ -37,6 +37,7 @@ import time
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from experiments.bench import _roofline
 from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
@@ -153,6 +154,9 @@ def run(shapes, ms, precisions, *, group_size=128, asymmetric=True, reps=10, war
                 f"{fmt_us(t_dense)} {ratio(t_xla, t_k):>8} {ratio(t_dense, t_k):>10} "
                 f"{ratio(t_dense, t_xla):>9} {pct(r['kernel_bw']):>7} {pct(r['xla_bw']):>7} "
                 f"{pct(r['dense_bw']):>8}")
+          print("    " + _roofline.line(f"{name} p={p}", nbytes, _roofline.bitplane_flops(
+              m, k, n, p, name if name != "-" else "dequant")))
+      print("    " + _roofline.line("bf16 dense", dense_bytes(m, k, n), 2 * m * k * n))
   return results
 
 

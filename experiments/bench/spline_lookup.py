@@ -39,6 +39,7 @@ import sys
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from experiments.bench import _roofline  # pylint: disable=g-import-not-at-top
 from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
@@ -139,6 +140,12 @@ def main(argv=None):
           bw = 4 * b * p * q * 4 / t_f / 1e9
           print(f"{b:>6} {f'{n}->{q}':>9} {G:>3} {name:<14} {1e3 * t_f:>9.3f} {1e3 * t_fb:>9.3f} "
                 f"{t_f / t_df:>9.2f} {t_fb / t_dfb:>9.2f} {bw:>8.1f}")
+        nbytes = _roofline.spline_bytes(b, p, q, G)
+        c_pad = max(128, 1 << ((G + 1) ** 2 - 1).bit_length())
+        print("    " + _roofline.line(f"G={G} gather form", nbytes,
+                                      _roofline.spline_gather_flops(b, p, q)))
+        print("    " + _roofline.line(f"G={G} matrix form (C_pad={c_pad})", nbytes,
+                                      _roofline.spline_matrix_flops(b, p, q, c_pad)))
 
 
 if __name__ == "__main__":
