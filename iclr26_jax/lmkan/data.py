@@ -351,33 +351,41 @@ def load_methane(path, energy_key: str = "energy", forces_key: str = "forces"):
 
 
 class TeacherTask(NamedTuple):
-  """A fixed random sin-MLP teacher R^d → R, standardised.
+  """A fixed random MLP teacher R^d → R (sin or tanh hidden activations), standardised.
 
   Attributes:
-    weights: tuple of (W (n_in, n_out), b (n_out,)) float32 numpy pairs; sin after every hidden layer.
+    weights: tuple of (W (n_in, n_out), b (n_out,)) float32 numpy pairs; the activation after every
+      hidden layer.
     mean, std: standardisation constants of the raw output under x ~ N(0, I_d).
+    activation: "sin" | "tanh".
   """
 
   weights: tuple
   mean: float
   std: float
+  activation: str = "sin"
 
   @property
   def input_dim(self) -> int:
     return self.weights[0][0].shape[0]
 
 
-def _teacher_raw(weights, x, xp):
+TEACHER_ACTIVATIONS = ("sin", "tanh")
+
+
+def _teacher_raw(weights, x, xp, activation="sin"):
+  act = {"sin": xp.sin, "tanh": xp.tanh}[activation]
   h = x
   for k, (w, b) in enumerate(weights):
     h = h @ w + b
     if k < len(weights) - 1:
-      h = xp.sin(h)
+      h = act(h)
   return h[..., 0]
 
 
 def make_teacher(seed: int = 0, input_dim: int = 32, hidden: Sequence[int] = (64, 64),
-                 omega: float = 1.75, stats_samples: int = 1 << 16) -> TeacherTask:
+                 omega: float = 1.75, stats_samples: int = 1 << 16,
+                 activation: str = "sin") -> TeacherTask:
   """Builds the fixed-seed random teacher: sin(ω·W x/√fan_in + b) hidden layers, linear output.
 
   W entries are N(0, 1), scaled by ω/√fan_in (ω controls the frequency content, hence the difficulty),
@@ -391,9 +399,13 @@ def make_teacher(seed: int = 0, input_dim: int = 32, hidden: Sequence[int] = (64
   Args:
     seed: teacher seed. input_dim: d (32 in the paper's shapes). hidden: hidden widths. omega: ω > 0.
     stats_samples: size of the standardisation sample.
+    activation: "sin" (default, the Fig. 1 stand-in) or "tanh" (a smoother teacher: the penalty
+      ablation's task).
   Returns:
     TeacherTask.
   """
+  if activation not in TEACHER_ACTIVATIONS:
+    raise ValueError(f"activation must be one of {TEACHER_ACTIVATIONS}, got {activation!r}.")
   input_dim = _check_n(input_dim, "input_dim")
   hidden = tuple(_check_n(h, "hidden[i]") for h in hidden)
   if not float(omega) > 0:
@@ -407,8 +419,9 @@ def make_teacher(seed: int = 0, input_dim: int = 32, hidden: Sequence[int] = (64
     bias = (rng.uniform(-np.pi, np.pi, b) if k < len(dims) - 2 else np.zeros(b)).astype(np.float32)
     weights.append((w, bias))
   x = np.random.default_rng(seed + 1).standard_normal((_check_n(stats_samples), input_dim))
-  y = _teacher_raw([(w.astype(np.float64), b.astype(np.float64)) for w, b in weights], x, np)
-  return TeacherTask(tuple(weights), float(y.mean()), float(y.std()))
+  y = _teacher_raw([(w.astype(np.float64), b.astype(np.float64)) for w, b in weights], x, np,
+                   activation)
+  return TeacherTask(tuple(weights), float(y.mean()), float(y.std()), activation)
 
 
 def teacher_apply(task: TeacherTask, x):
@@ -422,7 +435,7 @@ def teacher_apply(task: TeacherTask, x):
   if x.ndim != 2 or x.shape[1] != task.input_dim:
     raise ValueError(f"x must have shape (N, {task.input_dim}), got {tuple(x.shape)}.")
   ws = [(jnp.asarray(w), jnp.asarray(b)) for w, b in task.weights]
-  return ((_teacher_raw(ws, x, jnp) - task.mean) / task.std)[:, None]
+  return ((_teacher_raw(ws, x, jnp, task.activation) - task.mean) / task.std)[:, None]
 
 
 def teacher_batch(task: TeacherTask, key, n: int):
@@ -431,13 +444,14 @@ def teacher_batch(task: TeacherTask, key, n: int):
   Returns:
     x (n, d) float32, y (n, 1) float32.
   """
-  return _teacher_batch(task.weights, task.mean, task.std, _as_key(key), _check_n(n))
+  return _teacher_batch(task.weights, task.mean, task.std, _as_key(key), _check_n(n),
+                        task.activation)
 
 
-@functools.partial(jax.jit, static_argnums=4)
-def _teacher_batch(weights, mean, std, key, n):
+@functools.partial(jax.jit, static_argnums=(4, 5))
+def _teacher_batch(weights, mean, std, key, n, activation="sin"):
   x = jax.random.normal(key, (n, weights[0][0].shape[0]))
-  return x, ((_teacher_raw(weights, x, jnp) - mean) / std)[:, None]
+  return x, ((_teacher_raw(weights, x, jnp, activation) - mean) / std)[:, None]
 
 
 def teacher_test_set(task: TeacherTask, seed: int = TEST_SEED, n: int = TEST_SAMPLES):

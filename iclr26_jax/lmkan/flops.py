@@ -8,6 +8,17 @@ which reproduces the paper's Fig. 1 MLP axis exactly (2·(32H + 2H² + H), e.g. 
 * biases, activations, BatchNorm, pooling and the lmKAN per-pair overhead (σ, cells, δ, weights: about
   12 FLOPs and 2 exp per sample and pair, shared by all outputs) are excluded from the headline count;
   the overhead is reported separately (`model/flops_overhead_per_sample`).
+
+Overhead column (`ModelCost.overhead_flops`, `ModelCost.total_flops`), counted the same way for both
+families so the "with overhead" comparison never mixes conventions:
+* lmKAN per (sample, pair): 12 FLOPs (2 mul + floor + clamp for the cells counted as 2, 2 sub + 2 mul for
+  δ, 2 sub + 4 mul for the corner weights) plus 2 exp (σ), kept apart as transcendentals;
+* BatchNorm at inference (running statistics, no scale or bias): (x − μ)·r with r = 1/√(σ² + ε)
+  precomputed, 2 FLOPs per normalised element;
+* bias adds of Dense / Conv: 1 FLOP per output element.
+ReLU, pooling comparisons and the final argmax are not counted (≤ 1 op per element, same in both
+families' shapes). `total_flops` = headline + overhead + transcendentals, each exp counted as ONE FLOP
+(a lower bound on its cost: an exp is tens of FLOPs in software, one SFU op on a GPU).
 """
 
 from __future__ import annotations
@@ -26,6 +37,8 @@ __all__ = [
     "PAIR_OVERHEAD_FLOPS",
     "PAIR_OVERHEAD_TRANSCENDENTALS",
     "LOOKUP_FLOPS_PER_FUNCTION",
+    "BATCHNORM_FLOPS_PER_ELEMENT",
+    "BIAS_FLOPS_PER_ELEMENT",
     "linear_flops",
     "linear_params",
     "lmkan_flops",
@@ -44,6 +57,10 @@ PAIR_OVERHEAD_FLOPS = 12
 PAIR_OVERHEAD_TRANSCENDENTALS = 2
 # Per (sample, function): 4 FMAs = 8 FLOPs.
 LOOKUP_FLOPS_PER_FUNCTION = 8
+# Inference BatchNorm without affine, per normalised element: subtract μ, multiply by precomputed 1/√(σ²+ε).
+BATCHNORM_FLOPS_PER_ELEMENT = 2
+# Bias add, per output element of a Dense / Conv with a bias.
+BIAS_FLOPS_PER_ELEMENT = 1
 
 
 def _pos_int(v, name):
@@ -110,8 +127,9 @@ class ModelCost(NamedTuple):
 
   Attributes:
     flops: headline FLOPs (linear 2/MAC, lookup 8/function).
-    overhead_flops: lmKAN per-pair overhead FLOPs (reported separately, not in `flops`).
-    overhead_transcendentals: lmKAN per-pair exp count.
+    overhead_flops: FLOPs left out of the headline (module docstring): lmKAN per-pair arithmetic
+      (12/pair), inference BatchNorm (2/element), bias adds (1/element).
+    overhead_transcendentals: lmKAN per-pair exp count (2/pair).
     params: number of trainable parameters (the `params` collection).
   """
 
@@ -119,6 +137,11 @@ class ModelCost(NamedTuple):
   overhead_flops: int
   overhead_transcendentals: int
   params: int
+
+  @property
+  def total_flops(self) -> int:
+    """Headline + overhead FLOPs, each exp counted as one FLOP."""
+    return self.flops + self.overhead_flops + self.overhead_transcendentals
 
 
 def count_params(params) -> int:
@@ -130,8 +153,9 @@ def count_model(module: nn.Module, x, *args, **kwargs) -> ModelCost:
   """Counts a Flax model's per-sample cost by intercepting its layers while tracing `init` (no compute).
 
   Counted: `LMKANDense` (lookup FLOPs and per-pair overhead, per position), `nn.Dense` (2·N_in·N_out per
-  position) and `nn.Conv` (2·kh·kw·C_in/groups·C_out per output position). Other layers (BatchNorm,
-  pooling, activations) cost nothing by convention.
+  position, + N_out overhead with a bias), `nn.Conv` (2·kh·kw·C_in/groups·C_out per output position,
+  + C_out overhead with a bias) and `nn.BatchNorm` (2 overhead FLOPs per element). Pooling and
+  activations are not counted.
 
   Args:
     module: a Flax Linen module.
@@ -147,7 +171,8 @@ def count_model(module: nn.Module, x, *args, **kwargs) -> ModelCost:
 
   def interceptor(next_fun, a, kw, context):
     mod = context.module
-    if context.method_name != "__call__" or not isinstance(mod, (LMKANDense, nn.Dense, nn.Conv)):
+    if context.method_name != "__call__" or not isinstance(mod, (LMKANDense, nn.Dense, nn.Conv,
+                                                                 nn.BatchNorm)):
       return next_fun(*a, **kw)
     inp = a[0]
     out = next_fun(*a, **kw)
@@ -158,12 +183,18 @@ def count_model(module: nn.Module, x, *args, **kwargs) -> ModelCost:
       of, ot = lmkan_overhead(n_in)
       tally["overhead"] += pos * of
       tally["trans"] += pos * ot
+    elif isinstance(mod, nn.BatchNorm):
+      tally["overhead"] += BATCHNORM_FLOPS_PER_ELEMENT * math.prod(inp.shape)
     elif isinstance(mod, nn.Dense):
       tally["flops"] += math.prod(inp.shape[:-1]) * linear_flops(inp.shape[-1], mod.features)
+      if mod.use_bias:
+        tally["overhead"] += BIAS_FLOPS_PER_ELEMENT * math.prod(out.shape)
     else:  # nn.Conv
       ks = mod.kernel_size if isinstance(mod.kernel_size, (tuple, list)) else (mod.kernel_size,)
       c_in = inp.shape[-1] // mod.feature_group_count
       tally["flops"] += math.prod(out.shape[:-1]) * linear_flops(math.prod(ks) * c_in, mod.features)
+      if mod.use_bias:
+        tally["overhead"] += BIAS_FLOPS_PER_ELEMENT * math.prod(out.shape)
     return out
 
   with nn.intercept_methods(interceptor):

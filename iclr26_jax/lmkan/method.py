@@ -7,8 +7,11 @@ statistics live in ``state.extras["batch_stats"]``.
 
 Logged: ``train/loss`` (data loss + λ·penalty), ``train/data_loss``, ``train/hessian_lambda``,
 ``train/hessian_penalty``, ``train/grad_norm``, ``lmkan/out_of_grid_frac``; at evaluation
-``eval/mse_over_var`` and ``eval/rmse_over_std`` (regression) or ``eval/accuracy`` (digits),
-and ``model/flops_per_sample``, ``model/flops_overhead_per_sample``, ``model/params``.
+``eval/mse_over_var`` and ``eval/rmse_over_std`` (regression) or ``eval/accuracy`` (digits), each
+also in BatchNorm train mode (``eval/mse_over_var_trainmode``, ``eval/accuracy_trainmode``: batch
+statistics of the whole test set) so a running-statistics mismatch is visible, and
+``model/flops_per_sample``, ``model/flops_overhead_per_sample``, ``model/transcendentals_per_sample``,
+``model/flops_total_per_sample``, ``model/params``.
 """
 
 from __future__ import annotations
@@ -70,7 +73,10 @@ class LMKANMethod(Method):
         config.lmkan.lambda0, config.lmkan.lambda_decades)
     self.tx = optax.adam(self.schedule.learning_rate)
     task = config.lmkan.task
-    self.teacher = data.make_teacher(int(config.lmkan.teacher_seed)) if task == "teacher" else None
+    self.teacher = (data.make_teacher(int(config.lmkan.teacher_seed),
+                                      omega=float(config.lmkan.teacher_omega),
+                                      activation=config.lmkan.teacher_activation)
+                    if task == "teacher" else None)
     if task == "digits":
       self.x_train, self.y_train, self.x_test, self.y_test = data.load_digits(seed=int(config.seed))
     self.cost = flops.count_model(self.model, input_example(config))
@@ -152,17 +158,36 @@ class LMKANMethod(Method):
     return jax.jit(lambda params, extras, x: self.model.apply({"params": params, **extras}, x,
                                                               train=False))
 
+  @functools.cached_property
+  def _predict_trainmode(self):
+    """Predictions with BatchNorm on the statistics of the evaluated batch itself (train mode)."""
+    def f(params, extras, x):
+      out, _ = self.model.apply({"params": params, **extras}, x, train=True,
+                                mutable=["batch_stats", "intermediates"])
+      return out
+    return jax.jit(f)
+
   def evaluate(self, state):
+    """Test metrics in eval mode (BatchNorm running statistics, what inference uses) and, side by
+    side with the ``_trainmode`` suffix, with BatchNorm on the statistics of the whole test set (the
+    training distribution for the regression tasks): a large gap flags running statistics that do
+    not describe the evaluated activations."""
     x, y = self.test_set
-    out = np.asarray(self._predict(state.params, state.extras, jnp.asarray(x)))
+    xj = jnp.asarray(x)
+    out = np.asarray(self._predict(state.params, state.extras, xj))
+    out_tm = np.asarray(self._predict_trainmode(state.params, state.extras, xj))
     metrics = {"model/flops_per_sample": float(self.cost.flops),
                "model/flops_overhead_per_sample": float(self.cost.overhead_flops),
+               "model/transcendentals_per_sample": float(self.cost.overhead_transcendentals),
+               "model/flops_total_per_sample": float(self.cost.total_flops),
                "model/params": float(self.cost.params)}
     if self.config.lmkan.task == "digits":
       metrics["eval/accuracy"] = float(np.mean(out.argmax(-1) == np.asarray(y)))
+      metrics["eval/accuracy_trainmode"] = float(np.mean(out_tm.argmax(-1) == np.asarray(y)))
     else:
       y = np.asarray(y, np.float64)
       mse_over_var = float(np.mean((out - y) ** 2) / np.var(y))
       metrics["eval/mse_over_var"] = mse_over_var
       metrics["eval/rmse_over_std"] = float(np.sqrt(mse_over_var))
+      metrics["eval/mse_over_var_trainmode"] = float(np.mean((out_tm - y) ** 2) / np.var(y))
     return metrics

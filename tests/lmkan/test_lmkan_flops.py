@@ -38,11 +38,36 @@ def test_count_model_dense_stacks():
   h, g = 16, 8
   kan = count_model(LMKANNet((h, h, h, 1), grid_size=g), x)
   mlp = count_model(MLP((h, h, h, 1)), x)
-  assert mlp.flops == 2080 and mlp.overhead_flops == 0
+  assert mlp.flops == 2080
+  assert mlp.overhead_flops == 3 * h + 1  # one add per bias
   assert kan.flops == 2 * mlp.flops
   assert kan.params == sum(lmkan_params(a, b, g) for a, b in [(32, h), (h, h), (h, h), (h, 1)])
   assert mlp.params == 32 * h + 2 * h * h + h + (3 * h + 1)  # weights + biases
-  assert kan.overhead_flops == 12 * (16 + 8 + 8 + 8) and kan.overhead_transcendentals == 2 * 40
+  # 12 per pair (16 + 8 + 8 + 8 pairs) and 2 per BatchNorm input element (32 + 16 + 16 + 16).
+  assert kan.overhead_flops == 12 * 40 + 2 * 80 and kan.overhead_transcendentals == 2 * 40
+  assert kan.total_flops == kan.flops + 12 * 40 + 2 * 80 + 2 * 40
+
+
+def test_overhead_hand_count_tiny_layer():
+  """Hand count of one BatchNorm → lmKAN layer, 5 → 3, against the operations the forward performs.
+
+  Pairs: ⌈5/2⌉ = 3 (the 5th input is padded with a zero). Per pair, as `corner_weights` computes
+  them: σ needs 1 exp per coordinate (2); the cell ⌊G·σ⌋ clamped is a mul + floor per coordinate,
+  counted 2 per pair; δ = (x − t_c)·r_c is a sub and a mul per coordinate (4); the weights
+  (1−δ1), (1−δ2) and the four products are 2 subs + 4 muls (6). So 12 FLOPs + 2 exp per pair.
+  Per function: 4 multiply-adds = 8 FLOPs, 3 pairs × 3 outputs = 9 functions. BatchNorm at inference
+  on 5 inputs: a sub and a mul each = 10.
+  """
+  kan = count_model(LMKANNet((3,), grid_size=4), jax.ShapeDtypeStruct((2, 5), jnp.float32))
+  assert kan.flops == 9 * 8 == 72
+  assert kan.overhead_flops == 3 * (2 + 4 + 6) + 5 * 2 == 46
+  assert kan.overhead_transcendentals == 3 * 2 == 6
+  assert kan.total_flops == 72 + 46 + 6
+  # The same-shape Dense with bias: 15 multiply-adds (30) + 3 bias adds; without bias no overhead.
+  mlp = count_model(MLP((3,)), jax.ShapeDtypeStruct((2, 5), jnp.float32))
+  assert (mlp.flops, mlp.overhead_flops, mlp.total_flops) == (30, 3, 33)
+  mlp_nb = count_model(MLP((3,), use_bias=False), jax.ShapeDtypeStruct((2, 5), jnp.float32))
+  assert (mlp_nb.flops, mlp_nb.overhead_flops) == (30, 0)
 
 
 def test_count_model_cnns_are_exactly_two_to_one():
@@ -55,6 +80,10 @@ def test_count_model_cnns_are_exactly_two_to_one():
   assert cnn.flops == want
   assert kan.flops == 2 * want
   assert kan.params == 25 * (4 * 9 + 6 * 18 + 10 * 12)
+  # Overheads: CNN bias adds 64·4 + 16·6 + 10; lmKAN CNN BatchNorm on every layer input
+  # (8·8·2, 4·4·4, 24) plus 12 per pair at every position (64·9, 16·18, 12).
+  assert cnn.overhead_flops == 64 * 4 + 16 * 6 + 10
+  assert kan.overhead_flops == 2 * (128 + 64 + 24) + 12 * (64 * 9 + 16 * 18 + 12)
 
 
 def test_accounting_errors():
