@@ -1,41 +1,32 @@
-"""MinPV claims: MI accuracy on the Gaussian MI task, and the learned path against the geodesic.
+"""MinPV claims: every estimator on the Gaussian MI task, MinPV against a fixed path at equal
+budget, the parametric model at d = 40, negative controls, and the learned path's variance.
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle for Accurate and
-Stable Score-Based Models" (ICLR 2026), reference code github.com/Hoemr/OpenDRE. Every point is
-a full training run of ``experiments/configs/minpv/gaussian_mi.py`` through the shared trainer
-(``iclr26_jax.core.trainer.train`` with ``MinPVMethod``), mean ± std over seeds.
+Stable Score-Based Models" (ICLR 2026), reference code github.com/Hoemr/OpenDRE; baselines DRE-∞
+(Choi et al., AISTATS 2022) and D3RE. Every point is a full training run of
+``experiments/configs/minpv/gaussian_mi.py:<variant>`` through the shared trainer
+(``trainer.train`` with ``MinPVMethod``), mean ± std over seeds, at ONE budget per claim for all
+rows (steps, batch, network); the learning rate is a per-objective setting recorded in the table.
+The truth is the mean analytic log r over the same evaluation samples (spec §14 T2).
 
-Methods (all on the block-diagonal Gaussian MI task, MI = 2 nats at d = 10 and d/4 above):
-fixed trig and VP paths with conditional time-score matching; DRE-∞ (implicit time-score
-matching, Choi et al. 2022) on the trig path; the dequantified diffusion bridge of D3RE on the
-linear schedule (conditional objective); KMM-MinPV (Kumaraswamy-mixture path trained jointly with
-the network under the MinPV penalty). All conditional runs use the spec §10 ``fixed`` preset
-(time-only weights, exact variance in the weights, floored penalty, exact bridge cross term) and
-the conditional objective (no data head), so the conditional rows differ only in the path (and
-the interpolant for the bridge).
-
-Claim ``minpv/mi_error_d10``: MinPV's mean relative |MI error| at d = 10, against the analytic
-mean log-ratio over the same evaluation samples (spec §14 T2: the fair truth). Threshold 0.10:
-at d = 10 the MI is 2 nats, and 10 % (0.2 nats) is well above the Monte Carlo error of the
-evaluation mean (the truth is computed on the same samples, so only the estimator's error
-counts) but tight enough that an untrained score (estimate ≈ 0, 100 % error) or the
-sign-flipped target of spec T2.3 (estimate ≈ −1 nat, 150 %) fails by a wide margin. Spec §14
-warns that at laptop budgets the runs are short, so this claim may well fail here; the verdict
-"MinPV beats fixed paths" is reported in the details from the same measurements, whichever way
-it goes.
-
-Claim ``minpv/path_variance_ratio``: J[α] = ∫ Var(c_t) dt (floored, δ = 1e-5, d = m = 10) of the
-learned KMM path over the Cauchy–Schwarz minimum L² attained by the geodesic (spec §8); 1 is the
-minimum possible. Threshold 2.0: the reference KMM initialisation sits at ≈ 5 L² and trig at
-≈ 10 L² (spec §8), so a ratio below 2 means joint training removed at least three quarters of
-the initial excess variance.
-
-Laptop scale (``_scale``): d ∈ {10, 40}, seeds (0, 1), 1000 steps, batch 256, 2 × 64 residual
-MLP, AdamW 3e-3 (cosine), EMA 0.99 instead of the config's 0.999 (see ``_scale``), 1024
-evaluation samples, quad gap at 200 nodes: 20 training runs. First measurement (2026-11-30, two
-shared cores): MinPV relative error 0.37 at d = 10 (trig 0.13, VP 0.24, DRE-∞ 0.99, bridge
-0.95; every method misses by > 90 % at d = 40, where 1000 steps are far too few), J / L² = 1.71.
-``--full``: d ∈ {10, 40, 80}, three seeds, 6000 steps, 3 × 128, EMA 0.999 (accelerator scale).
+Claims (issue #15 measurements behind each choice are in the config docstrings):
+- ``minpv/objectives_mi_d10``: the worst relative |MI error| at d = 10 over the three fixed-path
+  estimators — conditional TSM on trig, DRE-∞ implicit on trig (``model.time_scale`` → 30), D3RE
+  bridge + implicit on linear with γ = 1. Threshold 0.10 (spec T2: 10 %; an untrained score is
+  100 % off, the sign-flipped targets > 40 %).
+- ``minpv/negative_controls_d10``: the same three objectives with the flipped term
+  (``loss.flip_cross_sign``): the smallest relative error must exceed 0.4, so a wrong target
+  cannot pass the claim above.
+- ``minpv/minpv_vs_fixed_d10``: KMM-MinPV (learned path, penalty) minus trig (fixed path), both
+  conditional with the ``fixed`` preset at the same, larger budget: value = MinPV's |MI error| −
+  trig's. The paper's claim is that MinPV is at least as accurate (value <= 0). The learned
+  path moves training times away from the α-band that carries 90 % of the MI
+  (``eval/band_fraction``, shown per row), so at laptop budgets this is expected to fail; the
+  ``--full`` run uses the reference's scale (``gaussian_mi.py:paper`` sizes).
+- ``minpv/quadratic_mi_d40``: the parametric Gaussian time score (``model.kind=quadratic``, the
+  model class of the published DRE-∞ / D3RE MI numbers) at d = 40 (MI = 10): worst relative error
+  over the three fixed-path estimators, threshold 0.10.
+- ``minpv/path_variance_ratio``: J[α] of the learned KMM path over the geodesic's L² (spec §8).
 """
 
 from __future__ import annotations
@@ -49,36 +40,39 @@ from experiments.claims import Claim, ClaimContext, ClaimResult
 _RUNS: dict = {}  # (arg, full) -> (eval metrics, learned path params); claims share runs
 _ROOT: dict = {}
 
-# label -> config variant/overrides (without the sizes, which come from _scale).
-METHODS = {
-    "trig (fixed)": "trig,fixed",
-    "VP (fixed)": "trig,fixed,path.name=vp",
-    "DRE-∞ (implicit, trig)": "trig,loss.objective=implicit",
-    "bridge (D3RE, linear)": "trig,fixed,interpolant=bridge,path.name=linear",
-    "KMM-MinPV": "fixed,loss.objective=conditional",
+# label -> (config variants/overrides without the sizes, learning rate)
+OBJECTIVES = {
+    "conditional (trig)": ("trig,fixed", 3e-3),
+    "DRE-∞ (implicit, trig)": ("implicit", 1e-3),
+    "D3RE (bridge + implicit, linear, γ = 1)": ("bridge", 3e-3),
 }
-MINPV = "KMM-MinPV"
-FIXED = ("trig (fixed)", "VP (fixed)")
+COMPARE = {
+    "trig (fixed path)": ("trig,fixed", 3e-3),
+    "KMM-MinPV (learned path)": ("fixed,loss.objective=conditional", 3e-3),
+}
+MINPV, FIXED = "KMM-MinPV (learned path)", "trig (fixed path)"
 
 
 def _scale(ctx: ClaimContext) -> dict:
+  """Budgets. Laptop: every row of a claim at the same steps / batch / 2 × 64 network."""
   if ctx.full:
-    return dict(dims=(10, 40, 80), seeds=(0, 1, 2), steps=6000, batch=512, width=128, depth=3,
-                time_features=64, eval_size=4096, lr=1e-3, gap_factor=4, ema=0.999)
-  # Sized for the < 4 min budget on two shared cores: 20 runs, each dominated by per-step
-  # dispatch and compilation (batch 1024 × 800 steps was less accurate than 256 × 1200). EMA
-  # 0.99: with the config's 0.999 a 1000-step run still weighs the initial network by
-  # 0.999^1000 ≈ 0.37, which pulled every estimate towards 0 (trig, d = 10: 1.06 → 1.66).
-  return dict(dims=(10, 40), seeds=(0, 1), steps=1000, batch=256, width=64, depth=2,
-              time_features=32, eval_size=1024, lr=3e-3, gap_factor=2, ema=0.99)
+    return dict(d10=10, d40=40, seeds=(0, 1, 2), steps=6000, compare_steps=3000, batch=512,
+                quad_steps=20000,
+                compare_batch=9600, width=128, depth=3, compare_width=256, compare_depth=4,
+                time_features=64, eval_size=4096, gap_factor=4, ema=0.999)
+  # EMA 0.99: with 0.999 a 1500-step run still weighs the initial network by 0.999^1500 ≈ 0.22.
+  return dict(d10=10, d40=40, seeds=(0, 1), steps=1500, compare_steps=3000, batch=256,
+              quad_steps=4000,
+              compare_batch=256, width=64, depth=2, compare_width=64, compare_depth=2,
+              time_features=32, eval_size=1024, gap_factor=2, ema=0.99)
 
 
-def _sizes(sc: dict) -> str:
-  return (f"num_steps={sc['steps']},batch_size={sc['batch']},model.width={sc['width']},"
-          f"model.depth={sc['depth']},model.time_features={sc['time_features']},"
-          f"data.eval_size={sc['eval_size']},optim.learning_rate={sc['lr']},"
-          f"ema_decay={sc['ema']},estimate.gap_factor={sc['gap_factor']},"
-          f"checkpoint_every={sc['steps']},log_every={sc['steps']},progress_bar=False")
+def _sizes(sc: dict, steps: int, batch: int, width: int, depth: int) -> str:
+  return (f"num_steps={steps},batch_size={batch},model.width={width},"
+          f"model.depth={depth},model.time_features={sc['time_features']},"
+          f"data.eval_size={sc['eval_size']},ema_decay={sc['ema']},"
+          f"estimate.gap_factor={sc['gap_factor']},"
+          f"checkpoint_every={steps},log_every={steps},progress_bar=False")
 
 
 def _train(ctx: ClaimContext, arg: str):
@@ -99,85 +93,143 @@ def _train(ctx: ClaimContext, arg: str):
   return _RUNS[key]
 
 
-def _arg(sc, method, dim, seed):
-  return f"{METHODS[method]},data.dim={dim},seed={seed},{_sizes(sc)}"
+def _arg(spec, dim, seed, sizes, extra=""):
+  variant, lr = spec
+  return f"{variant},data.dim={dim},seed={seed},optim.learning_rate={lr}{extra},{sizes}"
 
 
-def _sweep(ctx):
-  """{method: {dim: [eval metrics per seed]}}."""
-  sc = _scale(ctx)
-  return {m: {d: [_train(ctx, _arg(sc, m, d, s))[0] for s in sc["seeds"]] for d in sc["dims"]}
-          for m in METHODS}
+def _rows(ctx, table: dict, dim: int, seeds, sizes: str, extra: str = "") -> dict:
+  """{label: [eval metrics per seed]}."""
+  return {k: [_train(ctx, _arg(spec, dim, s, sizes, extra))[0] for s in seeds]
+          for k, spec in table.items()}
 
 
 def _rel_err(m):
   return abs(m["eval/mi_estimate"] - m["eval/mi_sample_truth"]) / m["eval/mi_sample_truth"]
 
 
-def _mi(ctx: ClaimContext) -> ClaimResult:
+def _ms(xs):
+  return f"{np.mean(xs):.3f} ± {np.std(xs):.3f}"
+
+
+def _table(res: dict, table: dict) -> str:
+  lines = ["| method | config | lr | MI estimate | truth (sample / analytic) | rel. error | "
+           "log-ratio RMSE | band fraction | quad gap |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+  for k, runs in res.items():
+    lines.append(
+        f"| {k} | `{table[k][0]}` | {table[k][1]:g} | "
+        f"{_ms([r['eval/mi_estimate'] for r in runs])} | "
+        f"{np.mean([r['eval/mi_sample_truth'] for r in runs]):.3f} / "
+        f"{runs[0]['eval/mi_true']:.3f} | {_ms([_rel_err(r) for r in runs])} | "
+        f"{_ms([r['eval/log_ratio_rmse'] for r in runs])} | "
+        f"{np.mean([r.get('eval/band_fraction', np.nan) for r in runs]):.3f} | "
+        f"{np.mean([r['eval/quad_gap'] for r in runs]):+.4f} |")
+  return "\n".join(lines)
+
+
+def _bar_plot(ctx, res: dict, name: str, title: str) -> str:
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
-
-  sc = _scale(ctx)
-  res = _sweep(ctx)
-  ms = lambda xs: f"{np.mean(xs):.3f} ± {np.std(xs):.3f}"
-  lines = ["| method | d | MI estimate | truth (sample / analytic) | abs. MI error | rel. error | "
-           "log-ratio RMSE | quad gap |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-  for meth, by_dim in res.items():
-    for d, runs in by_dim.items():
-      lines.append(
-          f"| {meth} | {d} | {ms([r['eval/mi_estimate'] for r in runs])} | "
-          f"{np.mean([r['eval/mi_sample_truth'] for r in runs]):.3f} / "
-          f"{runs[0]['eval/mi_true']:.3f} | {ms([r['eval/mae'] for r in runs])} | "
-          f"{ms([_rel_err(r) for r in runs])} | {ms([r['eval/log_ratio_rmse'] for r in runs])} | "
-          f"{np.mean([r['eval/quad_gap'] for r in runs]):+.4f} |")
-
-  fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-  for meth, by_dim in res.items():
-    dims = list(by_dim)
-    for ax, fn in ((axes[0], lambda r: r["eval/mae"]), (axes[1], _rel_err)):
-      vals = [[fn(r) for r in by_dim[d]] for d in dims]
-      ax.errorbar(dims, [np.mean(v) for v in vals], [np.std(v) for v in vals], marker="o",
-                  capsize=3, label=meth, ls="--" if meth != MINPV else "-")
-  axes[0].set_ylabel("|MI estimate − truth| (nats)")
-  axes[1].set_ylabel("relative |MI error|")
-  for ax in axes:
-    ax.set_xlabel("dimension d")
-    ax.set_xticks(sc["dims"])
-    ax.set_yscale("log")
-  axes[0].legend(fontsize=8)
-  fig.suptitle(f"Gaussian MI: error vs d ({len(sc['seeds'])} seeds, {sc['steps']} steps)")
+  labels = list(res)
+  vals = [[_rel_err(r) for r in res[k]] for k in labels]
+  fig, ax = plt.subplots(figsize=(7, 3.2))
+  ax.bar(range(len(labels)), [np.mean(v) for v in vals], yerr=[np.std(v) for v in vals],
+         capsize=4, color="tab:blue")
+  ax.axhline(0.10, color="k", ls="--", lw=1, label="10 % threshold")
+  ax.set_xticks(range(len(labels)))
+  ax.set_xticklabels(labels, fontsize=7)
+  ax.set_ylabel("relative |MI error|")
+  ax.set_title(title, fontsize=9)
+  ax.legend(fontsize=7)
   fig.tight_layout()
-  plot = os.path.join(ctx.outdir, "mi_error_vs_d.png")
-  fig.savefig(plot, dpi=110)
+  path = os.path.join(ctx.outdir, name)
+  fig.savefig(path, dpi=110)
   plt.close(fig)
+  return path
 
-  d0 = sc["dims"][0]
-  err = {m: float(np.mean([_rel_err(r) for r in res[m][d0]])) for m in METHODS}
-  verdicts = []
-  for d in sc["dims"]:
-    mae = {m: float(np.mean([r["eval/mae"] for r in res[m][d]])) for m in METHODS}
-    best_fixed = min(FIXED, key=mae.get)
-    won = mae[MINPV] < mae[best_fixed]
-    verdicts.append(f"d = {d}: MinPV |MI error| {mae[MINPV]:.3f} vs best fixed path "
-                    f"({best_fixed}) {mae[best_fixed]:.3f} → MinPV "
-                    f"{'beats' if won else 'does not beat'} the fixed paths; most accurate "
-                    f"overall: {min(mae, key=mae.get)}.")
+
+def _protocol(sc, steps, batch, width, depth, extra=""):
+  return (f"{steps} steps, batch {batch}, residual MLP {depth} × {width} "
+          f"({sc['time_features']} time features){extra}, AdamW with cosine decay, EMA "
+          f"{sc['ema']}, seeds {sc['seeds']}, {sc['eval_size']} held-out p1 samples, trapezoid "
+          "on 100 uniform nodes. Mean ± std over seeds; truth = mean analytic log r on the same "
+          "samples. Band fraction = share of training times whose α(t) lies in the α-band that "
+          "carries 90 % of the MI.")
+
+
+def _objectives(ctx: ClaimContext) -> ClaimResult:
+  sc = _scale(ctx)
+  sizes = _sizes(sc, sc["steps"], sc["batch"], sc["width"], sc["depth"])
+  res = _rows(ctx, OBJECTIVES, sc["d10"], sc["seeds"], sizes)
+  err = {k: float(np.mean([_rel_err(r) for r in v])) for k, v in res.items()}
+  worst = max(err, key=err.get)
+  plot = _bar_plot(ctx, res, "mi_objectives_d10.png",
+                   f"Gaussian MI d = {sc['d10']}: every estimator at one budget")
+  details = (f"Protocol: {_protocol(sc, sc['steps'], sc['batch'], sc['width'], sc['depth'])}"
+             f"\n\n{_table(res, OBJECTIVES)}\n\nValue = the worst mean relative error "
+             f"({worst}: {err[worst]:.3f}).")
+  return ClaimResult(err[worst], details, [plot])
+
+
+def _controls(ctx: ClaimContext) -> ClaimResult:
+  sc = _scale(ctx)
+  sizes = _sizes(sc, sc["steps"], sc["batch"], sc["width"], sc["depth"])
+  res = _rows(ctx, OBJECTIVES, sc["d10"], sc["seeds"][:1], sizes,
+              extra=",loss.flip_cross_sign=True")
+  err = {k: float(np.mean([_rel_err(r) for r in v])) for k, v in res.items()}
+  best = min(err, key=err.get)
+  details = (f"Same runs as `minpv/objectives_mi_d10` (seed {sc['seeds'][0]}) with "
+             "`loss.flip_cross_sign=True`: the plain target's β̇⟨x0, x1⟩, the bridge target's "
+             "⟨μ̇, z⟩/√v and the implicit objective's λ ∂_t s change sign.\n\n"
+             + _table(res, OBJECTIVES) + f"\n\nValue = the smallest relative error ({best}).")
+  return ClaimResult(err[best], details, [])
+
+
+def _compare(ctx: ClaimContext) -> ClaimResult:
+  sc = _scale(ctx)
+  sizes = _sizes(sc, sc["compare_steps"], sc["compare_batch"], sc["compare_width"],
+                 sc["compare_depth"])
+  res = _rows(ctx, COMPARE, sc["d10"], sc["seeds"], sizes)
+  mae = {k: float(np.mean([r["eval/mae"] for r in v])) for k, v in res.items()}
+  band = {k: float(np.mean([r["eval/band_fraction"] for r in v])) for k, v in res.items()}
+  value = mae[MINPV] - mae[FIXED]
+  plot = _bar_plot(ctx, res, "minpv_vs_fixed_d10.png",
+                   f"MinPV vs trig at equal budget (d = {sc['d10']}, {sc['compare_steps']} steps)")
   details = (
-      f"Laptop protocol: {sc['steps']} steps, batch {sc['batch']}, residual MLP "
-      f"{sc['depth']} × {sc['width']} ({sc['time_features']} time features), AdamW "
-      f"{sc['lr']:g} with cosine decay, EMA {sc['ema']}, seeds {sc['seeds']}, {sc['eval_size']} "
-      "held-out p1 samples, trapezoid on 100 uniform nodes (quad gap = estimate at "
-      f"{100 * sc['gap_factor']} nodes − estimate). Configs: `gaussian_mi.py:<variant>` with "
-      + ", ".join(f"{m}: `{a}`" for m, a in METHODS.items())
-      + ". Truth = mean analytic log r over the same evaluation samples (the analytic MI is "
-      "shown next to it). Mean ± std over seeds.\n\n" + "\n".join(lines)
-      + "\n\nVerdict (\"MinPV beats fixed paths\", from these runs): " + " ".join(verdicts)
-      + f"\n\nValue = MinPV's relative |MI error| at d = {d0} ({err[MINPV]:.3f}); other "
-      "methods at that d: " + ", ".join(f"{m} {v:.3f}" for m, v in err.items() if m != MINPV)
-      + ". Spec §14: at these budgets a learned path need not beat a good fixed schedule.")
-  return ClaimResult(err[MINPV], details, [plot])
+      "Protocol: " + _protocol(sc, sc["compare_steps"], sc["compare_batch"], sc["compare_width"],
+                               sc["compare_depth"])
+      + " Both rows: conditional TSM with the `fixed` preset; MinPV trains the KMM path jointly "
+      "under the penalty (deterministic grid normaliser, φ clipped apart).\n\n"
+      + _table(res, COMPARE)
+      + f"\n\nValue = MinPV |MI error| − trig |MI error| = {mae[MINPV]:.3f} − {mae[FIXED]:.3f} "
+      f"= {value:+.3f} (≤ 0: MinPV at least as accurate, the paper's claim). The learned path "
+      f"puts {band[MINPV]:.0%} of its training times in the MI-carrying α-band against trig's "
+      f"{band[FIXED]:.0%}: MinPV minimises the target variance by spending time where α → 0, "
+      "which at this budget starves the band where the MI accrues. "
+      + ("At accelerator scale (`--full`, the reference's batch 9600 and 4 × 256) the same claim "
+         "runs unchanged." if not ctx.full else ""))
+  return ClaimResult(value, details, [plot])
+
+
+def _quadratic(ctx: ClaimContext) -> ClaimResult:
+  sc = _scale(ctx)
+  sizes = _sizes(sc, sc["quad_steps"], sc["batch"], sc["width"], sc["depth"])
+  # One learning rate and the 30·t embedding for all three rows: the d × d matrix W needs more
+  # steps than the d = 10 MLP rows (measured at 1500 steps: conditional 7.0, implicit 9.6,
+  # bridge 9.4 for a truth of 10.0; conditional at 4000 steps 9.47).
+  table = {k: (v + ",quadratic,model.time_scale=30", 3e-3) for k, (v, _) in OBJECTIVES.items()}
+  res = _rows(ctx, table, sc["d40"], sc["seeds"], sizes)
+  err = {k: float(np.mean([_rel_err(r) for r in v])) for k, v in res.items()}
+  worst = max(err, key=err.get)
+  plot = _bar_plot(ctx, res, "mi_quadratic_d40.png",
+                   f"Parametric Gaussian time score, d = {sc['d40']} (MI = {sc['d40'] / 4:g})")
+  details = (f"Protocol: {_protocol(sc, sc['quad_steps'], sc['batch'], sc['width'], sc['depth'])} "
+             "Model: `model.kind=quadratic` (a(t) + Σ b_k(t)(Wx)_k², coefficient MLP of t of "
+             "the stated width).\n\n" + _table(res, table)
+             + f"\n\nValue = the worst mean relative error ({worst}: {err[worst]:.3f}).")
+  return ClaimResult(err[worst], details, [plot])
 
 
 def _path(ctx: ClaimContext) -> ClaimResult:
@@ -186,9 +238,11 @@ def _path(ctx: ClaimContext) -> ClaimResult:
   from iclr26_jax.minpv import analysis, paths
 
   sc = _scale(ctx)
-  d = sc["dims"][0]
+  d = sc["d10"]
   m = float(d)     # E‖x1‖² = tr Σ = d for the Gaussian MI task
-  learned = [_train(ctx, _arg(sc, MINPV, d, s))[1] for s in sc["seeds"]]
+  sizes = _sizes(sc, sc["compare_steps"], sc["compare_batch"], sc["compare_width"],
+                 sc["compare_depth"])
+  learned = [_train(ctx, _arg(COMPARE[MINPV], d, s, sizes))[1] for s in sc["seeds"]]
   geo = analysis.geodesic(dim=d, m=m)
   j = lambda name, phi: float(analysis.path_variance_integral(paths.get_path(name), phi, dim=d,
                                                               m=m))
@@ -222,8 +276,8 @@ def _path(ctx: ClaimContext) -> ClaimResult:
   details = (
       f"J[α] = ∫ Var(c_t | ‖x1‖² = m) dt with the floored variance (δ = 1e-5) of the penalty, "
       f"d = m = {d}, trapezoid on a dense geometric grid over [1e-5, 1 − 1e-5]; learned paths "
-      f"are the evaluated (EMA) φ of the `{METHODS[MINPV]}` runs of the MI claim at d = {d} "
-      f"({sc['steps']} joint steps, seeds {sc['seeds']}). A path that stops short of α = 0 "
+      f"are the evaluated (EMA) φ of the `{COMPARE[MINPV][0]}` runs of `minpv/minpv_vs_fixed_d10` "
+      f"({sc['compare_steps']} joint steps, seeds {sc['seeds']}). A path that stops short of α = 0 "
       "has a smaller bound: VP ends at α(1) = exp(−5.05) ≈ 0.006, so its J can sit below the L² of "
       "the full geodesic; linear uses its own affine β (affine metric).\n\n" + "\n".join(rows)
       + f"\n\nα at t = {fmt(probes)}: learned {fmt(alpha_l)}, geodesic "
@@ -232,17 +286,33 @@ def _path(ctx: ClaimContext) -> ClaimResult:
   return ClaimResult(ratio, details, [plot])
 
 
+_CFG = "experiments/configs/minpv/gaussian_mi.py"
+
 CLAIMS = [
-    Claim(name="minpv/mi_error_d10", method="minpv",
-          config="experiments/configs/minpv/gaussian_mi.py (KMM-MinPV: fixed,"
-                 "loss.objective=conditional; baselines trig, VP, DRE-∞, bridge)",
-          measure="KMM-MinPV's relative |MI estimate − truth| at d = 10 (mean over seeds); the "
-                  "table compares all methods at d = 10 and 40",
+    Claim(name="minpv/objectives_mi_d10", method="minpv",
+          config=f"{_CFG}:trig,fixed | :implicit | :bridge (d = 10, one budget)",
+          measure="worst mean relative |MI estimate − truth| over conditional TSM (trig), "
+                  "DRE-∞ (implicit, trig) and D3RE (bridge + implicit, γ = 1) at d = 10",
           reference=0.0, reference_source="analytic MI (mean analytic log r on the evaluation "
-          "samples); pass within 10 %", direction="lower", threshold=0.10, run=_mi),
+          "samples); pass within 10 %", direction="lower", threshold=0.10, run=_objectives),
+    Claim(name="minpv/negative_controls_d10", method="minpv",
+          config=f"{_CFG}:<each objective>,loss.flip_cross_sign=True",
+          measure="smallest relative |MI error| of the three objectives with the flipped term",
+          reference=1.0, reference_source="a wrong target must miss the analytic MI by > 40 %",
+          direction="higher", threshold=0.4, run=_controls),
+    Claim(name="minpv/minpv_vs_fixed_d10", method="minpv",
+          config=f"{_CFG}:fixed,loss.objective=conditional vs :trig,fixed (equal budget)",
+          measure="KMM-MinPV |MI error| − trig |MI error| at d = 10, same steps / batch / network",
+          reference=0.0, reference_source="paper: the minimum-variance path is at least as "
+          "accurate as fixed schedules", direction="lower", threshold=0.0, run=_compare),
+    Claim(name="minpv/quadratic_mi_d40", method="minpv",
+          config=f"{_CFG}:<objective>,quadratic,data.dim=40",
+          measure="worst mean relative |MI error| of the three objectives with the parametric "
+                  "Gaussian time score at d = 40 (MI = 10)",
+          reference=0.0, reference_source="analytic MI; pass within 10 %", direction="lower",
+          threshold=0.10, run=_quadratic),
     Claim(name="minpv/path_variance_ratio", method="minpv",
-          config="experiments/configs/minpv/gaussian_mi.py:fixed,loss.objective=conditional "
-                 "(learned φ) vs analysis.geodesic",
+          config=f"{_CFG}:fixed,loss.objective=conditional (learned φ) vs analysis.geodesic",
           measure="integrated path variance J of the learned KMM path over the geodesic's L² "
                   "(d = m = 10)",
           reference=1.0, reference_source="closed form: Cauchy–Schwarz minimum (spec §8)",

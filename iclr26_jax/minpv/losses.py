@@ -15,7 +15,12 @@ and their closed-form conditional variances
 
 The MinPV step (spec §7, the shipped reference loss): the target, x_t and the weights use the path
 under ``stop_gradient``; the penalty P_i = Var(c | ζ_i; t'_i, φ) at fresh t' is the only path to
-φ; total = mean_i (ℓ_i + P_i) / sg(mean_j Var_j).
+φ; total = mean_i (ℓ_i + P_i) / N with N = sg(mean_j Var_j) in the reference. Departure: N is
+applied only when the penalty is on (as the reference does: only under ``--mvp``) and is by
+default a deterministic grid mean of the weight variance (``loss_normalizer``); the reference's
+batch mean is heavy-tailed and rescales each step's gradient at random. The penalty's gradient
+(norm ~160 at init) would own a clip shared with the network, so the optimiser clips φ's and
+θ's gradients apart (``make_optimizer(path_grad_clip=...)``).
 
 Switches where the release and the exact derivation differ (``LossSettings``; faithful
 defaults first):
@@ -46,6 +51,8 @@ INTERPOLANTS = ("plain", "bridge")
 OBJECTIVES = ("conditional", "joint", "implicit")
 TIME_SAMPLERS = ("uniform", "lognorm", "is")
 IS_MOMENTS = ("unit", "data")
+NORMALIZERS = ("grid", "batch", "none")
+NORM_GRID = 64   # midpoints of [eps, 1 − eps] for the deterministic "grid" normaliser
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,13 +75,18 @@ class LossSettings:
   eps_b: float = 0.005                # bridge ε_b (a variance; the reference's sample_noise_std)
   eps: float = paths_lib.EPS          # t clip
   data_weight: float = 1.0            # multiplier of the joint data-score loss
-  flip_cross_sign: bool = False       # negative control only: flips β̇⟨x0,x1⟩ in the plain target
+  normalizer: str = "grid"            # with the penalty only: "grid" (deterministic) | "batch"
+                                      # (reference) | "none"; see ``loss_normalizer``
+  flip_cross_sign: bool = False       # negative control only: flips β̇⟨x0,x1⟩ in the plain
+                                      # target, ⟨μ̇, z⟩/√v in the bridge target and λ ∂_t s in
+                                      # the implicit objective
 
   def __post_init__(self):
     choices = {"interpolant": INTERPOLANTS, "objective": OBJECTIVES,
                "weights": ("per_sample", "time_only"), "var_for_weights": ("floored", "exact"),
                "cross_term": ("abs", "exact"), "penalty_t": ("fresh", "same"),
-               "time_sampler": TIME_SAMPLERS, "is_moments": IS_MOMENTS}
+               "time_sampler": TIME_SAMPLERS, "is_moments": IS_MOMENTS,
+               "normalizer": NORMALIZERS}
     for field, options in choices.items():
       if getattr(self, field) not in options:
         raise ValueError(f"{field} must be one of {options}; got {getattr(self, field)!r}")
@@ -110,10 +122,11 @@ def plain_target(coeffs: PathCoeffs, x0: jax.Array, x1: jax.Array, *, target_eps
 
 
 def bridge_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, x0: jax.Array, x1: jax.Array,
-                  z: jax.Array) -> tuple[jax.Array, jax.Array]:
+                  z: jax.Array, *, flip_cross_sign: bool = False) -> tuple[jax.Array, jax.Array]:
   """Conditional targets of the dequantified bridge x_t = α x0 + β x1 + √v z.
 
-  Args: coeffs, v, dv fields (B,); x0, x1, z (B, d).
+  Args: coeffs, v, dv fields (B,); x0, x1, z (B, d); flip_cross_sign: negative control only
+  (flips the ⟨μ̇, z⟩/√v term, the one that carries the pairing of x0 and x1).
   Returns: ``(c (B,), data_target (B, d))``, c = −(d/2)v̇/v + v̇/(2v)‖z‖² + ⟨μ̇, z⟩/√v, data −z/√v.
   """
   if not (x0.ndim == 2 and x0.shape == x1.shape == z.shape):
@@ -122,8 +135,9 @@ def bridge_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, x0: jax.Array
   _, _, da, db = coeffs
   sigma = jnp.sqrt(v)
   mu_dot = da[:, None] * x0 + db[:, None] * x1
+  sign = -1.0 if flip_cross_sign else 1.0
   c = (-0.5 * d * dv / v + 0.5 * dv / v * jnp.sum(z ** 2, axis=1)
-       + jnp.sum(mu_dot * z, axis=1) / sigma)
+       + sign * jnp.sum(mu_dot * z, axis=1) / sigma)
   return c, -z / sigma[:, None]
 
 
@@ -230,6 +244,42 @@ def _check_batch(batch):
 
 
 # -------------------------------------------------------------------------- conditional / MinPV
+def loss_normalizer(s: "LossSettings", path_fn: Callable, phi_sg, x0: jax.Array, x1: jax.Array,
+                    var_w: jax.Array) -> jax.Array:
+  """The scalar the MinPV loss is divided by (under ``stop_gradient``); 1 without the penalty.
+
+  The reference (OpenDRE, ``--mvp``) divides ℓ + P by the batch mean of the weight variances,
+  and only under its MinPV flag. With exact weights that batch mean is heavy-tailed (Var ∝ 1/α²
+  near α = 0: median 1.9e4, max 6.9e8 over a run), so every step's gradient is rescaled by a
+  random factor spanning four decades. Choices (``settings.normalizer``):
+    "grid":  mean of the weight variance over ``NORM_GRID`` fixed midpoints of [eps, 1 − eps] at
+             the batch means of the moments — deterministic given φ and smooth in the batch;
+    "batch": the reference's sg(mean_j Var_j) over the batch (``var_w``, shape (B,));
+    "none":  1.
+  Without the penalty (fixed path) the loss is never normalised, as in the reference.
+
+  Args:
+    s: settings; path_fn, phi_sg: the (detached) path; x0, x1: (B, d); var_w: (B,).
+  Returns: a positive scalar.
+  """
+  if not s.penalty or s.normalizer == "none":
+    return jnp.ones(())
+  if s.normalizer == "batch":
+    return jnp.mean(var_w)
+  k = NORM_GRID
+  t = s.eps + (1.0 - 2.0 * s.eps) * (jnp.arange(k, dtype=jnp.float32) + 0.5) / k
+  co = path_fn(phi_sg, t)
+  d = x0.shape[1]
+  sq1 = jnp.mean(jnp.sum(x1 ** 2, axis=1))
+  if s.interpolant == "plain":
+    floor = s.var_floor if s.var_for_weights == "floored" else 0.0
+    return jnp.mean(plain_variance(co, sq1, d, floor=floor))
+  sq0, dot = jnp.mean(jnp.sum(x0 ** 2, axis=1)), jnp.mean(jnp.sum(x0 * x1, axis=1))
+  v, dv = paths_lib.bridge_variance(co, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
+  return jnp.mean(bridge_variance_of_target(co, v, dv, sq0, sq1, dot, d,
+                                            cross_term=s.cross_term))
+
+
 def _variance(s: LossSettings, coeffs, t, x0, x1, *, floor, per_sample, v=None, dv=None):
   d = x0.shape[1]
   sq1 = jnp.sum(x1 ** 2, axis=1)
@@ -261,7 +311,8 @@ def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: ja
       refreshes it every 1000 steps); None = the current φ (detached).
   Returns:
     ``(loss, info)``; info has ``tsm/loss``, ``tsm/loss_normalised``, ``tsm/data_loss``,
-    ``path/penalty``, ``tsm/var_mean``.
+    ``path/penalty``, ``tsm/var_mean`` (batch mean of the weight variances) and
+    ``tsm/normalizer`` (what the loss was divided by: ``loss_normalizer``).
   """
   s = settings
   if s.objective not in ("conditional", "joint"):
@@ -288,7 +339,7 @@ def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: ja
     z = _normal(k_z, (n, d))
     v, dv = paths_lib.bridge_variance(co, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
     xt = paths_lib.interpolate_plain(co, x0, x1) + jnp.sqrt(v)[:, None] * z
-    c, x_target = bridge_target(co, v, dv, x0, x1, z)
+    c, x_target = bridge_target(co, v, dv, x0, x1, z, flip_cross_sign=s.flip_cross_sign)
     var_w = _variance(s, co, t, x0, x1, floor=0.0, per_sample=s.weights == "per_sample",
                       v=v, dv=dv)
     lam_x = v
@@ -318,10 +369,11 @@ def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: ja
     pen = _variance(s, co_p, tp, x0, x1, floor=s.var_floor, per_sample=True)
   else:
     pen = jnp.zeros((n,))
-  norm = jax.lax.stop_gradient(jnp.mean(var_w))
+  norm = jax.lax.stop_gradient(loss_normalizer(s, path_fn, phi_sg, x0, x1, var_w))
   loss = jnp.mean((ell + pen) / norm)
   info = {"tsm/loss": loss, "tsm/loss_normalised": jnp.mean(time_term),
-          "tsm/data_loss": data_loss, "path/penalty": jnp.mean(pen), "tsm/var_mean": norm}
+          "tsm/data_loss": data_loss, "path/penalty": jnp.mean(pen),
+          "tsm/var_mean": jnp.mean(var_w), "tsm/normalizer": norm}
   return loss, info
 
 
@@ -335,6 +387,15 @@ def implicit_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.A
 
   with λ = α² (plain) or v (bridge), ∂_t s by ``jax.jvp`` in t. In expectation this is
   ½ ∫ E λ (s − s*)² dt minus a path constant. x0 and x1 are used as independent draws.
+
+  Two facts govern training with it (measured on the d = 10 Gaussian MI task, issue #15):
+  - the λ ∂_t s term differentiates the network's time embedding, so the embedding's frequency
+    scale enters the gradient: with the reference's 1000·t the median gradient norm was 25–137
+    against a clip of 1 and the learned score stayed flat (MI 0.03 for a truth of 2.0); the
+    config resolves ``model.time_scale`` to 30 for this objective (``networks.time_scale_for``).
+  - the reference scales ∂_t s by 1/B (autograd with ``grad_outputs = ones/B``), which is not
+    the DRE-∞ objective: its optimum moves to κ ≈ 0. This implementation takes the exact ∂_t s
+    (``jax.jvp``); the known-answer test checks the ½ ∫ λ h² identity that the 1/B form breaks.
 
   Args: as ``conditional_loss``; ``params["path"]`` is used under ``stop_gradient``.
   Returns: ``(loss, {"implicit/loss", "implicit/boundary"})``.
@@ -364,7 +425,8 @@ def implicit_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.A
   t = jax.random.uniform(k_t, (n,), minval=lo, maxval=hi)
   xt, lam, dlam = sample_and_weight(t)
   s_val, ds_dt = jax.jvp(lambda tt: score_fn(net, xt, tt)[0], (t,), (jnp.ones_like(t),))
-  interior = (hi - lo) * jnp.mean(dlam * s_val + lam * ds_dt + 0.5 * lam * s_val ** 2)
+  sign = -1.0 if s.flip_cross_sign else 1.0     # negative control only
+  interior = (hi - lo) * jnp.mean(dlam * s_val + sign * lam * ds_dt + 0.5 * lam * s_val ** 2)
   loss = boundary + interior
   return loss, {"implicit/loss": loss, "implicit/boundary": boundary}
 
@@ -382,9 +444,15 @@ def minpv_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Arra
 # ---------------------------------------------------------------------------------- optimiser
 def make_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
                    path_weight_decay: float = 1e-5,
-                   path_lr: float | None = None) -> optax.GradientTransformation:
-  """One optax chain for ``{"net": θ, "path": φ}``: global-norm clip over both, then AdamW per
-  group (``optax.multi_transform``) with its own weight decay; a frozen φ gets zero updates.
+                   path_lr: float | None = None,
+                   path_grad_clip: float = 0.0) -> optax.GradientTransformation:
+  """One optax chain for ``{"net": θ, "path": φ}``: AdamW per group (``optax.multi_transform``)
+  with its own weight decay; a frozen φ gets zero updates.
+
+  Clipping: ``path_grad_clip <= 0`` is the reference's one global-norm clip (``optim.grad_clip``)
+  over θ and φ together; ``path_grad_clip > 0`` clips each group by its own global norm (θ by
+  ``optim.grad_clip``, φ by ``path_grad_clip``), so the MinPV penalty's large φ-gradient cannot
+  shrink the network's step.
 
   Args:
     optim_cfg: ``core.optim.optim_defaults()`` fields (lr, schedule, b1, b2, eps, weight_decay,
@@ -393,6 +461,7 @@ def make_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
     path_trainable: False freezes φ (fixed schedule, ``frozen``, ``presolve_freeze``).
     path_weight_decay: AdamW weight decay of φ.
     path_lr: peak LR of φ (None or <= 0: the network's).
+    path_grad_clip: > 0 clips φ's gradient apart from θ's (see above).
   """
   if optim_cfg.name not in ("adam", "adamw"):
     raise ValueError(f"optim.name must be adam|adamw for minpv; got {optim_cfg.name!r}")
@@ -400,6 +469,8 @@ def make_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
   wd = optim_cfg.weight_decay if optim_cfg.name == "adamw" else 0.0
   net_tx = optax.adamw(sched, b1=optim_cfg.b1, b2=optim_cfg.b2, eps=optim_cfg.eps,
                        weight_decay=wd)
+  clip = float(optim_cfg.grad_clip or 0.0)
+  apart = path_grad_clip is not None and path_grad_clip > 0
   if path_trainable:
     if path_lr is None or path_lr <= 0:
       psched = sched
@@ -408,14 +479,18 @@ def make_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
       psched = lambda step: sched(step) * ratio  # same shape of schedule, other peak
     path_tx = optax.adamw(psched, b1=optim_cfg.b1, b2=optim_cfg.b2, eps=optim_cfg.eps,
                           weight_decay=path_weight_decay)
+    if apart:
+      path_tx = optax.chain(optax.clip_by_global_norm(float(path_grad_clip)), path_tx)
   else:
     path_tx = optax.set_to_zero()
+  if apart and clip > 0:
+    net_tx = optax.chain(optax.clip_by_global_norm(clip), net_tx)
 
   def labels(params):
     return {k: jax.tree.map(lambda _: k, v) for k, v in params.items()}
 
   parts = []
-  if optim_cfg.grad_clip and optim_cfg.grad_clip > 0:
-    parts.append(optax.clip_by_global_norm(optim_cfg.grad_clip))
+  if not apart and clip > 0:
+    parts.append(optax.clip_by_global_norm(clip))
   parts.append(optax.multi_transform({"net": net_tx, "path": path_tx}, labels))
   return optax.chain(*parts)

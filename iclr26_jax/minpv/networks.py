@@ -2,9 +2,14 @@
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE: a residual MLP whose every block receives a sinusoidal
-embedding of 1000·t passed through a SiLU MLP, with a scalar time-score head and an optional
-d-dimensional data-score head (the joint variant). Dropout is not offered: the conditional
-objectives force it to 0 in the reference.
+embedding of time_scale·t (reference 1000) passed through a SiLU MLP, with a scalar time-score
+head and an optional d-dimensional data-score head (the joint variant). Dropout is not offered:
+the conditional objectives force it to 0 in the reference.
+
+``model.time_scale`` (config) sets the embedding's scale; ``<= 0`` resolves by objective
+(``time_scale_for``): 30 for the implicit (DRE-∞) objective, whose λ ∂_t s term differentiates
+the embedding (at 1000·t it turns into gradient noise and nothing is learned, issue #15), and
+the reference's 1000 for the conditional and joint objectives.
 """
 
 from __future__ import annotations
@@ -13,6 +18,18 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+
+RECOMMENDED_TIME_SCALE = {"implicit": 30.0, "conditional": 1000.0, "joint": 1000.0}
+
+
+def time_scale_for(objective: str, time_scale: float) -> float:
+  """The embedding scale used: ``time_scale`` if > 0, else the objective's recommended one."""
+  if time_scale > 0:
+    return float(time_scale)
+  if objective not in RECOMMENDED_TIME_SCALE:
+    raise ValueError(f"objective must be one of {tuple(RECOMMENDED_TIME_SCALE)}; got {objective!r}")
+  return RECOMMENDED_TIME_SCALE[objective]
 
 
 def sinusoidal_embedding(t: jax.Array, num_features: int, scale: float = 1000.0) -> jax.Array:
@@ -69,4 +86,57 @@ class ScoreNetwork(nn.Module):
     h = act(nn.LayerNorm(name="norm_out")(h) if self.norm else h)
     s_t = nn.Dense(1, name="time_head")(h)[:, 0]
     s_x = nn.Dense(self.dim, name="data_head")(h) if self.data_head else None
+    return s_t, s_x
+
+
+class QuadraticTimeScore(nn.Module):
+  """Parametric Gaussian time-score model: ``(x (B, d), t (B,)) -> (s_t (B,), s_x (B, d) or None)``.
+
+      y = W x,   s_t(x, t) = a(t) + Σ_k b_k(t) y_k²,   s_x(x, t) = −Wᵀ (c(t) ⊙ y)
+
+  with W a free d × d matrix (init I) and (a, b, c)(t) the outputs of a small MLP of the
+  sinusoidal time embedding. For any centred Gaussian path p_t = N(0, α²I + β²Σ) the true time
+  score is of this form with W = Qᵀ (Σ = Q diag(λ) Qᵀ), b_k = ½ṡ_k/s_k², a = −½Σ ṡ_k/s_k and
+  c_k = 1/s_k (s_k = α² + β²λ_k), whatever the path: the family contains the truth of the
+  Gaussian MI task on every path, so what remains is optimisation and the objective.
+
+  This is the kind of model the published DRE-∞ / D3RE Gaussian MI numbers (d up to 160) were
+  obtained with — a d × d quadratic form with time-dependent coefficients rather than an MLP
+  over x (Choi et al., "Density Ratio Estimation via Infinitesimal Classification",
+  AISTATS 2022) — and it makes d = 40…160 reachable on a CPU. It is for the Gaussian MI tasks
+  only: on other data it is a (poor) Gaussian approximation.
+
+  Attributes:
+    dim: d.
+    width: hidden width of the coefficient MLP of t.
+    time_features: sinusoidal features.
+    data_head: also return s_x (joint objective).
+    time_scale: the embedding sees time_scale·t.
+  """
+  dim: int
+  width: int = 128
+  time_features: int = 64
+  data_head: bool = False
+  time_scale: float = 30.0
+
+  @nn.compact
+  def __call__(self, x, t):
+    if x.ndim != 2 or x.shape[1] != self.dim:
+      raise ValueError(f"x must be (B, {self.dim}); got {x.shape}")
+    if t.shape != (x.shape[0],):
+      raise ValueError(f"t must be (B,) = ({x.shape[0]},); got {t.shape}")
+    d = self.dim
+    w = self.param("w", lambda key, shape: jnp.eye(shape[0]), (d, d))
+    y = x @ w.T
+    h = sinusoidal_embedding(t, self.time_features, self.time_scale)
+    h = nn.silu(nn.Dense(self.width, name="t_in")(h))
+    h = nn.silu(nn.Dense(self.width, name="t_hidden")(h))
+    n_out = 1 + d + (d if self.data_head else 0)
+    coef = nn.Dense(n_out, name="t_out", kernel_init=nn.initializers.zeros)(h)
+    a, b = coef[:, 0], coef[:, 1:1 + d]
+    s_t = a + jnp.sum(b * y ** 2, axis=1)
+    s_x = None
+    if self.data_head:
+      c = coef[:, 1 + d:]
+      s_x = -(c * y) @ w
     return s_t, s_x

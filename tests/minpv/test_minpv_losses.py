@@ -116,8 +116,10 @@ def _batch(n=64, seed=0):
 @pytest.mark.parametrize("interpolant", ["plain", "bridge"])
 def test_stop_gradients_penalty_is_the_only_path_to_phi(interpolant):
   # x_t, c and λ are under stop_gradient: without the penalty φ gets exactly zero gradient, the
-  # penalty does not touch θ, and (plain, penalty at the regression t) the φ-gradient equals
-  # ∇φ mean Var(c | x1; t, φ) / sg(mean Var_w) computed from the closed form alone.
+  # penalty does not touch θ's gradient direction, and (plain, penalty at the regression t, the
+  # reference's batch normaliser) the φ-gradient equals ∇φ mean Var(c | x1; t, φ) / sg(mean Var_w)
+  # computed from the closed form alone. Without the penalty the loss is not normalised, so θ's
+  # gradient with the penalty is the one without it divided by the normaliser.
   params = {"net": {"w": jnp.array(0.1), "b": jnp.array(-0.3)}, "path": paths.kmm_init(5)}
   fn = paths.get_path("kmm")
   key = jax.random.PRNGKey(3)
@@ -128,7 +130,8 @@ def test_stop_gradients_penalty_is_the_only_path_to_phi(interpolant):
     out = []
     for pen in (True, False):
       s = losses.LossSettings(interpolant=interpolant, objective="joint", penalty=pen,
-                              penalty_t="same", var_for_weights="exact", var_floor=1e-3)
+                              penalty_t="same", var_for_weights="exact", var_floor=1e-3,
+                              normalizer="batch")
       out.append(jax.grad(lambda q: losses.conditional_loss(_fake_score(0.2), q, batch, key, fn,
                                                             s)[0])(p))
     return out
@@ -136,8 +139,14 @@ def test_stop_gradients_penalty_is_the_only_path_to_phi(interpolant):
   with_pen, without = grads(params)
   assert all(float(jnp.max(jnp.abs(g))) == 0.0 for g in jax.tree.leaves(without["path"]))
   assert max(float(jnp.max(jnp.abs(g))) for g in jax.tree.leaves(with_pen["path"])) > 0
+  _, info = losses.conditional_loss(
+      _fake_score(0.2), params, batch, key, fn,
+      losses.LossSettings(interpolant=interpolant, objective="joint", penalty=True,
+                          penalty_t="same", var_for_weights="exact", var_floor=1e-3,
+                          normalizer="batch"))
+  np.testing.assert_allclose(info["tsm/normalizer"], info["tsm/var_mean"], rtol=1e-6)
   for a, b in zip(jax.tree.leaves(with_pen["net"]), jax.tree.leaves(without["net"])):
-    np.testing.assert_allclose(a, b, rtol=1e-6)
+    np.testing.assert_allclose(a * info["tsm/normalizer"], b, rtol=1e-5)
   if interpolant == "plain":
     t = losses.sample_times(jax.random.split(key, 3)[0], 64)
     sq = jnp.sum(batch["x1"] ** 2, axis=1)
