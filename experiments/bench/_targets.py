@@ -155,4 +155,45 @@ def triton_compile(kernel: dict, capability: int = 90) -> dict:
               spill_loads=num(r"(\d+) bytes spill loads"), stack=num(r"(\d+) bytes stack frame"),
               shared=int(k.metadata.shared), mma=len(re.findall(r"\bmma\.sync", ptx)),
               wgmma=len(re.findall(r"\bwgmma\.mma_async", ptx)),
-              fma_f32=len(re.findall(r"\bfma\.rn\.f32", ptx)), seconds=round(seconds, 1))
+              fma_f32=len(re.findall(r"\bfma\.rn\.f32", ptx)),
+              int_to_float=ptx_int_to_float_converts(ptx), seconds=round(seconds, 1))
+
+
+def mosaic_modules(f: Callable, specs: Sequence) -> list[str]:
+  """Lowers ``jax.jit(f)`` for TPU and returns the Mosaic MLIR (before libtpu's layout passes) of
+  every Pallas kernel in it. Private JAX API: tooling only. A fake chip must be registered for the
+  "cpu" device kind when a lowering path queries the chip (the tests' ``fake_tpu_chip`` fixture)."""
+  from jax._src.pallas.mosaic import lowering as ml
+  found = []
+  orig = ml.lower_jaxpr_to_pipelined_module
+
+  def record(*args, **kwargs):
+    module = orig(*args, **kwargs)
+    found.append(module.operation.get_asm(enable_debug_info=False))
+    return module
+
+  ml.lower_jaxpr_to_pipelined_module = record
+  try:
+    jax.jit(f).trace(*specs).lower(lowering_platforms=("tpu",))
+  finally:
+    ml.lower_jaxpr_to_pipelined_module = orig
+  return found
+
+
+def int_to_float_converts(mosaic_text: str, min_rows: int = 64) -> list[str]:
+  """The ``arith.sitofp`` / ``arith.uitofp`` ops of a Mosaic module on vectors with at least
+  ``min_rows`` rows (second-minor dim): per-weight conversions of an unpacked group (g >= 64
+  inputs). Per-scale-row conversions (1 row) are not counted."""
+  import re
+  out = []
+  for m in re.finditer(r"arith\.(?:si|ui)tofp [^\n]*?: vector<([0-9x]+)x\w+> to", mosaic_text):
+    dims = [int(d) for d in m.group(1).split("x")]
+    if len(dims) >= 2 and dims[-2] >= min_rows:
+      out.append(m.group(0))
+  return out
+
+
+def ptx_int_to_float_converts(ptx: str) -> int:
+  """Number of integer -> float ``cvt`` instructions in PTX text."""
+  import re
+  return len(re.findall(r"\bcvt\.rn\.(?:f32|f16|bf16|f16x2|bf16x2)\.[su](?:8|16|32|64)\b", ptx))

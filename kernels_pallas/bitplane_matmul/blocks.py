@@ -10,7 +10,8 @@ Why these numbers:
 * TPU (Mosaic): blocks' last two dims must be multiples of (8, 128) (16 rows for 16-bit x);
   bk a multiple of the 256-input pack tile (so bk/32 is a multiple of 8). Per-step overhead is
   ~0.35 us, so the GEMV row uses large K and N blocks; prefill dequantizes a (bk, bn) tile in VMEM
-  and does one MXU matmul per (k, plane sweep). Budget: scratch ~ bm*bn*4 (+ bk*bn*4 for dequant).
+  and does one MXU matmul per (k, plane sweep). The unpack is repeated per M block, so prefill
+  uses bm = 512 (one dequantization per tile for M <= 512). Budget: scratch ~ bm*bn*4 (+ bk*bn*4 for dequant).
 * GPU (Triton): power-of-two blocks, dot dims >= 16 (decode pads M to 16). Decode splits K over
   ``split_k`` programs (f32 partial outputs summed by XLA: no atomics) so a 4096-wide GEMV still
   fills the SMs; from 17 rows on, the dequantize variant does one dot per 256-input tile instead of
@@ -63,7 +64,7 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
                                            vmem_limit_bytes=32 * MiB)),
         TableRow("small", 64, BlockConfig("partials", bm=64, bn=512, bk=512,
                                           vmem_limit_bytes=32 * MiB)),
-        TableRow("prefill", None, BlockConfig("dequant", bm=256, bn=256, bk=512,
+        TableRow("prefill", None, BlockConfig("dequant", bm=512, bn=256, bk=512,
                                               vmem_limit_bytes=32 * MiB)),
     ),
     "gpu": (
@@ -112,7 +113,8 @@ def padded_n(platform: str, n: int) -> int:
 
 
 def pick_config(platform: str, m: int, k_pad: int, n: int, group_size: int, x_itemsize: int,
-                *, mixed: bool = False, base: BlockConfig | None = None) -> BlockConfig:
+                *, mixed: bool = False, base: BlockConfig | None = None,
+                f32_activations: bool = False) -> BlockConfig:
   """Clamps a table row (or ``base``) to a problem so that the blocks are legal and divide it.
 
   Args:
@@ -120,6 +122,7 @@ def pick_config(platform: str, m: int, k_pad: int, n: int, group_size: int, x_it
     m: activation rows; k_pad: stored K (multiple of 256); n: output features.
     group_size: g; x_itemsize: bytes per activation element (as the kernel will see it).
     mixed: per-row precisions (forces the partials variant).
+    f32_activations: x is float32 (GPU: forces the partials variant, see below).
     base: a config to clamp instead of the table row (benchmarks and tests).
   Returns:
     a ``BlockConfig`` whose bm divides the padded M, bn the padded N, bk the stored K.
@@ -139,6 +142,11 @@ def pick_config(platform: str, m: int, k_pad: int, n: int, group_size: int, x_it
     while bn > 128 and vmem_bytes(cfg.variant, bm, bn, bk, group_size, x_itemsize) > limit:
       bn = _largest_divisor(n_pad, bn // 2, 128)
     return dataclasses.replace(cfg, bm=bm, bn=bn, bk=bk, split_k=1)
+  if f32_activations and base is None:
+    # f32 activations: the partials dots are f32-exact on tensor cores (x split into 3 bf16 terms
+    # against exact 0/1 bits); the dequantize variant's f32 W tile with TF32x3 splits spilled
+    # ~15.7 KB at BN = 128 on sm_90a. bf16/fp16 activations keep the table's variant.
+    cfg = dataclasses.replace(cfg, variant="partials")
   bm = min(next_pow2(max(cfg.bm, 16)), max(16, next_pow2(m)))
   bn = _largest_divisor(n_pad, max(next_pow2(cfg.bn), 16), 16, pow2=True)
   split_k = max(1, min(cfg.split_k, k_pad // fmt.TILE))

@@ -24,7 +24,9 @@ power of two); only the windows loaded with ``pl.ds`` are powers of two.
   ``max(prec)`` and each row's coefficient is selected per stored precision, sharing ``t``.
 
 Triton needs power-of-two windows and dot dims >= 16: BM >= 16 (decode pads M), BN >= 16, g >= 64.
-f32 activations use IEEE dots (``Precision.HIGHEST``); bf16/fp16 use the tensor cores natively.
+f32 activations: the partials dots split x into 3 bf16 terms against the exact 0/1 bits
+(``_dots.exact_bits_dot``: f32-exact, tensor cores), the dequantize dot uses TF32x3
+(``_dots.tf32x3_dot``, ~2^-21 relative per product); bf16/fp16 use the tensor cores natively.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as pltriton
 
+from kernels_pallas import _dots
 from kernels_pallas.bitplane_matmul import format as fmt
 
 _F32 = jnp.float32
@@ -51,7 +54,7 @@ def _is_pow2(v: int) -> bool:
 
 
 def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precisions,
-            dot_precision):
+            emulate):
   it = iter(refs)
   meta_ref = next(it)
   prec_ref = next(it) if mixed else None
@@ -98,8 +101,10 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
       words = planes_ref[b, pl.ds(t * fmt.WORDS_PER_TILE, fmt.WORDS_PER_TILE), :]  # (8, bn)
       for gi in range(gpt):
         bits = fmt.unpack_words(words, gi * g // 8, g // 8)                # AND, compare, select:
-        bits = jnp.where(bits != 0, jnp.ones((), xdtype), jnp.zeros((), xdtype))  # (g, bn) 0/1
-        u = _dot(xs[gi], bits, dot_precision)
+        bdt = jnp.bfloat16 if xdtype == _F32 else xdtype                   # 0/1: exact in bf16
+        bits = jnp.where(bits != 0, jnp.ones((), bdt), jnp.zeros((), bdt))  # (g, bn) 0/1
+        u = (_dots.exact_bits_dot(xs[gi], bits) if xdtype == _F32
+             else _dot(xs[gi], bits, None))
         acc = acc + (2.0 * u - ss[gi]) * alpha_coef(b, t * gpt + gi)
       return acc
 
@@ -127,7 +132,10 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
       return w + jnp.where(bits != 0, a, -a)                               # select, no convert
 
     w = jax.lax.fori_loop(0, p, plane, w0)
-    return acc + _dot(x_ref[:, pl.ds(k0, fmt.TILE)], w.astype(xdtype), dot_precision)
+    xt = x_ref[:, pl.ds(k0, fmt.TILE)]
+    if xdtype == _F32:  # TF32x3 on tensor cores (emulated bit-exactly in interpret mode)
+      return acc + _dots.tf32x3_dot(xt, w, emulate=emulate)
+    return acc + _dot(xt, w.astype(xdtype), None)
 
   body = tile_dequant if variant == "dequant" else tile_partials
   acc = jax.lax.fori_loop(t_lo, t_hi, body, jnp.zeros((bm, bn), _F32))
@@ -167,7 +175,6 @@ def bitplane_matmul_gpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   tiles_per_split = -(-n_tiles // split_k)
   has_beta = beta is not None
   s_rows, groups = alpha.shape[0], alpha.shape[1]
-  dot_precision = jax.lax.Precision.HIGHEST if x.dtype == _F32 else None
 
   grid = (mp // bm, np_ // bn, split_k)
   in_specs = [pl.BlockSpec((4,), lambda i, j, kk: (0,))]
@@ -190,7 +197,7 @@ def bitplane_matmul_gpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   kernel = functools.partial(
       _kernel, variant=variant, mixed=mixed, has_beta=has_beta, g=g, n_tiles=n_tiles,
       tiles_per_split=tiles_per_split, precisions=tuple(precisions),
-      dot_precision=dot_precision)
+      emulate=bool(interpret))
   operands = [meta] + ([prec] if mixed else []) + [x, planes, alpha] + ([beta] if has_beta else [])
   flops = 2 * mp * kp * np_ * (1 if variant == "dequant" else nb)
   bytes_accessed = (x.size * x.dtype.itemsize + planes.size * 4

@@ -40,6 +40,7 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
+from kernels_pallas import _dots
 from kernels_pallas.bitplane_matmul import format as fmt
 
 _F32 = jnp.float32
@@ -175,14 +176,17 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, do
       for t, start, chunk, groups in _chunks(bk, g):
         words = planes_ref[8 * t:8 * t + 8, :]
         xc = x_ref[:, start:start + chunk]                       # (bm, chunk)
-        bits = _bits_as(words, (start % fmt.TILE) // 8, chunk // 8, xdtype)
+        # f32 x: bits in bf16 (exact) and x split into 3 bf16 terms (_dots.exact_bits_dot).
+        bits = _bits_as(words, (start % fmt.TILE) // 8, chunk // 8,
+                        jnp.bfloat16 if xdtype == _F32 else xdtype)
         for gi, lo in groups:
           if chunk == g:
             xg = xc
           else:  # g = 64: keep the 128-lane slice, zero the other group's lanes
             lane = jax.lax.broadcasted_iota(jnp.int32, xc.shape, 1)
             xg = jnp.where((lane >= lo) & (lane < lo + g), xc, jnp.zeros_like(xc))
-          u = _dot(xg, bits, dot_precision)                      # (bm, bn)
+          u = (_dots.exact_bits_dot(xg, bits) if xdtype == _F32
+               else _dot(xg, bits, None))                         # (bm, bn)
           s = jnp.sum(xg.astype(_F32), axis=1, keepdims=True)    # (bm, 1)
           acc = acc + (2.0 * u - s) * coef(gi)
           if has_beta:

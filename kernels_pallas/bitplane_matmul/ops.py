@@ -201,7 +201,8 @@ def bitplane_matmul(x, planes, alpha, beta, precision, *, precisions=None, group
   itemsize = 4 if (plat == "tpu" and x.dtype == jnp.float16) else jnp.dtype(x.dtype).itemsize
   itemsize = min(itemsize, out_dtype.itemsize)
   cfg = blocks.pick_config(plat, x2.shape[0], layout.k_pad, layout.n, layout.group_size,
-                           itemsize, mixed=mixed, base=config)
+                           itemsize, mixed=mixed, base=config,
+                           f32_activations=x.dtype == jnp.float32)
   interpret = _backend.resolve_interpret(interpret)
   st = _Static(layout, plat, cfg, mixed, interpret, out_dtype.name)
   _log_once(("pallas", plat, cfg, mixed, interpret),

@@ -8,17 +8,20 @@ device and edit the rows); they are the starting points of kernels.md §7.
 
 | platform | bucket | variant  | fwd (bq, bb, bp) | dT (bq, bb) | dx (bb, bq) | params |
 |----------|--------|----------|------------------|-------------|-------------|--------|
-| tpu      | small  | portable | 128, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
-| tpu      | medium | portable | 128, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
-| tpu      | large  | portable | 128, 256, 2      | 128, 256    | 256, 256    | 32 MiB VMEM |
+| tpu      | small  | portable | 512, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
+| tpu      | medium | portable | 512, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
+| tpu      | large  | portable | 256, 256, 2      | 128, 256    | 256, 256    | 32 MiB VMEM |
 | tpu      | huge   | portable | 128, 128, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
-| gpu      | small  | portable | 64, 64, –        | 64, 64      | 64, 64      | 4 warps, 2 stages |
-| gpu      | medium | portable | 64, 64, –        | 64, 32      | 64, 64      | 8 warps, 2 stages |
+| gpu      | small  | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 4 warps, 2 stages |
+| gpu      | medium | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 8 warps, 2 stages |
 | gpu      | large  | gather   | 64, 64 (bq, bb)  | 64, 16      | 64, 64      | 8 warps, 2 stages |
 | gpu      | huge   | gather   | 64, 64 (bq, bb)  | 64, 16      | 64, 64      | 8 warps, 2 stages |
 
 Why:
-* TPU (Mosaic): lane dims (bq, bb) are multiples of 128; every reduction axis (pairs in the forward,
+* TPU (Mosaic): the forward builds the (C_pad, bb) interpolation matrix once per (pair, B-block,
+  Q-block), so its Q block is as wide as the other passes' Q blocks allow without extra padding
+  (512 / 512 / 256; 128 at C_pad = 2048): a Q <= bq layer builds each matrix once per (pair,
+  B-block) instead of Q/128 times. Lane dims (bq, bb) are multiples of 128; every reduction axis (pairs in the forward,
   batch in dT, outputs in dx) is a trailing "arbitrary" grid axis whose output block is revisited
   consecutively, so VMEM holds one (bp, C_pad, bq) table block, not the layer. Budget: double-buffered
   blocks plus the (C_pad, bb) interpolation matrix and H temporaries — about 2 MB at (G = 26, bp = 2,
@@ -26,8 +29,11 @@ Why:
 * GPU (Triton): powers of two, dot dims ≥ 16. Programs run concurrently, so reduction axes are walked
   in-kernel (the whole pair range in the forward, the whole batch in dT, all outputs in dx) and the
   table entries above are the in-kernel windows. The (C_pad, bb) matrix lives in registers: at C_pad
-  = 1024 the dT batch window drops to 16. Above C_pad = 256 the forward and dx use the G-independent
-  gather kernels; dT stays owner-computes (deterministic) unless `dtable="atomic"` is asked for.
+  = 1024 the dT batch window drops to 16. Every GPU row uses the G-independent gather kernels for the
+  forward and dx (4 FLOPs-pairs per (sample, pair, output), the sparse form's cost; the
+  interpolation-matrix forward did C_pad/4 times that and, compiled for sm_90a, spilled 3.7-15 KB
+  at G = 8 while the gather forward spills nothing); dT stays owner-computes (deterministic, TF32x3
+  tensor-core dots) unless `dtable="atomic"` is asked for.
 """
 
 from __future__ import annotations
@@ -94,20 +100,20 @@ _GPU = dict(num_stages=2)
 
 BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
     "tpu": (
-        TableRow("small", 128, BlockSizes(fwd_bq=128, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512,
+        TableRow("small", 128, BlockSizes(fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512,
                                           dx_bb=512, dx_bq=512, **_TPU)),
-        TableRow("medium", 256, BlockSizes(fwd_bq=128, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512,
+        TableRow("medium", 256, BlockSizes(fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512,
                                            dx_bb=512, dx_bq=512, **_TPU)),
-        TableRow("large", 1024, BlockSizes(fwd_bq=128, fwd_bb=256, fwd_bp=2, dt_bq=128, dt_bb=256,
+        TableRow("large", 1024, BlockSizes(fwd_bq=256, fwd_bb=256, fwd_bp=2, dt_bq=128, dt_bb=256,
                                            dx_bb=256, dx_bq=256, **_TPU)),
         TableRow("huge", None, BlockSizes(fwd_bq=128, fwd_bb=128, fwd_bp=1, dt_bq=128, dt_bb=128,
                                           dx_bb=128, dx_bq=128, variant="portable",
                                           vmem_limit_bytes=64 * MiB)),
     ),
     "gpu": (
-        TableRow("small", 128, BlockSizes("portable", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=64,
+        TableRow("small", 128, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32,
                                           dx_bb=64, dx_bq=64, num_warps=4, **_GPU)),
-        TableRow("medium", 256, BlockSizes("portable", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32,
+        TableRow("medium", 256, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32,
                                            dx_bb=64, dx_bq=64, num_warps=8, **_GPU)),
         TableRow("large", 1024, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16,
                                            dx_bb=64, dx_bq=64, num_warps=8, **_GPU)),

@@ -49,6 +49,8 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as pltriton
 
+from kernels_pallas import _dots
+
 PLATFORMS = ("tpu", "gpu")
 _HIGHEST = jax.lax.Precision.HIGHEST
 
@@ -74,26 +76,12 @@ def dot_mode(platform: str, interpret: bool) -> str:
   return "highest"
 
 
-def _round_tf32(a):
-  """f32 -> nearest TF32 (10 explicit mantissa bits; ties away from zero, as cvt.rna.tf32.f32)."""
-  bits = jax.lax.bitcast_convert_type(a, jnp.uint32)
-  bits = (bits + jnp.uint32(0x1000)) & jnp.uint32(0xFFFFE000)
-  return jax.lax.bitcast_convert_type(bits, jnp.float32)
-
-
 def _dot(a, b, contract, acc_dtype, mode="highest"):
   """dot_general contracting a's axis contract[0] with b's axis contract[1] (rank 2, no batch)."""
-  dims = (((contract[0],), (contract[1],)), ((), ()))
-  if mode == "tf32x3":
-    return jax.lax.dot_general(a, b, dims, precision=jax.lax.DotAlgorithmPreset.TF32_TF32_F32_X3,
-                               preferred_element_type=acc_dtype)
-  if mode == "tf32x3_emulated" and a.dtype == b.dtype == jnp.float32:  # (float64 runs: HIGHEST)
-    a_hi, b_hi = _round_tf32(a), _round_tf32(b)
-    a_lo, b_lo = _round_tf32(a - a_hi), _round_tf32(b - b_hi)
-    d = lambda u, v: jax.lax.dot_general(u, v, dims, precision=_HIGHEST,
-                                         preferred_element_type=acc_dtype)
-    return d(a_lo, b_hi) + d(a_hi, b_lo) + d(a_hi, b_hi)
-  return jax.lax.dot_general(a, b, dims, precision=_HIGHEST, preferred_element_type=acc_dtype)
+  if mode in ("tf32x3", "tf32x3_emulated") and a.dtype == b.dtype == jnp.float32:
+    return _dots.tf32x3_dot(a, b, contract, acc_dtype, emulate=mode == "tf32x3_emulated")
+  return jax.lax.dot_general(a, b, (((contract[0],), (contract[1],)), ((), ())),
+                             precision=_HIGHEST, preferred_element_type=acc_dtype)
 
 
 def cell_delta(xrow, nodes_col, invw_col, G: int):

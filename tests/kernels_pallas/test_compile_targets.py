@@ -1,14 +1,15 @@
-"""Compile tier: every production block row of both kernels compiled for real TPU targets.
+"""Compile tier: every production block row of both kernels compiled for real TPU and GPU targets.
 
 Cross-lowering (test_*_lowering.py) stops before the backend compilers; here libtpu (the
 ``[compile]`` extra) compiles the kernels ahead of time for TPU v5e and v6e from
 ``jax.experimental.topologies`` devices, on the CPU host: Mosaic's layout passes, VMEM allocation and
 code generation run, which is where e.g. float16 scale loads failed ("Invalid vector type for
-load"). Skipped, with the reason, when libtpu is not installed.
+load"). Skipped, with the reason, when libtpu is not installed. The GPU half (below) compiles the
+Triton kernels to sm_90a with the triton wheel. Both wheels come with the ``[compile]`` extra.
 
 Cost is compile time, so shapes are the smallest that keep each table row unclamped
 (``blocks.pick_config`` / ``blocks.plan`` return the row itself, asserted below):
-* bit-plane: M = 1 / 64 / 256 (decode / small / prefill rows), K = N = 1024, g = 128, 4 planes,
+* bit-plane: M = 1 / 64 / 512 (decode / small / prefill rows), K = N = 1024, g = 128, 4 planes,
   precisions (2, 3, 4); forward with f32, bf16 and f16 scales (f16 is the released checkpoints'
   dtype), plus the mixed-precision variant. The backward is the pure-jnp ``custom_vjp`` rule (no
   kernel, independent of the block row) and is compiled once per target at K = N = 256;
@@ -32,14 +33,14 @@ from kernels_pallas.spline_lookup import ops as sops
 from kernels_pallas.spline_lookup.grid import SigmaGrid
 
 _OK, _WHY = _targets.libtpu_available()
-pytestmark = pytest.mark.skipif(not _OK, reason=_WHY)
+needs_libtpu = pytest.mark.skipif(not _OK, reason=_WHY)
 
 TARGETS = ("v5e", "v6e")
 SDS = jax.ShapeDtypeStruct
 PRECISIONS = (2, 3, 4)
 K = N = 1024
 G_BITS = 128
-BUCKET_M = {"decode": 1, "small": 64, "prefill": 256}
+BUCKET_M = {"decode": 1, "small": 64, "prefill": 512}
 BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
 SCALE_DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
 
@@ -55,6 +56,7 @@ BITPLANE_ROWS = [pytest.param(bucket, cfg, sname, id=f"{bucket}-scales_{sname}")
                  for sname in SCALE_DTYPES]
 
 
+@needs_libtpu
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("bucket,config,scales", BITPLANE_ROWS)
 def test_bitplane_forward_compiles(target, bucket, config, scales):
@@ -66,6 +68,7 @@ def test_bitplane_forward_compiles(target, bucket, config, scales):
   assert "tpu_custom_call" in compiled.as_text()
 
 
+@needs_libtpu
 @pytest.mark.parametrize("target", TARGETS)
 def test_bitplane_mixed_precision_and_backward_compile(target):
   """The mixed-precision variant (decode row, f16 scales) and the custom_vjp backward."""
@@ -84,6 +87,7 @@ SPLINE_ROWS = [pytest.param(bucket, cfg, id=bucket)
                for plat, bucket, cfg in sblocks.production_configs() if plat == "tpu"]
 
 
+@needs_libtpu
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("bucket,config", SPLINE_ROWS)
 def test_spline_forward_and_backward_compile(target, bucket, config):
@@ -101,3 +105,86 @@ def test_spline_forward_and_backward_compile(target, bucket, config):
            SDS((b, q), jnp.float32))
   text = _targets.compile_for_tpu(fwd_and_vjp, specs, target).as_text()
   assert text.count("tpu_custom_call") >= 3  # forward, dT and dx kernels
+
+
+# ----------------------------------------------------------------------------------------------
+# GPU (sm_90a): the Pallas-emitted Triton IR of each kernel compiled by the triton wheel and its
+# bundled ptxas. Forward kernels of every GPU row must not spill (bound below) and dot kernels must
+# use tensor cores (mma.sync or wgmma). Backward kernels: the small-grid row here; every row, both
+# passes, with `python -m experiments.bench.compile_report` (the G = 40 table gradient alone takes
+# ~20 s to compile).
+
+_TRITON_OK, _TRITON_WHY = _targets.triton_available()
+needs_triton = pytest.mark.skipif(not _TRITON_OK, reason=_TRITON_WHY)
+FORWARD_SPILL_BOUND = 64  # bytes of spill stores allowed in a forward kernel (measured: 0 on all)
+
+
+def _gpu_facts(f, specs):
+  kernels = _targets.triton_modules(f, specs)
+  assert kernels, "no Triton kernel in the lowered graph"
+  return [_targets.triton_compile(k) for k in kernels]
+
+
+GPU_BITPLANE_ROWS = [
+    pytest.param(bucket, x_name, id=f"{bucket}-x_{x_name}")
+    for plat, bucket, _ in bblocks.production_configs() if plat == "gpu"
+    for x_name in (("bf16", "f32", "f16") if bucket == "decode" else ("bf16",))]
+X_DTYPES = {"bf16": jnp.bfloat16, "f32": jnp.float32, "f16": jnp.float16}
+
+
+@needs_triton
+@pytest.mark.parametrize("bucket,x_name", GPU_BITPLANE_ROWS)
+def test_bitplane_gpu_forward_compiles_without_spills_on_tensor_cores(bucket, x_name):
+  m = BUCKET_M[bucket]
+  op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu")
+  specs = _bitplane_specs(m, K, N, jnp.float16, x_dtype=X_DTYPES[x_name])
+  for facts in _gpu_facts(op, specs):
+    assert facts["registers"] > 0, facts  # ptxas reported
+    assert facts["spill_stores"] <= FORWARD_SPILL_BOUND, facts
+    assert facts["mma"] + facts["wgmma"] > 0, facts
+    if bucket == "decode":  # the unpack is AND / compare / select: no int -> float per weight
+      assert facts["int_to_float"] == 0, facts
+
+
+@needs_triton
+@pytest.mark.parametrize("bucket", [b for plat, b, _ in sblocks.production_configs()
+                                    if plat == "gpu"])
+def test_spline_gpu_forward_compiles_without_spills(bucket):
+  G = BUCKET_G[bucket]
+  op = functools.partial(sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False,
+                         platform="gpu")
+  specs = (SDS((512, 8, 2), jnp.float32), SDS((8, G + 1, G + 1, 512), jnp.float32))
+  for facts in _gpu_facts(op, specs):
+    assert facts["registers"] > 0 and facts["spill_stores"] <= FORWARD_SPILL_BOUND, facts
+
+
+@needs_triton
+def test_spline_gpu_backward_compiles_small_grid():
+  """dx (gather) and dT (owner-computes, TF32x3 tensor-core dots) kernels of the G <= 10 row."""
+  op = functools.partial(sops.spline_lookup, grid=SigmaGrid(8), impl="pallas", interpret=False,
+                         platform="gpu")
+  specs = (SDS((512, 8, 2), jnp.float32), SDS((8, 9, 9, 512), jnp.float32),
+           SDS((512, 512), jnp.float32))
+  facts = {f["name"]: f for f in _gpu_facts(lambda x, t, g: jax.vjp(op, x, t)[1](g), specs)}
+  assert facts["spline_lookup_dtable_gpu"]["wgmma"] + facts["spline_lookup_dtable_gpu"]["mma"] > 0
+  assert all(f["registers"] > 0 for f in facts.values()), facts
+
+
+def test_decode_tpu_kernel_unpacks_without_int_to_float_conversion():
+  """The Mosaic module of the TPU decode kernel has no int -> float conversion on unpacked
+  groups (AND, compare, select); f16 scale rows (1 row each) may convert their subnormals."""
+  from jax._src.pallas.mosaic import tpu_info
+  from jax.experimental.pallas import tpu as pltpu
+  previous = tpu_info.registry.get("cpu")
+  tpu_info.registry["cpu"] = lambda: pltpu.get_tpu_info_for_chip(pltpu.ChipVersion.TPU_V5E, 1)
+  try:
+    op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="tpu")
+    for x_dtype in (jnp.bfloat16, jnp.float32):
+      [text] = _targets.mosaic_modules(op, _bitplane_specs(1, K, N, jnp.float16, x_dtype=x_dtype))
+      assert "arith.select" in text and "tpu.matmul" in text
+      assert _targets.int_to_float_converts(text) == []
+  finally:
+    if previous is None:
+      tpu_info.registry.pop("cpu", None)
+    else:
+      tpu_info.registry["cpu"] = previous

@@ -1,0 +1,146 @@
+"""Compiled-code facts for every production block row of both kernels, on a host without a chip.
+
+    python -m experiments.bench.compile_report [--tpu v5e,v6e] [--gpu] [--out report.md]
+
+* TPU: ``jax.jit(f).lower().compile()`` through libtpu for each generation (forward; forward + VJP),
+  reporting pass / fail (with Mosaic's message) and the executable's memory analysis.
+* GPU: each Triton kernel compiled to sm_90a with the triton wheel; registers, spill bytes, shared
+  memory, tensor-core instructions (mma.sync / wgmma), scalar FP32 FMAs and int -> float converts.
+
+Needs the ``[compile]`` extra (libtpu, triton). Shapes as in tests/kernels_pallas/test_compile_targets.py.
+A full run (both TPU generations, every GPU kernel) takes a few minutes on a 2-core host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import time
+
+if __package__ in (None, ""):
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import jax  # pylint: disable=g-import-not-at-top
+import jax.numpy as jnp
+
+from experiments.bench import _targets
+from kernels_pallas.bitplane_matmul import blocks as bblocks
+from kernels_pallas.bitplane_matmul import ops as bops
+from kernels_pallas.spline_lookup import blocks as sblocks
+from kernels_pallas.spline_lookup import ops as sops
+from kernels_pallas.spline_lookup.grid import SigmaGrid
+
+SDS = jax.ShapeDtypeStruct
+BUCKET_M = {"decode": 1, "small": 64, "prefill": 512}
+BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
+K = N = 1024
+PRECISIONS = (2, 3, 4)
+
+
+def _bp_specs(m, x_dtype, s_dtype):
+  return (SDS((m, K), x_dtype), SDS((4, K // 32, N), jnp.uint32),
+          SDS((sum(PRECISIONS), K // 128, N), s_dtype), SDS((len(PRECISIONS), K // 128, N), s_dtype),
+          SDS((), jnp.int32))
+
+
+def _with_vjp(op, n_diff):
+  def f(*args):
+    y, vjp = jax.vjp(lambda *d: op(*d, *args[n_diff:-1]), *args[:n_diff])
+    return y, vjp(args[-1])
+  return f
+
+
+def cases(platform: str):
+  """(label, function, specs) for every row of both ops on ``platform``, forward and fwd+VJP."""
+  out = []
+  bop = functools.partial(bops.bitplane_matmul, impl="pallas", platform=platform)
+  for plat, bucket, _ in bblocks.production_configs():
+    if plat != platform:
+      continue
+    m = BUCKET_M[bucket]
+    for xn, xd in (("bf16", jnp.bfloat16), ("f32", jnp.float32)):
+      for sn, sd in (("f16", jnp.float16), ("bf16", jnp.bfloat16), ("f32", jnp.float32)):
+        out.append((f"bitplane {bucket} M={m} x={xn} scales={sn} fwd", bop, _bp_specs(m, xd, sd)))
+    specs = _bp_specs(m, jnp.bfloat16, jnp.float16)
+    grad = lambda x, pl_, a, b, p, op=bop: jax.grad(
+        lambda x, a, b: jnp.sum(jnp.sin(op(x, pl_, a, b, p).astype(jnp.float32))),
+        argnums=(0, 1, 2))(x, a, b)
+    out.append((f"bitplane {bucket} M={m} fwd+bwd", grad, specs))
+  for plat, bucket, cfg in sblocks.production_configs():
+    if plat != platform:
+      continue
+    G = BUCKET_G[bucket]
+    p = max(cfg.fwd_bp, 2) if platform == "tpu" else 8
+    op = functools.partial(sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False,
+                           platform=platform)
+    specs = (SDS((512, p, 2), jnp.float32), SDS((p, G + 1, G + 1, 512), jnp.float32))
+    out.append((f"spline {bucket} G={G} fwd", op, specs))
+    vjp = lambda x, t, g, op=op: jax.vjp(op, x, t)[1](g)
+    out.append((f"spline {bucket} G={G} bwd", vjp, specs + (SDS((512, 512), jnp.float32),)))
+  return out
+
+
+def tpu_report(targets) -> list[str]:
+  lines = ["| target | case | result | seconds | temp bytes |", "|---|---|---|---|---|"]
+  for target in targets:
+    for label, f, specs in cases("tpu"):
+      t0 = time.perf_counter()
+      try:
+        c = _targets.compile_for_tpu(f, specs, target)
+        res, temp = "ok", _targets.memory_facts(c).get("temp_size_in_bytes", "")
+      except Exception as e:  # noqa: BLE001 - reported, not raised
+        res, temp = "FAIL: " + str(e).split("\n")[0][:120], ""
+      lines.append(f"| {target} | {label} | {res} | {time.perf_counter() - t0:.1f} | {temp} |")
+      print(lines[-1], flush=True)
+  return lines
+
+
+def gpu_report() -> list[str]:
+  keys = ("registers", "spill_stores", "spill_loads", "shared", "mma", "wgmma", "fma_f32",
+          "int_to_float", "seconds")
+  lines = ["| case | kernel | " + " | ".join(keys) + " |", "|---" * (len(keys) + 2) + "|"]
+  for label, f, specs in cases("gpu"):
+    if "scales=" in label and "scales=f16" not in label:
+      continue  # scale dtype does not change the Triton kernel's structure
+    try:
+      kernels = _targets.triton_modules(f, specs)
+    except Exception as e:  # noqa: BLE001
+      lines.append(f"| {label} | lowering FAIL: {str(e).splitlines()[0][:100]} |")
+      continue
+    seen = set()
+    for k in kernels:
+      if k["name"] in seen:
+        continue
+      seen.add(k["name"])
+      try:
+        facts = _targets.triton_compile(k)
+        lines.append(f"| {label} | {k['name']} | " + " | ".join(str(facts[x]) for x in keys) + " |")
+      except Exception as e:  # noqa: BLE001
+        lines.append(f"| {label} | {k['name']} | FAIL: {str(e).splitlines()[0][:100]} |")
+      print(lines[-1], flush=True)
+  return lines
+
+
+def main(argv=None):
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--tpu", default="v5e,v6e", help="TPU generations ('' to skip)")
+  ap.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=True)
+  ap.add_argument("--out", default="", help="also write the Markdown tables to this file")
+  args = ap.parse_args(argv)
+  lines = []
+  targets = [t for t in args.tpu.split(",") if t]
+  if targets:
+    ok, why = _targets.libtpu_available()
+    lines += (tpu_report(targets) if ok else [f"TPU skipped: {why}"]) + [""]
+  if args.gpu:
+    ok, why = _targets.triton_available()
+    lines += gpu_report() if ok else [f"GPU skipped: {why}"]
+  if args.out:
+    with open(args.out, "w") as fh:
+      fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+  main()
