@@ -9,21 +9,41 @@ from __future__ import annotations
 
 PEAKS = {"H200": (4.8e12, 990e12), "TPU v5e": (819e9, 197e12)}
 
+# Vector-unit element-ops per second, for work the matrix unit does not do (bit unpacking).
+# H200: 132 SMs x 64 INT32 lanes per clock x 1.98 GHz (Hopper's integer issue rate).
+# TPU v5e: an ASSUMPTION, no vendor figure: 4 vector-ALU slots x 1024 lanes (one 8x128 vreg)
+# x 1.5 GHz. Treat the vector bound as an order of magnitude.
+VECTOR_OPS = {"H200": 132 * 64 * 1.98e9, "TPU v5e": 4 * 1024 * 1.5e9}
 
-def implied_seconds(nbytes: float, flops: float, device: str) -> tuple[float, str]:
-  """(lower-bound seconds, "memory" or "compute") on ``device`` (a key of ``PEAKS``)."""
+# Vector element-ops per (weight, plane) of the bit-plane kernels, counted in the Mosaic module of
+# the decode kernel (shift, AND, compare, select, f32 -> bf16 narrowing) and the dequantize kernel
+# (shift, AND, compare, select +-alpha, add); the GPU kernel runs the same sequence.
+UNPACK_OPS_PER_WEIGHT_PLANE = 5
+
+
+def implied_seconds(nbytes: float, flops: float, device: str,
+                    vector_ops: float = 0.0) -> tuple[float, str]:
+  """(lower-bound seconds, "memory" | "compute" | "vector") on ``device`` (a key of ``PEAKS``)."""
   bw, peak = PEAKS[device]
-  t_mem, t_flop = nbytes / bw, flops / peak
-  return max(t_mem, t_flop), ("memory" if t_mem >= t_flop else "compute")
+  times = {"memory": nbytes / bw, "compute": flops / peak, "vector": vector_ops / VECTOR_OPS[device]}
+  bound = max(times, key=times.get)
+  return times[bound], bound
 
 
-def line(label: str, nbytes: float, flops: float) -> str:
-  """One printable roofline line: bytes, FLOPs and the implied time per device."""
-  parts = [f"roofline {label}: {nbytes / 2**20:.2f} MiB, {flops / 1e9:.3f} GFLOP per call"]
+def line(label: str, nbytes: float, flops: float, vector_ops: float = 0.0) -> str:
+  """One printable roofline line: bytes, FLOPs, vector ops and the implied time per device."""
+  parts = [f"roofline {label}: {nbytes / 2**20:.2f} MiB, {flops / 1e9:.3f} GFLOP"
+           + (f", {vector_ops / 1e6:.0f} M vector ops" if vector_ops else "") + " per call"]
   for dev in PEAKS:
-    t, bound = implied_seconds(nbytes, flops, dev)
+    t, bound = implied_seconds(nbytes, flops, dev, vector_ops)
     parts.append(f"{dev} >= {t * 1e6:.1f} us ({bound})")
   return "; ".join(parts)
+
+
+def bitplane_vector_ops(m: int, k: int, n: int, p: int, variant: str, bm: int) -> int:
+  """Unpack work of one call: every (weight, plane) once per M block (the dequantize variant
+  repeats the unpack for each of its ceil(M / bm) row blocks; the partials variant too)."""
+  return UNPACK_OPS_PER_WEIGHT_PLANE * k * n * p * (-(-m // bm))
 
 
 def bitplane_flops(m: int, k: int, n: int, p: int, variant: str) -> int:

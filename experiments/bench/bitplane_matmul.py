@@ -154,8 +154,11 @@ def run(shapes, ms, precisions, *, group_size=128, asymmetric=True, reps=10, war
                 f"{fmt_us(t_dense)} {ratio(t_xla, t_k):>8} {ratio(t_dense, t_k):>10} "
                 f"{ratio(t_dense, t_xla):>9} {pct(r['kernel_bw']):>7} {pct(r['xla_bw']):>7} "
                 f"{pct(r['dense_bw']):>8}")
-          print("    " + _roofline.line(f"{name} p={p}", nbytes, _roofline.bitplane_flops(
-              m, k, n, p, name if name != "-" else "dequant")))
+          vname = name if name != "-" else blocks.table_row(kernel_platform, m).config.variant
+          bm = blocks.pick_config(kernel_platform, m, k, n, group_size, 2).bm
+          print("    " + _roofline.line(
+              f"{vname} p={p}", nbytes, _roofline.bitplane_flops(m, k, n, p, vname),
+              _roofline.bitplane_vector_ops(m, k, n, p, vname, bm)))
       print("    " + _roofline.line("bf16 dense", dense_bytes(m, k, n), 2 * m * k * n))
   return results
 

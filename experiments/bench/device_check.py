@@ -55,8 +55,8 @@ def _us(t):
   return f"{t * 1e6:.1f}" if t is not None else "n/a"
 
 
-def _roof(nbytes, flops):
-  return " / ".join(f"{_roofline.implied_seconds(nbytes, flops, d)[0] * 1e6:.2f}"
+def _roof(nbytes, flops, vector_ops=0.0):
+  return " / ".join(f"{_roofline.implied_seconds(nbytes, flops, d, vector_ops)[0] * 1e6:.2f}"
                     for d in _roofline.PEAKS)
 
 
@@ -90,7 +90,10 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
       nbytes = p * k * n // 8 + (p + 1) * (k // 128) * n * 2 + m * k * 2 + m * n * 4
       out.append(dict(op="bitplane_matmul", row=f"{bucket} ({variant}) p={p}",
                       shape=f"M={m} K={k} N={n}", err=err, kernel=t_k, xla=t_x, dense=t_d,
-                      roof=_roof(nbytes, _roofline.bitplane_flops(m, k, n, p, variant))))
+                      roof=_roof(nbytes, _roofline.bitplane_flops(m, k, n, p, variant),
+                                 _roofline.bitplane_vector_ops(
+                                     m, k, n, p, variant,
+                                     bblocks.pick_config(kplat, m, k, n, 128, 2).bm))))
   return out
 
 
