@@ -49,3 +49,49 @@ def flop_ratio_at_matched_error(base_flops: Sequence[float], base_err: Sequence[
   w = (e[i - 1] - err) / (e[i - 1] - e[i]) if e[i - 1] != e[i] else 1.0
   matched = float(np.exp(lf0 + w * (lf1 - lf0)))
   return MatchedRatio(matched / flops, matched, "exact")
+
+
+class FlopsToReach(NamedTuple):
+  """FLOPs a family needs to reach a target error; ``kind`` is "exact" (interpolated), or
+  "not_reached" (no point is that accurate: ``flops`` is NaN)."""
+  flops: float
+  kind: str
+
+
+def flops_to_reach(flops: Sequence[float], err: Sequence[float], target: float) -> FlopsToReach:
+  """FLOPs one family needs to reach ``target`` error: linear interpolation in log-FLOPs on the
+  family's running minimum of error over increasing FLOPs (as `flop_ratio_at_matched_error`).
+
+  Args:
+    flops: (n,) FLOPs per sample, n ≥ 1, positive.
+    err: (n,) errors (lower is better).
+    target: the error to reach.
+  """
+  f = np.asarray(flops, np.float64)
+  e = np.asarray(err, np.float64)
+  if f.ndim != 1 or f.shape != e.shape or f.size == 0:
+    raise ValueError(f"flops and err must be equal-length 1-D; got {f.shape}, {e.shape}")
+  if np.any(f <= 0):
+    raise ValueError("FLOPs must be positive")
+  order = np.argsort(f)
+  f, e = f[order], np.minimum.accumulate(e[order])
+  if target < e[-1]:
+    return FlopsToReach(float("nan"), "not_reached")
+  if target >= e[0]:
+    return FlopsToReach(float(f[0]), "exact")
+  i = int(np.argmax(e <= target))
+  lf0, lf1 = np.log(f[i - 1]), np.log(f[i])
+  w = (e[i - 1] - target) / (e[i - 1] - e[i]) if e[i - 1] != e[i] else 1.0
+  return FlopsToReach(float(np.exp(lf0 + w * (lf1 - lf0))), "exact")
+
+
+def interpolate_error_at_flops(flops: Sequence[float], err: Sequence[float], at: float) -> float:
+  """A family's error at ``at`` FLOPs: linear interpolation of the error in log-FLOPs between the
+  family's points (NaN outside their FLOP range). Used for "a baseline of equal FLOPs"."""
+  f = np.asarray(flops, np.float64)
+  e = np.asarray(err, np.float64)
+  order = np.argsort(f)
+  f, e = f[order], e[order]
+  if at < f[0] or at > f[-1]:
+    return float("nan")
+  return float(np.interp(np.log(at), np.log(f), e))

@@ -11,12 +11,14 @@ Logged: ``train/loss`` (data loss + λ·penalty), ``train/data_loss``, ``train/h
 also in BatchNorm train mode (``eval/mse_over_var_trainmode``, ``eval/accuracy_trainmode``: batch
 statistics of the whole test set) so a running-statistics mismatch is visible, and
 ``model/flops_per_sample``, ``model/flops_overhead_per_sample``, ``model/transcendentals_per_sample``,
-``model/flops_total_per_sample``, ``model/params``.
+``model/flops_total_per_sample``, ``model/params``, ``model/infer_us_per_sample`` (wall time of an
+eval-mode forward over the test set, per sample, on the current backend).
 """
 
 from __future__ import annotations
 
 import functools
+import time
 
 import jax
 import jax.numpy as jnp
@@ -175,12 +177,20 @@ class LMKANMethod(Method):
     x, y = self.test_set
     xj = jnp.asarray(x)
     out = np.asarray(self._predict(state.params, state.extras, xj))
+    # Inference wall time on this host: the best of 3 timed eval-mode forwards of the whole test set
+    # (already compiled above), per sample. Noisy on a shared machine; a relative, not absolute, number.
+    times = []
+    for _ in range(3):
+      t0 = time.perf_counter()
+      jax.block_until_ready(self._predict(state.params, state.extras, xj))
+      times.append(time.perf_counter() - t0)
     out_tm = np.asarray(self._predict_trainmode(state.params, state.extras, xj))
     metrics = {"model/flops_per_sample": float(self.cost.flops),
                "model/flops_overhead_per_sample": float(self.cost.overhead_flops),
                "model/transcendentals_per_sample": float(self.cost.overhead_transcendentals),
                "model/flops_total_per_sample": float(self.cost.total_flops),
-               "model/params": float(self.cost.params)}
+               "model/params": float(self.cost.params),
+               "model/infer_us_per_sample": 1e6 * min(times) / len(x)}
     if self.config.lmkan.task == "digits":
       metrics["eval/accuracy"] = float(np.mean(out.argmax(-1) == np.asarray(y)))
       metrics["eval/accuracy_trainmode"] = float(np.mean(out_tm.argmax(-1) == np.asarray(y)))

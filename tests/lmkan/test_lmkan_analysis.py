@@ -26,3 +26,15 @@ def test_bad_input():
     flop_ratio_at_matched_error([], [], 1.0, 1.0)
   with pytest.raises(ValueError):
     flop_ratio_at_matched_error([1.0, 2.0], [1.0], 1.0, 1.0)
+
+
+def test_flops_to_reach_and_equal_flop_error():
+  from iclr26_jax.lmkan.analysis import flops_to_reach, interpolate_error_at_flops
+  # Error linear in log10(FLOPs): 1.0 at 1e3, 0.5 at 1e5 → 0.75 at 1e4.
+  r = flops_to_reach([1e5, 1e3], [0.5, 1.0], 0.75)
+  assert r.kind == "exact" and r.flops == pytest.approx(1e4)
+  assert flops_to_reach([1e3, 1e5], [1.0, 0.5], 0.4).kind == "not_reached"
+  assert np.isnan(flops_to_reach([1e3, 1e5], [1.0, 0.5], 0.4).flops)
+  assert flops_to_reach([1e3, 1e5], [1.0, 0.5], 1.2).flops == 1e3  # the smallest point suffices
+  assert interpolate_error_at_flops([1e3, 1e5], [1.0, 0.5], 1e4) == pytest.approx(0.75)
+  assert np.isnan(interpolate_error_at_flops([1e3, 1e5], [1.0, 0.5], 1e6))
