@@ -145,8 +145,11 @@ def pick_config(platform: str, m: int, k_pad: int, n: int, group_size: int, x_it
   if f32_activations and base is None:
     # f32 activations: the partials dots are f32-exact on tensor cores (x split into 3 bf16 terms
     # against exact 0/1 bits); the dequantize variant's f32 W tile with TF32x3 splits spilled
-    # ~15.7 KB at BN = 128 on sm_90a. bf16/fp16 activations keep the table's variant.
-    cfg = dataclasses.replace(cfg, variant="partials")
+    # ~15.7 KB at BN = 128 on sm_90a, and the partials variant itself spills above 32 x 32
+    # blocks (104 B at 64 x 64, 384 B at 64 x 128; 0 at 32 x 32 and 16 x 64). bf16/fp16
+    # activations keep the table's row.
+    cfg = dataclasses.replace(cfg, variant="partials", bm=min(cfg.bm, 32),
+                              bn=min(cfg.bn, 32 if m > 16 else 64))
   bm = min(next_pow2(max(cfg.bm, 16)), max(16, next_pow2(m)))
   bn = _largest_divisor(n_pad, max(next_pow2(cfg.bn), 16), 16, pow2=True)
   split_k = max(1, min(cfg.split_k, k_pad // fmt.TILE))

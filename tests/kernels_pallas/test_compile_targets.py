@@ -128,7 +128,8 @@ def _gpu_facts(f, specs):
 GPU_BITPLANE_ROWS = [
     pytest.param(bucket, x_name, id=f"{bucket}-x_{x_name}")
     for plat, bucket, _ in bblocks.production_configs() if plat == "gpu"
-    for x_name in (("bf16", "f32", "f16") if bucket == "decode" else ("bf16",))]
+    for x_name in {"decode": ("bf16", "f32", "f16"), "prefill": ("bf16", "f32")}.get(
+        bucket, ("bf16",))]
 X_DTYPES = {"bf16": jnp.bfloat16, "f32": jnp.float32, "f16": jnp.float16}
 
 
