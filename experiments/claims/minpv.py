@@ -31,6 +31,7 @@ Claims (issue #15 measurements behind each choice are in the config docstrings):
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import numpy as np
@@ -85,7 +86,11 @@ def _train(ctx: ClaimContext, arg: str):
   key = (arg, ctx.full)
   if key not in _RUNS:
     root = _ROOT.setdefault(ctx.full, os.path.join(ctx.outdir, "runs"))
-    name = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in arg.split(",num_steps")[0])
+    # One workdir per distinct config: the readable variant part plus a digest of the whole arg
+    # (the same variant at two budgets must not resume one another's run).
+    digest = hashlib.sha1(arg.encode()).hexdigest()[:8]
+    name = "".join(ch if ch.isalnum() or ch in "._-" else "_"
+                   for ch in arg.split(",num_steps")[0]) + "_" + digest
     cfg = gaussian_mi.get_config(arg)
     res = trainer.train(MinPVMethod(cfg), cfg, os.path.join(root, name))
     params = res.state.extras["ema"] if cfg.ema_decay > 0 else res.state.params
