@@ -77,9 +77,19 @@ def test_structural_change_stops_before_touching_anything(run_copy):
   assert _snapshot(run_copy) == before
 
 
-def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy):
+def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy, monkeypatch):
+  import tqdm.auto
+  bars = []
+
+  class Bar(tqdm.auto.tqdm):  # records how the trainer starts its progress bar
+    def __init__(self, *a, **kw):
+      bars.append(kw)
+      super().__init__(*a, **kw)
+
+  monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
   before = _snapshot(run_copy)
-  changed = _cfg("optim.learning_rate=0.5,num_steps=15")
+  # progress_bar is a display key: it may differ from the stored run without the flag.
+  changed = _cfg("optim.learning_rate=0.5,num_steps=15,progress_bar=True")
   with pytest.raises(workdir_lib.ConfigChangedError) as info:
     _train(changed, run_copy)
   msg = str(info.value)
@@ -99,6 +109,9 @@ def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy):
   assert len(events) == 1 and events[0]["step"] == 10
   assert events[0]["changes"]["optim.learning_rate"] == [0.03, 0.5]
   assert [r["step"] for r in log if "train/loss" in r] == [5, 10, 15]
+  # The bar starts after the first update (step 11) has compiled and run, so its rate and ETA
+  # leave out compile time.
+  assert len(bars) == 1 and bars[0]["initial"] == 11 and bars[0]["total"] == 15
 
 
 def test_checkpoint_of_another_structure_is_not_moved_to_corrupt(tmp_path):
