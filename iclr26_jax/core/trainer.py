@@ -249,12 +249,16 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
       print(f"resumed from checkpoint step {resumed_from} in {workdir}", file=sys.stderr,
             flush=True)
   if changes and primary:
+    # Every accepted change goes to the history; the metrics log gets an event line only for
+    # changes to the run itself (not for the display or device-topology keys).
     at = resumed_from or 0
     workdir_lib.record_change(workdir, at, changes)
-    writer.event(at, "config_change",
-                 changes={k: [o, n] for k, (o, n) in changes.items()})
-    print(f"config changed at step {at} (recorded in {workdir_lib.HISTORY_NAME}): "
-          f"{workdir_lib.format_changes(changes)}", file=sys.stderr, flush=True)
+    significant = {k: v for k, v in changes.items() if not workdir_lib.is_runtime_key(k)}
+    if significant:
+      writer.event(at, "config_change",
+                   changes={k: [o, n] for k, (o, n) in significant.items()})
+      print(f"config changed at step {at} (recorded in {workdir_lib.HISTORY_NAME}): "
+            f"{workdir_lib.format_changes(significant)}", file=sys.stderr, flush=True)
 
   rep = shd.replicated(mesh)
   first_bad = jax.device_put(jnp.array(-1, jnp.int32), rep)

@@ -108,6 +108,8 @@ def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy, mo
   events = [r for r in log if r.get("event") == "config_change"]
   assert len(events) == 1 and events[0]["step"] == 10
   assert events[0]["changes"]["optim.learning_rate"] == [0.03, 0.5]
+  assert "progress_bar" not in events[0]["changes"]  # a display key: history only
+  assert hist[0]["changes"]["progress_bar"] == [False, True]
   assert [r["step"] for r in log if "train/loss" in r] == [5, 10, 15]
   # The bar starts after the first update (step 11) has compiled and run, so its rate and ETA
   # leave out compile time.
