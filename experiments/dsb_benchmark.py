@@ -8,7 +8,10 @@ Trains every solver on every preset for every seed, prints the Markdown table (m
 seeds) and writes ``table.md`` and ``results.json`` into ``--out``. Solvers: truth, independent,
 prior, featurewise_eot, dlightsb, dlightsb_m, dlightsb_m_joint, csbm, alpha_csbm. Presets: the HD
 names ``hd_d{2,16,64}_s50_prior_{gaussian,uniform}_a{alpha}``, their aliases
-(``gaussian_d2_a002``, ``uniform_d16_a0005``, ...) and ``tiny_d2_s6_uniform`` (enumerable).
+(``gaussian_d2_a002``, ``uniform_d16_a0005``, ...) and the enumerable ``tiny_d2_s6_uniform`` /
+``tiny_d2_s10_uniform`` (one preset table, ``iclr26_jax.dsb.benchmark.PRESETS``). The metric
+columns are ``iclr26_jax.dsb.runner.METRICS``, the names ``experiments.main`` logs as ``eval/...``;
+trend in the catsbench 1.4 (off-diagonal) convention.
 """
 
 import ast

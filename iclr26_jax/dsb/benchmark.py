@@ -70,13 +70,16 @@ __all__ = [
     "sample_sb_step",
     "sample_markov",
     "gaussian_bump_potential",
+    "sample_centres",
     "uniform_random_potential",
     "quantise",
     "source_bin_log_probs",
+    "SOURCE_RANGE",
     "build_benchmark",
     "make_benchmark",
     "HD_PRESETS",
     "IMAGE_PRESETS",
+    "TINY_PRESETS",
     "PRESETS",
     "make_preset",
 ]
@@ -86,7 +89,7 @@ POTENTIAL_KINDS = ("gaussian", "uniform")
 SOURCE_KINDS = ("gaussian", "uniform", "categorical", "empirical")
 BASE_STEPS = 128  # M = (N + 1) s base reference steps in every HD and image preset
 
-_SOURCE_GAUSSIAN_RANGE = 7.0  # quantiser edges over [-7, 7] for the source
+SOURCE_RANGE = 7.0  # source quantiser edges over [-7, 7] (catsbench HEAD; the 1.4 package: 3)
 _SOURCE_UNIFORM_HALF_WIDTH = 3.0  # uniform source input U[-3, 3]^D
 _CENTRE_RANGE = 5.0  # centre quantiser edges over [-5, 5]; sphere radius 5
 _CENTRE_SIGMA = 2.0  # centres must be pairwise farther than 2.5 * 2
@@ -565,21 +568,26 @@ def quantise(z: jax.Array, num_categories: int, half_range: float) -> jax.Array:
     return jnp.searchsorted(edges, z, side="left").astype(jnp.int32)
 
 
-def source_bin_log_probs(source: str, num_categories: int) -> np.ndarray:
+def source_bin_log_probs(source: str, num_categories: int,
+                         source_range: float = SOURCE_RANGE) -> np.ndarray:
     """Exact per-coordinate log-probabilities of the quantised ``gaussian`` / ``uniform`` sources.
 
-    gaussian: z ~ N(0, 1) quantised over [-7, 7]; uniform: z ~ U[-3, 3] with the same quantiser.
-    Computed in float64 with erfc (no cancellation in the tails).
+    gaussian: z ~ N(0, 1) quantised by S - 1 edges over [-source_range, source_range];
+    uniform: z ~ U[-3, 3] with the same quantiser. Computed in float64 with erfc (no
+    cancellation in the tails).
 
     Args:
       source: "gaussian" or "uniform".
       num_categories: S >= 2.
+      source_range: quantiser half range (7 here and at catsbench's HEAD; 3 in catsbench 1.4).
 
     Returns:
       (S,) float64 numpy array of log-probabilities (-inf for empty bins).
     """
     s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
-    edges = list(np.linspace(-_SOURCE_GAUSSIAN_RANGE, _SOURCE_GAUSSIAN_RANGE, s - 1))
+    if not source_range > 0:
+        raise ValueError(f"source_range must be positive, got {source_range}")
+    edges = list(np.linspace(-source_range, source_range, s - 1))
     lo = [-math.inf] + edges
     hi = edges + [math.inf]
     out = []
@@ -621,9 +629,9 @@ def gaussian_bump_potential(rng: jax.Array, dim: int, num_categories: int, num_p
                             bump_sigma: float = 2.0, dtype: Any = jnp.float32) -> CPPotential:
     """Gaussian-bump CP potential on quantised sphere centres (``benchmark_type="gaussian"``).
 
-    a_k = 1/K; K centres uniform on the sphere of radius 5 in R^D, redrawn (at most 100 tries;
-    implemented as 100 candidate draws and a selection, so construction vmaps over seeds) until
-    all pairwise distances exceed 2.5 * 2 = 5; when no draw succeeds the last one is kept. Each
+    a_k = 1/K; K centres uniform on the sphere of radius 5 in R^D by per-centre rejection
+    (``sample_centres``: each centre redrawn, at most 100 tries, until it is farther than
+    2.5 * 2 = 5 from every centre accepted before it; the last try is kept on failure). Each
     centre coordinate is quantised by S - 1 equal-width edges over [-5, 5] to a category mu_k^d,
     and
     log r_k^d(s) = log N(s; mu_k^d, bump_sigma^2) at integer s.
@@ -647,18 +655,50 @@ def gaussian_bump_potential(rng: jax.Array, dim: int, num_categories: int, num_p
     return _gaussian_bump_potential(rng, d, s, k, float(bump_sigma), jnp.dtype(dtype))
 
 
+def sample_centres(rng: jax.Array, num_potentials: int, dim: int, dtype: Any = jnp.float32
+                   ) -> tuple[jax.Array, jax.Array]:
+    """Bump centres on the sphere of radius 5 by per-centre rejection, as catsbench does.
+
+    Centre k is redrawn (at most 100 tries) until its distances to the centres accepted before
+    it all exceed 2.5 * 2 = 5; when no try succeeds the last try is kept. Implemented with all
+    K x 100 candidate draws made up front and a scan over k, so it vmaps over seeds.
+
+    Args:
+      rng: PRNG key.
+      num_potentials: K >= 1.
+      dim: D >= 1.
+      dtype: floating dtype.
+
+    Returns:
+      (centres (K, D), accepted (K,) bool: whether centre k met the distance rule).
+    """
+    k = ref_lib._check_positive_int(num_potentials, "num_potentials", 1)
+    d = ref_lib._check_positive_int(dim, "dim", 1)
+    return _sample_centres(_as_key(rng), k, d, jnp.dtype(dtype))
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
+def _sample_centres(rng, k, d, dtype):
+    min_dist = 2.5 * _CENTRE_SIGMA
+    z = jax.random.normal(rng, (k, _CENTRE_MAX_TRIES, d), dtype)
+    cands = _CENTRE_RANGE * z / jnp.linalg.norm(z, axis=-1, keepdims=True)
+
+    def place(centres, inputs):
+        idx, cand = inputs  # cand: (tries, D) candidates of centre idx
+        dist = jnp.linalg.norm(cand[:, None, :] - centres[None, :, :], axis=-1)  # (tries, K)
+        earlier = jnp.arange(k) < idx
+        ok = jnp.all(jnp.where(earlier[None, :], dist, jnp.inf) > min_dist, axis=1)
+        pick = jnp.where(jnp.any(ok), jnp.argmax(ok), _CENTRE_MAX_TRIES - 1)
+        return centres.at[idx].set(cand[pick]), jnp.any(ok)
+
+    centres, accepted = jax.lax.scan(place, jnp.zeros((k, d), dtype),
+                                     (jnp.arange(k), cands))
+    return centres, accepted
+
+
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4, 5))
 def _gaussian_bump_potential(rng, d, s, k, bump_sigma, dtype) -> CPPotential:
-    min_dist = 2.5 * _CENTRE_SIGMA
-    # All candidate draws at once (vmappable, one random call); the first separated draw wins,
-    # else the last one, exactly as a redraw loop of at most _CENTRE_MAX_TRIES tries.
-    z = jax.random.normal(rng, (_CENTRE_MAX_TRIES, k, d), dtype)
-    cands = _CENTRE_RANGE * z / jnp.linalg.norm(z, axis=-1, keepdims=True)
-    dist = jnp.linalg.norm(cands[:, :, None, :] - cands[:, None, :, :], axis=-1)
-    off_diag = ~jnp.eye(k, dtype=bool)
-    ok = jnp.all(jnp.where(off_diag, dist, jnp.inf) > min_dist, axis=(1, 2))
-    pick = jnp.where(jnp.any(ok), jnp.argmax(ok), _CENTRE_MAX_TRIES - 1)
-    centres = cands[pick]
+    centres, _ = _sample_centres(rng, k, d, dtype)
     mu = quantise(centres, s, _CENTRE_RANGE).astype(dtype)  # (K, D)
     grid = jnp.arange(s, dtype=dtype)
     sigma = jnp.asarray(bump_sigma, dtype)
@@ -710,6 +750,8 @@ class Benchmark(struct.PyTreeNode):
       reverse: True for the image presets, where solvers map plan outputs back to sources
         (metadata for solvers and evaluators; the plan methods always run p_0 -> p_1) (static).
       chunk_elements: bound on chunk intermediates of the closed-form contractions (static).
+      source_range: half range of the "gaussian" / "uniform" sources' quantiser (static; 7 as
+        catsbench's HEAD, 3 as the catsbench 1.4 package's default).
     """
 
     potential: CPPotential
@@ -720,6 +762,7 @@ class Benchmark(struct.PyTreeNode):
     potential_kind: str = struct.field(pytree_node=False, default="custom")
     reverse: bool = struct.field(pytree_node=False, default=False)
     chunk_elements: int = struct.field(pytree_node=False, default=DEFAULT_CHUNK_ELEMENTS)
+    source_range: float = struct.field(pytree_node=False, default=SOURCE_RANGE)
 
     # ---- sizes -------------------------------------------------------------------------------
 
@@ -944,11 +987,11 @@ def _jit_sample_source(bench: Benchmark, rng: jax.Array, n: int) -> jax.Array:
     dtype = bench.source_log_marginals.dtype
     if bench.source == "gaussian":
         z = jax.random.normal(rng, (n, d), dtype)
-        return quantise(z, s, _SOURCE_GAUSSIAN_RANGE)
+        return quantise(z, s, bench.source_range)
     if bench.source == "uniform":
         w = _SOURCE_UNIFORM_HALF_WIDTH
         z = jax.random.uniform(rng, (n, d), dtype, minval=-w, maxval=w)
-        return quantise(z, s, _SOURCE_GAUSSIAN_RANGE)
+        return quantise(z, s, bench.source_range)
     if bench.source == "categorical":
         logits = jnp.broadcast_to(bench.source_log_marginals, (n, d, s))
         return jax.random.categorical(rng, logits, axis=-1).astype(jnp.int32)
@@ -1035,7 +1078,8 @@ def _jit_bridge_path(reference, rng, x0, y):
 def build_benchmark(potential: CPPotential, reference: ReferenceProcess, source: str = "gaussian",
                     *, source_log_marginals: Any = None, source_samples: Any = None,
                     potential_kind: str = "custom", reverse: bool = False,
-                    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> Benchmark:
+                    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+                    source_range: float = SOURCE_RANGE) -> Benchmark:
     """Assembles a Benchmark from a potential, a reference and a source specification.
 
     Any positive potential gives a valid benchmark (the benchmark principle); this constructor
@@ -1052,6 +1096,7 @@ def build_benchmark(potential: CPPotential, reference: ReferenceProcess, source:
       potential_kind: label stored on the benchmark.
       reverse: image-preset flag (see Benchmark).
       chunk_elements: bound on chunk intermediates.
+      source_range: quantiser half range of the "gaussian" / "uniform" sources.
 
     Returns:
       Benchmark.
@@ -1066,7 +1111,7 @@ def build_benchmark(potential: CPPotential, reference: ReferenceProcess, source:
     chunk_elements = _check_chunk(chunk_elements)
     samples = None
     if source in ("gaussian", "uniform"):
-        table = np.broadcast_to(source_bin_log_probs(source, s), (d, s))
+        table = np.broadcast_to(source_bin_log_probs(source, s, float(source_range)), (d, s))
         marginals = jnp.asarray(table, dtype)
     elif source == "categorical":
         if source_log_marginals is None:
@@ -1092,7 +1137,8 @@ def build_benchmark(potential: CPPotential, reference: ReferenceProcess, source:
         raise ValueError(f"source must be one of {SOURCE_KINDS}, got {source!r}")
     return Benchmark(potential=potential, reference=reference, source_log_marginals=marginals,
                      source_samples=samples, source=source, potential_kind=potential_kind,
-                     reverse=bool(reverse), chunk_elements=chunk_elements)
+                     reverse=bool(reverse), chunk_elements=chunk_elements,
+                     source_range=float(source_range))
 
 
 def make_benchmark(dim: int, num_categories: int, reference: str = "gaussian",
@@ -1100,7 +1146,8 @@ def make_benchmark(dim: int, num_categories: int, reference: str = "gaussian",
                    num_potentials: int = 5, seed: Any = 0, source: str = "gaussian", *,
                    potential: str = "gaussian", bump_sigma: float = 2.0,
                    source_samples: Any = None, reverse: bool = False, dtype: Any = jnp.float32,
-                   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> Benchmark:
+                   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+                   source_range: float = SOURCE_RANGE) -> Benchmark:
     """Generates a CatSBench-style instance deterministically from a seed (spec §6).
 
     The reference kernel is Q̄_{N+1} = Q_alpha^{(N+1) s}; the presets keep (N + 1) s = 128.
@@ -1123,6 +1170,8 @@ def make_benchmark(dim: int, num_categories: int, reference: str = "gaussian",
       reverse: image-preset flag.
       dtype: floating dtype (float32 by default).
       chunk_elements: bound on chunk intermediates.
+      source_range: quantiser half range of the "gaussian" / "uniform" sources (7: catsbench's
+        HEAD; catsbench 1.4 defaults to 3).
 
     Returns:
       Benchmark.
@@ -1142,7 +1191,7 @@ def make_benchmark(dim: int, num_categories: int, reference: str = "gaussian",
         raise ValueError(f"potential must be one of {POTENTIAL_KINDS}, got {potential!r}")
     return build_benchmark(pot, ref, source, source_samples=source_samples,
                            potential_kind=potential, reverse=reverse,
-                           chunk_elements=chunk_elements)
+                           chunk_elements=chunk_elements, source_range=source_range)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1158,13 +1207,15 @@ def _hd_presets() -> dict[str, dict[str, Any]]:
                 out[f"hd_d{d}_s50_prior_{ref}_a{a}"] = dict(
                     dim=d, num_categories=50, reference=ref, alpha=a, num_steps=15,
                     num_skip_steps=8, num_potentials=5, source="gaussian", potential="gaussian",
-                    bump_sigma=2.0)
+                    bump_sigma=2.0, source_range=SOURCE_RANGE)
     return out
 
 
 HD_PRESETS: dict[str, dict[str, Any]] = _hd_presets()
 """The paper's 12 high-dimensional configurations (D in {2, 16, 64}, S = 50, M = 128); K = 5
-bumps (the reference's D = 2 usage example; the released K per instance may differ)."""
+bumps (the reference's D = 2 usage example; the released K per instance may differ). Source:
+N(0, I) quantised over [-7, 7] (``source_range`` = 7, as catsbench's HEAD; the catsbench 1.4
+package defaults to [-3, 3], which spreads p_0 over more categories: std ≈ 8 vs ≈ 3.4)."""
 
 IMAGE_PRESETS: dict[str, dict[str, Any]] = {
     f"image_d3072_s256_prior_gaussian_a{a}": dict(
@@ -1176,14 +1227,33 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
 """The coloured-MNIST configurations: p_0 is supplied as an array of generator samples (pixels
 0..255, flattened 3 x 32 x 32)."""
 
-PRESETS: dict[str, dict[str, Any]] = {**HD_PRESETS, **IMAGE_PRESETS}
+TINY_PRESETS: dict[str, dict[str, Any]] = {
+    # D = 2, S = 6 (36 states, 1296 pairs): the runner's and the claims' enumerable instance.
+    "tiny_d2_s6_uniform": dict(dim=2, num_categories=6, reference="uniform", alpha=0.05,
+                               num_steps=3, num_skip_steps=2, num_potentials=3,
+                               source="gaussian", potential="uniform", bump_sigma=2.0,
+                               source_range=SOURCE_RANGE),
+    # D = 2, S = 10 (10^4 pairs): the ``tiny`` variant of the experiment configs; the
+    # independent coupling sits at an exact conditional KL of about 0.9.
+    "tiny_d2_s10_uniform": dict(dim=2, num_categories=10, reference="uniform", alpha=0.05,
+                                num_steps=3, num_skip_steps=2, num_potentials=3,
+                                source="gaussian", potential="uniform", bump_sigma=2.0,
+                                source_range=SOURCE_RANGE),
+}
+"""Enumerable instances for exact KL / TV (uniform reference, lambda^8 ~ 0.55, random rank-3
+potential; M = 8 base steps, not the HD presets' 128)."""
+
+PRESETS: dict[str, dict[str, Any]] = {**HD_PRESETS, **IMAGE_PRESETS, **TINY_PRESETS}
+"""Every preset: the 12 HD, the 2 image and the tiny enumerable ones (one table for the
+experiment configs, the runner and the claims)."""
 
 _PRESET_IDENTITY = ("dim", "num_categories", "reference", "alpha", "num_skip_steps")
 
 
 def make_preset(name: str, seed: Any = 0, *, num_steps: int | None = None,
                 source_samples: Any = None, **overrides: Any) -> Benchmark:
-    """Builds a named preset (``hd_d{D}_s50_prior_{gaussian|uniform}_a{alpha}`` or an image preset).
+    """Builds a named preset (``hd_d{D}_s50_prior_{gaussian|uniform}_a{alpha}``, an image preset
+    or a tiny enumerable one, ``TINY_PRESETS``).
 
     Args:
       name: a key of ``PRESETS``.
@@ -1207,6 +1277,8 @@ def make_preset(name: str, seed: Any = 0, *, num_steps: int | None = None,
     kwargs = dict(PRESETS[name])
     if num_steps is not None:
         n = ref_lib._check_positive_int(num_steps, "num_steps", 0)
+        if name in TINY_PRESETS:
+            raise ValueError(f"num_steps re-grids the M = {BASE_STEPS} presets, not {name!r}")
         if BASE_STEPS % (n + 1):
             raise ValueError(f"num_steps + 1 must divide {BASE_STEPS} (M stays {BASE_STEPS}), "
                              f"got num_steps={n}")

@@ -11,18 +11,21 @@ empty batch; CSBM's direction and coupling phase are functions of ``state.step``
 direction's frozen EMA parameters live in ``state.extras["ema"]``, so a resumed run is exact.
 
 Config (``default_config(solver)``; experiment files in ``experiments/configs/dsb``):
-``benchmark.*`` (instance: one of the 12 HD presets, or ``tiny``, D = 2, S = 10, enumerable),
+``benchmark.*`` (instance: a preset of ``benchmark.PRESETS``, the 12 HD ones or a tiny enumerable
+one; the variant ``tiny`` is ``tiny_d2_s10_uniform``, D = 2, S = 10),
 ``solver`` and ``hparams.*`` (the solver dataclass's fields, paper defaults; ``train_steps`` is the
 trainer's ``num_steps`` and ``batch_size`` the trainer's), ``eval.*``.
 
-Logged: the solver's ``train/...`` metrics; at evaluation ``eval/cond_shape``,
-``eval/cond_trend`` (``eval.cond_samples`` samples of truth and model at every
-``eval.point_every``-th test source, spec: 1,000 per point, one point per batch of 128),
-``eval/shape``, ``eval/sb_perplexity`` and ``eval/sb_perplexity_truth`` (the truth's own value),
-``eval/fwd_traj_kl`` (D N-scaled, on ``eval.traj_samples`` sources) and, when S^D <=
-``eval.exact_max_states``, ``eval/exact_kl`` and ``eval/exact_tv`` (exact enumeration).
-CSBM-type solvers are evaluated with the forward EMA parameters, DLightSB-type ones with the
-potential itself.
+Solvers come from the runner's table (``runner.SOLVERS``, the trained rows) and evaluation is the
+runner's ``evaluate_model``: logged as ``eval/<name>`` for every name of ``runner.METRICS`` that is
+defined for the solver (``cond_shape``, ``cond_trend`` (catsbench 1.4 convention), ``shape``,
+``trend``, ``sb_perplexity``, ``traj_kl_fwd``, ``traj_kl_rev``, ``mc_kl``, and ``exact_kl`` /
+``exact_tv`` when S^D <= ``eval.exact_max_states``), the same names as the
+``experiments.dsb_benchmark`` tables, plus ``eval/sb_perplexity_truth`` (the truth's own value).
+Sizes: ``eval.num_test`` test pairs, one conditioning point per ``eval.point_every`` of them with
+``eval.cond_samples`` samples of truth and model (spec: 1,000 per point, one point per batch of
+128), trajectory KLs on ``eval.traj_samples`` sources. CSBM-type solvers are evaluated with the
+forward EMA parameters, DLightSB-type ones with the potential itself.
 """
 
 from __future__ import annotations
@@ -37,38 +40,27 @@ from iclr26_jax.core import config as config_lib
 from iclr26_jax.core.trainer import Method
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as dsb_metrics
+from iclr26_jax.dsb import runner
 from iclr26_jax.dsb.solvers import csbm
 from iclr26_jax.dsb.solvers import dlightsb as dls
-from iclr26_jax.dsb.solvers.alpha_csbm import AlphaCSBM, AlphaCSBMConfig
-from iclr26_jax.dsb.solvers.csbm import CSBM, CSBMConfig
-from iclr26_jax.dsb.solvers.dlightsb import DLightSB, DLightSBConfig
-from iclr26_jax.dsb.solvers.dlightsb_m import DLightSBM, DLightSBMConfig
+from iclr26_jax.dsb.solvers.csbm import CSBM
 
 __all__ = ["SOLVERS", "TINY", "PRESET_NAMES", "default_config", "get_config", "DSBMethod",
            "make_benchmark"]
 
-# solver name -> (solver class, config dataclass, paper number of steps)
-SOLVERS = {
-    "dlightsb": (DLightSB, DLightSBConfig, 100_000),
-    "dlightsb_m": (DLightSBM, DLightSBMConfig, 100_000),
-    "csbm": (CSBM, CSBMConfig, 280_000),
-    "alpha_csbm": (AlphaCSBM, AlphaCSBMConfig, 140_000),
-}
+SOLVERS = {name: entry for name, entry in runner.SOLVERS.items() if entry.trained}
+"""The trained rows of ``runner.SOLVERS`` (the one solver table)."""
 _TRAINER_OWNED = ("train_steps", "steps_per_chunk", "batch_size")
 
-# A tiny enumerable instance (S^(2D) = 10^4 pairs): uniform reference (lam^8 ~ 0.55), random CP
-# potential with K = 3; the independent coupling sits at an exact conditional KL of about 0.9.
-TINY = dict(dim=2, num_categories=10, reference="uniform", alpha=0.05, num_steps=3,
-            num_skip_steps=2, num_potentials=3, potential="uniform", bump_sigma=2.0,
-            source="gaussian")
-PRESET_NAMES = tuple(sorted(bm.HD_PRESETS)) + ("tiny",)
+TINY = "tiny_d2_s10_uniform"  # the ``tiny`` variant (``benchmark.TINY_PRESETS``)
+PRESET_NAMES = tuple(sorted(bm.HD_PRESETS)) + tuple(sorted(bm.TINY_PRESETS)) + ("tiny",)
+_BENCH_FIELDS = ("dim", "num_categories", "reference", "alpha", "num_steps", "num_skip_steps",
+                 "num_potentials", "potential", "bump_sigma", "source", "source_range")
 
 
 def _preset_fields(name: str) -> dict[str, Any]:
-    if name == "tiny":
-        return dict(TINY)
-    fields = dict(bm.HD_PRESETS[name])
-    return {k: fields[k] for k in TINY}
+    fields = bm.PRESETS[TINY if name == "tiny" else name]
+    return {k: fields[k] for k in _BENCH_FIELDS}
 
 
 def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
@@ -77,10 +69,11 @@ def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
     if solver not in SOLVERS:
         raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
                                      f"got {solver!r}")
-    _, cfg_cls, steps = SOLVERS[solver]
+    entry = SOLVERS[solver]
+    cfg_cls, steps = entry.config_cls, entry.paper_steps
     c = config_lib.trainer_defaults()
     c.method = "dsb"
-    c.solver = solver             # dlightsb | dlightsb_m | csbm | alpha_csbm
+    c.solver = solver             # dlightsb | dlightsb_m | dlightsb_m_joint | csbm | alpha_csbm
     c.seed = 5                    # the reference scripts train with seed 5
     c.num_steps = steps           # = the solver's train_steps
     c.batch_size = 128            # = the solver's batch_size (alpha-CSBM: two halves)
@@ -93,7 +86,7 @@ def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
     for key, value in _preset_fields(preset).items():
         b[key] = value            # dim, num_categories, reference, alpha, num_steps, ...
     # The solver dataclass's fields (documented there), paper defaults.
-    defaults = cfg_cls()
+    defaults = cfg_cls(**(entry.fixed or {}))
     c.hparams = ml_collections.ConfigDict(
         {f.name: getattr(defaults, f.name) for f in dataclasses.fields(cfg_cls)
          if f.name not in _TRAINER_OWNED})
@@ -113,9 +106,10 @@ def get_config(solver: str, arg: str | None) -> ml_collections.ConfigDict:
 
     Variants: the instance, one of the 12 HD presets
     ``hd_d{2,16,64}_s50_prior_gaussian_a{0.02,0.05}`` / ``hd_d{2,16,64}_s50_prior_uniform_a{0.005,
-    0.01}`` (default ``hd_d16_s50_prior_gaussian_a0.02``; D, S = 50, N = 15, s = 8) or ``tiny``
-    (D = 2, S = 10, N = 3, enumerable: exact KL / TV are logged); ``smoke`` (20 steps, small model
-    and evaluation, ``tiny`` unless a preset is named).
+    0.01}`` (default ``hd_d16_s50_prior_gaussian_a0.02``; D, S = 50, N = 15, s = 8), a tiny
+    enumerable preset (``tiny_d2_s6_uniform``, ``tiny_d2_s10_uniform``; ``tiny`` = the latter:
+    exact KL / TV are logged); ``smoke`` (20 steps, small model and evaluation, ``tiny`` unless a
+    preset is named).
 
     Overrides (``key=value`` after the variants, or ``--config.key=value``): ``benchmark.dim``,
     ``benchmark.num_categories``, ``benchmark.reference``, ``benchmark.alpha``,
@@ -133,7 +127,7 @@ def get_config(solver: str, arg: str | None) -> ml_collections.ConfigDict:
     if smoke:
         fields = {"batch_size": 32, "eval.num_test": 64, "eval.point_every": 32,
                   "eval.cond_samples": 64, "eval.traj_samples": 32}
-        if solver in ("dlightsb", "dlightsb_m"):
+        if solver.startswith("dlightsb"):
             fields["hparams.num_potentials"] = 16
         else:
             fields.update({"hparams.hidden": 32, "hparams.epoch_steps": 5,
@@ -149,7 +143,8 @@ def make_benchmark(cfg: ml_collections.ConfigDict) -> bm.Benchmark:
         return bm.make_benchmark(
             int(b.dim), int(b.num_categories), b.reference, float(b.alpha), int(b.num_steps),
             int(b.num_skip_steps), int(b.num_potentials), seed=int(b.seed), source=b.source,
-            potential=b.potential, bump_sigma=float(b.bump_sigma))
+            potential=b.potential, bump_sigma=float(b.bump_sigma),
+            source_range=float(b.source_range))
     except ValueError as e:
         raise config_lib.ConfigError(f"config key 'benchmark': {e}") from None
 
@@ -159,10 +154,11 @@ def solver_config(cfg: ml_collections.ConfigDict):
     if cfg.solver not in SOLVERS:
         raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
                                      f"got {cfg.solver!r}")
-    _, cfg_cls, _ = SOLVERS[cfg.solver]
+    entry = SOLVERS[cfg.solver]
     try:
-        return cfg_cls(train_steps=int(cfg.num_steps), steps_per_chunk=1,
-                       batch_size=int(cfg.batch_size), **cfg.hparams.to_dict())
+        return entry.config_cls(train_steps=int(cfg.num_steps), steps_per_chunk=1,
+                                batch_size=int(cfg.batch_size),
+                                **{**cfg.hparams.to_dict(), **(entry.fixed or {})})
     except (TypeError, ValueError) as e:
         raise config_lib.ConfigError(f"config key 'hparams': {e}") from None
 
@@ -176,23 +172,22 @@ class DSBMethod(Method):
         super().__init__(config)
         self.problem = make_benchmark(config)
         self.solver_cfg = solver_config(config)
-        self.solver = SOLVERS[config.solver][0](self.solver_cfg)
+        self.entry = SOLVERS[config.solver]
+        self.solver = self.entry.solver_cls(self.solver_cfg)
         self.csbm_type = isinstance(self.solver, CSBM)
         e = config.eval
         for key in ("num_test", "point_every", "cond_samples", "traj_samples"):
             if int(e[key]) < 1:
                 raise config_lib.ConfigError(f"config key 'eval.{key}' must be >= 1; got {e[key]}")
-        ref, chunk = self.problem.reference, self.problem.chunk_elements
-        if self.csbm_type:
-            net = csbm.network(self.problem, self.solver_cfg)
-            self.transition_fn = lambda p, x_t, t: csbm.model_transition_logits(
-                net, p, ref, x_t, t, chunk)
-        else:
-            self.transition_fn = lambda p, x_t, t: bm.transition_marginal_log_probs(
-                p, ref, x_t, t, chunk)
+        num_test, every = int(e.num_test), int(e.point_every)
+        s, d = self.problem.num_categories, self.problem.dim
+        max_states = int(e.exact_max_states)
+        self.eval_ctx = runner.prepare_preset(
+            self.problem, num_test=num_test, num_points=max(1, num_test // every),
+            cond_samples=int(e.cond_samples), num_traj=min(int(e.traj_samples), num_test),
+            max_exact_pairs=max_states * max_states if s ** d <= max_states else 0,
+            trend=bool(e.cond_trend), eval_seed=int(e.seed), name=str(config.benchmark.preset))
         self.eval_key = jax.random.key(int(e.seed))
-        self.x_test = self.problem.sample_source(jax.random.fold_in(self.eval_key, 0),
-                                                 int(e.num_test))
 
     # -- training ------------------------------------------------------------------------------
 
@@ -213,54 +208,18 @@ class DSBMethod(Method):
 
     # -- evaluation ----------------------------------------------------------------------------
 
-    def model_fns(self, state):
-        """(sampler(rng, x0) -> y, transition params, exact model_log_prob or None).
-
-        The transition callable ``self.transition_fn(params, x_t, t)`` is built once, so the
-        trajectory KL and the enumeration compile once per run, not once per evaluation.
-        """
-        bench = self.problem
-        ref, chunk = bench.reference, bench.chunk_elements
-        s, d = bench.num_categories, bench.dim
+    def model(self, state) -> runner.Model:
+        """The evaluated model in the runner's interface (CSBM-type: forward EMA parameters)."""
         if self.csbm_type:
-            out = csbm.make_output(state, bench, self.solver_cfg)
-            sampler, params = out.sample, out.params
-        else:
-            params = state.params
-            sampler = lambda key, x0: bm.sample_plan(params, ref, key, x0, chunk)
-        log_prob = None
-        if s ** d <= int(self.config.eval.exact_max_states):
-            if self.csbm_type:
-                table = dsb_metrics.exact_plan_from_transition_logits(
-                    bench, self.transition_fn, params, max_states=s ** d)
-                log_prob = lambda x0, y: table[dsb_metrics.state_index(x0, s),
-                                               dsb_metrics.state_index(y, s)]
-            else:
-                log_prob = lambda x0, y: bm.plan_log_prob(params, ref, x0, y, chunk)
-        return sampler, params, log_prob
+            return self.entry.adapter(csbm.make_output(state, self.problem, self.solver_cfg),
+                                      self.problem, 0)
+        return self.entry.adapter(state.params, self.problem, 0)
 
     def evaluate(self, state):
-        e = self.config.eval
-        bench = self.problem
-        sampler, params, log_prob = self.model_fns(state)
-        keys = [jax.random.fold_in(self.eval_key, i) for i in range(1, 5)]
-        x_test = self.x_test
-        y_true = bench.sample_plan(keys[0], x_test)
-        y_model = sampler(keys[1], x_test)
-        points = dsb_metrics.conditioning_points(x_test, int(e.point_every))
-        cond = dsb_metrics.conditional_shape_trend(
-            keys[2], points, bench.sample_plan, sampler, bench.num_categories,
-            int(e.cond_samples), with_trend=bool(e.cond_trend))
-        out = {f"eval/{k}": float(v) for k, v in cond.items()}
-        out["eval/shape"] = float(dsb_metrics.shape_score(y_true, y_model, bench.num_categories))
-        out["eval/sb_perplexity"] = float(dsb_metrics.sb_perplexity(bench, x_test, y_model))
-        out["eval/sb_perplexity_truth"] = float(dsb_metrics.sb_perplexity(bench, x_test, y_true))
-        if bench.num_steps >= 1:
-            x_traj = x_test[:int(e.traj_samples)]
-            out["eval/fwd_traj_kl"] = float(dsb_metrics.trajectory_kl_forward(
-                keys[3], bench, x_traj, self.transition_fn, params))
-        if log_prob is not None:
-            exact = dsb_metrics.exact_conditional_kl_tv(bench, log_prob)
-            out["eval/exact_kl"] = float(exact.kl)
-            out["eval/exact_tv"] = float(exact.tv)
+        """``runner.evaluate_model`` on the fixed evaluation set, as ``eval/<metric>``."""
+        ctx = self.eval_ctx
+        metrics = runner.evaluate_model(ctx, self.model(state), jax.random.fold_in(self.eval_key, 1))
+        out = {f"eval/{k}": v for k, v in metrics.items() if v == v}  # NaN = not defined
+        out["eval/sb_perplexity_truth"] = float(dsb_metrics.sb_perplexity(self.problem, ctx.x0,
+                                                                          ctx.y))
         return out

@@ -1,7 +1,9 @@
 """Metrics and trivial baselines of the discrete SB benchmark (spec §7, §8.5, §12).
 
-* ``shape_score`` / ``trend_score``: 1 - mean TV between per-coordinate histograms / between all
-  ordered pair histograms (diagonal pairs included, as in the reference);
+* ``shape_score`` / ``trend_score``: 1 - mean TV between per-coordinate histograms / between
+  ordered pair histograms: ``convention="off_diagonal"`` (i != j, the catsbench 1.4 package the
+  paper's numbers use; the default) or ``"with_diagonal"`` (all (i, j), catsbench's HEAD); the two
+  relate by D^2 (1 - T_diag) = D (D - 1) (1 - T_off) + D (1 - shape);
 * ``conditional_shape_trend``: the same on conditional samples given a few conditioning points,
   with user-supplied sampler callables;
 * ``sb_perplexity``: exp(-mean_{b,d} log pi*^d(y_hat^d | x_0)) with the exact plan marginals;
@@ -44,6 +46,7 @@ __all__ = [
     "pair_histograms",
     "shape_score",
     "trend_score",
+    "TREND_CONVENTIONS",
     "conditioning_points",
     "conditional_shape_trend",
     "sb_perplexity",
@@ -70,6 +73,9 @@ __all__ = [
     "C2STResult",
     "c2st",
 ]
+
+TREND_CONVENTIONS = ("off_diagonal", "with_diagonal")
+"""Trend pair sets: i != j (catsbench 1.4, compared with the paper) or all (i, j) (its HEAD)."""
 
 _PAIR_HIST_LIMIT = 1 << 28  # D^2 S^2 entries at most for the trend histograms
 _HIST_CHUNK_ROWS = 1024
@@ -169,26 +175,53 @@ def _shape_score(y: jax.Array, y_hat: jax.Array, num_categories: int) -> jax.Arr
     return 1.0 - jnp.mean(0.5 * jnp.abs(h - h_hat).sum(-1))
 
 
-def trend_score(y: jax.Array, y_hat: jax.Array, num_categories: int) -> jax.Array:
-    """Trend = 1 - mean over ordered pairs (i, j), i = j included, of TV of S x S pair histograms.
+def _check_convention(convention: str, dim: int) -> bool:
+    """True for the off-diagonal convention; ValueError for an unknown name or D < 2 off-diagonal."""
+    if convention not in TREND_CONVENTIONS:
+        raise ValueError(f"convention must be one of {TREND_CONVENTIONS}, got {convention!r}")
+    off = convention == "off_diagonal"
+    if off and dim < 2:
+        raise ValueError("the off-diagonal trend needs D >= 2 coordinates; use "
+                         "convention='with_diagonal'")
+    return off
+
+
+def trend_score(y: jax.Array, y_hat: jax.Array, num_categories: int,
+                convention: str = "off_diagonal") -> jax.Array:
+    """Trend = 1 - mean over ordered coordinate pairs (i, j) of TV of S x S pair histograms.
+
+    ``convention="off_diagonal"`` averages the D (D - 1) pairs i != j (catsbench 1.4, the
+    paper's numbers); ``"with_diagonal"`` all D^2 pairs (catsbench's HEAD), where the diagonal
+    pair (i, i) is the marginal of coordinate i, so
+    D^2 (1 - T_with) = D (D - 1) (1 - T_off) + D (1 - shape).
 
     Args:
       y: (B, D) int reference samples.
       y_hat: (B', D) int samples to score.
       num_categories: S.
+      convention: one of ``TREND_CONVENTIONS``.
 
     Returns:
       scalar in [0, 1].
     """
     y, y_hat = _check_sample_pair(y, y_hat, num_categories)
+    off = _check_convention(convention, y.shape[1])
     h = pair_histograms(y, num_categories)
     h_hat = pair_histograms(y_hat, num_categories)
-    return _trend_from_histograms(h, h_hat)
+    return _trend_from_histograms(h, h_hat, off)
 
 
-@jax.jit
-def _trend_from_histograms(h: jax.Array, h_hat: jax.Array) -> jax.Array:
-    return 1.0 - jnp.mean(0.5 * jnp.abs(h - h_hat).sum((-2, -1)))
+def _pair_tv_mean(h: jax.Array, h_hat: jax.Array, off_diagonal: bool) -> jax.Array:
+    tv = 0.5 * jnp.abs(h - h_hat).sum((-2, -1))  # (D, D)
+    if not off_diagonal:
+        return jnp.mean(tv)
+    d = tv.shape[0]
+    return (jnp.sum(tv) - jnp.trace(tv)) / (d * (d - 1))
+
+
+@functools.partial(jax.jit, static_argnums=(2,))
+def _trend_from_histograms(h: jax.Array, h_hat: jax.Array, off_diagonal: bool) -> jax.Array:
+    return 1.0 - _pair_tv_mean(h, h_hat, off_diagonal)
 
 
 def conditioning_points(x0: jax.Array, batch_size: int = 128) -> jax.Array:
@@ -212,7 +245,8 @@ def conditional_shape_trend(rng: jax.Array, x0_points: jax.Array,
                             true_sampler: Callable[[jax.Array, jax.Array], jax.Array],
                             model_sampler: Callable[[jax.Array, jax.Array], jax.Array],
                             num_categories: int, num_samples: int = 1000,
-                            with_trend: bool = True) -> dict[str, jax.Array]:
+                            with_trend: bool = True,
+                            trend_convention: str = "off_diagonal") -> dict[str, jax.Array]:
     """Conditional shape / trend: shape and trend between truth and model samples given each x_0.
 
     Each sampler is called once on all points repeated ``num_samples`` times.
@@ -225,6 +259,7 @@ def conditional_shape_trend(rng: jax.Array, x0_points: jax.Array,
       num_categories: S.
       num_samples: n conditional samples per point (1000 in the paper).
       with_trend: also compute cond trend (needs (D S)^2 memory per point).
+      trend_convention: one of ``TREND_CONVENTIONS`` (see ``trend_score``).
 
     Returns:
       {"cond_shape": scalar, "cond_trend": scalar (if with_trend)}, averaged over points.
@@ -234,6 +269,7 @@ def conditional_shape_trend(rng: jax.Array, x0_points: jax.Array,
     p, d = x0_points.shape
     if p == 0:
         raise ValueError("x0_points must hold at least one point")
+    off = _check_convention(trend_convention, d) if with_trend else False
     xs = _repeat_rows(x0_points, n)
     k_true, k_model = jax.random.split(rng)
     y_true = jnp.asarray(true_sampler(k_true, xs))
@@ -243,7 +279,7 @@ def conditional_shape_trend(rng: jax.Array, x0_points: jax.Array,
             raise ValueError(f"{name} must have shape {tuple(xs.shape)}, got {tuple(arr.shape)}")
     y_true = check_states(y_true, "true_sampler output", num_categories, d)
     y_model = check_states(y_model, "model_sampler output", num_categories, d)
-    return _conditional_scores(y_true, y_model, num_categories, bool(with_trend), p)
+    return _conditional_scores(y_true, y_model, num_categories, bool(with_trend), p, off)
 
 
 @functools.partial(jax.jit, static_argnums=(1,))
@@ -251,9 +287,10 @@ def _repeat_rows(x: jax.Array, n: int) -> jax.Array:
     return jnp.repeat(x, n, axis=0)
 
 
-@functools.partial(jax.jit, static_argnums=(2, 3, 4))
+@functools.partial(jax.jit, static_argnums=(2, 3, 4, 5))
 def _conditional_scores(y_true: jax.Array, y_model: jax.Array, num_categories: int,
-                        with_trend: bool, num_points: int) -> dict[str, jax.Array]:
+                        with_trend: bool, num_points: int, off_diagonal: bool
+                        ) -> dict[str, jax.Array]:
     s = num_categories
     d = y_true.shape[-1]
     y_true = y_true.reshape(num_points, -1, d)
@@ -264,8 +301,8 @@ def _conditional_scores(y_true: jax.Array, y_model: jax.Array, num_categories: i
         tv_1d = 0.5 * jnp.abs(_histogram(yt, s) - _histogram(ym, s)).sum(-1)
         out = {"cond_shape": 1.0 - jnp.mean(tv_1d)}
         if with_trend:
-            tv = 0.5 * jnp.abs(_pair_histograms(yt, s) - _pair_histograms(ym, s)).sum((-2, -1))
-            out["cond_trend"] = 1.0 - jnp.mean(tv)
+            out["cond_trend"] = 1.0 - _pair_tv_mean(_pair_histograms(yt, s),
+                                                    _pair_histograms(ym, s), off_diagonal)
         return out
 
     if with_trend and (d * s) ** 2 > _PAIR_HIST_LIMIT:
@@ -387,21 +424,26 @@ def _check_model_logits(out: jax.Array, x_t: jax.Array, s: int) -> jax.Array:
 
 def _trajectory_kl(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
                    model_transition_logits: Callable, forward: bool,
-                   model_params: Any = None) -> jax.Array:
+                   model_params: Any = None, model_potential: Any = None) -> jax.Array:
     n = benchmark.num_steps
     if n < 1:
         raise ValueError(f"trajectory KL needs num_steps N >= 1 (it is scaled by D N), got {n}")
     if not callable(model_transition_logits):
         raise ValueError("model_transition_logits must be a callable (x_t, t) -> (B, D, S)")
     x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim).astype(jnp.int32)
+    if model_potential is not None:
+        if not isinstance(model_potential, bm.CPPotential):
+            raise ValueError("model_potential must be a CPPotential, got "
+                             f"{type(model_potential).__name__}")
+        bm._check_potential(model_potential, benchmark.reference)
     return _trajectory_kl_jit(rng, benchmark, x0, model_transition_logits, forward, model_params,
-                              model_params is not None)
+                              model_params is not None, model_potential)
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4, 6))
 def _trajectory_kl_jit(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
                        model_fn: Callable, forward: bool, model_params: Any,
-                       has_params: bool) -> jax.Array:
+                       has_params: bool, model_potential: Any) -> jax.Array:
     if has_params:
         def model_transition_logits(x_t, t):
             return model_fn(model_params, x_t, t)
@@ -410,11 +452,16 @@ def _trajectory_kl_jit(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
     s, n = benchmark.num_categories, benchmark.num_steps
     pot, ref, chunk = benchmark.potential, benchmark.reference, benchmark.chunk_elements
     cores = pot.log_cp_cores
+    own_chain = model_potential is not None and not forward
+
+    def model_tables(m):
+        return bm.log_u_table(ref.log_q_bar[m], model_potential.log_cp_cores, chunk)
 
     def step(carry, inputs):
-        x_t, u_cur = carry  # u_cur = U_{N+1-t}, shared by the true logits and the true step
+        x_t, u_cur, mu_cur = carry  # U_{N+1-t} of the truth (and of the model potential)
         key, t = inputs
         u_next = bm.log_u_table(ref.log_q_bar[n - t], cores, chunk)
+        mu_next = model_tables(n - t) if own_chain else mu_cur
         true_logp = bm._transition_marginals_from_tables(pot.log_alpha, u_cur, u_next,
                                                          ref.log_q_step, x_t, chunk)
         model_logp = jax.nn.log_softmax(
@@ -424,14 +471,23 @@ def _trajectory_kl_jit(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
             keys = jax.random.split(key, x_t.shape[0])
             x_next = bm._mixture_step_sample(keys, x_t, pot.log_alpha, u_cur, u_next,
                                              ref.log_q_step, chunk)
+        elif own_chain:
+            # A CP model's own chain is a mixture of products (Eq. 9 with its potential): the
+            # rollout draws the component first, as the peer does, not per-coordinate marginals.
+            kl = categorical_kl(model_logp, true_logp)
+            keys = jax.random.split(key, x_t.shape[0])
+            x_next = bm._mixture_step_sample(keys, x_t, model_potential.log_alpha, mu_cur,
+                                             mu_next, ref.log_q_step, chunk)
         else:
             kl = categorical_kl(model_logp, true_logp)
             x_next = jax.random.categorical(key, model_logp, axis=-1).astype(jnp.int32)
-        return (x_next, u_next), jnp.mean(kl)
+        return (x_next, u_next, mu_next), jnp.mean(kl)
 
     keys = jax.random.split(rng, n + 1)
     u_first = bm.log_u_table(ref.log_q_bar[n + 1], cores, chunk)
-    _, per_step = jax.lax.scan(step, (x0, u_first), (keys, jnp.arange(n + 1, dtype=jnp.int32)))
+    mu_first = model_tables(n + 1) if own_chain else jnp.zeros((), u_first.dtype)
+    _, per_step = jax.lax.scan(step, (x0, u_first, mu_first),
+                               (keys, jnp.arange(n + 1, dtype=jnp.int32)))
     return jnp.mean(per_step) * benchmark.dim * n
 
 
@@ -461,10 +517,15 @@ def trajectory_kl_forward(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
 
 
 def trajectory_kl_reverse(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                          model_transition_logits: Callable, model_params: Any = None
-                          ) -> jax.Array:
-    """Reverse trajectory KL: along model rollouts (factorised draws from the model logits),
-    mean_{t,b,d} KL(p_theta^d(.|x_t) || p*^d(.|x_t)) * D N.
+                          model_transition_logits: Callable, model_params: Any = None,
+                          model_potential: Any = None) -> jax.Array:
+    """Reverse trajectory KL along model rollouts: mean_{t,b,d} KL(p_theta^d(.|x_t) || p*^d(.|x_t))
+    * D N.
+
+    The rollout is the model's own chain: for a CP-potential model (``model_potential`` given)
+    the mixture-of-products chain of Eq. 9 with the model's potential (component first, then the
+    coordinates), as catsbench does; otherwise factorised draws from the per-coordinate logits
+    (exact for CSBM-type models, whose transitions factorise).
 
     Args:
       rng: PRNG key.
@@ -472,12 +533,14 @@ def trajectory_kl_reverse(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
       x0: (B, D) int test sources.
       model_transition_logits: as in ``trajectory_kl_forward``.
       model_params: as in ``trajectory_kl_forward``.
+      model_potential: the model's CPPotential (K may differ from the benchmark's) when the model
+        is a CP potential under the benchmark's reference; None for factorised models.
 
     Returns:
       scalar KL.
     """
     return _trajectory_kl(rng, benchmark, x0, model_transition_logits, forward=False,
-                          model_params=model_params)
+                          model_params=model_params, model_potential=model_potential)
 
 
 # --------------------------------------------------------------------------------------------

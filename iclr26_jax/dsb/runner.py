@@ -8,8 +8,13 @@ the solver's output into a uniform ``Model``):
   and ``featurewise_eot`` (the exact 1-D EOT plans, the rank-1 CP potential of
   ``metrics.featurewise_eot_potential``);
 * trained: ``dlightsb`` (spec §8.1), ``dlightsb_m`` (DLightSB-M with the reference per-coordinate KL
-  loss), ``dlightsb_m_joint`` (the exact joint-transition loss), ``csbm`` and ``alpha_csbm``
-  (imported lazily from ``iclr26_jax.dsb.solvers.csbm`` / ``.alpha_csbm``).
+  loss), ``dlightsb_m_joint`` (the exact joint-transition loss), ``csbm`` and ``alpha_csbm``.
+
+The trained rows also carry the solver and config classes and the paper's step count:
+``method.DSBMethod`` (``python -m experiments.main``) builds its solvers from this one table and
+evaluates with ``evaluate_model`` (metric names prefixed ``eval/``), so trainer runs and runner
+tables report the same metrics under the same names. Presets come from ``benchmark.PRESETS``
+(HD, image and tiny enumerable instances).
 
 Every CP-potential model (truth, prior, feature-wise EOT, the DLightSB family) exposes one-shot
 samples, the exact plan log-density and per-step transition logits (Eq. 7, 9, 11); CSBM-type models
@@ -17,12 +22,14 @@ expose samples and per-step transition logits; ``independent`` exposes samples o
 log-density p_1(y) on enumerable instances). ``evaluate_solver`` computes, on a fixed evaluation
 set per preset (spec §6–7, laptop-sized by default):
 
-* ``shape`` / ``trend`` on (x_0, y) test pairs vs (x_0, y_hat);
+* ``shape`` / ``trend`` on (x_0, y) test pairs vs (x_0, y_hat); trend in the catsbench 1.4
+  convention (off-diagonal pairs, the paper's);
 * ``cond_shape`` / ``cond_trend`` with ``cond_samples`` samples per conditioning point (the first
   x_0 of each of ``num_points`` evaluation batches);
 * ``sb_perplexity`` of the model samples under the true per-coordinate plan marginals (Eq. 8; all
   solvers, since it only needs samples; the ``truth`` row gives the truth's own value);
 * ``traj_kl_fwd`` / ``traj_kl_rev`` scaled by D N (models with transition logits; NaN otherwise);
+  the reverse KL rolls out each model's own chain (a CP model's mixture chain);
 * ``mc_kl``: the unbiased Monte Carlo E_{x_0} KL(pi*(.|x_0) || pi_theta(.|x_0)) (models with an
   exact log-density);
 * ``exact_kl`` / ``exact_tv`` by enumeration when S^(2D) is small (models with a log-density, or
@@ -46,7 +53,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import json
 import math
 import os
@@ -60,6 +66,11 @@ import numpy as np
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as M
 from iclr26_jax.dsb.benchmark import Benchmark, CPPotential
+from iclr26_jax.dsb.solvers import csbm as csbm_lib
+from iclr26_jax.dsb.solvers.alpha_csbm import AlphaCSBM, AlphaCSBMConfig
+from iclr26_jax.dsb.solvers.csbm import CSBM, CSBMConfig
+from iclr26_jax.dsb.solvers.dlightsb import DLightSB, DLightSBConfig
+from iclr26_jax.dsb.solvers.dlightsb_m import DLightSBM, DLightSBMConfig
 
 __all__ = [
     "TINY_PRESETS",
@@ -73,7 +84,6 @@ __all__ = [
     "preset_names",
     "resolve_preset",
     "build_preset",
-    "solver_available",
     "make_solver",
     "prepare_preset",
     "evaluate_model",
@@ -86,14 +96,7 @@ __all__ = [
 # Presets.
 # --------------------------------------------------------------------------------------------
 
-TINY_PRESETS: dict[str, dict[str, Any]] = {
-    # The enumerable instance of tests/dsb/test_dsb_solvers.py: D = 2, S = 6 (36 states, 1296
-    # pairs), uniform reference (lambda^8 ~ 0.55), random rank-3 potential.
-    "tiny_d2_s6_uniform": dict(dim=2, num_categories=6, reference="uniform", alpha=0.05,
-                               num_steps=3, num_skip_steps=2, num_potentials=3,
-                               potential="uniform", source="gaussian"),
-}
-"""Runner-only tiny presets (exact enumeration metrics apply)."""
+TINY_PRESETS = bm.TINY_PRESETS  # the enumerable presets (part of ``benchmark.PRESETS``)
 
 
 def _alias(name: str) -> str:
@@ -108,7 +111,7 @@ PRESET_ALIASES: dict[str, str] = {_alias(n): n for n in bm.HD_PRESETS}
 
 def preset_names() -> list[str]:
     """Every accepted preset name (canonical names, tiny presets and aliases), sorted."""
-    return sorted(set(bm.PRESETS) | set(TINY_PRESETS) | set(PRESET_ALIASES))
+    return sorted(set(bm.PRESETS) | set(PRESET_ALIASES))
 
 
 def resolve_preset(name: str) -> str:
@@ -116,7 +119,7 @@ def resolve_preset(name: str) -> str:
     if not isinstance(name, str):
         raise ValueError(f"preset must be a string, got {name!r}")
     name = PRESET_ALIASES.get(name, name)
-    if name in bm.PRESETS or name in TINY_PRESETS:
+    if name in bm.PRESETS:
         return name
     raise ValueError(f"unknown preset {name!r}; choose from {preset_names()}")
 
@@ -137,10 +140,6 @@ def build_preset(name: str, seed: Any = 0, *, source_samples: Any = None,
       Benchmark.
     """
     name = resolve_preset(name)
-    if name in TINY_PRESETS:
-        if source_samples is not None:
-            raise ValueError(f"source_samples is only used by the image presets, not {name!r}")
-        return bm.make_benchmark(seed=seed, **{**TINY_PRESETS[name], **overrides})
     return bm.make_preset(name, seed=seed, source_samples=source_samples, **overrides)
 
 
@@ -159,6 +158,8 @@ class Model(NamedTuple):
         (B, D, S), or None.
       transition_params: the params pytree passed to ``transition_fn`` (traced under jit).
       reverse_sample: for reversed presets, (rng, y (B, D)) -> (B, D) samples of x_0, or None.
+      potential: the model's CPPotential for CP models (the reverse trajectory KL rolls out its
+        own mixture chain), else None.
     """
 
     sample: Callable[[jax.Array, jax.Array], jax.Array]
@@ -166,6 +167,7 @@ class Model(NamedTuple):
     transition_fn: Callable | None = None
     transition_params: Any = None
     reverse_sample: Callable[[jax.Array, jax.Array], jax.Array] | None = None
+    potential: CPPotential | None = None
 
 
 @functools.partial(jax.jit, static_argnums=(4,))
@@ -216,7 +218,8 @@ def _cp_model(potential: CPPotential, bench: Benchmark, pad_to: int = 0) -> Mode
     ref, chunk = bench.reference, bench.chunk_elements
     return Model(sample=lambda rng, x0: _cp_sample(potential, ref, rng, x0, chunk),
                  log_prob=lambda x0, y: _cp_log_prob(potential, ref, x0, y, chunk),
-                 transition_fn=_cp_transition, transition_params=(potential, ref))
+                 transition_fn=_cp_transition, transition_params=(potential, ref),
+                 potential=potential)
 
 
 @jax.jit
@@ -316,36 +319,20 @@ def _steps_fields(cls: type, overrides: dict) -> dict:
 
 
 def _dlightsb_factory(overrides: dict):
-    from iclr26_jax.dsb.solvers import DLightSB, DLightSBConfig
     return DLightSB(DLightSBConfig(**_steps_fields(DLightSBConfig, overrides)))
 
 
 def _dlightsb_m_factory(loss: str):
     def factory(overrides: dict):
-        from iclr26_jax.dsb.solvers import DLightSBM, DLightSBMConfig
         return DLightSBM(DLightSBMConfig(**_steps_fields(DLightSBMConfig,
                                                          {"loss": loss, **overrides})))
     return factory
 
 
-_LAZY_MODULES = {"csbm": ("iclr26_jax.dsb.solvers.csbm", "CSBM", "CSBMConfig"),
-                 "alpha_csbm": ("iclr26_jax.dsb.solvers.alpha_csbm", "AlphaCSBM",
-                                "AlphaCSBMConfig")}
-
-
-def _lazy_import(name: str):
-    module, cls, cfg = _LAZY_MODULES[name]
-    try:
-        mod = importlib.import_module(module)
-        return getattr(mod, cls), getattr(mod, cfg)
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"solver {name!r} is not available: importing {cls}/{cfg} from "
-                         f"{module} failed ({type(e).__name__}: {e})") from e
-
-
 def _csbm_factory(name: str):
+    solver_cls, cfg_cls = (CSBM, CSBMConfig) if name == "csbm" else (AlphaCSBM, AlphaCSBMConfig)
+
     def factory(overrides: dict):
-        solver_cls, cfg_cls = _lazy_import(name)
         out = dict(overrides)
         if "train_steps" in out and "epoch_steps" not in out:
             # Laptop runs keep the reference's schedule shape: CSBM alternates directions every
@@ -362,29 +349,19 @@ class _NetTransition:
     """Hashable (net, chunk) wrapper of csbm.model_transition_logits: params are traced, so every
     CSBM-type model with the same network definition shares one compiled trajectory KL."""
 
-    fn: Callable
     net: Any
     chunk_elements: int
 
     def __call__(self, params, x_t, t):
         net_params, reference = params
-        return self.fn(self.net, net_params, reference, x_t, t, self.chunk_elements)
+        return csbm_lib.model_transition_logits(self.net, net_params, reference, x_t, t,
+                                                self.chunk_elements)
 
 
 def _transition_adapter(out: Any, bench: Benchmark, pad_to: int = 0) -> Model:
-    fn = getattr(importlib.import_module(_LAZY_MODULES["csbm"][0]), "model_transition_logits",
-                 None)
-    try:
-        wrapper = _NetTransition(fn, out.net, int(out.chunk_elements))
-        hash(wrapper)
-        params = (out.params, out.reference)
-    except (AttributeError, TypeError):
-        wrapper = None
-    if fn is None or wrapper is None:
-        # Fallback: close over the output's own method (one compile per evaluation).
-        return Model(sample=out.sample, transition_fn=lambda p, x_t, t: out.transition_logits(
-            x_t, t), transition_params=())
-    return Model(sample=out.sample, transition_fn=wrapper, transition_params=params)
+    """A CSBM-type output (``CSBMOutput``) as a Model: samples and per-step transition logits."""
+    return Model(sample=out.sample, transition_fn=_NetTransition(out.net, int(out.chunk_elements)),
+                 transition_params=(out.params, out.reference))
 
 
 class SolverEntry(NamedTuple):
@@ -397,6 +374,10 @@ class SolverEntry(NamedTuple):
       trained: whether the solver trains (``steps`` applies).
       supports_reverse: whether reversed (image) presets are supported.
       description: one line for tables and --help.
+      solver_cls: the trained solver's class (None for baselines).
+      config_cls: its config dataclass (None for baselines).
+      paper_steps: the paper's number of training steps (None for baselines).
+      fixed: config fields the row fixes (``dlightsb_m_joint``: loss="joint").
     """
 
     factory: Callable[[dict], Any]
@@ -404,6 +385,10 @@ class SolverEntry(NamedTuple):
     trained: bool
     supports_reverse: bool
     description: str
+    solver_cls: type | None = None
+    config_cls: type | None = None
+    paper_steps: int | None = None
+    fixed: dict | None = None
 
 
 SOLVERS: dict[str, SolverEntry] = {
@@ -416,15 +401,18 @@ SOLVERS: dict[str, SolverEntry] = {
     "featurewise_eot": SolverEntry(lambda o: _FeaturewiseSolver(**o), _potential_adapter, False,
                                    False, "exact 1-D EOT per coordinate"),
     "dlightsb": SolverEntry(_dlightsb_factory, _potential_adapter, True, False,
-                            "DLightSB (unpaired KL objective)"),
+                            "DLightSB (unpaired KL objective)", DLightSB, DLightSBConfig,
+                            100_000),
     "dlightsb_m": SolverEntry(_dlightsb_m_factory("kl"), _potential_adapter, True, False,
-                              "DLightSB-M, per-coordinate KL loss, independent coupling"),
+                              "DLightSB-M, per-coordinate KL loss, independent coupling",
+                              DLightSBM, DLightSBMConfig, 100_000, {"loss": "kl"}),
     "dlightsb_m_joint": SolverEntry(_dlightsb_m_factory("joint"), _potential_adapter, True, False,
-                                    "DLightSB-M, exact joint-transition loss"),
+                                    "DLightSB-M, exact joint-transition loss", DLightSBM,
+                                    DLightSBMConfig, 100_000, {"loss": "joint"}),
     "csbm": SolverEntry(_csbm_factory("csbm"), _transition_adapter, True, False,
-                        "CSBM (alternating D-IMF)"),
+                        "CSBM (alternating D-IMF)", CSBM, CSBMConfig, 280_000),
     "alpha_csbm": SolverEntry(_csbm_factory("alpha_csbm"), _transition_adapter, True, False,
-                              "alpha-CSBM (online D-IMF)"),
+                              "alpha-CSBM (online D-IMF)", AlphaCSBM, AlphaCSBMConfig, 140_000),
 }
 """name -> SolverEntry."""
 
@@ -433,17 +421,6 @@ def _check_solver(name: str) -> SolverEntry:
     if name not in SOLVERS:
         raise ValueError(f"unknown solver {name!r}; choose from {sorted(SOLVERS)}")
     return SOLVERS[name]
-
-
-def solver_available(name: str) -> tuple[bool, str]:
-    """(True, "") if the solver can be built; (False, reason) when its module is missing."""
-    _check_solver(name)
-    if name in _LAZY_MODULES:
-        try:
-            _lazy_import(name)
-        except ValueError as e:
-            return False, str(e)
-    return True, ""
 
 
 def make_solver(name: str, overrides: dict | None = None, steps: int | None = None) -> Any:
@@ -503,7 +480,9 @@ class PresetContext:
 def prepare_preset(preset: str | Benchmark, instance_seed: int = 0, *, num_test: int = 4096,
                    num_points: int = 16, cond_samples: int = 1000, num_traj: int = 512,
                    max_exact_pairs: int = 1 << 20, source_samples: Any = None,
-                   preset_overrides: dict | None = None, c2st_steps: int = 300) -> PresetContext:
+                   preset_overrides: dict | None = None, c2st_steps: int = 300,
+                   trend: bool = True, eval_seed: int | None = None,
+                   name: str = "custom") -> PresetContext:
     """Builds a preset and its evaluation set (spec §6: test pairs, one conditioning point per
     evaluation batch of num_test / num_points).
 
@@ -519,6 +498,9 @@ def prepare_preset(preset: str | Benchmark, instance_seed: int = 0, *, num_test:
       source_samples: image presets' user-supplied (n, 3072) source array.
       preset_overrides: further ``build_preset`` keyword overrides.
       c2st_steps: classifier training steps of the C2ST (reversed presets).
+      trend: compute trend / cond trend (needs (D S)^2 pair histograms; off above a size limit).
+      eval_seed: seed of the evaluation draws (default: ``instance_seed``).
+      name: the context's name when ``preset`` is a ready Benchmark.
 
     Returns:
       PresetContext.
@@ -534,20 +516,23 @@ def prepare_preset(preset: str | Benchmark, instance_seed: int = 0, *, num_test:
         if source_samples is not None or preset_overrides:
             raise ValueError("source_samples / preset_overrides apply to preset names, not to a "
                              "ready Benchmark")
-        name, bench = "custom", preset
+        bench = preset
     else:
         name = resolve_preset(preset)
         bench = build_preset(name, instance_seed, source_samples=source_samples,
                              **(preset_overrides or {}))
-    key = jax.random.fold_in(jax.random.key(instance_seed), 20_000)
+    key = jax.random.fold_in(
+        jax.random.key(instance_seed if eval_seed is None else eval_seed), 20_000)
     x0, y = bench.sample_pairs(key, num_test)
     batch = num_test // num_points
     points = M.conditioning_points(x0, batch)[:num_points]
     s, d = bench.num_categories, bench.dim
     enumerable = s ** (2 * d) <= max_exact_pairs and not bench.reverse
     log_p1 = M.exact_target_log_probs(bench, max_exact_pairs)[1] if enumerable else None
+    with_trend = bool(trend) and (d * s) ** 2 <= M._PAIR_HIST_LIMIT
     settings = dict(instance_seed=instance_seed, num_test=num_test, num_points=num_points,
-                    cond_samples=cond_samples, num_traj=num_traj, c2st_steps=c2st_steps)
+                    cond_samples=cond_samples, num_traj=num_traj, c2st_steps=c2st_steps,
+                    trend=with_trend)
     return PresetContext(name=name, bench=bench, x0=x0, y=y, points=points,
                          enumerable=enumerable, log_p1=log_p1, settings=settings)
 
@@ -575,7 +560,7 @@ def evaluate_model(ctx: PresetContext, model: Model, rng: jax.Array) -> dict[str
         return _evaluate_reverse(ctx, model, keys)
     y_hat = jnp.asarray(model.sample(keys[0], ctx.x0))
     out["shape"] = float(M.shape_score(ctx.y, y_hat, s))
-    with_trend = (d * s) ** 2 <= M._PAIR_HIST_LIMIT
+    with_trend = ctx.settings.get("trend", (d * s) ** 2 <= M._PAIR_HIST_LIMIT)
     if with_trend:
         out["trend"] = float(M.trend_score(ctx.y, y_hat, s))
     cond = M.conditional_shape_trend(keys[1], ctx.points, bench.sample_plan, model.sample, s,
@@ -590,7 +575,8 @@ def evaluate_model(ctx: PresetContext, model: Model, rng: jax.Array) -> dict[str
         out["traj_kl_fwd"] = float(M.trajectory_kl_forward(
             keys[2], bench, x_traj, model.transition_fn, model.transition_params))
         out["traj_kl_rev"] = float(M.trajectory_kl_reverse(
-            keys[3], bench, x_traj, model.transition_fn, model.transition_params))
+            keys[3], bench, x_traj, model.transition_fn, model.transition_params,
+            model_potential=model.potential))
     if model.log_prob is not None:
         out["mc_kl"] = float(M.mc_conditional_kl(keys[4], bench, ctx.x0, model.log_prob))
     if ctx.enumerable:
@@ -724,9 +710,6 @@ def run_table(solvers: list[str], presets: list[str], seeds: list[int], *,
               **prepare_kwargs: Any) -> dict[str, Any]:
     """Evaluates every (preset, solver, seed) and aggregates mean ± std over seeds.
 
-    Unavailable lazily-imported solvers (csbm / alpha_csbm before their modules exist) get a
-    "not available" row instead of failing.
-
     Args:
       solvers: names from ``SOLVERS``.
       presets: preset names or aliases.
@@ -764,11 +747,6 @@ def run_table(solvers: list[str], presets: list[str], seeds: list[int], *,
         say(f"[dsb] preset {preset}: D={ctx.bench.dim} S={ctx.bench.num_categories} "
             f"N={ctx.bench.num_steps} eval set ready in {time.time() - t0:.1f} s")
         for name in solvers:
-            ok, why = solver_available(name)
-            if not ok:
-                rows.append(dict(solver=name, preset=preset, note="not available"))
-                say(f"[dsb] {name} on {preset}: not available ({why})")
-                continue
             if ctx.bench.reverse and not SOLVERS[name].supports_reverse:
                 rows.append(dict(solver=name, preset=preset,
                                  note="not supported on reversed presets"))

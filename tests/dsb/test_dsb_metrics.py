@@ -39,7 +39,9 @@ def test_shape_and_trend_known_values():
     assert float(M.shape_score(y, y, 2)) == 1.0 and float(M.trend_score(y, y, 2)) == 1.0
     # Same marginals, opposite dependence: pairs (0,1) and (1,0) have TV 1, the diagonal pairs 0.
     assert float(M.shape_score(y, y_swapped, 2)) == 1.0
-    assert float(M.trend_score(y, y_swapped, 2)) == pytest.approx(0.5)
+    assert float(M.trend_score(y, y_swapped, 2, "with_diagonal")) == pytest.approx(0.5)
+    assert float(M.trend_score(y, y_swapped, 2, "off_diagonal")) == pytest.approx(0.0)
+    assert float(M.trend_score(y, y_swapped, 2)) == pytest.approx(0.0)  # default: catsbench 1.4
     # Disjoint supports.
     assert float(M.shape_score(y, y + 2, 4)) == 0.0 and float(M.trend_score(y, y + 2, 4)) == 0.0
     # One coordinate off by half its mass: TV 0.5 on d = 1 only -> shape 0.75.
@@ -143,3 +145,71 @@ def test_metrics_input_validation(bench):
     with pytest.raises(ValueError, match="model_sampler output"):
         M.conditional_shape_trend(jax.random.key(0), jnp.zeros((2, D), jnp.int32),
                                   lambda k, x: x, lambda k, x: x[:1], S, num_samples=3)
+
+
+def test_trend_conventions_relate_by_the_diagonal_identity():
+    """Identical samples score 1 under both conventions; for any samples
+    D^2 (1 - T_with) = D (D - 1) (1 - T_off) + D (1 - shape) (the diagonal pairs are marginals)."""
+    rng = np.random.default_rng(3)
+    for d, s in ((2, 5), (4, 3)):
+        y = jnp.asarray(rng.integers(0, s, (300, d)))
+        y_hat = jnp.asarray(np.minimum(rng.integers(0, s, (200, d)) + rng.integers(0, 2, (200, d)),
+                                       s - 1))
+        for conv in M.TREND_CONVENTIONS:
+            assert float(M.trend_score(y, y, s, conv)) == pytest.approx(1.0)
+        t_with = float(M.trend_score(y, y_hat, s, "with_diagonal"))
+        t_off = float(M.trend_score(y, y_hat, s, "off_diagonal"))
+        shape = float(M.shape_score(y, y_hat, s))
+        assert d * d * (1 - t_with) == pytest.approx(d * (d - 1) * (1 - t_off) + d * (1 - shape),
+                                                     abs=1e-5)
+        assert t_off != pytest.approx(t_with, abs=1e-3)
+    with pytest.raises(ValueError, match="convention must be one of"):
+        M.trend_score(y, y, s, "diag")
+    with pytest.raises(ValueError, match="needs D >= 2"):
+        M.trend_score(y[:, :1], y[:, :1], s)
+
+
+def test_reverse_trajectory_kl_rolls_out_a_cp_models_own_mixture_chain(bench):
+    """With ``model_potential`` the reverse KL's rollout is the model's Eq. 9 mixture chain: its
+    value matches the exact expectation over the enumerated chain's marginals, not the one over
+    factorised per-coordinate draws. A sticky reference (uniform, alpha = 0.15, N = 3, s = 1)
+    and a two-corner model potential make the two expectations differ by ~0.05."""
+    n_steps = 3
+    ref = R.make_reference("uniform", S, 0.15, n_steps, 1)
+    truth = B.build_benchmark(bench.potential, ref, "categorical",
+                              source_log_marginals=bench.source_log_marginals)
+    cores = np.full((D, S, 2), -4.0)
+    cores[:, 0, 0] = 0.0
+    cores[:, S - 1, 1] = 0.0
+    model = B.CPPotential(log_alpha=jnp.zeros(2), log_cp_cores=jnp.asarray(cores, jnp.float32))
+    fn = lambda x_t, t: B.transition_marginal_log_probs(model, ref, x_t, t)  # noqa: E731
+    states = M.enumerate_states(D, S)
+    n_states = states.shape[0]
+    x0_state = np.array([0, 4])
+    start = np.zeros(n_states)
+    start[int(M.state_index(jnp.asarray(x0_state)[None], S)[0])] = 1.0
+    rows, cols = jnp.repeat(states, n_states, 0), jnp.tile(states, (n_states, 1))
+    c = np.asarray(states)
+    exact = {}
+    for chain in ("mixture", "factorised"):
+        m, per_step = start, []
+        for t in range(n_steps + 1):
+            lm = np.asarray(fn(states, t), np.float64)  # (n_states, D, S)
+            lt = np.asarray(B.transition_marginal_log_probs(truth.potential, ref, states, t),
+                            np.float64)
+            per_step.append(float(m @ (np.exp(lm) * (lm - lt)).sum(-1).mean(-1)))
+            if chain == "mixture":
+                p = np.exp(np.asarray(B.transition_log_prob(model, ref, rows, cols, t),
+                                      np.float64)).reshape(n_states, n_states)
+            else:
+                p = np.exp(sum(lm[:, d][:, c[:, d]] for d in range(D)))
+            m = m @ p
+        exact[chain] = float(np.mean(per_step)) * D * n_steps
+    x0 = jnp.tile(jnp.asarray(x0_state, jnp.int32)[None], (BATCH, 1))
+    got = float(M.trajectory_kl_reverse(jax.random.key(7), truth, x0, fn, model_potential=model))
+    fact = float(M.trajectory_kl_reverse(jax.random.key(7), truth, x0, fn))
+    gap = abs(exact["mixture"] - exact["factorised"])
+    assert gap > 0.04, exact
+    # Monte Carlo error of 60k paths (per-state KLs ~1): ~0.005, below gap / 4.
+    assert got == pytest.approx(exact["mixture"], abs=gap / 4), (got, exact)
+    assert fact == pytest.approx(exact["factorised"], abs=gap / 4), (fact, exact)
