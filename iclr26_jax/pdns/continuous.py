@@ -281,12 +281,14 @@ class ContinuousSampler(StageSampler):
     param: "control" or "adjoint".
     loss: "control" or "adjoint" (see ``bridge_matching_loss``).
     t_max: cap on the bridge-matching time.
-    hidden, depth: ``ControlNet`` size.
+    hidden, depth: network size (MLP hidden layers, or EGNN width and message-passing layers).
+    network: "mlp" (``ControlNet``) or "egnn" (``egnn.EGNNControl``, E(n)-equivariant; needs a
+      centre-of-mass-free particle reference, ``reference.n_particles`` / ``spatial_dim``).
   """
 
   def __init__(self, reference, log_prob_unnorm: Callable, *, num_steps: int = 100,
                param: str = "control", loss: str = "control", t_max: float = 0.999,
-               hidden: int = 64, depth: int = 2):
+               hidden: int = 64, depth: int = 2, network: str = "mlp"):
     if param not in PARAMS:
       raise ValueError(f"param must be one of {PARAMS}; got {param!r}")
     if loss not in LOSSES:
@@ -298,7 +300,16 @@ class ContinuousSampler(StageSampler):
     self.num_steps = int(num_steps)
     self.loss_kind = loss
     self.t_max = t_max
-    self.net = ControlNet(dim=reference.dim, hidden=hidden, depth=depth)
+    if network == "mlp":
+      self.net = ControlNet(dim=reference.dim, hidden=hidden, depth=depth)
+    elif network == "egnn":
+      if not getattr(reference, "com_free", False):
+        raise ValueError("network='egnn' needs a particle (centre-of-mass-free) reference")
+      from iclr26_jax.pdns.egnn import EGNNControl
+      self.net = EGNNControl(n_particles=reference.n_particles,
+                             spatial_dim=reference.spatial_dim, hidden=hidden, depth=depth)
+    else:
+      raise ValueError(f"network must be 'mlp' or 'egnn'; got {network!r}")
     self.u = make_control(self.net.apply, reference, param)
 
   def init_params(self, key: jax.Array):

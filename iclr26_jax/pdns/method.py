@@ -65,7 +65,7 @@ import numpy as np
 
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core.trainer import Method
-from iclr26_jax.pdns import (continuous, discrete, discrete_targets, metrics, particles,
+from iclr26_jax.pdns import (continuous, discrete, discrete_targets, mcmc, metrics, particles,
                              proximal, references)
 from iclr26_jax.pdns import targets as targets_lib
 
@@ -81,6 +81,8 @@ TARGETS = CONTINUOUS_TARGETS + PARTICLE_TARGETS + LATTICE_TARGETS
 MAX_LOGGED_MODES = 8
 MAX_POTTS_EXACT_BITS = 26
 MAX_ISING_TRANSFER_SIZE = 8
+# Histogram range of the inter-atomic distances (eval/distance_tv) per particle target.
+DIST_RANGE = {"dw4": (0.0, 8.0), "lj13": (0.0, 4.0)}
 
 
 def _err(key, msg):
@@ -100,13 +102,18 @@ def default_config() -> ml_collections.ConfigDict:
       # continuous
       sde_steps=100, param="control", loss="control", t_max=0.999, reference="ou",
       schedule="linear_decreasing", sigma_bar=1.0, alpha_min=0.1, alpha_max=10.0,
-      drop_log_nu_const=False,
+      drop_log_nu_const=False, network="mlp",
       # discrete
       formulation="lambda", replicates=8, antithetic=False))
   p = proximal.ProxConfig()
   c.prox = ml_collections.ConfigDict({f.name: getattr(p, f.name)
                                       for f in dataclasses.fields(p) if f.name != "batch_size"})
   c.eval = ml_collections.ConfigDict(dict(num_samples=2048, seed=12345))
+  # Particle targets: MCMC reference samples (``mcmc.reference_samples``; num_samples = 0: off)
+  # and the distance-histogram bins; cache_dir "" = ``mcmc.DEFAULT_CACHE_DIR``.
+  c.eval.reference = ml_collections.ConfigDict(dict(
+      mcmc.ReferenceSettings(), cache_dir="", dist_bins=100))
+  c.eval.reference.num_samples = 0
   return c
 
 
@@ -290,7 +297,8 @@ def make_sampler(c, target: Target) -> proximal.StageSampler:
       raise _err("sampler.reference", f"must be 'ou' or 'bm'; got {s.reference!r}")
     return continuous.ContinuousSampler(ref, target.log_prob_unnorm, num_steps=int(s.sde_steps),
                                         param=s.param, loss=s.loss, t_max=float(s.t_max),
-                                        hidden=int(s.hidden), depth=int(s.depth))
+                                        hidden=int(s.hidden), depth=int(s.depth),
+                                        network=str(s.network))
   except config_lib.ConfigError:
     raise
   except ValueError as e:
@@ -320,6 +328,21 @@ class PDNSMethod(Method):
     self._eval_key = jax.random.PRNGKey(int(c.eval.seed))
     self._eval_rollout = jax.jit(lambda p, k: self.sampler.rollout(p, k, n_eval))
     self._eval_jit = None
+    self.reference = self._reference_samples()
+
+  def _reference_samples(self) -> dict | None:
+    """MCMC reference samples of a particle target (``eval.reference``), or None."""
+    ref = self.config.eval.reference
+    if self.target.name not in PARTICLE_TARGETS or int(ref.num_samples) == 0:
+      return None
+    settings = {k: ref[k] for k in mcmc.REFERENCE_FIELDS}
+    try:
+      mcmc.ReferenceSettings(**settings)
+    except ValueError as e:
+      raise _err("eval.reference", str(e)) from None
+    return mcmc.reference_samples(self.target.name, settings,
+                                  str(ref.cache_dir) or mcmc.DEFAULT_CACHE_DIR,
+                                  beta=float(self.config.target.beta))
 
   def init_state(self, rng):
     return self.fns.init_state(rng)
@@ -353,6 +376,13 @@ class PDNSMethod(Method):
       out["eval/magnetization"] = _potts_order(x, tgt.q)
     elif tgt.energy is not None:
       out["eval/energy_mean"] = jnp.mean(tgt.energy(x))
+      if self.reference is not None:
+        ref = jnp.asarray(self.reference["samples"])
+        pm = metrics.particle_metrics(tgt.energy, x, ref, tgt.n_particles, tgt.spatial_dim,
+                                      bins=int(self.config.eval.reference.dist_bins),
+                                      dist_range=DIST_RANGE[tgt.name])
+        out.update({f"eval/{k}": v for k, v in pm.items()})
+        out["eval/energy_mean_ref"] = jnp.mean(tgt.energy(ref))
     elif tgt.assign is not None:
       out["eval/mode_weights"] = metrics.mode_weights(tgt.assign(x), tgt.mode_weights.shape[0])
     return out
@@ -388,6 +418,10 @@ SMOKE_FIELDS = {"batch_size": 32, "prox.buffer_size": 128, "prox.epochs_per_stag
                 "sampler.depth": 1, "sampler.sde_steps": 16, "sampler.replicates": 2,
                 "eval.num_samples": 256, "eval_every": 0}
 
+# Smoke variant of the particle targets' MCMC reference (2 temperatures x 16 chains, 64 steps).
+SMOKE_REFERENCE = {"eval.reference.num_samples": 128, "eval.reference.chains": 16,
+                   "eval.reference.burnin": 40, "eval.reference.thin": 3,
+                   "eval.reference.num_temps": 2, "eval.reference.descent_steps": 0}
 
 # Continuous-sampler settings most configs share (OU reference, alpha 20 -> 0.1, 100 EM steps,
 # adaptive eps = 1, Adam 1e-3, EMA 0.99); a config passes only what differs.
@@ -402,11 +436,13 @@ LATTICE_PROX = dict(buffer_size=4096, epochs_per_stage=4, num_stages=30, refine_
 
 
 def experiment_config(arg, target: dict, sampler: dict, prox: dict, batch_size: int,
-                      extra_variants: dict | None = None) -> ml_collections.ConfigDict:
+                      extra_variants: dict | None = None,
+                      reference: dict | None = None) -> ml_collections.ConfigDict:
   """The shared body of ``experiments/configs/pdns/*.py``.
 
-  ``default_config()`` updated with the ``target``, ``sampler`` and ``prox`` fields and the batch
-  size; then each of ``extra_variants`` (name -> function mutating the config) that ``arg``
+  ``default_config()`` updated with the ``target``, ``sampler``, ``prox`` and
+  ``eval.reference`` (particle MCMC reference) fields and the batch size; then each of
+  ``extra_variants`` (name -> function mutating the config) that ``arg``
   names, the shared ``baseline`` / ``smoke`` variants (``apply_variants``), the ``key=value``
   overrides, and the schedule-derived trainer fields (``finish_config``).
   """
@@ -415,6 +451,7 @@ def experiment_config(arg, target: dict, sampler: dict, prox: dict, batch_size: 
   c.target.update(target)
   c.sampler.update(sampler)
   c.prox.update(prox)
+  c.eval.reference.update(reference or {})
   c.batch_size = batch_size
   extra_variants = extra_variants or {}
   known = tuple(dict.fromkeys(("smoke", "baseline") + tuple(extra_variants)))
@@ -433,3 +470,5 @@ def apply_variants(c, variants, known) -> None:
     c.prox.eta_inf = True
   if "smoke" in variants:
     config_lib.apply_smoke(c, **SMOKE_FIELDS)
+    if int(c.eval.reference.num_samples) > 0:        # particle targets: a tiny MCMC
+      config_lib.apply_overrides(c, SMOKE_REFERENCE)
