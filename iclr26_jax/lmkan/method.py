@@ -194,6 +194,9 @@ class LMKANMethod(Method):
     if self.config.lmkan.task == "digits":
       metrics["eval/accuracy"] = float(np.mean(out.argmax(-1) == np.asarray(y)))
       metrics["eval/accuracy_trainmode"] = float(np.mean(out_tm.argmax(-1) == np.asarray(y)))
+      # Accuracy on the (finite) training images, eval mode: the generalisation gap.
+      out_tr = np.asarray(self._predict(state.params, state.extras, jnp.asarray(self.x_train)))
+      metrics["eval/train_accuracy"] = float(np.mean(out_tr.argmax(-1) == np.asarray(self.y_train)))
     else:
       y = np.asarray(y, np.float64)
       mse_over_var = float(np.mean((out - y) ** 2) / np.var(y))
