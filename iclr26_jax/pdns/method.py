@@ -47,7 +47,13 @@ targets, the reference's log nu constants kept), ``eval/elbo``, ``eval/path_kl``
 balance), and ``eval/magnetization_true`` / ``eval/magnetization_error`` (plus
 ``eval/p_neg_true``) where exact (Ising L <= 8 by row transfer matrix, Potts q^D <= 2^26 by
 streamed enumeration); particle systems: ``eval/energy_mean`` (mean E of the unweighted model
-samples); mixtures: ``eval/mode_weight_tv`` (TV between the sampled and the exact
+samples) and, when ``eval.reference.num_samples`` > 0 (MCMC reference samples from
+``mcmc.reference_samples``, generated once and cached in ``eval.reference.cache_dir``),
+``eval/energy_w2`` (1-D W2 between model and reference energies), ``eval/distance_w2`` /
+``eval/distance_w1`` / ``eval/distance_tv`` (W2, W1 and histogram TV between the pooled
+inter-atomic distances; ``eval.reference.dist_bins`` bins on ``DIST_RANGE``) and
+``eval/energy_mean_ref``; ``sampler.network`` = "mlp" or "egnn" (E(n)-equivariant, particles
+only); mixtures: ``eval/mode_weight_tv`` (TV between the sampled and the exact
 mode weights) and ``eval/mode_weight_<j>`` for targets with at most 8 modes. Samples are the
 model's unweighted terminal samples.
 """
@@ -358,8 +364,9 @@ class PDNSMethod(Method):
     """(x, ell, r) of ``eval.num_samples`` paths of the EMA model (default: the eval key)."""
     return self._eval_rollout(state.extras["ema"], self._eval_key if key is None else key)
 
-  def _eval_device(self, params, key):
-    """One jitted pass: rollout, weight statistics and sample statistics (device scalars)."""
+  def _eval_device(self, params, key, ref=None):
+    """One jitted pass: rollout, weight statistics and sample statistics (device scalars); ref
+    (M, d): the particle reference samples (an argument, not a constant: no constant folding)."""
     x, ell, r = self.sampler.rollout(params, key, int(self.config.eval.num_samples))
     w = (ell + r).astype(jnp.float32)
     st = metrics.weight_stats(w)
@@ -376,8 +383,7 @@ class PDNSMethod(Method):
       out["eval/magnetization"] = _potts_order(x, tgt.q)
     elif tgt.energy is not None:
       out["eval/energy_mean"] = jnp.mean(tgt.energy(x))
-      if self.reference is not None:
-        ref = jnp.asarray(self.reference["samples"])
+      if ref is not None:
         pm = metrics.particle_metrics(tgt.energy, x, ref, tgt.n_particles, tgt.spatial_dim,
                                       bins=int(self.config.eval.reference.dist_bins),
                                       dist_range=DIST_RANGE[tgt.name])
@@ -390,7 +396,8 @@ class PDNSMethod(Method):
   def evaluate(self, state) -> dict[str, float]:
     if self._eval_jit is None:
       self._eval_jit = jax.jit(self._eval_device)
-    dev = jax.device_get(self._eval_jit(state.extras["ema"], self._eval_key))
+    ref = None if self.reference is None else jnp.asarray(self.reference["samples"])
+    dev = jax.device_get(self._eval_jit(state.extras["ema"], self._eval_key, ref))
     sampled = dev.pop("eval/mode_weights", None)
     out = {k: float(v) for k, v in dev.items()}
     tgt = self.target
