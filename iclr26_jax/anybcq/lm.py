@@ -227,7 +227,7 @@ def set_path(tree, path, value):
 
 def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
                      bits: Sequence[int] = (2, 3, 4), group_size: int = 128, rounds: int = 20,
-                     asymmetric: bool = True) -> dict[int, dict]:
+                     asymmetric: bool = True, progress=None) -> dict[int, dict]:
   """Replaces the Dense kernels at ``paths`` by their dequantized p-bit versions, for each p in bits.
 
   A Flax kernel is ``(K, N)`` = (in, out); the quantizer's weight is its transpose ``(N, K)``, grouped
@@ -242,6 +242,7 @@ def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
     bits: bit widths (ascending).
     group_size, rounds, asymmetric: quantizer settings (``rounds`` / ``asymmetric`` are unused by RTN,
       which is always asymmetric min-max).
+    progress: optional ``progress(done, total)`` called after each kernel (CLIs print it).
   Returns:
     ``{p: params_p}``: a full parameter tree per width (non-quantized leaves shared with ``params``).
   """
@@ -249,7 +250,7 @@ def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
     raise ValueError(f"method must be one of {METHODS}; got {method!r}")
   bits = check_bits(bits)
   out = {p: params for p in bits}
-  for path in paths:
+  for done, path in enumerate(paths, 1):
     full = ("params",) + tuple(path) + ("kernel",)
     kernel = np.asarray(get_path(params, full), np.float32)
     w = kernel.T
@@ -263,6 +264,8 @@ def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
       hats = {p: rtn_quantize(w, p, g).dequantize(p) for p in bits}
     for p in bits:
       out[p] = set_path(out[p], full, jnp.asarray(hats[p]).T.astype(kernel.dtype))
+    if progress is not None:
+      progress(done, len(paths))
   return out
 
 

@@ -515,7 +515,8 @@ def linear_inputs(params, token_ids, mask, cfg: MiniLMConfig = MiniLMConfig()) -
 
 def quantize_encoder(params, method: str, bits: Sequence[int] = (2, 3, 4), group_size: int = 128,
                      rounds: int = 20, asymmetric: bool = True,
-                     paths: Sequence[tuple[str, str]] | None = None) -> dict[int, dict]:
+                     paths: Sequence[tuple[str, str]] | None = None,
+                     progress=None) -> dict[int, dict]:
   """Weight-only quantization of the encoder linears (embeddings and LayerNorms stay FP).
 
   Args:
@@ -524,12 +525,14 @@ def quantize_encoder(params, method: str, bits: Sequence[int] = (2, 3, 4), group
       at each p), ``"bcq"`` (``fixed_bcq_quantize`` independently per width) or ``"rtn"``.
     bits: ascending widths; group_size: g along the input dimension K; rounds: T; asymmetric: beta.
     paths: the linears to quantize (default: all 36 of ``linear_paths``).
+    progress: optional ``progress(done, total)`` after each linear.
   Returns:
     ``{p: params_p}`` with every selected kernel replaced by its dequantized p-bit version.
   """
   if paths is None:
     paths = linear_paths(params)
-  out = lm_lib.quantize_kernels(params, paths, method, bits, group_size, rounds, asymmetric)
+  out = lm_lib.quantize_kernels(params, paths, method, bits, group_size, rounds, asymmetric,
+                                progress=progress)
   return jax.block_until_ready(out)
 
 
@@ -619,7 +622,10 @@ def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (
   for m in methods:
     say(f"{m}: quantizing {res['fp']['linears']} linears to {'/'.join(map(str, bits))} bits")
     t0 = time.perf_counter()
-    qp = quantize_encoder(params, m, bits, group_size, rounds, asymmetric)
+    every = max(1, res["fp"]["linears"] // 6)
+    qp = quantize_encoder(params, m, bits, group_size, rounds, asymmetric,
+                          progress=lambda i, n, m=m: (i % every == 0 and i < n) and say(
+                              f"{m}: {i}/{n} linears quantized"))
     row = {"seconds": time.perf_counter() - t0}
     for p in bits:
       say(f"{m}: embedding at {p} bits")

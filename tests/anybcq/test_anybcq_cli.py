@@ -46,3 +46,12 @@ def test_minilm_results_file(tmp_path):
   minilm._write_results(str(tmp_path / "a" / "m"), "| t |", {"results": {"rtn": {2: {"x": 1.0}}}})
   assert (tmp_path / "a" / "m.md").read_text() == "| t |\n"
   assert json.loads((tmp_path / "a" / "m.json").read_text())["results"]["rtn"]["2"]["x"] == 1.0
+
+
+def test_quantize_kernels_reports_progress_per_kernel():
+  import jax.numpy as jnp
+  params = {"params": {"a": {"kernel": jnp.ones((4, 3))}, "b": {"kernel": jnp.ones((4, 2))}}}
+  seen = []
+  lm.quantize_kernels(params, [("a",), ("b",)], "rtn", (2,), group_size=4,
+                      progress=lambda i, n: seen.append((i, n)))
+  assert seen == [(1, 2), (2, 2)]
