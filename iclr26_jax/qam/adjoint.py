@@ -63,6 +63,57 @@ def rollout(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
   return jnp.concatenate([x0[None], xs, x_n[None]], axis=0)
 
 
+def rollout_with_velocities(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
+                            noise: jax.Array, num_steps: int) -> tuple[jax.Array, jax.Array]:
+  """``rollout`` that also returns the fine-tuned velocities it evaluates, for the loss (Eq. 8).
+
+  The rollout already evaluates v_θ(s, X_k, t_k) for k = 0..N−2 at the current parameters;
+  Eq. 8 needs exactly these values (plus k = N−1) with the gradient path to θ. Here the scan
+  keeps that path (the states are stop-gradient, only the velocity outputs carry it), so
+  reverse-mode differentiation reuses the activations the rollout stored instead of running a
+  second forward pass of v_θ on (N−1)·B points. The states are bitwise those of ``rollout``
+  (same arithmetic per step) and ``adjoint_matching_loss`` of the returned velocities equals
+  ``grid_adjoint_matching_loss`` on the same rollout (tested).
+
+  Args:
+    v_fine: v_θ(obs, x, t) with θ traced (gradients flow through its outputs only).
+    v_base: target behaviour velocity v_β̄ (last ODE step only).
+    obs: ``(B, S)``; x0: ``(B, D)``; noise: ``(N−1, B, D)``; num_steps: N ≥ 2.
+  Returns:
+    ``(xs, v_fine_at)``: ``(N+1, B, D)`` states X_0..X_N (stop-gradient) and ``(N, B, D)``
+    v_θ(s, X_k, t_k) for k = 0..N−1 (the last one an extra scan step at X_{N−1}).
+  """
+  _check_2d("x0", x0)
+  _check_2d("obs", obs, rows=x0.shape[0])
+  if num_steps < 2:
+    raise ValueError(f"num_steps must be >= 2; got {num_steps}")
+  if noise.shape != (num_steps - 1,) + x0.shape:
+    raise ValueError(f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}")
+  h = 1.0 / num_steps
+  b = x0.shape[0]
+  sig = sigmas(num_steps)
+  x0 = jax.lax.stop_gradient(x0)
+
+  def step(x, inp):
+    k, eps = inp
+    t = jnp.full((b,), k * h, x.dtype)
+    v = v_fine(obs, x, t)
+    drift = 2.0 * jax.lax.stop_gradient(v) - x / (k * h + h)
+    x_next = x + h * drift + jnp.sqrt(h) * sig[k] * eps
+    return x_next, (x_next, v)
+
+  # N scan steps so that every v_θ evaluation, including the extra one at X_{N−1}, is the same
+  # compiled computation (a separate call can be emitted differently and round differently); the
+  # N-th SDE step's state is discarded, the last state comes from the ODE step below.
+  noise = jnp.concatenate([noise, jnp.zeros_like(noise[:1])], axis=0)
+  _, (xs, vs) = jax.lax.scan(step, x0, (jnp.arange(num_steps), noise))
+  x_last = xs[num_steps - 2]
+  t_last = jnp.full((b,), (num_steps - 1) * h, x0.dtype)
+  x_n = x_last + h * v_base(obs, x_last, t_last)
+  xs = jax.lax.stop_gradient(jnp.concatenate([x0[None], xs[:num_steps - 1], x_n[None]], axis=0))
+  return xs, vs
+
+
 def terminal_adjoint(q_fn: Callable[[jax.Array, jax.Array], jax.Array], obs: jax.Array,
                      x_n: jax.Array, inv_temp) -> jax.Array:
   """ã_N = −λ·∇_a mean_j Q̄_j(s, clip(a, −1, 1)) at a = X_N (spec §5 item 3).
@@ -159,3 +210,20 @@ def grid_adjoint_matching_loss(v_fine: Velocity, v_base: Velocity, obs: jax.Arra
   v_fine_at = v_fine(obs_rep, x_flat, t_flat).reshape(n, b, d)
   v_base_at = jax.lax.stop_gradient(v_base(obs_rep, x_flat, t_flat)).reshape(n, b, d)
   return adjoint_matching_loss(v_fine_at, v_base_at, jax.lax.stop_gradient(adjs), n)
+
+
+def base_velocities_on_grid(v_base: Velocity, obs: jax.Array, xs: jax.Array,
+                            num_steps: int) -> jax.Array:
+  """v_β̄(s, X_k, t_k) for k = 0..N−1 as one batched forward on N·B points, stop-gradient.
+
+  Args:
+    v_base: target behaviour velocity; obs: ``(B, S)``; xs: ``(N + 1, B, D)`` (X_N unused).
+  Returns:
+    ``(N, B, D)``.
+  """
+  n, b = num_steps, obs.shape[0]
+  d = xs.shape[-1]
+  obs_rep = jnp.broadcast_to(obs[None], (n,) + obs.shape).reshape(n * b, -1)
+  x_flat = xs[:n].reshape(n * b, d)
+  t_flat = jnp.repeat(jnp.arange(n) * (1.0 / n), b)
+  return jax.lax.stop_gradient(v_base(obs_rep, x_flat, t_flat)).reshape(n, b, d)

@@ -41,14 +41,16 @@ def _normal(key, shape):
 
 
 def _nets(config, action_dim: int):
-  vel = VelocityField(tuple(config.actor_hidden_dims), action_dim)
-  crit = CriticEnsemble(tuple(config.critic_hidden_dims), config.num_qs)
-  one = OneStepPolicy(tuple(config.actor_hidden_dims), action_dim)
+  dt = config.compute_dtype
+  vel = VelocityField(tuple(config.actor_hidden_dims), action_dim, compute_dtype=dt)
+  crit = CriticEnsemble(tuple(config.critic_hidden_dims), config.num_qs, compute_dtype=dt)
+  one = OneStepPolicy(tuple(config.actor_hidden_dims), action_dim, compute_dtype=dt)
   return vel, crit, one
 
 
 def _edit_net(config, action_dim: int):
-  return EditPolicy(tuple(config.actor_hidden_dims), action_dim)
+  return EditPolicy(tuple(config.actor_hidden_dims), action_dim,
+                    compute_dtype=config.compute_dtype)
 
 
 def _uses_edit(config) -> bool:
@@ -120,7 +122,10 @@ class QAMAgent(flax.struct.PyTreeNode):
       params["edit_policy"] = _edit_net(config, da).init(keys[3], o, x)["params"]
       params["edit_log_temp"] = jnp.log(jnp.asarray(config.edit_init_temp, jnp.float32))
     tx = optim.make_optimizer(config.optim, config.num_updates)
-    extras = {"target_critic": params["critic"], "target_bc_flow": params["bc_flow"]}
+    # Copies, not aliases of the online parameters: a donated update must not see one buffer
+    # twice.
+    extras = {"target_critic": jax.tree.map(jnp.copy, params["critic"]),
+              "target_bc_flow": jax.tree.map(jnp.copy, params["bc_flow"])}
     state = TrainState.create(params=params, tx=tx, rng=keys[4], extras=extras)
     return cls(state=state, config=ml_collections.FrozenConfigDict(config),
                action_dim=int(act_dim), obs_dim=int(obs_dim))
@@ -208,17 +213,17 @@ class QAMAgent(flax.struct.PyTreeNode):
     if _uses_flow_actor(cfg):
       n = cfg.flow_steps
       v_base = self._velocity(extras["target_bc_flow"])
-      v_fine_sg = self._velocity(extras["target_bc_flow"],
-                                 jax.lax.stop_gradient(params["actor_flow"]))
       x0 = _normal(k_x0, (b, self.chunk_dim))
       eps = _normal(k_eps, (n - 1, b, self.chunk_dim))
-      xs = jax.lax.stop_gradient(adjoint.rollout(v_fine_sg, v_base, obs, x0, eps, n))
+      # The rollout's v_θ forward passes are the loss's (k ≤ N−2): their stored activations
+      # serve the backward pass, no second forward on N·B points (losses bitwise unchanged).
+      xs, v_fine_at = adjoint.rollout_with_velocities(
+          self._velocity(extras["target_bc_flow"], params["actor_flow"]), v_base, obs, x0, eps, n)
       adj_n = adjoint.terminal_adjoint(self._q_fn(extras["target_critic"]), obs, xs[-1],
                                        cfg.inv_temp)
       adjs = jax.lax.stop_gradient(adjoint.lean_adjoint(v_base, obs, xs, adj_n, n))
-      am_loss = adjoint.grid_adjoint_matching_loss(
-          self._velocity(extras["target_bc_flow"], params["actor_flow"]), v_base, obs, xs, adjs,
-          n)
+      am_loss = adjoint.adjoint_matching_loss(
+          v_fine_at, adjoint.base_velocities_on_grid(v_base, obs, xs, n), adjs, n)
       info.update({"actor/am_loss": am_loss, "actor/adj_max": jnp.max(jnp.abs(adjs)),
                    "actor/adj_mean": jnp.mean(adjs), "actor/adj_std": jnp.std(adjs)})
       total = total + am_loss
@@ -258,8 +263,7 @@ class QAMAgent(flax.struct.PyTreeNode):
     return total, info
 
   # ------------------------------------------------------------------ public API
-  @jax.jit
-  def update(self, batch) -> tuple["QAMAgent", dict]:
+  def _update(self, batch) -> tuple["QAMAgent", dict]:
     """One clipped Adam step on the sum of the losses, then Polyak targets.
 
     Args:
@@ -283,6 +287,13 @@ class QAMAgent(flax.struct.PyTreeNode):
     }
     info["grad_norm"] = gnorm
     return self.replace(state=new_state.replace(extras=extras)), info
+
+  # ``update`` leaves its input agent intact; ``update_donated`` donates the agent's buffers
+  # (parameters, optimizer state, targets) so XLA writes the new state into them instead of
+  # allocating fresh ones each step: the input agent is invalid afterwards (use the returned
+  # one). The shared trainer donates the whole state around ``update`` in the same way.
+  update = jax.jit(_update)
+  update_donated = jax.jit(_update, donate_argnums=(0,))
 
   @jax.jit
   def sample_actions(self, obs: jax.Array, rng: jax.Array) -> jax.Array:

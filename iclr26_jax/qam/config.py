@@ -31,6 +31,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.tau = 0.005                        # Polyak rate of the target critic and target BC flow
   c.residual = False                   # v_θ parameterised as v_β̄ + v_θ
   c.batch_size = 256                   # transitions (chunks) per update
+  c.compute_dtype = "float32"          # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
   c.optim = optim.optim_defaults()
   c.optim.name = "adam"
   c.optim.learning_rate = 3e-4         # Adam learning rate (one optimiser over all losses)
@@ -66,6 +67,9 @@ def validate(config: ml_collections.ConfigDict) -> None:
                      f"edit_scale={config.edit_scale}")
   if config.edit_init_temp <= 0:
     raise ValueError(f"config.edit_init_temp must be > 0; got {config.edit_init_temp}")
+  if config.compute_dtype not in ("float32", "bfloat16"):
+    raise ValueError(f"config.compute_dtype must be 'float32' or 'bfloat16'; "
+                     f"got {config.compute_dtype!r}")
   if config.num_qs < 1:
     raise ValueError(f"config.num_qs must be >= 1; got {config.num_qs}")
   if config.horizon < 1:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import distrax
@@ -13,20 +14,51 @@ import jax
 import jax.numpy as jnp
 
 
+COMPUTE_DTYPES = ("float32", "bfloat16")
+
+
+def _bf16_operands(inputs, kernel, bias, dtype=None):
+  """Dense's ``promote_dtype`` for the bf16 policy: matmul operands in bf16, the bias kept f32."""
+  del dtype
+  return inputs.astype(jnp.bfloat16), kernel.astype(jnp.bfloat16), bias
+
+
+def dense(features: int, compute_dtype: str = "float32", **kw) -> nn.Dense:
+  """``nn.Dense`` under a mixed-precision policy; parameters are float32 either way.
+
+  ``"float32"``: the plain f32 layer. ``"bfloat16"``: inputs and kernel are rounded to bf16 for
+  the matmul, which accumulates and returns float32 (``preferred_element_type``); the f32 bias
+  is added in f32, and everything between matmuls (GELU, LayerNorm, losses) stays f32. Since a
+  product of two bf16 numbers is exact in f32, the layer equals an f32 matmul of the rounded
+  operands up to the order of the f32 summation.
+  """
+  if compute_dtype == "float32":
+    return nn.Dense(features, **kw)
+  if compute_dtype == "bfloat16":
+    return nn.Dense(features, param_dtype=jnp.float32, promote_dtype=_bf16_operands,
+                    dot_general=functools.partial(jax.lax.dot_general,
+                                                  preferred_element_type=jnp.float32), **kw)
+  raise ValueError(f"compute_dtype must be one of {COMPUTE_DTYPES}; got {compute_dtype!r}")
+
+
 class MLP(nn.Module):
-  """``(..., F) -> (..., out_dim)``: Dense → GELU (→ LayerNorm) per hidden layer, Xavier-uniform."""
+  """``(..., F) -> (..., out_dim)``: Dense → GELU (→ LayerNorm) per hidden layer, Xavier-uniform.
+
+  ``compute_dtype`` is the matmul policy of ``dense`` (f32 parameters and activations always).
+  """
   hidden_dims: Sequence[int]
   out_dim: int
   layer_norm: bool = False
+  compute_dtype: str = "float32"
 
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
     init = nn.initializers.xavier_uniform()
     for h in self.hidden_dims:
-      x = nn.gelu(nn.Dense(h, kernel_init=init)(x))
+      x = nn.gelu(dense(h, self.compute_dtype, kernel_init=init)(x))
       if self.layer_norm:
         x = nn.LayerNorm()(x)
-    return nn.Dense(self.out_dim, kernel_init=init)(x)
+    return dense(self.out_dim, self.compute_dtype, kernel_init=init)(x)
 
 
 class VelocityField(nn.Module):
@@ -36,21 +68,24 @@ class VelocityField(nn.Module):
   """
   hidden_dims: Sequence[int]
   action_dim: int
+  compute_dtype: str = "float32"
 
   @nn.compact
   def __call__(self, obs, x, t):
     inp = jnp.concatenate([obs, x, t[..., None]], axis=-1)
-    return MLP(self.hidden_dims, self.action_dim)(inp)
+    return MLP(self.hidden_dims, self.action_dim, compute_dtype=self.compute_dtype)(inp)
 
 
 class OneStepPolicy(nn.Module):
   """FQL one-step policy μ(s, z): obs ``(B, S)``, z ``(B, D)`` -> ``(B, D)`` (unclipped)."""
   hidden_dims: Sequence[int]
   action_dim: int
+  compute_dtype: str = "float32"
 
   @nn.compact
   def __call__(self, obs, z):
-    return MLP(self.hidden_dims, self.action_dim)(jnp.concatenate([obs, z], axis=-1))
+    return MLP(self.hidden_dims, self.action_dim,
+               compute_dtype=self.compute_dtype)(jnp.concatenate([obs, z], axis=-1))
 
 
 class EditPolicy(nn.Module):
@@ -64,10 +99,12 @@ class EditPolicy(nn.Module):
   action_dim: int
   log_std_min: float = -20.0
   log_std_max: float = 2.0
+  compute_dtype: str = "float32"
 
   @nn.compact
   def __call__(self, obs, a_flow):
-    out = MLP(self.hidden_dims, 2 * self.action_dim)(jnp.concatenate([obs, a_flow], axis=-1))
+    out = MLP(self.hidden_dims, 2 * self.action_dim,
+              compute_dtype=self.compute_dtype)(jnp.concatenate([obs, a_flow], axis=-1))
     mean, log_std = jnp.split(out, 2, axis=-1)
     log_std = jnp.clip(log_std, self.log_std_min, self.log_std_max)
     base = distrax.MultivariateNormalDiag(loc=mean, scale_diag=jnp.exp(log_std))
@@ -76,11 +113,12 @@ class EditPolicy(nn.Module):
 
 class _Critic(nn.Module):
   hidden_dims: Sequence[int]
+  compute_dtype: str = "float32"
 
   @nn.compact
   def __call__(self, obs, actions):
     x = jnp.concatenate([obs, actions], axis=-1)
-    return MLP(self.hidden_dims, 1, layer_norm=True)(x)[..., 0]
+    return MLP(self.hidden_dims, 1, layer_norm=True, compute_dtype=self.compute_dtype)(x)[..., 0]
 
 
 class CriticEnsemble(nn.Module):
@@ -91,9 +129,10 @@ class CriticEnsemble(nn.Module):
   """
   hidden_dims: Sequence[int]
   num_qs: int
+  compute_dtype: str = "float32"
 
   @nn.compact
   def __call__(self, obs, actions):
     ens = nn.vmap(_Critic, variable_axes={"params": 0}, split_rngs={"params": True},
                   in_axes=None, out_axes=0, axis_size=self.num_qs)
-    return ens(self.hidden_dims)(obs, actions)
+    return ens(self.hidden_dims, self.compute_dtype)(obs, actions)
