@@ -44,6 +44,14 @@ def sinusoidal_embedding(t: jax.Array, num_features: int, scale: float = 1000.0)
   return jnp.concatenate([jnp.sin(args), jnp.cos(args)], axis=1)
 
 
+def _check_inputs(x, t, dim: int) -> None:
+  """x must be (B, dim) and t (B,)."""
+  if x.ndim != 2 or x.shape[1] != dim:
+    raise ValueError(f"x must be (B, {dim}); got {x.shape}")
+  if t.shape != (x.shape[0],):
+    raise ValueError(f"t must be (B,) = ({x.shape[0]},); got {t.shape}")
+
+
 class ScoreNetwork(nn.Module):
   """``(x (B, d), t (B,)) -> (s_t (B,), s_x (B, d) or None)``.
 
@@ -68,10 +76,7 @@ class ScoreNetwork(nn.Module):
 
   @nn.compact
   def __call__(self, x, t):
-    if x.ndim != 2 or x.shape[1] != self.dim:
-      raise ValueError(f"x must be (B, {self.dim}); got {x.shape}")
-    if t.shape != (x.shape[0],):
-      raise ValueError(f"t must be (B,) = ({x.shape[0]},); got {t.shape}")
+    _check_inputs(x, t, self.dim)
     act = lambda h: nn.leaky_relu(h, self.negative_slope)
     emb = sinusoidal_embedding(t, self.time_features, self.time_scale)
     emb = nn.Dense(self.width, name="time_in")(emb)
@@ -121,10 +126,7 @@ class QuadraticTimeScore(nn.Module):
 
   @nn.compact
   def __call__(self, x, t):
-    if x.ndim != 2 or x.shape[1] != self.dim:
-      raise ValueError(f"x must be (B, {self.dim}); got {x.shape}")
-    if t.shape != (x.shape[0],):
-      raise ValueError(f"t must be (B,) = ({x.shape[0]},); got {t.shape}")
+    _check_inputs(x, t, self.dim)
     d = self.dim
     w = self.param("w", lambda key, shape: jnp.eye(shape[0]), (d, d))
     y = x @ w.T
