@@ -13,8 +13,8 @@ cheaper at equal accuracy). Spec §14 expects no advantage on the random teacher
 
 Laptop scale (default) is shortened from the spec's protocol: methane 1500 steps (spec: 6000),
 teacher 1000 steps, digits 500 steps (config: 2000), two seeds, penalty ablation 500 steps with three
-seeds; even so the four claims take about 16 minutes on a shared 2-core CPU (973 s measured), most
-of it in the CPU lookup of the lmKAN runs. `--full` runs the spec's 6000 steps with three seeds.
+seeds; even so the four claims take 527 s on a 2-core CPU (973 s when the cores are shared with
+other jobs), most of it in the CPU lookup of the lmKAN runs. `--full` runs the spec's 6000 steps with three seeds.
 """
 
 from __future__ import annotations
