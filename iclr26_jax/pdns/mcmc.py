@@ -20,7 +20,9 @@ histograms) compare against long-MCMC samples, which this module generates local
   of Vehtari, Gelman, Simpson, Carpenter, Bürkner, "Rank-normalization, folding, and
   localization: an improved R-hat" (Bayesian Analysis 2021), with the autocorrelation estimate
   and Geyer's initial monotone sequence of Gelman et al., BDA3 §11.5. numpy, (chains, draws).
-* ``reference_samples``: DW-4 / LJ-13 samples from C chains started from a wide CoM-free
+* ``parallel_tempering``: replica exchange over a temperature ladder with the same MALA moves
+  (adjacent swaps, even/odd alternation), for the metastable DW-4 / LJ-13 energies.
+* ``reference_samples``: DW-4 / LJ-13 samples from C tempered chains started from a wide CoM-free
   Gaussian, cached as ``<cache_dir>/<target>_<hash of settings>.npz`` with the diagnostics of
   two permutation/rotation-invariant statistics (energy, mean pair distance).
 """
@@ -338,6 +340,8 @@ def _ess_plain(x: np.ndarray) -> float:
   acov = np.fft.irfft(f * np.conj(f), nfft, axis=1)[:, :n] / n           # biased, (M, N)
   mean_var = np.mean(acov[:, 0]) * n / (n - 1)                           # W
   var_plus = mean_var * (n - 1) / n + (np.var(x.mean(1), ddof=1) if m > 1 else 0.0)
+  if not var_plus > 0:
+    return float("nan")                    # constant draws
   rho = 1.0 - (mean_var - np.mean(acov, 0)) / var_plus                   # (N,), rho[0] = 1
   rho[0] = 1.0
   # Geyer: sum pairs P_k = rho_{2k} + rho_{2k+1} while positive, made monotone non-increasing.
