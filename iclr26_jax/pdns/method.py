@@ -425,10 +425,10 @@ SMOKE_FIELDS = {"batch_size": 32, "prox.buffer_size": 128, "prox.epochs_per_stag
                 "sampler.depth": 1, "sampler.sde_steps": 16, "sampler.replicates": 2,
                 "eval.num_samples": 256, "eval_every": 0}
 
-# Smoke variant of the particle targets' MCMC reference (2 temperatures x 16 chains, 64 steps).
+# Smoke variant of the particle targets' MCMC reference (plain MALA, 16 chains, 64 steps).
 SMOKE_REFERENCE = {"eval.reference.num_samples": 128, "eval.reference.chains": 16,
                    "eval.reference.burnin": 40, "eval.reference.thin": 3,
-                   "eval.reference.num_temps": 2, "eval.reference.descent_steps": 0}
+                   "eval.reference.num_temps": 1, "eval.reference.descent_steps": 0}
 
 # Continuous-sampler settings most configs share (OU reference, alpha 20 -> 0.1, 100 EM steps,
 # adaptive eps = 1, Adam 1e-3, EMA 0.99); a config passes only what differs.

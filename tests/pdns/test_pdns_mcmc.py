@@ -9,6 +9,7 @@ rotations / permutations / translations of the input (EGNN).
 
 import importlib.util
 import os
+import types
 
 import jax
 import jax.numpy as jnp
@@ -92,13 +93,13 @@ def test_diagnostics_match_ar1_closed_form():
 
 def test_particle_metrics_closed_forms():
   rng = np.random.default_rng(1)
-  a = jnp.asarray(rng.normal(0.0, 1.0, 40000), jnp.float32)
-  b = jnp.asarray(rng.normal(1.0, 2.0, 30000), jnp.float32)
-  # W2(N(0, 1), N(1, 4))^2 = (0 - 1)^2 + (1 - 2)^2 = 2.
-  assert abs(float(metrics.w2_1d(a, b)) - np.sqrt(2.0)) < 0.03
-  np.testing.assert_allclose(float(metrics.w1_1d(a[:3000], b[:2000])),
-                             stats.wasserstein_distance(np.asarray(a[:3000]),
-                                                        np.asarray(b[:2000])), rtol=1e-4)
+  a = jnp.asarray(rng.normal(0.0, 1.0, 20000), jnp.float32)
+  b = jnp.asarray(rng.normal(1.0, 2.0, 20000), jnp.float32)
+  # W2(N(0, 1), N(1, 4))^2 = (0 - 1)^2 + (1 - 2)^2 = 2; sampling sd of the estimate ~ 0.01.
+  assert abs(float(metrics.w2_1d(a, b)) - np.sqrt(2.0)) < 0.04
+  np.testing.assert_allclose(float(metrics.w1_1d(a[:300], b[:200])),
+                             stats.wasserstein_distance(np.asarray(a[:300]),
+                                                        np.asarray(b[:200])), rtol=1e-4)
   assert float(metrics.histogram_tv(a, a, 50, -4.0, 4.0)) == 0.0
   assert abs(float(metrics.histogram_tv(a, a + 20.0, 50, -30.0, 30.0)) - 1.0) < 1e-6
   # A square of side 2 (DW-4 layout): distances 2 (x4) and 2 sqrt 2 (x2); scaled by 1.5.
@@ -114,35 +115,35 @@ def test_particle_metrics_closed_forms():
   np.testing.assert_allclose(float(pm["energy_w2"]), abs(e(r) - e(1.5 * r)), rtol=1e-5)
 
 
-def _random_params(params, key, scale=0.3):
-  leaves, tree = jax.tree_util.tree_flatten(params)
-  keys = jax.random.split(key, len(leaves))
-  return jax.tree_util.tree_unflatten(
-      tree, [scale * jax.random.normal(k, l.shape, l.dtype) for k, l in zip(keys, leaves)])
+def _random_params(params, seed, scale=0.3):
+  """Every leaf redrawn N(0, scale^2) with numpy (the zero-initialised head included)."""
+  rng = np.random.default_rng(seed)
+  return jax.tree_util.tree_map(
+      lambda l: np.asarray(scale * rng.normal(size=l.shape), np.float32), params)
 
 
 @pytest.mark.parametrize("n,s", [(4, 2), (5, 3)])
 def test_egnn_is_e_n_equivariant(n, s):
   """u(R x P + t) = R u(x) P (rotation / reflection, permutation, translation), to 1e-5; the
   output is CoM-free and zero at initialisation."""
-  net = egnn.EGNNControl(n_particles=n, spatial_dim=s, hidden=16, depth=2)
-  k1, k2, k3, k4 = jax.random.split(jax.random.PRNGKey(n), 4)
-  x = jax.random.normal(k1, (3, n * s))
+  net = egnn.EGNNControl(n_particles=n, spatial_dim=s, hidden=8, depth=1)
+  rng = np.random.default_rng(n)
+  x = jnp.asarray(rng.normal(size=(3, n * s)), jnp.float32)
   t = jnp.asarray([0.1, 0.5, 0.9])
-  params0 = net.init(k2, t, x)
+  params0 = jax.jit(net.init)(jax.random.PRNGKey(n), t, x)
   apply = jax.jit(net.apply)
   assert float(jnp.max(jnp.abs(apply(params0, t, x)))) == 0.0           # u = 0: P^theta = P^ref
-  params = _random_params(params0, k3)
+  params = _random_params(params0, n)
   u = apply(params, t, x).reshape(3, n, s)
   assert float(jnp.max(jnp.abs(u))) > 1e-2                                # not trivially zero
-  np.testing.assert_allclose(np.asarray(u.sum(1)), 0.0, atol=1e-5)
-  q, _ = jnp.linalg.qr(jax.random.normal(k4, (s, s)))
-  q = q.at[:, 0].multiply(-1.0)                                            # include reflections
+  np.testing.assert_allclose(np.asarray(u).sum(1), 0.0, atol=1e-5)
+  q, _ = np.linalg.qr(rng.normal(size=(s, s)))
+  q[:, 0] *= -1.0                                                          # include reflections
   perm = np.roll(np.arange(n), 1)
-  shift = jnp.arange(1.0, s + 1.0)
-  xt = (x.reshape(3, n, s)[:, perm] @ q.T + shift).reshape(3, n * s)
-  ut = apply(params, t, xt).reshape(3, n, s)
-  np.testing.assert_allclose(np.asarray(ut), np.asarray(u[:, perm] @ q.T), atol=1e-5)
+  shift = np.arange(1.0, s + 1.0)
+  xt = (np.asarray(x).reshape(3, n, s)[:, perm] @ q.T + shift).reshape(3, n * s)
+  ut = np.asarray(apply(params, t, jnp.asarray(xt, jnp.float32))).reshape(3, n, s)
+  np.testing.assert_allclose(ut, np.asarray(u)[:, perm] @ q.T, atol=1e-5)
 
 
 def _config(name, arg):
@@ -157,7 +158,8 @@ def test_dw4_smoke_eval_reports_particle_metrics(tmp_path, capsys):
   """dw4 smoke with the EGNN control: the tiny MCMC reference is generated once (with a
   message), cached by its settings and reloaded; the eval reports the particle metrics, and
   the reference energies stored by the sampler agree with the target's energy function."""
-  arg = f"smoke,sampler.network=egnn,eval.reference.cache_dir={tmp_path}"
+  arg = ("smoke,sampler.network=egnn,sampler.hidden=8,sampler.sde_steps=4,eval.num_samples=64,"
+         f"eval.reference.cache_dir={tmp_path}")
   m = method.PDNSMethod(_config("dw4", arg))
   assert "generating dw4 reference samples" in capsys.readouterr().err
   assert not m.reference["cached"] and os.path.exists(m.reference["path"])
@@ -166,7 +168,9 @@ def test_dw4_smoke_eval_reports_particle_metrics(tmp_path, capsys):
       jnp.asarray(ref["samples"]))), rtol=1e-4, atol=1e-3)
   np.testing.assert_allclose(ref["samples"].reshape(-1, 4, 2).mean(1), 0.0, atol=1e-4)
   assert {"energy/rhat", "energy/ess_bulk", "mean_dist/rhat", "accept_rate"} <= set(ref["diag"])
-  out = m.evaluate(jax.jit(m.init_state)(jax.random.PRNGKey(0)))
+  state = types.SimpleNamespace(extras={"ema": jax.jit(m.sampler.init_params)(
+      jax.random.PRNGKey(0))})                       # evaluate reads the EMA parameters only
+  out = m.evaluate(state)
   for k in ("eval/energy_w2", "eval/distance_w2", "eval/distance_w1", "eval/distance_tv"):
     assert np.isfinite(out[k]), (k, out)
   np.testing.assert_allclose(out["eval/energy_mean_ref"], np.mean(ref["energy"]), rtol=1e-4)

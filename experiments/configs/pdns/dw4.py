@@ -24,8 +24,8 @@ R-hat 0.999 (energy) / 1.007 (mean pair distance), bulk ESS 11201 / 9611 of 1024
 acceptance 0.57, swap rates 0.68-0.81; E = -22.57 +- 1.89; every 50 steps gave R-hat 1.017
 for the mean distance) and cached in
 ``eval.reference.cache_dir`` (default ``workdirs/data/pdns_reference``; point it at the run's
-data directory). ``smoke`` uses a tiny MCMC (2 x 16 chains, 64 steps). ``sampler.network=egnn``
-selects the E(n)-equivariant control network (``pdns.egnn``; ``sampler.hidden`` /
+data directory). ``smoke`` uses a tiny MCMC (MALA, 16 chains, 64 steps).
+``sampler.network=egnn`` selects the E(n)-equivariant control network (``pdns.egnn``; ``sampler.hidden`` /
 ``sampler.depth`` its width and layers).
 """
 
