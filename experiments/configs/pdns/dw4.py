@@ -27,6 +27,9 @@ for the mean distance) and cached in
 data directory). ``smoke`` uses a tiny MCMC (MALA, 16 chains, 64 steps).
 ``sampler.network=egnn`` selects the E(n)-equivariant control network (``pdns.egnn``; ``sampler.hidden`` /
 ``sampler.depth`` its width and layers).
+Noise floor of the metrics (one half of the chains against the other): energy W2 0.046,
+distance W2 0.008, distance TV 0.020; the untrained sampler's CoM-free N(0, 9 I) scores
+energy W2 4535, distance W2 2.1, TV 0.60.
 """
 
 from iclr26_jax.pdns import method
