@@ -99,7 +99,7 @@ def test_smoke_run_logs_checkpoints_and_resumes(tmp_path):
   assert res.metrics["path/alpha_at_0.5"] != pytest.approx(alpha0, abs=1e-7)
   assert os.path.isdir(tmp_path / "checkpoints" / "20")
   with open(tmp_path / "config.json") as f:
-    assert json.load(f)["loss"]["weights"] == "per_sample"
+    assert json.load(f)["loss"]["weights"] == "time_only"   # gaussian_mi.py's measured default
   again = trainer.train(MinPVMethod(cfg), cfg, str(tmp_path))
   assert again.resumed_from == 20
 
