@@ -6,18 +6,28 @@ QAM (Li & Levine, ICLR 2026, github.com/ColinQiyangLi/qam). For each of two conf
     H = 5 of d = 5 actions (D_a = 25), N = 10 flow steps, batch 256, 40-D observations;
   * small: 2×64 MLPs, K = 2, H = 1, d = 2, N = 10, batch 256, 4-D observations,
 
-it prints the compile time (lower + compile, separate from the timings) and the steady-state
-updates/s of the jitted ``QAMAgent.update`` for QAM, FQL and the BC flow, with the ratio of each
-update time to the BC-flow update (the reference, measured in the same run). It then splits the
-QAM update into three separately jitted pieces, built from the agent's own helpers and the
-library functions of ``critic.py`` / ``adjoint.py`` / ``flows.py``:
+it prints the compile time (lower + compile, separate from the timings), the steady-state wall
+time per update, the process CPU-seconds per update (``time.process_time``: all threads of this
+process, so it is comparable across machine loads where wall time is not) and updates/s of the
+jitted update for QAM, FQL and the BC flow, with the ratio of each update time to the BC-flow
+update (measured in the same run). The updates are timed as a training loop runs them: the
+agent's buffers donated (``QAMAgent.update_donated``), each call consuming the previous call's
+agent. The "full" configuration is the reference agent's shape (github.com/ColinQiyangLi/qam
+with obs 40, 5-D actions, chunks of 5, batch 256, 4×512 networks, 10 critics, N = 10), so the
+side-by-side figure of issue #20 can be rechecked by jitting the reference ``update`` on the
+same random batches. ``--compute-dtype bfloat16`` times the bf16 matmul policy.
+
+It then splits the QAM update into three separately jitted pieces, built from the agent's own
+helpers and the library functions of ``critic.py`` / ``adjoint.py`` / ``flows.py``:
 
   * critic: gradient of the TD loss (Eq. 9) w.r.t. φ, including the ODE sample a' of v_θ at
     s_{t+H} and the target-ensemble forward;
   * rollout/adjoint: the memoryless SDE rollout, the terminal adjoint (∇Q of the target
     ensemble) and the lean-adjoint VJP sweep (spec §5 items 2–4);
   * loss: gradient of L_AM (Eq. 8, the batched v_θ forward/backward on N·B points) plus L_BC
-    (Eq. 2), given the rollout and the adjoints;
+    (Eq. 2), given the rollout and the adjoints (the full update reuses the rollout's v_θ
+    forward on (N−1)·B of these points instead; the piece recomputes it, so the pieces
+    overstate the update by that forward: ``removed GFLOP`` in the header);
 
 and reports each as a fraction of the full update, plus the sum of the pieces (the full update
 adds the Adam step and the Polyak updates, but compiled as one program it may also fuse and
@@ -27,7 +37,8 @@ over the rounds.
 
 Run from the repository root:
   python -m experiments.bench.qam_update --quick
-  python -m experiments.bench.qam_update --reps 5
+  python -m experiments.bench.qam_update --quick --sizes full --agents qam --no-pieces
+  python -m experiments.bench.qam_update --reps 5 --compute-dtype bfloat16
 """
 
 from __future__ import annotations
@@ -55,10 +66,11 @@ BATCH = 256
 FQL_ALPHA = 10.0
 
 
-def _config(size: str, agent_name: str):
+def _config(size: str, agent_name: str, compute_dtype: str = "float32"):
   width, depth, k, h, _, _ = SIZES[size]
   cfg = config_lib.default_config()
   cfg.agent_name = agent_name
+  cfg.compute_dtype = compute_dtype
   cfg.actor_hidden_dims = (width,) * depth
   cfg.critic_hidden_dims = (width,) * depth
   cfg.num_qs = k
@@ -80,10 +92,18 @@ def _batch(size: str):
           "next_observations": flat(ks[3], BATCH * s).reshape(BATCH, s)}
 
 
-def _agent(size: str, agent_name: str) -> QAMAgent:
+def _agent(size: str, agent_name: str, compute_dtype: str = "float32") -> QAMAgent:
   _, _, _, _, d, s = SIZES[size]
   return QAMAgent.create(jax.random.PRNGKey(1), jnp.zeros((1, s)), jnp.zeros((1, d)),
-                         _config(size, agent_name))
+                         _config(size, agent_name, compute_dtype))
+
+
+def removed_forward_gflop(size: str) -> float:
+  """GFLOP of the v_θ forward on (N−1)·B points that L_AM no longer recomputes (2 per MAC)."""
+  width, depth, _, h, d, s = SIZES[size]
+  dims = [s + h * d + 1] + [width] * depth + [h * d]
+  macs = sum(a * b for a, b in zip(dims[:-1], dims[1:]))
+  return 2.0 * macs * (config_lib.default_config().flow_steps - 1) * BATCH / 1e9
 
 
 def _normal(key, shape):
@@ -139,72 +159,97 @@ def _loss_piece(ag: QAMAgent, batch, xs, adjs, key):
 # pylint: enable=protected-access
 
 
-def _compile(fn, *args):
+def _compile(fn, *args, donate: bool = False):
   t0 = time.perf_counter()
-  compiled = jax.jit(fn).lower(*args).compile()
+  compiled = jax.jit(fn, donate_argnums=(0,) if donate else ()).lower(*args).compile()
   return compiled, time.perf_counter() - t0
 
 
 def _interleaved_times(calls, warmup: int, reps: int, min_round_s: float = 0.2):
-  """Per call (compiled fn, args): (median s, min s) per call over ``reps`` rounds.
+  """Per call (a zero-argument callable returning arrays): (median s, min s, median CPU-s).
 
   Every round times all calls back to back, so a change of machine load hits all of them alike
   (ratios stay fair); within a round a call is repeated until it has run ≥ ``min_round_s``
-  (the repeat count is fixed from the last warm-up call).
+  (the repeat count is fixed from the last warm-up call). CPU-s is ``time.process_time`` (all
+  threads of the process) per call.
   """
   inner = []
-  for fn, args in calls:
+  for fn in calls:
     t = 0.0
     for _ in range(max(warmup, 1)):
       t0 = time.perf_counter()
-      jax.block_until_ready(fn(*args))
+      jax.block_until_ready(fn())
       t = time.perf_counter() - t0
     inner.append(max(1, int(min_round_s / max(t, 1e-6))))
   times = [[] for _ in calls]
+  cpu = [[] for _ in calls]
   for _ in range(reps):
-    for i, (fn, args) in enumerate(calls):
-      t0 = time.perf_counter()
+    for i, fn in enumerate(calls):
+      c0, t0 = time.process_time(), time.perf_counter()
       for _ in range(inner[i]):
-        out = fn(*args)
+        out = fn()
       jax.block_until_ready(out)
       times[i].append((time.perf_counter() - t0) / inner[i])
-  return [(statistics.median(t), min(t)) for t in times]
+      cpu[i].append((time.process_time() - c0) / inner[i])
+  return [(statistics.median(t), min(t), statistics.median(c)) for t, c in zip(times, cpu)]
 
 
-def _bench_size(size: str, warmup: int, reps: int) -> list[str]:
+class _DonatedLoop:
+  """``agent = update_donated(agent, batch)`` as a zero-argument call (a training loop)."""
+
+  def __init__(self, compiled, agent, batch):
+    self.compiled, self.agent, self.batch = compiled, agent, batch
+
+  def __call__(self):
+    self.agent, info = self.compiled(self.agent, self.batch)
+    return info
+
+
+def _bench_size(size: str, warmup: int, reps: int, agents, pieces: bool,
+                compute_dtype: str) -> list[str]:
   batch = _batch(size)
   names, calls, compile_s = [], [], []
-  for name in ("qam", "fql", "bc"):
-    ag = _agent(size, name)
-    upd, t_c = _compile(lambda a, bb: a.update(bb), ag, batch)
+  for name in agents:
+    ag = _agent(size, name, compute_dtype)
+    upd, t_c = _compile(lambda a, bb: a.update(bb), ag, batch, donate=True)
     names.append(f"{name} update")
-    calls.append((upd, (ag, batch)))
+    calls.append(_DonatedLoop(upd, ag, batch))
     compile_s.append(t_c)
-  ag = _agent(size, "qam")
-  key = jax.random.PRNGKey(3)
-  c_crit, tc_crit = _compile(_critic_piece, ag, batch, key)
-  c_roll, tc_roll = _compile(_rollout_piece, ag, batch, key)
-  xs, adjs = c_roll(ag, batch, key)
-  c_loss, tc_loss = _compile(_loss_piece, ag, batch, xs, adjs, key)
-  names += ["qam: critic (TD grad)", "qam: rollout + lean adjoint", "qam: loss (AM + BC grad)"]
-  calls += [(c_crit, (ag, batch, key)), (c_roll, (ag, batch, key)),
-            (c_loss, (ag, batch, xs, adjs, key))]
-  compile_s += [tc_crit, tc_roll, tc_loss]
+  n_upd = len(names)
+  if pieces:
+    ag = _agent(size, "qam", compute_dtype)
+    key = jax.random.PRNGKey(3)
+    c_crit, tc_crit = _compile(_critic_piece, ag, batch, key)
+    c_roll, tc_roll = _compile(_rollout_piece, ag, batch, key)
+    xs, adjs = c_roll(ag, batch, key)
+    c_loss, tc_loss = _compile(_loss_piece, ag, batch, xs, adjs, key)
+    names += ["qam: critic (TD grad)", "qam: rollout + lean adjoint", "qam: loss (AM + BC grad)"]
+    calls += [lambda: c_crit(ag, batch, key), lambda: c_roll(ag, batch, key),
+              lambda: c_loss(ag, batch, xs, adjs, key)]
+    compile_s += [tc_crit, tc_roll, tc_loss]
   times = _interleaved_times(calls, warmup, reps)
 
   width, depth, k, h, d, s = SIZES[size]
-  label = f"{size} ({depth}×{width}, K={k}, H·d={h}×{d}={h * d}, S={s}, B={BATCH})"
+  label = (f"{size} ({depth}×{width}, K={k}, H·d={h}×{d}={h * d}, S={s}, B={BATCH}, "
+           f"{compute_dtype})")
+  ref = names.index("bc update") if "bc update" in names else None
+  qam = names.index("qam update") if "qam update" in names else None
   rows = []
-  for i, (name, t_c, (t_med, t_min)) in enumerate(zip(names, compile_s, times)):
-    j, ref_name = (2, "BC") if i < 3 else (0, "QAM")
+  for i, (name, t_c, (t_med, t_min, c_med)) in enumerate(zip(names, compile_s, times)):
+    j, ref_name = (ref, "BC") if i < n_upd else (qam, "QAM")
+    if j is None:
+      ratio_med = ratio_min = "–"
+    else:
+      ratio_med = f"{t_med / times[j][0]:.2f} × {ref_name}"
+      ratio_min = f"{t_min / times[j][1]:.2f} × {ref_name}"
     rows.append(f"| {label} | {name} | {t_c:.1f} | {1e3 * t_med:.1f} | {1e3 * t_min:.1f} | "
-                f"{1 / t_med:.2f} | {t_med / times[j][0]:.2f} × {ref_name} | "
-                f"{t_min / times[j][1]:.2f} × {ref_name} |")
-  pieces_med = sum(t for t, _ in times[3:])
-  pieces_min = sum(t for _, t in times[3:])
-  rows.append(f"| {label} | qam: sum of the 3 pieces | – | {1e3 * pieces_med:.1f} | "
-              f"{1e3 * pieces_min:.1f} | – | {pieces_med / times[0][0]:.2f} × QAM | "
-              f"{pieces_min / times[0][1]:.2f} × QAM |")
+                f"{c_med:.3f} | {1 / t_med:.2f} | {ratio_med} | {ratio_min} |")
+  if pieces and qam is not None:
+    pieces_med = sum(t for t, _, _ in times[n_upd:])
+    pieces_min = sum(t for _, t, _ in times[n_upd:])
+    rows.append(f"| {label} | qam: sum of the 3 pieces | – | {1e3 * pieces_med:.1f} | "
+                f"{1e3 * pieces_min:.1f} | – | – | {pieces_med / times[qam][0]:.2f} × QAM | "
+                f"{pieces_min / times[qam][1]:.2f} × QAM |")
   return rows
 
 
@@ -212,6 +257,12 @@ def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--sizes", default="small,full",
                       help=f"comma-separated subset of {sorted(SIZES)}")
+  parser.add_argument("--agents", default="qam,fql,bc",
+                      help="comma-separated subset of qam,fql,bc (updates to time)")
+  parser.add_argument("--no-pieces", action="store_true",
+                      help="skip the three-piece split of the QAM update")
+  parser.add_argument("--compute-dtype", default="float32", choices=("float32", "bfloat16"),
+                      help="config.compute_dtype of every agent")
   parser.add_argument("--warmup", type=int, default=1)
   parser.add_argument("--reps", type=int, default=5)
   parser.add_argument("--quick", action="store_true", help="1 warm-up call and 3 timed rounds")
@@ -224,14 +275,24 @@ def main(argv=None):
   for x in sizes:
     if x not in SIZES:
       parser.error(f"--sizes: unknown size {x!r}; choose from {sorted(SIZES)}")
+  agents = [x for x in args.agents.split(",") if x]
+  for x in agents:
+    if x not in ("qam", "fql", "bc"):
+      parser.error(f"--agents: unknown agent {x!r}; choose from qam, fql, bc")
+  load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
   print(f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
-        f"cpus={os.cpu_count()} warmup={args.warmup} reps={args.reps} "
-        "(per call: median / min over interleaved rounds)\n")
-  print("| config | what | compile s | ms median | ms min | calls/s (median) | ratio (medians) "
-        "| ratio (mins) |")
-  print("|---|---|---|---|---|---|---|---|")
+        f"cpus={os.cpu_count()} load1={load:.1f} warmup={args.warmup} reps={args.reps} "
+        "(per call: median / min over interleaved rounds; updates donated, as in training)")
   for size in sizes:
-    for row in _bench_size(size, args.warmup, args.reps):
+    print(f"{size}: L_AM reuses the rollout's v_θ forward: {removed_forward_gflop(size):.3f} "
+          "GFLOP per update not recomputed")
+  print()
+  print("| config | what | compile s | ms median | ms min | CPU-s/update (median) | "
+        "calls/s (median) | ratio (medians) | ratio (mins) |")
+  print("|---|---|---|---|---|---|---|---|---|")
+  for size in sizes:
+    for row in _bench_size(size, args.warmup, args.reps, agents, not args.no_pieces,
+                           args.compute_dtype):
       print(row, flush=True)
 
 
