@@ -23,6 +23,16 @@ def sigmas(num_steps: int) -> jax.Array:
   return jnp.sqrt(2.0 * (1.0 - t + h) / (t + h))
 
 
+def _check_rollout_args(x0, obs, noise, num_steps: int) -> None:
+  """x0 (B, D), obs (B, ·), num_steps >= 2 and noise (N − 1, B, D), or a ValueError naming it."""
+  _check_2d("x0", x0)
+  _check_2d("obs", obs, rows=x0.shape[0])
+  if num_steps < 2:
+    raise ValueError(f"num_steps must be >= 2; got {num_steps}")
+  if noise.shape != (num_steps - 1,) + x0.shape:
+    raise ValueError(f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}")
+
+
 def rollout(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
             noise: jax.Array, num_steps: int) -> jax.Array:
   """Forward memoryless rollout (spec §5 item 2), no stop-gradient applied here.
@@ -40,12 +50,7 @@ def rollout(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
   Returns:
     ``(N+1, B, D)`` the states X_0..X_N.
   """
-  _check_2d("x0", x0)
-  _check_2d("obs", obs, rows=x0.shape[0])
-  if num_steps < 2:
-    raise ValueError(f"num_steps must be >= 2; got {num_steps}")
-  if noise.shape != (num_steps - 1,) + x0.shape:
-    raise ValueError(f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}")
+  _check_rollout_args(x0, obs, noise, num_steps)
   h = 1.0 / num_steps
   b = x0.shape[0]
   sig = sigmas(num_steps)
@@ -85,12 +90,7 @@ def rollout_with_velocities(v_fine: Velocity, v_base: Velocity, obs: jax.Array, 
     ``(xs, v_fine_at)``: ``(N+1, B, D)`` states X_0..X_N (stop-gradient) and ``(N, B, D)``
     v_θ(s, X_k, t_k) for k = 0..N−1 (the last one an extra scan step at X_{N−1}).
   """
-  _check_2d("x0", x0)
-  _check_2d("obs", obs, rows=x0.shape[0])
-  if num_steps < 2:
-    raise ValueError(f"num_steps must be >= 2; got {num_steps}")
-  if noise.shape != (num_steps - 1,) + x0.shape:
-    raise ValueError(f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}")
+  _check_rollout_args(x0, obs, noise, num_steps)
   h = 1.0 / num_steps
   b = x0.shape[0]
   sig = sigmas(num_steps)

@@ -7,7 +7,7 @@ autocorrelation time of an AR(1) process (ESS), closed-form W2 between Gaussians
 rotations / permutations / translations of the input (EGNN).
 """
 
-import importlib.util
+import importlib
 import os
 import types
 
@@ -18,7 +18,6 @@ import pytest
 from scipy import stats
 
 from iclr26_jax.pdns import egnn, mcmc, method, metrics, particles
-from tests.conftest import REPO
 
 
 def _tilted_double_well(x, a):
@@ -147,11 +146,7 @@ def test_egnn_is_e_n_equivariant(n, s):
 
 
 def _config(name, arg):
-  path = os.path.join(REPO, "experiments", "configs", "pdns", f"{name}.py")
-  spec = importlib.util.spec_from_file_location(f"pdns_cfg_{name}", path)
-  mod = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(mod)
-  return mod.get_config(arg)
+  return importlib.import_module(f"experiments.configs.pdns.{name}").get_config(arg)
 
 
 def test_dw4_smoke_eval_reports_particle_metrics(tmp_path, capsys):
