@@ -92,25 +92,16 @@ def triton_modules(f: Callable, specs: Sequence) -> list[dict]:
   """
   import sys
   from jax._src.pallas.triton import lowering as tl
-  found = []
-  orig = tl.lower_jaxpr_to_triton_module
 
-  def record(*args, **kwargs):
-    res = orig(*args, **kwargs)
-    caller = sys._getframe(1).f_locals
+  def keep(res):
+    caller = sys._getframe(2).f_locals     # the Pallas call site's frame (block settings)
     op = res.module.operation
-    found.append(dict(name=str(op.attributes["sym_name"]).strip('"'),
-                      ttir=op.get_asm(enable_debug_info=False),
-                      num_warps=int(caller.get("num_warps", 4)),
-                      num_stages=int(caller.get("num_stages", 3))))
-    return res
+    return dict(name=str(op.attributes["sym_name"]).strip('"'),
+                ttir=op.get_asm(enable_debug_info=False),
+                num_warps=int(caller.get("num_warps", 4)),
+                num_stages=int(caller.get("num_stages", 3)))
 
-  tl.lower_jaxpr_to_triton_module = record
-  try:
-    jax.jit(f).trace(*specs).lower(lowering_platforms=("cuda",))
-  finally:
-    tl.lower_jaxpr_to_triton_module = orig
-  return found
+  return _record_lowering(tl, "lower_jaxpr_to_triton_module", keep, f, specs, "cuda")
 
 
 def triton_compile(kernel: dict, capability: int = 90) -> dict:
@@ -164,19 +155,28 @@ def mosaic_modules(f: Callable, specs: Sequence) -> list[str]:
   every Pallas kernel in it. Private JAX API: tooling only. A fake chip must be registered for the
   "cpu" device kind when a lowering path queries the chip (the tests' ``fake_tpu_chip`` fixture)."""
   from jax._src.pallas.mosaic import lowering as ml
+  return _record_lowering(ml, "lower_jaxpr_to_pipelined_module",
+                          lambda module: module.operation.get_asm(enable_debug_info=False),
+                          f, specs, "tpu")
+
+
+def _record_lowering(module, name: str, keep: Callable, f: Callable, specs: Sequence,
+                     platform: str) -> list:
+  """Lowers ``jax.jit(f)`` for ``platform`` with ``module.name`` wrapped to collect
+  ``keep(result)`` of every call (the Pallas kernels' lowered modules); restores it after."""
   found = []
-  orig = ml.lower_jaxpr_to_pipelined_module
+  orig = getattr(module, name)
 
   def record(*args, **kwargs):
-    module = orig(*args, **kwargs)
-    found.append(module.operation.get_asm(enable_debug_info=False))
-    return module
+    res = orig(*args, **kwargs)
+    found.append(keep(res))
+    return res
 
-  ml.lower_jaxpr_to_pipelined_module = record
+  setattr(module, name, record)
   try:
-    jax.jit(f).trace(*specs).lower(lowering_platforms=("tpu",))
+    jax.jit(f).trace(*specs).lower(lowering_platforms=(platform,))
   finally:
-    ml.lower_jaxpr_to_pipelined_module = orig
+    setattr(module, name, orig)
   return found
 
 

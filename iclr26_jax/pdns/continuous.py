@@ -41,6 +41,13 @@ PARAMS = ("control", "adjoint")
 LOSSES = ("control", "adjoint")
 
 
+def time_features(t, batch: int, num_freqs: int, dtype) -> jax.Array:
+  """``(B, 1 + 2·num_freqs)``: [t, sin(2^j π t), cos(2^j π t)] for j < num_freqs; t scalar or (B,)."""
+  t = jnp.broadcast_to(jnp.asarray(t, dtype), (batch,))[:, None]
+  freqs = (2.0 ** jnp.arange(num_freqs, dtype=dtype)) * math.pi
+  return jnp.concatenate([t, jnp.sin(t * freqs), jnp.cos(t * freqs)], -1)
+
+
 class ControlNet(nn.Module):
   """MLP (x, t) -> (d,) with sinusoidal time features and a zero-initialised output layer.
 
@@ -60,9 +67,7 @@ class ControlNet(nn.Module):
     """t: scalar or (B,); x: (B, d) -> (B, d)."""
     if x.ndim != 2 or x.shape[-1] != self.dim:
       raise ValueError(f"x must have shape (B, {self.dim}); got {tuple(x.shape)}")
-    t = jnp.broadcast_to(jnp.asarray(t, x.dtype), x.shape[:1])[:, None]
-    freqs = (2.0 ** jnp.arange(self.num_freqs, dtype=x.dtype)) * math.pi
-    h = jnp.concatenate([x, t, jnp.sin(t * freqs), jnp.cos(t * freqs)], -1)
+    h = jnp.concatenate([x, time_features(t, x.shape[0], self.num_freqs, x.dtype)], -1)
     for _ in range(self.depth):
       h = nn.silu(nn.Dense(self.hidden)(h))
     return nn.Dense(self.dim, kernel_init=nn.initializers.zeros,

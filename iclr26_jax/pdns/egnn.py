@@ -17,11 +17,12 @@ orthogonal R and translation t, and u(P x) = P u(x) for every particle permutati
 
 from __future__ import annotations
 
-import math
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+
+from iclr26_jax.pdns import continuous
 
 __all__ = ["EGNNControl"]
 
@@ -62,9 +63,7 @@ class EGNNControl(nn.Module):
       raise ValueError(f"x must have shape (B, {n * s}); got {tuple(x.shape)}")
     b = x.shape[0]
     pos = x.reshape(b, n, s)
-    t = jnp.broadcast_to(jnp.asarray(t, x.dtype), (b,))[:, None]
-    freqs = (2.0 ** jnp.arange(self.num_freqs, dtype=x.dtype)) * math.pi
-    temb = jnp.concatenate([t, jnp.sin(t * freqs), jnp.cos(t * freqs)], -1)      # (B, F)
+    temb = continuous.time_features(t, b, self.num_freqs, x.dtype)                # (B, F)
     h = nn.Dense(self.hidden)(jnp.broadcast_to(temb[:, None], (b, n, temb.shape[-1])))
     off_diag = (1.0 - jnp.eye(n, dtype=x.dtype))[None, :, :, None]               # (1, n, n, 1)
 
