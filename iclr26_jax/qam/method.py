@@ -5,20 +5,32 @@ evaluates, checkpoints and resumes it like every other room:
 
 - **offline** (steps ``0 .. num_steps − online.steps − 1``): one agent update per step on a batch
   of chunks sampled uniformly from the offline dataset (``get_batch``, a function of the step).
-- **online** (the last ``online.steps`` steps, point maze only): each step first acts one
-  environment step with the current policy (chunks executed open-loop, re-queried every H steps
-  and at episode starts) and appends the transition to a replay buffer, then updates on a batch
-  drawn uniformly from the union of the offline data and the buffer (the buffer is "seeded with
-  the offline dataset": each row comes from the buffer with probability
+- **online** (the last ``online.steps`` steps): each step first acts one environment step with
+  the current policy (chunks executed open-loop, re-queried every H steps and at episode starts)
+  and appends the transition to a replay buffer, then updates on a batch drawn uniformly from
+  the union of the offline data and the buffer (the buffer is "seeded with the offline dataset":
+  each row comes from the buffer with probability
   ``n_buffer_chunks / (n_offline_chunks + n_buffer_chunks)``). The first ``online.warmup`` online
   steps only collect. The environment state, the pending action chunk and the buffer live in
   ``TrainState.extras["online"]``, so the core checkpoints them and a killed run resumes
-  bitwise.
+  bitwise. One code path for both environments (``_collect``); only the environment step
+  differs:
+
+  - point maze: ``pointmaze.step`` in JAX, its state (the position) in ``extras["online"]``;
+  - OGBench: MuJoCo steps on the host, called from inside the jitted update through
+    ``jax.experimental.io_callback`` (``ogbench_env.OnlineEnv.step``; under a multi-device mesh
+    the callback runs once, on the first device). The checkpoint holds what rebuilds the host
+    environment: the episode index, the step in the episode, the current observation and the
+    episode's actions so far ``ep_actions (L, d)`` (L = the episode limit). A resumed run resets
+    episode ``e`` with its seed (a function of ``config.seed`` and ``e``) and replays those
+    actions, and requires the replayed observation to equal the checkpointed one bitwise.
+    Episodes end on success, the environment's time limit or ``online.episode_length`` steps;
+    ``online/success_rate`` uses the environment's own ``info['success']``.
 
 Data (``config.data.name``): ``"pointmaze"`` generates the scripted multimodal play data of
 ``datasets.generate_pointmaze`` in seconds; an OGBench single-task name (e.g.
 ``"puzzle-3x3-singletask-task1-v0"``) loads locally generated files through
-``qam.envs.ogbench_env`` (evaluation steps MuJoCo on the host; no online phase there).
+``qam.envs.ogbench_env`` (evaluation steps MuJoCo on the host with the env's success metric).
 """
 
 from __future__ import annotations
@@ -70,8 +82,9 @@ def default_config() -> ml_collections.ConfigDict:
   c.data.generate_episodes = 0       # OGBench: >0 generates missing files with this many episodes
   c.data.generate_length = 1000      # OGBench: transitions per generated episode
   c.online = ml_collections.ConfigDict()
-  c.online.steps = 0                 # environment steps of the online phase (UTD 1), point maze
+  c.online.steps = 0                 # environment steps of the online phase (UTD 1)
   c.online.warmup = 0                # online steps that only collect before updates resume
+  c.online.episode_length = 0        # step limit per online episode (0 = the env's own limit)
   c.eval = ml_collections.ConfigDict()
   c.eval.episodes = 100              # evaluation episodes (vectorised for the point maze)
   c.eval.seed = 12345                # evaluation key (fixed: comparable across checkpoints)
@@ -87,10 +100,8 @@ def validate(config: ml_collections.ConfigDict) -> None:
                      f"num_steps={config.num_steps}")
   if config.online.warmup < 0 or config.online.warmup > config.online.steps:
     raise ValueError(f"online.warmup must be in [0, online.steps]; got {config.online.warmup}")
-  if config.online.steps and config.data.name != POINTMAZE:
-    raise ValueError("the online phase is implemented for the JAX point maze only "
-                     f"(data.name='pointmaze'); got data.name={config.data.name!r} with "
-                     f"online.steps={config.online.steps}")
+  if config.online.episode_length < 0:
+    raise ValueError(f"online.episode_length must be >= 0; got {config.online.episode_length}")
   if config.eval.episodes < 1:
     raise ValueError(f"eval.episodes must be >= 1; got {config.eval.episodes}")
   if config.data.name == POINTMAZE and config.data.episode_length < config.agent.horizon:
@@ -138,6 +149,20 @@ class QAMMethod(trainer.Method):
     self.action_dim = int(self.data["actions"].shape[1])
     self.online_steps = int(config.online.steps)
     self.offline_steps = int(config.num_steps) - self.online_steps
+    self.online_env = None  # OGBench online phase: the host environment (ogbench_env.OnlineEnv)
+    if self.online_steps and self.env is not None:
+      if jax.process_count() > 1:
+        raise ValueError("the OGBench online phase steps one host environment; run it in a "
+                         f"single process (got {jax.process_count()} processes)")
+      from iclr26_jax.qam.envs import ogbench_env
+      self.online_env = ogbench_env.OnlineEnv(config.data.name, int(config.seed),
+                                              int(config.online.episode_length),
+                                              sparse=bool(config.data.sparse))
+      if (self.online_env.obs_dim, self.online_env.action_dim) != (self.obs_dim, self.action_dim):
+        raise ValueError(f"the environment's (obs, action) dims "
+                         f"{(self.online_env.obs_dim, self.online_env.action_dim)} differ from "
+                         f"the dataset's {(self.obs_dim, self.action_dim)}")
+      self._obs0 = self.online_env.initial_observation()
 
   # -- agent <-> state ------------------------------------------------------------------------
   def _example(self):
@@ -220,17 +245,37 @@ class QAMMethod(trainer.Method):
                                      batch)
     return new.replace(extras={**new.extras, "online": online}), info
 
-  # -- online (point maze) --------------------------------------------------------------------
+  # -- online (point maze and OGBench) -------------------------------------------------------
+  @property
+  def _episode_limit(self) -> int:
+    if self.online_env is not None:
+      return self.online_env.limit
+    return int(self.config.online.episode_length) or pm.HORIZON
+
   def _init_online(self, key):
+    """The online state: environment state, action queue, counters and the replay buffer.
+
+    Shapes: ``p (S,)`` current observation, ``queue (H, d)``, buffer rows ``(online.steps, …)``;
+    OGBench adds ``ep_actions (L, d)`` (the episode's actions, for the replay on resume) and
+    ``ep_success`` (the env's success seen in this episode).
+    """
     cap = self.online_steps
     s, d, h = self.obs_dim, self.action_dim, self.horizon
     buf = {"observations": jnp.zeros((cap, s)), "actions": jnp.zeros((cap, d)),
            "rewards": jnp.zeros((cap,)), "masks": jnp.ones((cap,)),
            "terminals": jnp.zeros((cap,)), "next_observations": jnp.zeros((cap, s))}
-    return {"p": pm.reset(key, 1)[0], "t": jnp.int32(0), "queue": jnp.zeros((h, d)),
-            "q_pos": jnp.int32(0), "count": jnp.int32(0), "buffer": buf,
-            "episodes": jnp.int32(0), "successes": jnp.int32(0), "ep_return": jnp.float32(0.0),
-            "last_return": jnp.float32(0.0)}
+    if self.online_env is None:
+      p = pm.reset(key, 1)[0]
+    else:
+      p = jnp.asarray(self._obs0, jnp.float32)
+    online = {"p": p, "t": jnp.int32(0), "queue": jnp.zeros((h, d)),
+              "q_pos": jnp.int32(0), "count": jnp.int32(0), "buffer": buf,
+              "episodes": jnp.int32(0), "successes": jnp.int32(0), "ep_return": jnp.float32(0.0),
+              "last_return": jnp.float32(0.0)}
+    if self.online_env is not None:
+      online["ep_actions"] = jnp.zeros((self._episode_limit, d), jnp.float32)
+      online["ep_success"] = jnp.bool_(False)
+    return online
 
   @staticmethod
   def _online_info(online):
@@ -239,6 +284,24 @@ class QAMMethod(trainer.Method):
             "online/episodes": online["episodes"].astype(jnp.float32),
             "online/success_rate": online["successes"] / eps,
             "online/last_return": online["last_return"]}
+
+  def _env_step_pointmaze(self, online, a, key):
+    """``(p_next, r, m, success, done, p_start)`` of one point-maze step (JAX)."""
+    p_next, r, m = pm.step(online["p"], a)
+    done = (m == 0.0) | (online["t"] + 1 >= self._episode_limit)
+    return p_next, r, m, m == 0.0, done, pm.reset(key, 1)[0]
+
+  def _env_step_ogbench(self, online, a):
+    """The same tuple from the host MuJoCo environment (``OnlineEnv.step`` via io_callback)."""
+    from jax.experimental import io_callback
+    s = self.obs_dim
+    f32 = jnp.float32
+    shapes = (jax.ShapeDtypeStruct((s,), f32),) + (jax.ShapeDtypeStruct((), f32),) * 4 + (
+        jax.ShapeDtypeStruct((s,), f32),)
+    p_next, r, m, success, done, p_start = io_callback(
+        self.online_env.step, shapes, online["episodes"], online["t"], a, online["p"],
+        online["ep_actions"])
+    return p_next, r, m, success > 0, done > 0, p_start
 
   def _collect(self, state, online):
     """One environment step with the current policy; the transition goes to the buffer."""
@@ -250,27 +313,37 @@ class QAMMethod(trainer.Method):
                          lambda: online["queue"])
     a = queue[online["q_pos"]]
     p = online["p"]
-    p_next, r, m = pm.step(p, a)
-    t = online["t"] + 1
-    done = (m == 0.0) | (t >= pm.HORIZON)
+    if self.online_env is None:
+      p_next, r, m, success, done, p_start = self._env_step_pointmaze(online, a, k_reset)
+    else:
+      a = jnp.clip(a, self.online_env.action_low, self.online_env.action_high)
+      ep_actions = online["ep_actions"].at[online["t"]].set(a)
+      online = {**online, "ep_actions": ep_actions}
+      p_next, r, m, success, done, p_start = self._env_step_ogbench(online, a)
     i = online["count"]
     buf = dict(online["buffer"])
     for name, val in (("observations", p), ("actions", a), ("rewards", r), ("masks", m),
                       ("terminals", done.astype(jnp.float32)), ("next_observations", p_next)):
       buf[name] = buf[name].at[i].set(val)
     ep_return = online["ep_return"] + r
-    return {
-        "p": jnp.where(done, pm.reset(k_reset, 1)[0], p_next),
-        "t": jnp.where(done, 0, t),
+    ep_success = online.get("ep_success", jnp.bool_(False)) | success
+    out = {
+        "p": jnp.where(done, p_start, p_next),
+        "t": jnp.where(done, 0, online["t"] + 1),
         "queue": queue,
         "q_pos": jnp.where(done, 0, (online["q_pos"] + 1) % self.horizon),
         "count": i + 1,
         "buffer": buf,
         "episodes": online["episodes"] + done.astype(jnp.int32),
-        "successes": online["successes"] + (done & (m == 0.0)).astype(jnp.int32),
+        "successes": online["successes"] + (done & ep_success).astype(jnp.int32),
         "ep_return": jnp.where(done, 0.0, ep_return),
         "last_return": jnp.where(done, ep_return, online["last_return"]),
     }
+    if "ep_actions" in online:
+      out["ep_actions"] = jnp.where(done, jnp.zeros_like(online["ep_actions"]),
+                                    online["ep_actions"])
+      out["ep_success"] = ep_success & ~done
+    return out
 
   def _mix(self, state, online, batch):
     """Rows of ``batch`` replaced by buffer chunks with the buffer's share of all chunks."""
@@ -352,9 +425,10 @@ def experiment_config(arg, agent: dict, data: dict | None = None, trainer_fields
     data: ``config.data`` fields (default: the point maze).
     trainer_fields: top-level overrides (steps, batch size, evaluation cadence).
     extra_variants: variant word -> dotted-key overrides, applied when the word is present.
-  Variants: ``smoke`` (20 steps, tiny networks, small data), ``online`` (point maze only: the
-  last quarter of the steps is an online phase with a short collect-only warm-up), and
-  ``extra_variants``.
+  Variants: ``smoke`` (20 steps, tiny networks, small data), ``online`` (the last quarter of
+  the steps is an online phase with a short collect-only warm-up; with ``smoke``: 8 online
+  steps, 2 of them warm-up, and OGBench episodes of 6 steps so that one ends inside the phase),
+  and ``extra_variants``.
   """
   c = default_config()
   core_config.apply_overrides(c, {f"agent.{k}": v for k, v in agent.items()})
@@ -378,5 +452,7 @@ def experiment_config(arg, agent: dict, data: dict | None = None, trainer_fields
                      "data.generate_length": 100, "eval.episodes": 2, "eval.horizon": 20})
     if "online" in variants:
       fields.update({"online.steps": 8, "online.warmup": 2})
+      if c.data.name != POINTMAZE:
+        fields.update({"online.episode_length": 6})
     core_config.apply_smoke(c, **fields)
   return core_config.finalize(c, arg, known_variants=("smoke", "online", *extra_variants))

@@ -102,5 +102,5 @@ def test_bad_run_settings_name_the_field():
     method.validate(_config("smoke,online.steps=20"))
   with pytest.raises(ValueError, match="online.warmup"):
     method.validate(_config("smoke,online,online.warmup=9"))
-  with pytest.raises(ValueError, match="point maze only"):
-    method.validate(_config("smoke,online,data.name=puzzle-3x3-singletask-task1-v0"))
+  with pytest.raises(ValueError, match="online.episode_length"):
+    method.validate(_config("smoke,online,online.episode_length=-1"))

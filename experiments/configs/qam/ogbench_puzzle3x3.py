@@ -3,14 +3,19 @@
   python -m iclr26_jax.qam.envs.ogbench_generate --env=puzzle-3x3-play-v0 --episodes=1000 \
       --episode_length=1000 --dataset_dir=~/.cache/iclr26_jax/ogbench
   python -m experiments.main --config=experiments/configs/qam/ogbench_puzzle3x3.py --workdir=...
+  python -m experiments.main --config=experiments/configs/qam/ogbench_puzzle3x3.py:online,smoke \
+      --workdir=/tmp/p3x3_o2o   # offline then online phase, tiny (tests/qam/test_qam_ogbench_online.py)
 
 Nothing is downloaded: the dataset is generated locally with the scripted oracles shipped in the
 ``ogbench`` wheel (the ``[rl]`` extra); a missing file is an error that prints the command above.
 Defaults: task 1, λ = 3, sparse reward r -> -1[r != 0], chunks of H = 5, 4 x 512 networks, K = 10
 critics, N = 10, 1M updates (an accelerator job). Variants: ``qam_e`` (the paper's per-domain
 QAM-E: λ = 1, η = 0.1), ``fql`` (FQL baseline, α = 300, same critic), ``bc``, ``smoke``
-(two generated 100-step episodes, tiny networks). Other tasks: ``data.name=puzzle-3x3-play-
-singletask-task2-v0``.
+(two generated 100-step episodes, tiny networks), ``online`` (offline-to-online: the last quarter
+of the updates steps MuJoCo on the host, one update per environment step after a warm-up, the
+replay buffer seeded with the offline data and checkpointed; resumes bitwise by replaying the
+current episode, see ``iclr26_jax.qam.envs.ogbench_env.OnlineEnv``). Other tasks:
+``data.name=puzzle-3x3-play-singletask-task2-v0``.
 """
 
 from iclr26_jax.qam.method import OGBENCH_TRAINER, experiment_config

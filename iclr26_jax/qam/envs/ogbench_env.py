@@ -176,3 +176,119 @@ def evaluate(env, policy: Callable, num_episodes: int = 10, horizon: int | None 
   return {"success": float(successes.mean()), "return": float(np.mean(returns)),
           "episode_length": float(np.mean(lengths)), "successes": successes,
           "returns": np.asarray(returns), "lengths": np.asarray(lengths), "num_queries": queries}
+
+
+def make_env(env_name: str, **env_kwargs):
+  """A fresh single-task environment for ``env_name`` (OGBench's rule: the dataset type is
+  dropped, ``'puzzle-3x3-play-singletask-task1-v0'`` → ``gymnasium.make('puzzle-3x3-singletask-
+  task1-v0')``), like the one ``load`` returns."""
+  gen.require_ogbench()
+  import gymnasium
+  import ogbench  # noqa: F401  (registers the environments)
+  dataset_name_of(env_name)  # validates the name
+  splits = env_name.split("-")
+  pos = splits.index("singletask")
+  return gymnasium.make("-".join(splits[:pos - 1] + splits[pos:]), **env_kwargs)
+
+
+class OnlineEnv:
+  """The host side of QAM's online phase on OGBench: one MuJoCo environment that a jitted update
+  steps through ``jax.experimental.io_callback`` and that can always be rebuilt from the
+  checkpointed online state.
+
+  Resumability (replay, not a MuJoCo state dump): episode ``e`` is reset with the seed
+  ``reset_seed(e)`` (a function of the run seed and ``e`` alone), and an OGBench manipulation
+  environment is a deterministic function of its reset seed and the actions since (the random
+  steps its reset takes to render the goal do not reach the episode's state; checked below on
+  every rebuild). The caller's state therefore only needs the episode index, the step ``t``
+  within the episode, the episode's actions so far ``(L, d)`` and the current observation
+  ``(S,)``. This object keeps a cursor ``(e, t)``; when a call arrives for another ``(e, t)``
+  (a fresh process after a restore, or a second run in one process), it resets with
+  ``reset_seed(e)``, replays the ``t`` recorded actions and requires the resulting observation to
+  equal the caller's ``obs`` bitwise (``RuntimeError`` otherwise: the run would no longer be
+  reproducible). This covers the environment's Python-side state too (button states, the
+  previous-step info of the puzzle, the time-limit counter), which a qpos / qvel dump would not.
+
+  Transitions follow the offline data's convention (``ogbench.relabel_dataset`` with
+  ``success_timing='pre'``): ``reward`` is the environment's reward of the state the action is
+  taken in (mapped by ``-1·[r ≠ 0]`` when ``sparse``), ``mask = 1 − info['success']``; an episode
+  ends on termination (success), truncation (the environment's time limit) or after ``limit``
+  steps. A separate environment object from the one ``evaluate`` uses, so evaluations in the
+  middle of the online phase do not disturb it.
+
+  Args:
+    env_name: single-task OGBench name, e.g. ``'puzzle-3x3-play-singletask-task1-v0'``.
+    seed: run seed (reset seeds are ``SeedSequence([seed, 0x0471, e])``; evaluation resets use
+      ``eval.seed + ep``).
+    episode_length: step limit per online episode (0: the environment's own time limit).
+    sparse: reward mapping of ``convert``.
+  """
+
+  def __init__(self, env_name: str, seed: int, episode_length: int = 0, sparse: bool = False):
+    self.env = make_env(env_name)
+    env_limit = getattr(self.env.spec, "max_episode_steps", None) or 1000
+    if episode_length < 0:
+      raise ValueError(f"episode_length must be >= 0; got {episode_length}")
+    self.limit = int(min(episode_length, env_limit) if episode_length else env_limit)
+    self.seed = int(seed)
+    self.sparse = bool(sparse)
+    dims = env_dims(self.env)
+    self.obs_dim, self.action_dim = dims["obs_dim"], dims["action_dim"]
+    box = self.env.action_space
+    self.action_low = np.asarray(box.low, np.float32)
+    self.action_high = np.asarray(box.high, np.float32)
+    self._cursor: tuple[int, int] | None = None
+    self.rebuilds = 0  # how many times the environment was rebuilt by replay
+
+  def reset_seed(self, episode: int) -> int:
+    return int(np.random.SeedSequence([self.seed, 0x0471, int(episode)]).generate_state(1)[0])
+
+  def _reset(self, episode: int) -> np.ndarray:
+    ob, _ = self.env.reset(seed=self.reset_seed(episode))
+    self._cursor = (int(episode), 0)
+    return np.asarray(ob, np.float32)
+
+  def initial_observation(self) -> np.ndarray:
+    """``(S,)`` float32: the first observation of episode 0 (the environment is left there)."""
+    return self._reset(0)
+
+  def _rebuild(self, episode: int, t: int, obs: np.ndarray, actions: np.ndarray) -> None:
+    ob = self._reset(episode)
+    for i in range(t):
+      ob = np.asarray(self.env.step(actions[i])[0], np.float32)
+    if not np.array_equal(ob, obs):
+      raise RuntimeError(
+          f"replaying episode {episode} (reset seed {self.reset_seed(episode)}, {t} recorded "
+          f"actions) did not reproduce the checkpointed observation (max |diff| "
+          f"{np.max(np.abs(ob - obs)):.3g}): this environment is not deterministic given its "
+          "reset seed and actions, so the online phase cannot resume exactly")
+    self._cursor = (int(episode), int(t))
+    self.rebuilds += 1
+
+  def step(self, episode, t, action, obs, actions):
+    """One environment step (called from the jitted update through ``io_callback``).
+
+    Args:
+      episode, t: int32 scalars: the current episode's index and the steps taken in it.
+      action: ``(d,)`` float32, inside the action box (the caller clips).
+      obs: ``(S,)`` float32: the current observation the caller holds.
+      actions: ``(L, d)`` float32: the episode's actions; rows ``< t`` are the ones taken.
+    Returns:
+      ``(next_obs (S,), reward (), mask (), success (), done (), start_obs (S,))``, float32;
+      ``start_obs`` is the first observation of episode ``episode + 1`` when ``done`` (the
+      environment is reset), else ``next_obs``.
+    """
+    episode, t = int(episode), int(t)
+    if self._cursor != (episode, t):
+      self._rebuild(episode, t, np.asarray(obs, np.float32), np.asarray(actions, np.float32))
+    ob, r, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
+    ob = np.asarray(ob, np.float32)
+    success = bool(info.get("success", False))
+    if self.sparse:
+      r = -float(r != 0)
+    done = bool(terminated or truncated or t + 1 >= self.limit)
+    start = self._reset(episode + 1) if done else ob
+    if not done:
+      self._cursor = (episode, t + 1)
+    f = np.float32
+    return ob, f(r), f(1.0 - success), f(success), f(done), np.asarray(start, np.float32)
