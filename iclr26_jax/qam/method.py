@@ -125,7 +125,8 @@ def load_data(config: ml_collections.ConfigDict):
           f"in {folder} with the scripted OGBench oracles", flush=True)
     ogbench_generate.generate_to_dir(dataset, folder, int(d.generate_episodes),
                                      int(d.generate_length), seed=int(d.seed))
-  env, train, _ = ogbench_env.load(d.name, folder, sparse=bool(d.sparse))
+  env, train, _ = ogbench_env.load(d.name, folder, sparse=bool(d.sparse),
+                                   disable_env_checker=True)
   return train, env
 
 
@@ -227,22 +228,20 @@ class QAMMethod(trainer.Method):
     state = state.replace(extras=base)
     is_online = state.step >= self.offline_steps
 
-    def offline_branch(state, online, batch):
-      new, info = self._agent_update(state, batch)
-      return new, online, {**info, **self._online_info(online)}
-
-    def online_branch(state, online, batch):
+    def act_and_mix(online, batch):
       online = self._collect(state, online)
-      batch = self._mix(state, online, batch)
-      new, info = self._agent_update(state, batch)
-      collecting = state.step - self.offline_steps < int(self.config.online.warmup)
-      # Warm-up: keep the parameters and targets, advance the step counter only.
-      new = jax.tree.map(lambda old, upd: jnp.where(collecting, old, upd),
-                         state.replace(step=new.step), new)
-      return new, online, {**info, **self._online_info(online)}
+      return online, self._mix(state, online, batch)
 
-    new, online, info = jax.lax.cond(is_online, online_branch, offline_branch, state, online,
-                                     batch)
+    # Only the environment step and the batch mixing are conditional: the agent update is traced
+    # (and compiled) once, not once per branch.
+    online, batch = jax.lax.cond(is_online, act_and_mix, lambda online, batch: (online, batch),
+                                 online, batch)
+    new, info = self._agent_update(state, batch)
+    collecting = is_online & (state.step - self.offline_steps < int(self.config.online.warmup))
+    # Warm-up: keep the parameters and targets, advance the step counter only.
+    new = jax.tree.map(lambda old, upd: jnp.where(collecting, old, upd),
+                       state.replace(step=new.step), new)
+    info = {**info, **self._online_info(online)}
     return new.replace(extras={**new.extras, "online": online}), info
 
   # -- online (point maze and OGBench) -------------------------------------------------------
@@ -402,6 +401,7 @@ OGBENCH_TRAINER = {                     # spec §11: 1M offline updates, 50 epis
     "num_steps": 1_000_000, "eval_every": 50_000, "checkpoint_every": 50_000, "log_every": 1000,
     "eval.episodes": 50,
 }
+OGBENCH_ONLINE = {"steps": 500_000, "warmup": 5_000}  # spec §11: online updates start at 5,000
 POINTMAZE_AGENT = {                     # spec §13.3: small networks, minutes on a CPU
     "actor_hidden_dims": (256, 256),
     "critic_hidden_dims": (256, 256),
@@ -425,10 +425,11 @@ def experiment_config(arg, agent: dict, data: dict | None = None, trainer_fields
     data: ``config.data`` fields (default: the point maze).
     trainer_fields: top-level overrides (steps, batch size, evaluation cadence).
     extra_variants: variant word -> dotted-key overrides, applied when the word is present.
-  Variants: ``smoke`` (20 steps, tiny networks, small data), ``online`` (the last quarter of
-  the steps is an online phase with a short collect-only warm-up; with ``smoke``: 8 online
-  steps, 2 of them warm-up, and OGBench episodes of 6 steps so that one ends inside the phase),
-  and ``extra_variants``.
+  Variants: ``smoke`` (20 steps, tiny networks, small data), ``online`` (point maze: the last
+  quarter of the steps is an online phase with a short collect-only warm-up; OGBench: the paper's
+  500K environment steps after the offline updates, updates from online step 5,000; with
+  ``smoke``: 8 of the 20 steps online, 2 of them warm-up, and OGBench episodes of 6 steps so that
+  one ends inside the phase), and ``extra_variants``.
   """
   c = default_config()
   core_config.apply_overrides(c, {f"agent.{k}": v for k, v in agent.items()})
@@ -439,9 +440,13 @@ def experiment_config(arg, agent: dict, data: dict | None = None, trainer_fields
   for word, fields in extra_variants.items():
     if word in variants:
       core_config.apply_overrides(c, fields)
-  if "online" in variants:
+  if "online" in variants and c.data.name == POINTMAZE:
     core_config.apply_overrides(c, {"online.steps": c.num_steps // 4,
                                     "online.warmup": min(1000, c.num_steps // 40)})
+  elif "online" in variants:  # spec §11: the offline updates, then 500K env steps (UTD 1)
+    core_config.apply_overrides(c, {"num_steps": c.num_steps + OGBENCH_ONLINE["steps"],
+                                    "online.steps": OGBENCH_ONLINE["steps"],
+                                    "online.warmup": OGBENCH_ONLINE["warmup"]})
   if "smoke" in variants:
     fields = {f"agent.{k}": v for k, v in SMOKE_AGENT.items()}
     fields.update({"batch_size": 32, "eval.episodes": 8, "eval_every": 20})

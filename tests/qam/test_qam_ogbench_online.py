@@ -2,29 +2,40 @@
 resumed inside the online phase.
 
 The smoke run: 20 updates, 12 offline then 8 online (2 collect-only), online episodes of 6 steps,
-checkpoints every 5 steps. Oracles: a fresh MuJoCo environment re-stepped with the buffered
+checkpoints at steps 15 and 20. Oracles: a fresh MuJoCo environment re-stepped with the buffered
 actions from each episode's reset seed (observations, sparse rewards, masks, episode ends), the
-parameters across the warm-up (unchanged while it lasts), and an uninterrupted run of the same
-config for the kill-and-resume check (bitwise: parameters, optimizer state, replay buffer,
-environment bookkeeping, evaluation).
+parameters across the warm-up (unchanged while it lasts), and the uninterrupted run itself for the
+kill-and-resume check (bitwise: parameters, optimizer state, replay buffer, environment
+bookkeeping, evaluation).
+
+The kill: each trainer run compiles the QAM update (~10 CPU-s here), so instead of a third run
+killed by a hook, the uninterrupted run's workdir is copied right after update 17, once the
+step-15 checkpoint is on disk: what a kill at that moment leaves behind (config, metrics, the
+step-15 checkpoint), less the live run's lock file. A fresh ``QAMMethod`` (a new host
+environment at episode 0's start) resumes from the copy; episode 0 is 3 steps in, so the
+environment has to be rebuilt by replay before the next step.
 """
 
 import importlib.util
 import os
+import shutil
+import time
 
 import jax
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow  # two trainer runs, each compiling the QAM update (~10 CPU-s)
 
 pytest.importorskip("ogbench", reason="OGBench tests need the [rl] extra: pip install -e \".[rl]\"")
 
 from iclr26_jax.core import trainer  # noqa: E402
 from iclr26_jax.qam import method  # noqa: E402
 from iclr26_jax.qam.envs import ogbench_env as oe  # noqa: E402
-from tests.conftest import REPO, Kill, assert_trees_equal, kill_at  # noqa: E402
+from tests.conftest import REPO, assert_trees_equal  # noqa: E402
 
 OFFLINE, ONLINE, WARMUP, EP_LEN = 12, 8, 2, 6
-KILL_STEP, RESUME_STEP = 17, 15   # killed at online step 5; resumes at online step 3 (t = 3)
+KILL_STEP, RESUME_STEP = 17, 15   # killed after online step 5; resumes at online step 3 (t = 3)
 
 
 def _config(dataset_dir):
@@ -32,7 +43,7 @@ def _config(dataset_dir):
   spec = importlib.util.spec_from_file_location("qam_cfg_puzzle3x3", path)
   mod = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(mod)
-  return mod.get_config(f"online,smoke,checkpoint_every=5,eval.episodes=1,progress_bar=False,"
+  return mod.get_config(f"online,smoke,checkpoint_every=15,eval.episodes=1,progress_bar=False,"
                         f"data.dataset_dir={dataset_dir}")
 
 
@@ -46,17 +57,25 @@ def uninterrupted(tmp_path_factory):
   assert (cfg.num_steps - cfg.online.steps, cfg.online.steps, cfg.online.warmup,
           cfg.online.episode_length) == (OFFLINE, ONLINE, WARMUP, EP_LEN)
   seen = {}
+  work = tmp_path_factory.mktemp("o2o")
+  run, killed = work / "run", work / "killed"
 
   def record(step, state):
     if OFFLINE <= step <= OFFLINE + WARMUP + 1:
       seen[step] = _tree(state.params)
+    if step == KILL_STEP:  # the workdir as a kill here leaves it
+      final = run / "checkpoints" / str(RESUME_STEP) / "commit_success.txt"
+      deadline = time.time() + 60
+      while not final.exists() and time.time() < deadline:
+        time.sleep(0.01)
+      shutil.copytree(run, killed, ignore=shutil.ignore_patterns("run.lock"))
   m = method.QAMMethod(cfg)
-  res = trainer.train(m, cfg, str(tmp_path_factory.mktemp("o2o") / "run"), hooks=(record,))
-  return cfg, m, res, seen
+  res = trainer.train(m, cfg, str(run), hooks=(record,))
+  return cfg, m, res, seen, str(killed)
 
 
 def test_online_transitions_replay_in_a_fresh_environment(uninterrupted):
-  cfg, m, res, seen = uninterrupted
+  cfg, m, res, seen, _ = uninterrupted
   online = _tree(res.state.extras["online"])
   assert int(online["count"]) == ONLINE and int(online["episodes"]) == 1
   assert int(online["t"]) == ONLINE - EP_LEN
@@ -86,13 +105,11 @@ def test_online_transitions_replay_in_a_fresh_environment(uninterrupted):
   assert 0.0 <= res.eval_metrics["eval/success"] <= 1.0
 
 
-def test_killed_in_the_online_phase_resumes_bitwise(uninterrupted, tmp_path):
-  cfg, _, ref, _ = uninterrupted
-  work = str(tmp_path / "killed")
-  with pytest.raises(Kill):
-    trainer.train(method.QAMMethod(cfg), cfg, work, hooks=(kill_at(KILL_STEP),))
+def test_killed_in_the_online_phase_resumes_bitwise(uninterrupted):
+  cfg, _, ref, _, killed = uninterrupted
+  assert os.listdir(os.path.join(killed, "checkpoints")) == [str(RESUME_STEP)]
   fresh = method.QAMMethod(cfg)        # a new host environment, at episode 0's start
-  resumed = trainer.train(fresh, cfg, work)
+  resumed = trainer.train(fresh, cfg, killed)
   assert resumed.resumed_from == RESUME_STEP
   assert fresh.online_env.rebuilds == 1   # episode 0 replayed to t = 3 before the next step
   for a, b in ((ref.state.params, resumed.state.params),
@@ -103,7 +120,7 @@ def test_killed_in_the_online_phase_resumes_bitwise(uninterrupted, tmp_path):
 
 
 def test_replay_that_does_not_reproduce_the_observation_stops(uninterrupted):
-  cfg, m, res, _ = uninterrupted
+  cfg, m, res, _, _ = uninterrupted
   online = _tree(res.state.extras["online"])
   env = oe.OnlineEnv(cfg.data.name, int(cfg.seed), EP_LEN, sparse=True)
   t, obs = int(online["t"]), online["p"]

@@ -9,7 +9,9 @@ Nothing is downloaded: the dataset is generated locally with the scripted oracle
 Defaults: task 1, λ = 1 (the paper's value for QAM, QAM-E and QAM-F on this domain), default
 rewards (−#unsolved cubes), chunks of H = 5, 4 x 512 networks, K = 10 critics, N = 10, 1M updates
 (an accelerator job). Variants: ``fql`` (FQL baseline, α = 300), ``bc``, ``smoke`` (two generated
-100-step episodes, tiny networks). Other tasks: ``data.name=cube-double-play-singletask-task2-v0``.
+100-step episodes, tiny networks), ``online`` (offline-to-online as in ``ogbench_puzzle3x3.py``:
+500K host MuJoCo steps after the offline updates). Other tasks:
+``data.name=cube-double-play-singletask-task2-v0``.
 """
 
 from iclr26_jax.qam.method import OGBENCH_TRAINER, experiment_config

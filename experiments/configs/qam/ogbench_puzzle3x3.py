@@ -11,11 +11,11 @@ Nothing is downloaded: the dataset is generated locally with the scripted oracle
 Defaults: task 1, λ = 3, sparse reward r -> -1[r != 0], chunks of H = 5, 4 x 512 networks, K = 10
 critics, N = 10, 1M updates (an accelerator job). Variants: ``qam_e`` (the paper's per-domain
 QAM-E: λ = 1, η = 0.1), ``fql`` (FQL baseline, α = 300, same critic), ``bc``, ``smoke``
-(two generated 100-step episodes, tiny networks), ``online`` (offline-to-online: the last quarter
-of the updates steps MuJoCo on the host, one update per environment step after a warm-up, the
-replay buffer seeded with the offline data and checkpointed; resumes bitwise by replaying the
-current episode, see ``iclr26_jax.qam.envs.ogbench_env.OnlineEnv``). Other tasks:
-``data.name=puzzle-3x3-play-singletask-task2-v0``.
+(two generated 100-step episodes, tiny networks), ``online`` (offline-to-online: 500K environment
+steps after the offline updates, MuJoCo stepped on the host, one update per environment step after
+a 5K-step warm-up, the replay buffer seeded with the offline data and checkpointed; a killed run
+resumes bitwise by replaying the current episode, see ``iclr26_jax.qam.envs.ogbench_env.
+OnlineEnv``). Other tasks: ``data.name=puzzle-3x3-play-singletask-task2-v0``.
 """
 
 from iclr26_jax.qam.method import OGBENCH_TRAINER, experiment_config

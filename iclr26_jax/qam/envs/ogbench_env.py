@@ -181,7 +181,8 @@ def evaluate(env, policy: Callable, num_episodes: int = 10, horizon: int | None 
 def make_env(env_name: str, **env_kwargs):
   """A fresh single-task environment for ``env_name`` (OGBench's rule: the dataset type is
   dropped, ``'puzzle-3x3-play-singletask-task1-v0'`` → ``gymnasium.make('puzzle-3x3-singletask-
-  task1-v0')``), like the one ``load`` returns."""
+  task1-v0')``), like the one ``load`` returns. ``disable_env_checker=True`` skips gymnasium's
+  passive checker (measured: make 2.6 → 1.3 CPU-s; it only warns)."""
   gen.require_ogbench()
   import gymnasium
   import ogbench  # noqa: F401  (registers the environments)
@@ -225,7 +226,7 @@ class OnlineEnv:
   """
 
   def __init__(self, env_name: str, seed: int, episode_length: int = 0, sparse: bool = False):
-    self.env = make_env(env_name)
+    self.env = make_env(env_name, disable_env_checker=True)
     env_limit = getattr(self.env.spec, "max_episode_steps", None) or 1000
     if episode_length < 0:
       raise ValueError(f"episode_length must be >= 0; got {episode_length}")
