@@ -45,9 +45,10 @@ targets, the reference's log nu constants kept), ``eval/elbo``, ``eval/path_kl``
 ``eval/log_z_rel_ref`` (log Z^ - D log q, the reference code's convention), ``eval/magnetization``
 (Ising E|M| / D; Potts E(q max_v n_v / D - 1) / (q - 1)), Ising ``eval/p_neg`` (P(M < 0), the sign
 balance), and ``eval/magnetization_true`` / ``eval/magnetization_error`` (plus
-``eval/p_neg_true``) where exact (Ising L <= 8 by row transfer matrix, Potts q^D <= 2^26 by
-streamed enumeration); particle systems: ``eval/energy_mean`` (mean E of the unweighted model
-samples) and, when ``eval.reference.num_samples`` > 0 (MCMC reference samples from
+``eval/p_neg_true`` and ``eval/mag_tv``, the TV between the sampled and the exact law of M)
+where exact (Ising L <= 8 by row transfer matrix, Potts q^D <= 2^26 by streamed enumeration);
+particle systems: ``eval/energy_mean`` (mean E of the unweighted model samples) and, when
+``eval.reference.num_samples`` > 0 (MCMC reference samples from
 ``mcmc.reference_samples``, generated once and cached in ``eval.reference.cache_dir``),
 ``eval/energy_w2`` (1-D W2 between model and reference energies), ``eval/distance_w2`` /
 ``eval/distance_w1`` / ``eval/distance_tv`` (W2, W1 and histogram TV between the pooled
@@ -168,7 +169,8 @@ class Target:
     log_z_true: exact log Z or None.
     assign: mode assignment x (n, d) -> (n,) int, or None.
     mode_weights: exact mode weights (J,) or None.
-    lattice_truth: dict with ``abs_mag`` / ``p_neg`` (Ising) or ``order`` (Potts), or None.
+    lattice_truth: dict with ``abs_mag`` / ``p_neg`` / ``mag_dist`` (Ising) or ``order``
+      (Potts), or None.
     n_particles, spatial_dim: particle systems (CoM-free reference); 0 otherwise.
     energy: E(x), (n, d) -> (n,), for particle systems; None otherwise.
   """
@@ -236,7 +238,7 @@ def make_target(c) -> Target:
     if name == "ising" and size <= MAX_ISING_TRANSFER_SIZE:
       tm = discrete_targets.ising_transfer_matrix(size, beta, float(t.j), float(t.h))
       log_z = tm["log_z"]
-      truth = {"abs_mag": tm["abs_mag"], "p_neg": tm["p_neg"]}
+      truth = {"abs_mag": tm["abs_mag"], "p_neg": tm["p_neg"], "mag_dist": tm["mag_dist"]}
     elif name == "potts" and dim * math.log2(q) <= MAX_POTTS_EXACT_BITS:
       ex = discrete_targets.lattice_exact_stats(size, beta, "potts", q, float(t.j),
                                                 chunk=q ** min(dim, int(math.log(8192, q))))
@@ -379,6 +381,9 @@ class PDNSMethod(Method):
       mag = jnp.sum(s, -1)
       out["eval/magnetization"] = jnp.mean(jnp.abs(mag)) / tgt.dim
       out["eval/p_neg"] = jnp.mean((mag < 0).astype(jnp.float32))
+      # empirical law of M = 2k - D over k = number of up spins, (D + 1,)
+      n_up = jnp.sum(x, -1).astype(jnp.int32)
+      out["eval/mag_hist"] = jnp.bincount(n_up, length=tgt.dim + 1) / x.shape[0]
     elif tgt.name == "potts":
       out["eval/magnetization"] = _potts_order(x, tgt.q)
     elif tgt.energy is not None:
@@ -399,6 +404,7 @@ class PDNSMethod(Method):
     ref = None if self.reference is None else jnp.asarray(self.reference["samples"])
     dev = jax.device_get(self._eval_jit(state.extras["ema"], self._eval_key, ref))
     sampled = dev.pop("eval/mode_weights", None)
+    mag_hist = dev.pop("eval/mag_hist", None)
     out = {k: float(v) for k, v in dev.items()}
     tgt = self.target
     if tgt.log_z_true is not None:
@@ -413,6 +419,9 @@ class PDNSMethod(Method):
         out["eval/magnetization_error"] = abs(out["eval/magnetization"] - truth[key])
       if "p_neg" in truth:
         out["eval/p_neg_true"] = truth["p_neg"]
+      if "mag_dist" in truth and mag_hist is not None:
+        out["eval/mag_tv"] = float(0.5 * np.sum(np.abs(np.asarray(mag_hist, np.float64)
+                                                       - truth["mag_dist"])))
     elif sampled is not None:
       sampled = np.asarray(sampled, np.float64)
       out["eval/mode_weight_tv"] = float(0.5 * np.sum(np.abs(sampled - tgt.mode_weights)))

@@ -79,6 +79,13 @@ def test_ising_eval_keys_and_log_z_matches_enumeration(ising_run):
   abs_mag = float(np.sum(np.exp(exact.log_probs()) * np.abs(s.sum(1))) / 9)
   assert ev["eval/magnetization_true"] == pytest.approx(abs_mag, abs=1e-4)
   assert 0 <= ev["eval/magnetization"] <= 1 and 0 <= ev["eval/p_neg"] <= 1
+  # eval/mag_tv: TV between the law of M of the eval samples (the same eval key) and the exact
+  # law of M by enumeration.
+  p = np.exp(exact.log_probs())
+  exact_law = np.bincount(exact.states().sum(1), weights=p, minlength=10)
+  x = np.asarray(m.sample(res.state)[0])
+  sampled_law = np.bincount(x.sum(1), minlength=10) / x.shape[0]
+  assert ev["eval/mag_tv"] == pytest.approx(0.5 * np.abs(sampled_law - exact_law).sum(), abs=1e-6)
 
 
 def test_stage_metrics_follow_the_schedule(ising_run):
