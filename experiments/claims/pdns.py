@@ -30,13 +30,44 @@ same number of stages, steps and energy evaluations), several seeds. Measured: s
 of the sign balance. Threshold 0.2: a collapsed sampler has error 0.5, a balanced one the
 sampling error of P^ (sd 0.008 at 4096 samples) plus seed-to-seed spread; an advantage of 0.2
 requires PDNS to keep a clearly balanced law where the baseline loses a sign in most seeds.
-(The 8 x 8 beta = 0.6 setting of spec §15 collapsed for both methods at the budget a previous
-run could afford on two cores; 4 x 4 at beta = 0.6 with this budget is passed by both, and the
-baseline collapses there only with a 1024 buffer and ~500 steps, where PDNS is not converged.)
+(4 x 4 at beta = 0.6 with this budget is passed by both, and the baseline collapses there only
+with a 1024 buffer and ~500 steps, where PDNS is not converged.)
+
+8 x 8 A/B (``--full`` only: ten runs of ~2.4 min each on two shared cores, far more than the
+minute a laptop-scale claim may add): the same claim on spec §15's 8 x 8 lattice at beta = 0.6
+(exact log Z - 64 log 2 = 33.780 and exact law of M from the row transfer matrix), both arms the
+config's ``laptop`` variant (eps = 0.3, buffer 2048, batch 256, MLP 2 x 128, 40 + 3 stages of 32
+steps = 1376 steps and 88,064 energy evaluations each), seeds 0-4, an evaluation of 4096 paths
+after every stage (``pdns_ising8_stages.png``: log Z^ - log Z, P^(M < 0) and the TV between the
+sampled and the exact law of M per stage, mean ± std over seeds and each seed). Verdict: the same
+rule (advantage >= 0.2); stated with it before the runs, the count rule in the details: PDNS
+keeps both signs (0.1 < P^(M < 0) < 0.9) in >= 4 of 5 seeds, the baseline in <= 1, and PDNS's
+median TV of the law of M is the lower.
+
+Measured (2026-12-01, this claim alone at ``--full`` scale, the runs that
+``python -m experiments.reproduce --only=pdns --full`` makes for it; 1297 s wall on two loaded
+cores): FAIL, advantage 0.027; count rule not met. P^(M < 0) per seed
+PDNS 1.000 / 0.145 / 0.000 / 0.000 / 0.020, baseline 1.000 / 0.971 / 0.000 / 0.000 / 0.000;
+|log Z^ - log Z| PDNS 0.72 / 1.86 / 3.99 / 0.74 / 4.40, baseline 0.71 / 10.4 / 0.74 / 0.73 / 0.74;
+ESS PDNS 0.28 / 2e-4 / 1e-3 / 0.29 / 7e-4, baseline 0.33 / 2e-3 / 0.63 / 0.63 / 0.62; TV of the law
+of M PDNS 0.65 / 0.99 / 0.99 / 0.64 / 0.99 (median 0.99), baseline 0.50 / 1.00 / 0.51 / 0.51 /
+0.51 (median 0.51). It does not separate at this CPU budget. The baseline locks onto one sign in 5
+of 5 seeds (the log 2 = 0.69 deficit and TV ~0.5 of a one-sign law; seed 1 unconverged), as the
+paper says; PDNS does not keep both signs either: prox/kl_hat sits at eps = 0.3 but the local ESS
+of its stage weights falls to ~1e-3 by stage 5 and its loss stays at log 2 (the model remains a
+near-uniform paramagnet, TV 1.0) until lambda reaches 0 near stage 33; in the remaining ~10 stages
+it orders onto one sign (seeds 0, 3) or is left unconverged (seeds 1, 2, 4: TV 0.99; seed 1's
+P^ = 0.145 is that of an unconverged sampler, not of a balanced law). The earlier research result
+(3 of 3 balanced with eps = 0.3 and a 2048 buffer) is not reproduced by this config. Accelerator
+config (not run): the same A/B with enough steps per stage for the model to reach each stage
+target, e.g. ``ising.py:laptop,prox.epochs_per_stage=32,prox.buffer_size=8192,sampler.hidden=256``
+vs the same with ``baseline`` (32 batches x 32 epochs = 1024 steps per stage, 44k steps), seeds
+0-4.
 
 Laptop scale: seeds 0-4 for the A/B claim, MLP 2 x 64, buffer 2048, batch 256; the mixture run
-uses buffer 2048, 20 epochs per stage, 10 + 3 stages. ``--full``: eight seeds, a 6 x 6 lattice at
-beta = 0.6 for the A/B claim, MLP 2 x 128 and a 4096 buffer for the mixture (not run here).
+uses buffer 2048, 20 epochs per stage, 10 + 3 stages. ``--full``: five seeds and the 8 x 8
+lattice at beta = 0.6 for the A/B claim (above), MLP 2 x 128 and a 4096 buffer for the 4 x 4
+check and the mixture.
 
 First measurement (2026-11-30, cold run, 3 min 06 s wall for the three claims on two shared
 cores): |log Z^ - log Z| = 0.007 on 4 x 4 at beta = 0.6 (ESS 0.33, P(M<0) 0.492, TV 0.18 vs
@@ -82,7 +113,7 @@ _QUIET = "progress_bar=False,eval_every=1000000"   # one evaluation, at the end
 
 def _scale(ctx: ClaimContext) -> dict:
   if ctx.full:
-    return dict(seeds=tuple(range(8)), ab_size=6, ab_beta=0.6, hidden=128, mix_stages=15,
+    return dict(seeds=tuple(range(5)), ab_size=8, ab_beta=0.6, hidden=128, mix_stages=15,
                 mix_epochs=20, mix_buffer=4096)
   return dict(seeds=(0, 1, 2, 3, 4), ab_size=4, ab_beta=1.0, hidden=64, mix_stages=10,
               mix_epochs=20,
@@ -94,6 +125,17 @@ def _ising_arg(sc, size, beta, seed, baseline=False):
   return (f"{b}target.size={size},target.beta={beta},sampler.hidden={sc['hidden']},"
           "prox.buffer_size=2048,prox.epsilon=0.3,prox.epochs_per_stage=4,prox.num_stages=30,"
           f"prox.refine_stages=3,eval.num_samples=4096,seed={seed},{_QUIET}")
+
+
+def _ab_arg(sc, size, beta, seed, baseline=False):
+  """The A/B claim's config argument: the 4 x 4 settings of ``_ising_arg`` (one evaluation at the
+  end), or at 8 x 8 (``--full``) the config's own ``laptop`` variant (8 x 8, beta = 0.6, eps = 0.3,
+  buffer 2048, 40 + 3 stages of 32 steps, MLP 2 x 128) with an evaluation after every stage."""
+  if size != 8:
+    return _ising_arg(sc, size, beta, seed, baseline)
+  assert beta == 0.6, beta
+  b = "baseline," if baseline else ""
+  return f"{b}laptop,eval.num_samples=4096,seed={seed},progress_bar=False"
 
 
 def _train(ctx: ClaimContext, module: str, arg: str, keep_samples: bool = False):
@@ -120,14 +162,18 @@ def _train(ctx: ClaimContext, module: str, arg: str, keep_samples: bool = False)
 
 
 def _stage_log(workdir: str) -> list[dict]:
-  """The last logged training row of each stage, in stage order."""
+  """The last logged training row of each stage, in stage order, merged with the ``eval/*`` row
+  logged at the same step (present at every stage when ``eval_every`` is one stage)."""
   import json
-  rows = {}
+  by_step: dict = {}
   with open(os.path.join(workdir, "metrics.jsonl")) as f:
     for line in f:
       r = json.loads(line)
-      if "stage/index" in r:
-        rows[int(r["stage/index"])] = r
+      by_step.setdefault(r["step"], {}).update(r)
+  rows = {}
+  for step in sorted(by_step):
+    if "stage/index" in by_step[step]:
+      rows[int(by_step[step]["stage/index"])] = by_step[step]
   return [rows[k] for k in sorted(rows)]
 
 
@@ -215,7 +261,7 @@ def _ab(ctx: ClaimContext) -> ClaimResult:
   size, beta = sc["ab_size"], sc["ab_beta"]
   res = {}
   for label, base in (("PDNS (ε = 0.3)", False), ("η = ∞ baseline", True)):
-    res[label] = [_train(ctx, "ising", _ising_arg(sc, size, beta, s, base)) for s in sc["seeds"]]
+    res[label] = [_train(ctx, "ising", _ab_arg(sc, size, beta, s, base)) for s in sc["seeds"]]
   sign = {k: [abs(r[0]["eval/p_neg"] - r[0]["eval/p_neg_true"]) for r in v]
           for k, v in res.items()}
   lz = {k: [abs(r[0]["eval/log_z"] - r[0]["eval/log_z_true"]) for r in v] for k, v in res.items()}
@@ -258,18 +304,80 @@ def _ab(ctx: ClaimContext) -> ClaimResult:
   plot = os.path.join(ctx.outdir, "pdns_vs_eta_inf.png")
   fig.savefig(plot, dpi=110)
   plt.close(fig)
+  plots = [plot]
+  if all(sum("eval/p_neg" in st for st in r[1]) > 1 for v in res.values() for r in v):
+    plots.append(_stage_plot(res, size, beta, ctx.outdir))
+  extra = _per_seed(res, sc["seeds"]) if "eval/mag_tv" in res[pd_label][0][0] else ""
+  n_stages = len(res[pd_label][0][1])
 
   details = (
       f"{size}×{size} periodic Ising, β = {beta}, h = 0 (exact P(M < 0) = "
       f"{res[pd_label][0][0]['eval/p_neg_true']:.4f}, log Z = "
       f"{res[pd_label][0][0]['eval/log_z_true']:.4f} by row transfer matrix). Both arms: "
-      f"`ising.py:{_ising_arg(sc, size, beta, 0)}` (baseline adds the `baseline` variant: c = 1 at "
-      "every one of the same 33 stages; equal steps, buffers and energy evaluations), seeds "
+      f"`ising.py:{_ab_arg(sc, size, beta, 0)}` (baseline adds the `baseline` variant: c = 1 at "
+      f"every one of the same {n_stages} stages; equal steps, buffers and energy evaluations), "
+      "seeds "
       f"{sc['seeds']}, 4096 evaluation samples of the EMA model. Mean ± std over seeds.\n\n"
       + "\n".join(rows)
       + f"\n\nValue = mean sign-balance error of the baseline − that of PDNS = {value:.3f} "
-      f"(PDNS {np.mean(sign[pd_label]):.3f}, baseline {np.mean(sign[bl_label]):.3f}).")
-  return ClaimResult(value, details, [plot])
+      f"(PDNS {np.mean(sign[pd_label]):.3f}, baseline {np.mean(sign[bl_label]):.3f})." + extra)
+  return ClaimResult(value, details, plots)
+
+
+def _per_seed(res: dict, seeds) -> str:
+  """Per-seed table (sign balance, log Z error, ESS, TV between the sampled and the exact law of
+  the magnetisation M) and the count rule stated with the 8 x 8 claim: PDNS keeps both signs
+  (0.1 < P^(M < 0) < 0.9) in >= 4/5 of the seeds, the baseline in <= 1/5, and PDNS's median TV is
+  the lower."""
+  rows = ["| method | seed | P̂(M < 0) | abs(log Ẑ − log Z) | ESS | TV(law of M, exact law) |",
+          "| --- | --- | --- | --- | --- | --- |"]
+  summ = {}
+  for k, v in res.items():
+    for sd, (ev, _, _) in zip(seeds, v):
+      rows.append(f"| {k} | {sd} | {ev['eval/p_neg']:.4f} | "
+                  f"{abs(ev['eval/log_z'] - ev['eval/log_z_true']):.3f} | {ev['eval/ess']:.4f} | "
+                  f"{ev['eval/mag_tv']:.3f} |")
+    summ[k] = (sum(0.1 < r[0]["eval/p_neg"] < 0.9 for r in v), len(v),
+               float(np.median([r[0]["eval/mag_tv"] for r in v])))
+  (pk, (pb, n, ptv)), (bk, (bb, _, btv)) = summ.items()
+  ok = pb >= 0.8 * n and bb <= 0.2 * n and ptv < btv
+  return ("\n\n" + "\n".join(rows) + f"\n\nBoth signs kept (0.1 < P̂(M < 0) < 0.9): {pk} {pb}/{n} "
+          f"seeds, {bk} {bb}/{n}; median TV of the law of M: {ptv:.3f} vs {btv:.3f}. Count rule "
+          f"stated for the 8×8 (--full) run (PDNS ≥ 4/5, baseline ≤ 1/5, lower median TV): "
+          f"{'met' if ok else 'not met'}.")
+
+
+def _stage_plot(res: dict, size: int, beta: float, outdir: str) -> str:
+  """log Ẑ − log Z, P̂(M < 0) and the TV of the law of M after every stage (EMA evaluation,
+  4096 paths): mean ± std over seeds (band) and each seed (thin lines); returns the PNG path."""
+  import matplotlib.pyplot as plt
+  keys = (("log Ẑ − log Z", lambda e: e["eval/log_z"] - e["eval/log_z_true"]),
+          ("P̂(M < 0)", lambda e: e["eval/p_neg"]),
+          ("TV(law of M, exact)", lambda e: e.get("eval/mag_tv", float("nan"))))
+  fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+  for i, (k, v) in enumerate(res.items()):
+    n = min(len(r[1]) for r in v)
+    stage = np.array([v[0][1][j]["stage/index"] for j in range(n)])
+    for ax, (name, get) in zip(axes, keys):
+      y = np.array([[get(r[1][j]) for j in range(n)] for r in v])     # (seeds, stages)
+      m, sd = y.mean(0), y.std(0)
+      ax.plot(stage, m, color=f"C{i}", lw=2, label=f"{k} (mean ± std, {len(v)} seeds)")
+      ax.fill_between(stage, m - sd, m + sd, color=f"C{i}", alpha=0.2)
+      for row in y:
+        ax.plot(stage, row, color=f"C{i}", lw=0.5, alpha=0.5)
+      ax.set_xlabel("stage")
+      ax.set_ylabel(name)
+  axes[0].axhline(0, color="k", ls="--", lw=1)
+  axes[0].axhline(-math.log(2), color="r", ls=":", lw=1)
+  axes[0].set_ylim(bottom=max(axes[0].get_ylim()[0], -20))
+  axes[1].axhline(0.5, color="k", ls="--", lw=1)
+  axes[0].legend(fontsize=7)
+  fig.suptitle(f"{size}×{size} Ising, β = {beta}: per-stage evaluation (red: −log 2)")
+  fig.tight_layout()
+  path = os.path.join(outdir, f"pdns_ising{size}_stages.png")
+  fig.savefig(path, dpi=110)
+  plt.close(fig)
+  return path
 
 
 CLAIMS = [
@@ -290,7 +398,8 @@ CLAIMS = [
           "0.3 nats", direction="lower", threshold=0.3, run=_mixture),
     Claim(name="pdns/prox_vs_eta_inf", method="pdns",
           config="experiments/configs/pdns/ising.py:target.size=4,target.beta=1.0,... "
-                 "(PDNS) vs the same with the baseline variant",
+                 "(PDNS) vs the same with the baseline variant; --full: ising.py:laptop (8×8, "
+                 "β = 0.6) vs ising.py:laptop,baseline, 5 seeds",
           measure="mean |P̂(M<0) − P(M<0)| of the η = ∞ baseline minus that of PDNS over "
                   "seeds "
                   "(equal budget)",
