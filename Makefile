@@ -8,8 +8,10 @@ PY := $(VENV)/bin/python
 PYTEST := JAX_PLATFORMS=cpu $(PY) -m pytest -q -p no:cacheprovider
 EIGHT := XLA_FLAGS=--xla_force_host_platform_device_count=8
 # Tiers 2 and 3 run test files on two pytest-xdist workers (compiles are single-threaded, so two
-# workers use both CI cores); --dist loadfile keeps each file's module fixtures in one worker.
-PAR := -n 2 --dist loadfile
+# workers use both CI cores). --dist loadgroup with tests/conftest.py's groups: each file is one
+# unit (its module fixtures built once), except tests marked split_params, whose parameters (the
+# per-config CLI runs, the notebooks) are spread over both workers.
+PAR := -n 2 --dist loadgroup
 # pytest exits 5 when a tier collects no test; an empty tier is not a failure.
 OK5 := rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 

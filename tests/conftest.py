@@ -19,6 +19,24 @@ def subprocess_env(**extra) -> dict:
   return env
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+  """Work units for ``--dist loadgroup`` (the Makefile's tiers): one unit per test file, so a
+  file's module fixtures are built once, as ``--dist loadfile`` would; but each parameter of a
+  test marked ``split_params`` (a subprocess per config, a kernel per notebook) is a unit of its
+  own, so the two workers share those long parametrised runs instead of one worker taking all."""
+  del config
+  for item in items:
+    if item.get_closest_marker("xdist_group"):
+      continue
+    if item.get_closest_marker("split_params"):
+      group = item.nodeid
+    else:
+      group = item.nodeid.split("::")[0]
+    # xdist reads the group after the last "@" unless a "]" follows it: keep both out of names.
+    item.add_marker(pytest.mark.xdist_group(group.translate(str.maketrans("@[]", "___"))))
+
+
 @pytest.fixture
 def repo_root() -> str:
   return REPO

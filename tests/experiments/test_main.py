@@ -50,6 +50,7 @@ _FIRST_OF_ROOM = {min(p for p in CONFIGS if os.path.dirname(p) == os.path.dirnam
                   for c in CONFIGS}
 
 
+@pytest.mark.split_params
 @pytest.mark.parametrize("path", CONFIGS, ids=[os.path.relpath(p, REPO) for p in CONFIGS])
 def test_config_smoke_and_resume(tmp_path, path, compile_cache):
   cfg = _load(path, "smoke")
