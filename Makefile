@@ -56,9 +56,11 @@ test: $(VENV)/.installed-test
 
 test-kernels: $(VENV)/.installed-test $(VENV_COMPILE)/.installed
 	@echo "== tier 1: kernels (one device) =="
-	@$(PYTEST) tests/kernels_pallas -m "not slow" --ignore=tests/kernels_pallas/test_compile_targets.py; $(OK5)
+	@$(PYTEST) $(PAR) tests/kernels_pallas -m "not slow" --ignore=tests/kernels_pallas/test_compile_targets.py; $(OK5)
+	@# Two xdist workers each load libtpu: ALLOW_MULTIPLE_LIBTPU_LOAD skips libtpu's one-process
+	@# lockfile (no chip is opened; the compiles only read the topology).
 	@echo "== tier 1b: kernels compiled for TPU v5e/v6e (libtpu) and sm_90a (triton), in $(VENV_COMPILE) =="
-	@JAX_PLATFORMS=cpu $(PY_COMPILE) -m pytest -q -p no:cacheprovider tests/kernels_pallas/test_compile_targets.py; $(OK5)
+	@ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu $(PY_COMPILE) -m pytest -q -p no:cacheprovider $(PAR) tests/kernels_pallas/test_compile_targets.py; $(OK5)
 
 test-core: $(VENV)/.installed-test
 	@echo "== tier 2: core, methods, experiments (8 fake CPU devices) =="

@@ -32,6 +32,9 @@ from kernels_pallas.spline_lookup import blocks as sblocks
 from kernels_pallas.spline_lookup import ops as sops
 from kernels_pallas.spline_lookup.grid import SigmaGrid
 
+# Every compile is independent (no module fixtures): spread them over both xdist workers.
+pytestmark = pytest.mark.split_params
+
 _OK, _WHY = _targets.libtpu_available()
 needs_libtpu = pytest.mark.skipif(not _OK, reason=_WHY)
 
