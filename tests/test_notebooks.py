@@ -1,4 +1,5 @@
-"""Executes every notebook in colabs/ headless, in smoke mode (ICLR26_SMOKE=1)."""
+"""Notebooks in colabs/: each carries the Colab badge, the current setup cell and stored outputs,
+and each executes headless in smoke mode (ICLR26_SMOKE=1)."""
 
 import glob
 import os
@@ -10,12 +11,42 @@ from tests.conftest import REPO
 NOTEBOOKS = sorted(glob.glob(os.path.join(REPO, "colabs", "*.ipynb")))
 
 
-@pytest.mark.slow
 def test_colabs_exist():
   assert NOTEBOOKS, "colabs/ has no notebooks"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
+def test_notebook_is_colab_ready(path):
+  """Badge + the current setup cell right after the title, and outputs of an executed run."""
+  import nbformat
+
+  from experiments import notebooks
+  nb = nbformat.read(path, as_version=4)
+  assert notebooks.is_badge(nb.cells[1]), f"{path}: cell 1 is not the Colab badge"
+  assert notebooks.is_setup(nb.cells[2]), f"{path}: cell 2 is not the Colab setup cell"
+  assert "".join(nb.cells[2].source) == notebooks.SETUP_CELL, (
+      f"{path}: stale setup cell; run `python -m experiments.notebooks`")
+  code = [c for c in nb.cells[3:] if c.cell_type == "code"]
+  assert code and all(c.execution_count for c in code), (
+      f"{path}: stored without outputs; run `python -m experiments.notebooks --execute`")
+  assert any(c.outputs for c in code)
+  assert "iclr26_jax" in nb.metadata and nb.metadata["iclr26_jax"]["executed"]
+
+
+def test_setup_cell_is_a_no_op_off_colab(monkeypatch):
+  """Outside Colab the setup cell must not install, clone or change directory."""
+  import subprocess
+
+  from experiments import notebooks
+  monkeypatch.delitem(__import__("sys").modules, "google.colab", raising=False)
+  monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail(f"ran {a}"))
+  cwd = os.getcwd()
+  exec(compile(notebooks.SETUP_CELL, "setup", "exec"), {})
+  assert os.getcwd() == cwd
+
+
 @pytest.mark.slow
+@pytest.mark.split_params
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
 def test_notebook_runs(path, tmp_path, monkeypatch):
   import nbformat
