@@ -7,6 +7,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST := JAX_PLATFORMS=cpu $(PY) -m pytest -q -p no:cacheprovider
 EIGHT := XLA_FLAGS=--xla_force_host_platform_device_count=8
+# Tiers 1 and 2 are compile-bound (small shapes, few steps): LLVM at -O0 compiles faster than it
+# runs slower (measured: tests/dsb/test_dsb_{csbm,benchmark}.py 148 -> 105 CPU-s, tier 1 97 -> 70
+# CPU-s; both tiers green). Tier 3's long known-answer runs are the opposite (PDNS known answers 153 -> 313 CPU-s)
+# and keep the default.
+EIGHT_O0 := XLA_FLAGS="--xla_force_host_platform_device_count=8 --xla_backend_optimization_level=0"
 # Tiers 2 and 3 run test files on two pytest-xdist workers (compiles are single-threaded, so two
 # workers use both CI cores). --dist loadgroup with tests/conftest.py's groups: each file is one
 # unit (its module fixtures built once), except tests marked split_params, whose parameters (the
@@ -56,7 +61,7 @@ test: $(VENV)/.installed-test
 
 test-kernels: $(VENV)/.installed-test $(VENV_COMPILE)/.installed
 	@echo "== tier 1: kernels (one device) =="
-	@$(PYTEST) $(PAR) tests/kernels_pallas -m "not slow" --ignore=tests/kernels_pallas/test_compile_targets.py; $(OK5)
+	@XLA_FLAGS=--xla_backend_optimization_level=0 $(PYTEST) $(PAR) tests/kernels_pallas -m "not slow" --ignore=tests/kernels_pallas/test_compile_targets.py; $(OK5)
 	@# Two xdist workers each load libtpu: ALLOW_MULTIPLE_LIBTPU_LOAD skips libtpu's one-process
 	@# lockfile (no chip is opened; the compiles only read the topology).
 	@echo "== tier 1b: kernels compiled for TPU v5e/v6e (libtpu) and sm_90a (triton), in $(VENV_COMPILE) =="
@@ -64,7 +69,7 @@ test-kernels: $(VENV)/.installed-test $(VENV_COMPILE)/.installed
 
 test-core: $(VENV)/.installed-test
 	@echo "== tier 2: core, methods, experiments (8 fake CPU devices) =="
-	@$(EIGHT) $(PYTEST) $(PAR) tests --ignore=tests/kernels_pallas -m "not slow"; $(OK5)
+	@$(EIGHT_O0) $(PYTEST) $(PAR) tests --ignore=tests/kernels_pallas -m "not slow"; $(OK5)
 
 test-slow: $(VENV)/.installed-test
 	@echo "== tier 3: slow (known answers, two processes, notebooks) =="
