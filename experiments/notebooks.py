@@ -143,7 +143,11 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments {argv[1:]}")
   import nbformat
-  for path in notebook_paths(_FLAGS.only):
+  try:
+    paths = notebook_paths(_FLAGS.only)
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
+  for path in paths:
     name = os.path.basename(path)
     nb = with_colab_cells(nbformat.read(path, as_version=4), name, _FLAGS.repo_slug)
     if _FLAGS.execute:
