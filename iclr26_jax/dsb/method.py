@@ -59,167 +59,167 @@ _BENCH_FIELDS = ("dim", "num_categories", "reference", "alpha", "num_steps", "nu
 
 
 def _preset_fields(name: str) -> dict[str, Any]:
-    fields = bm.PRESETS[TINY if name == "tiny" else name]
-    return {k: fields[k] for k in _BENCH_FIELDS}
+  fields = bm.PRESETS[TINY if name == "tiny" else name]
+  return {k: fields[k] for k in _BENCH_FIELDS}
 
 
 def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
                    ) -> ml_collections.ConfigDict:
-    """The unlocked default config of ``solver`` on ``preset`` (paper hyperparameters)."""
-    if solver not in SOLVERS:
-        raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
-                                     f"got {solver!r}")
-    entry = SOLVERS[solver]
-    cfg_cls, steps = entry.config_cls, entry.paper_steps
-    c = config_lib.trainer_defaults()
-    c.method = "dsb"
-    c.solver = solver             # dlightsb | dlightsb_m | dlightsb_m_joint | csbm | alpha_csbm
-    c.seed = 5                    # the reference scripts train with seed 5
-    c.num_steps = steps           # = the solver's train_steps
-    c.batch_size = 128            # = the solver's batch_size (alpha-CSBM: two halves)
-    c.log_every = 1000
-    c.eval_every = 20_000
-    c.checkpoint_every = 10_000
-    b = c.benchmark = ml_collections.ConfigDict()
-    b.preset = preset             # label: one of PRESET_NAMES (fields below may be overridden)
-    b.seed = 0                    # instance seed (our instances differ from the released files)
-    for key, value in _preset_fields(preset).items():
-        b[key] = value            # dim, num_categories, reference, alpha, num_steps, ...
-    # The solver dataclass's fields (documented there), paper defaults.
-    defaults = cfg_cls(**(entry.fixed or {}))
-    c.hparams = ml_collections.ConfigDict(
-        {f.name: getattr(defaults, f.name) for f in dataclasses.fields(cfg_cls)
-         if f.name not in _TRAINER_OWNED})
-    e = c.eval = ml_collections.ConfigDict()
-    e.seed = 2                    # the reference scripts test with seed 2
-    e.num_test = 20_000           # test sources (shape, perplexity; conditioning points)
-    e.point_every = 128           # one conditioning point per evaluation batch of 128
-    e.cond_samples = 1000         # conditional samples per point, truth and model
-    e.cond_trend = True           # also cond trend ((D S)^2 pair histograms per point)
-    e.traj_samples = 1024         # sources of the forward trajectory KL
-    e.exact_max_states = 256      # exact KL / TV by enumeration when S^D <= this
-    return c
+  """The unlocked default config of ``solver`` on ``preset`` (paper hyperparameters)."""
+  if solver not in SOLVERS:
+    raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
+                                 f"got {solver!r}")
+  entry = SOLVERS[solver]
+  cfg_cls, steps = entry.config_cls, entry.paper_steps
+  c = config_lib.trainer_defaults()
+  c.method = "dsb"
+  c.solver = solver             # dlightsb | dlightsb_m | dlightsb_m_joint | csbm | alpha_csbm
+  c.seed = 5                    # the reference scripts train with seed 5
+  c.num_steps = steps           # = the solver's train_steps
+  c.batch_size = 128            # = the solver's batch_size (alpha-CSBM: two halves)
+  c.log_every = 1000
+  c.eval_every = 20_000
+  c.checkpoint_every = 10_000
+  b = c.benchmark = ml_collections.ConfigDict()
+  b.preset = preset             # label: one of PRESET_NAMES (fields below may be overridden)
+  b.seed = 0                    # instance seed (our instances differ from the released files)
+  for key, value in _preset_fields(preset).items():
+    b[key] = value            # dim, num_categories, reference, alpha, num_steps, ...
+  # The solver dataclass's fields (documented there), paper defaults.
+  defaults = cfg_cls(**(entry.fixed or {}))
+  c.hparams = ml_collections.ConfigDict(
+      {f.name: getattr(defaults, f.name) for f in dataclasses.fields(cfg_cls)
+       if f.name not in _TRAINER_OWNED})
+  e = c.eval = ml_collections.ConfigDict()
+  e.seed = 2                    # the reference scripts test with seed 2
+  e.num_test = 20_000           # test sources (shape, perplexity; conditioning points)
+  e.point_every = 128           # one conditioning point per evaluation batch of 128
+  e.cond_samples = 1000         # conditional samples per point, truth and model
+  e.cond_trend = True           # also cond trend ((D S)^2 pair histograms per point)
+  e.traj_samples = 1024         # sources of the forward trajectory KL
+  e.exact_max_states = 256      # exact KL / TV by enumeration when S^D <= this
+  return c
 
 
 def get_config(solver: str, arg: str | None) -> ml_collections.ConfigDict:
-    """``get_config`` of ``experiments/configs/dsb/<solver>.py``.
+  """``get_config`` of ``experiments/configs/dsb/<solver>.py``.
 
-    Variants: the instance, one of the 12 HD presets
-    ``hd_d{2,16,64}_s50_prior_gaussian_a{0.02,0.05}`` / ``hd_d{2,16,64}_s50_prior_uniform_a{0.005,
-    0.01}`` (default ``hd_d16_s50_prior_gaussian_a0.02``; D, S = 50, N = 15, s = 8), a tiny
-    enumerable preset (``tiny_d2_s6_uniform``, ``tiny_d2_s10_uniform``; ``tiny`` = the latter:
-    exact KL / TV are logged); ``smoke`` (20 steps, small model and evaluation, ``tiny`` unless a
-    preset is named).
+  Variants: the instance, one of the 12 HD presets
+  ``hd_d{2,16,64}_s50_prior_gaussian_a{0.02,0.05}`` / ``hd_d{2,16,64}_s50_prior_uniform_a{0.005,
+  0.01}`` (default ``hd_d16_s50_prior_gaussian_a0.02``; D, S = 50, N = 15, s = 8), a tiny
+  enumerable preset (``tiny_d2_s6_uniform``, ``tiny_d2_s10_uniform``; ``tiny`` = the latter:
+  exact KL / TV are logged); ``smoke`` (20 steps, small model and evaluation, ``tiny`` unless a
+  preset is named).
 
-    Overrides (``key=value`` after the variants, or ``--config.key=value``): ``benchmark.dim``,
-    ``benchmark.num_categories``, ``benchmark.reference``, ``benchmark.alpha``,
-    ``benchmark.seed``, ``benchmark.num_steps`` / ``num_skip_steps`` (keep (N + 1) s = 128 for the
-    paper's problem), any ``hparams.*`` field of the solver config, ``eval.cond_samples`` (1,000
-    in the paper), ``eval.num_test``.
-    """
-    variants, _ = config_lib.parse_arg(arg)
-    presets = sorted(variants & set(PRESET_NAMES))
-    if len(presets) > 1:
-        raise config_lib.ConfigError(f"config variants name several presets {presets}; pick one")
-    smoke = "smoke" in variants
-    preset = presets[0] if presets else ("tiny" if smoke else "hd_d16_s50_prior_gaussian_a0.02")
-    c = default_config(solver, preset)
-    if smoke:
-        fields = {"batch_size": 32, "eval.num_test": 64, "eval.point_every": 32,
-                  "eval.cond_samples": 64, "eval.traj_samples": 32}
-        if solver.startswith("dlightsb"):
-            fields["hparams.num_potentials"] = 16
-        else:
-            fields.update({"hparams.hidden": 32, "hparams.epoch_steps": 5,
-                           "hparams.num_first_iterations": 1})
-        config_lib.apply_smoke(c, **fields)
-    return config_lib.finalize(c, arg, known_variants=("smoke",) + PRESET_NAMES)
+  Overrides (``key=value`` after the variants, or ``--config.key=value``): ``benchmark.dim``,
+  ``benchmark.num_categories``, ``benchmark.reference``, ``benchmark.alpha``,
+  ``benchmark.seed``, ``benchmark.num_steps`` / ``num_skip_steps`` (keep (N + 1) s = 128 for the
+  paper's problem), any ``hparams.*`` field of the solver config, ``eval.cond_samples`` (1,000
+  in the paper), ``eval.num_test``.
+  """
+  variants, _ = config_lib.parse_arg(arg)
+  presets = sorted(variants & set(PRESET_NAMES))
+  if len(presets) > 1:
+    raise config_lib.ConfigError(f"config variants name several presets {presets}; pick one")
+  smoke = "smoke" in variants
+  preset = presets[0] if presets else ("tiny" if smoke else "hd_d16_s50_prior_gaussian_a0.02")
+  c = default_config(solver, preset)
+  if smoke:
+    fields = {"batch_size": 32, "eval.num_test": 64, "eval.point_every": 32,
+              "eval.cond_samples": 64, "eval.traj_samples": 32}
+    if solver.startswith("dlightsb"):
+      fields["hparams.num_potentials"] = 16
+    else:
+      fields.update({"hparams.hidden": 32, "hparams.epoch_steps": 5,
+                     "hparams.num_first_iterations": 1})
+    config_lib.apply_smoke(c, **fields)
+  return config_lib.finalize(c, arg, known_variants=("smoke",) + PRESET_NAMES)
 
 
 def make_benchmark(cfg: ml_collections.ConfigDict) -> bm.Benchmark:
-    """The Benchmark of ``cfg.benchmark`` (generated from its seed)."""
-    b = cfg.benchmark
-    try:
-        return bm.make_benchmark(
-            int(b.dim), int(b.num_categories), b.reference, float(b.alpha), int(b.num_steps),
-            int(b.num_skip_steps), int(b.num_potentials), seed=int(b.seed), source=b.source,
-            potential=b.potential, bump_sigma=float(b.bump_sigma),
-            source_range=float(b.source_range))
-    except ValueError as e:
-        raise config_lib.ConfigError(f"config key 'benchmark': {e}") from None
+  """The Benchmark of ``cfg.benchmark`` (generated from its seed)."""
+  b = cfg.benchmark
+  try:
+    return bm.make_benchmark(
+        int(b.dim), int(b.num_categories), b.reference, float(b.alpha), int(b.num_steps),
+        int(b.num_skip_steps), int(b.num_potentials), seed=int(b.seed), source=b.source,
+        potential=b.potential, bump_sigma=float(b.bump_sigma),
+        source_range=float(b.source_range))
+  except ValueError as e:
+    raise config_lib.ConfigError(f"config key 'benchmark': {e}") from None
 
 
 def solver_config(cfg: ml_collections.ConfigDict):
-    """The solver dataclass config from ``cfg.hparams`` plus the trainer's steps and batch."""
-    if cfg.solver not in SOLVERS:
-        raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
-                                     f"got {cfg.solver!r}")
-    entry = SOLVERS[cfg.solver]
-    try:
-        return entry.config_cls(train_steps=int(cfg.num_steps), steps_per_chunk=1,
-                                batch_size=int(cfg.batch_size),
-                                **{**cfg.hparams.to_dict(), **(entry.fixed or {})})
-    except (TypeError, ValueError) as e:
-        raise config_lib.ConfigError(f"config key 'hparams': {e}") from None
+  """The solver dataclass config from ``cfg.hparams`` plus the trainer's steps and batch."""
+  if cfg.solver not in SOLVERS:
+    raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
+                                 f"got {cfg.solver!r}")
+  entry = SOLVERS[cfg.solver]
+  try:
+    return entry.config_cls(train_steps=int(cfg.num_steps), steps_per_chunk=1,
+                            batch_size=int(cfg.batch_size),
+                            **{**cfg.hparams.to_dict(), **(entry.fixed or {})})
+  except (TypeError, ValueError) as e:
+    raise config_lib.ConfigError(f"config key 'hparams': {e}") from None
 
 
 class DSBMethod(Method):
-    """Any DSB solver through ``core.trainer.train``; see the module docstring."""
+  """Any DSB solver through ``core.trainer.train``; see the module docstring."""
 
-    name = "dsb"
+  name = "dsb"
 
-    def __init__(self, config: ml_collections.ConfigDict):
-        super().__init__(config)
-        self.problem = make_benchmark(config)
-        self.solver_cfg = solver_config(config)
-        self.entry = SOLVERS[config.solver]
-        self.solver = self.entry.solver_cls(self.solver_cfg)
-        self.csbm_type = isinstance(self.solver, CSBM)
-        e = config.eval
-        for key in ("num_test", "point_every", "cond_samples", "traj_samples"):
-            if int(e[key]) < 1:
-                raise config_lib.ConfigError(f"config key 'eval.{key}' must be >= 1; got {e[key]}")
-        num_test, every = int(e.num_test), int(e.point_every)
-        s, d = self.problem.num_categories, self.problem.dim
-        max_states = int(e.exact_max_states)
-        self.eval_ctx = runner.prepare_preset(
-            self.problem, num_test=num_test, num_points=max(1, num_test // every),
-            cond_samples=int(e.cond_samples), num_traj=min(int(e.traj_samples), num_test),
-            max_exact_pairs=max_states * max_states if s ** d <= max_states else 0,
-            trend=bool(e.cond_trend), eval_seed=int(e.seed), name=str(config.benchmark.preset))
-        self.eval_key = jax.random.key(int(e.seed))
+  def __init__(self, config: ml_collections.ConfigDict):
+    super().__init__(config)
+    self.problem = make_benchmark(config)
+    self.solver_cfg = solver_config(config)
+    self.entry = SOLVERS[config.solver]
+    self.solver = self.entry.solver_cls(self.solver_cfg)
+    self.csbm_type = isinstance(self.solver, CSBM)
+    e = config.eval
+    for key in ("num_test", "point_every", "cond_samples", "traj_samples"):
+      if int(e[key]) < 1:
+        raise config_lib.ConfigError(f"config key 'eval.{key}' must be >= 1; got {e[key]}")
+    num_test, every = int(e.num_test), int(e.point_every)
+    s, d = self.problem.num_categories, self.problem.dim
+    max_states = int(e.exact_max_states)
+    self.eval_ctx = runner.prepare_preset(
+        self.problem, num_test=num_test, num_points=max(1, num_test // every),
+        cond_samples=int(e.cond_samples), num_traj=min(int(e.traj_samples), num_test),
+        max_exact_pairs=max_states * max_states if s ** d <= max_states else 0,
+        trend=bool(e.cond_trend), eval_seed=int(e.seed), name=str(config.benchmark.preset))
+    self.eval_key = jax.random.key(int(e.seed))
 
-    # -- training ------------------------------------------------------------------------------
+  # -- training ------------------------------------------------------------------------------
 
-    def init_state(self, rng):
-        if self.csbm_type:
-            return self.solver.init_state(self.problem, rng)
-        return dls.init_state(self.problem, rng, self.solver_cfg)
+  def init_state(self, rng):
+    if self.csbm_type:
+      return self.solver.init_state(self.problem, rng)
+    return dls.init_state(self.problem, rng, self.solver_cfg)
 
-    def update(self, state, batch):
-        del batch  # drawn inside the step from the benchmark with the step key
-        if self.csbm_type:
-            return self.solver.step_fn(state, self.problem, self.solver_cfg)
-        return dls.train_step(state, self.problem, self.solver_cfg, self.solver.loss_fn)
+  def update(self, state, batch):
+    del batch  # drawn inside the step from the benchmark with the step key
+    if self.csbm_type:
+      return self.solver.step_fn(state, self.problem, self.solver_cfg)
+    return dls.train_step(state, self.problem, self.solver_cfg, self.solver.loss_fn)
 
-    def get_batch(self, step):
-        del step
-        return {}
+  def get_batch(self, step):
+    del step
+    return {}
 
-    # -- evaluation ----------------------------------------------------------------------------
+  # -- evaluation ----------------------------------------------------------------------------
 
-    def model(self, state) -> runner.Model:
-        """The evaluated model in the runner's interface (CSBM-type: forward EMA parameters)."""
-        if self.csbm_type:
-            return self.entry.adapter(csbm.make_output(state, self.problem, self.solver_cfg),
-                                      self.problem, 0)
-        return self.entry.adapter(state.params, self.problem, 0)
+  def model(self, state) -> runner.Model:
+    """The evaluated model in the runner's interface (CSBM-type: forward EMA parameters)."""
+    if self.csbm_type:
+      return self.entry.adapter(csbm.make_output(state, self.problem, self.solver_cfg),
+                                self.problem, 0)
+    return self.entry.adapter(state.params, self.problem, 0)
 
-    def evaluate(self, state):
-        """``runner.evaluate_model`` on the fixed evaluation set, as ``eval/<metric>``."""
-        ctx = self.eval_ctx
-        metrics = runner.evaluate_model(ctx, self.model(state), jax.random.fold_in(self.eval_key, 1))
-        out = {f"eval/{k}": v for k, v in metrics.items() if v == v}  # NaN = not defined
-        out["eval/sb_perplexity_truth"] = float(dsb_metrics.sb_perplexity(self.problem, ctx.x0,
-                                                                          ctx.y))
-        return out
+  def evaluate(self, state):
+    """``runner.evaluate_model`` on the fixed evaluation set, as ``eval/<metric>``."""
+    ctx = self.eval_ctx
+    metrics = runner.evaluate_model(ctx, self.model(state), jax.random.fold_in(self.eval_key, 1))
+    out = {f"eval/{k}": v for k, v in metrics.items() if v == v}  # NaN = not defined
+    out["eval/sb_perplexity_truth"] = float(dsb_metrics.sb_perplexity(self.problem, ctx.x0,
+                                                                      ctx.y))
+    return out

@@ -100,8 +100,8 @@ TINY_PRESETS = bm.TINY_PRESETS  # the enumerable presets (part of ``benchmark.PR
 
 
 def _alias(name: str) -> str:
-    spec = bm.HD_PRESETS[name]
-    return f"{spec['reference']}_d{spec['dim']}_a{format(spec['alpha'], 'g').replace('.', '')}"
+  spec = bm.HD_PRESETS[name]
+  return f"{spec['reference']}_d{spec['dim']}_a{format(spec['alpha'], 'g').replace('.', '')}"
 
 
 PRESET_ALIASES: dict[str, str] = {_alias(n): n for n in bm.HD_PRESETS}
@@ -110,37 +110,37 @@ PRESET_ALIASES: dict[str, str] = {_alias(n): n for n in bm.HD_PRESETS}
 
 
 def preset_names() -> list[str]:
-    """Every accepted preset name (canonical names, tiny presets and aliases), sorted."""
-    return sorted(set(bm.PRESETS) | set(PRESET_ALIASES))
+  """Every accepted preset name (canonical names, tiny presets and aliases), sorted."""
+  return sorted(set(bm.PRESETS) | set(PRESET_ALIASES))
 
 
 def resolve_preset(name: str) -> str:
-    """Canonical preset name for a name or alias; ValueError listing the choices otherwise."""
-    if not isinstance(name, str):
-        raise ValueError(f"preset must be a string, got {name!r}")
-    name = PRESET_ALIASES.get(name, name)
-    if name in bm.PRESETS:
-        return name
-    raise ValueError(f"unknown preset {name!r}; choose from {preset_names()}")
+  """Canonical preset name for a name or alias; ValueError listing the choices otherwise."""
+  if not isinstance(name, str):
+    raise ValueError(f"preset must be a string, got {name!r}")
+  name = PRESET_ALIASES.get(name, name)
+  if name in bm.PRESETS:
+    return name
+  raise ValueError(f"unknown preset {name!r}; choose from {preset_names()}")
 
 
 def build_preset(name: str, seed: Any = 0, *, source_samples: Any = None,
                  **overrides: Any) -> Benchmark:
-    """Builds a preset (HD, image, or a runner tiny preset) deterministically from a seed.
+  """Builds a preset (HD, image, or a runner tiny preset) deterministically from a seed.
 
-    Args:
-      name: a preset name or alias (``preset_names()``).
-      seed: instance seed.
-      source_samples: (n, 3072) int pixel array for the image presets (user-supplied; nothing is
-        downloaded).
-      **overrides: ``make_preset`` / ``make_benchmark`` keyword overrides (e.g. num_potentials,
-        num_steps).
+  Args:
+    name: a preset name or alias (``preset_names()``).
+    seed: instance seed.
+    source_samples: (n, 3072) int pixel array for the image presets (user-supplied; nothing is
+      downloaded).
+    **overrides: ``make_preset`` / ``make_benchmark`` keyword overrides (e.g. num_potentials,
+      num_steps).
 
-    Returns:
-      Benchmark.
-    """
-    name = resolve_preset(name)
-    return bm.make_preset(name, seed=seed, source_samples=source_samples, **overrides)
+  Returns:
+    Benchmark.
+  """
+  name = resolve_preset(name)
+  return bm.make_preset(name, seed=seed, source_samples=source_samples, **overrides)
 
 
 # --------------------------------------------------------------------------------------------
@@ -149,246 +149,246 @@ def build_preset(name: str, seed: Any = 0, *, source_samples: Any = None,
 
 
 class Model(NamedTuple):
-    """A solver's output in the runner's uniform interface.
+  """A solver's output in the runner's uniform interface.
 
-    Attributes:
-      sample: (rng, x0 (B, D) int) -> (B, D) int32 samples of the model's plan.
-      log_prob: (x0 (B, D), y (B, D)) -> (B,) exact log pi_theta(y | x0), or None.
-      transition_fn: per-step transition logits, (params, x_t (B, D) int32, t int32) ->
-        (B, D, S), or None.
-      transition_params: the params pytree passed to ``transition_fn`` (traced under jit).
-      reverse_sample: for reversed presets, (rng, y (B, D)) -> (B, D) samples of x_0, or None.
-      potential: the model's CPPotential for CP models (the reverse trajectory KL rolls out its
-        own mixture chain), else None.
-    """
+  Attributes:
+    sample: (rng, x0 (B, D) int) -> (B, D) int32 samples of the model's plan.
+    log_prob: (x0 (B, D), y (B, D)) -> (B,) exact log pi_theta(y | x0), or None.
+    transition_fn: per-step transition logits, (params, x_t (B, D) int32, t int32) ->
+      (B, D, S), or None.
+    transition_params: the params pytree passed to ``transition_fn`` (traced under jit).
+    reverse_sample: for reversed presets, (rng, y (B, D)) -> (B, D) samples of x_0, or None.
+    potential: the model's CPPotential for CP models (the reverse trajectory KL rolls out its
+      own mixture chain), else None.
+  """
 
-    sample: Callable[[jax.Array, jax.Array], jax.Array]
-    log_prob: Callable[[jax.Array, jax.Array], jax.Array] | None = None
-    transition_fn: Callable | None = None
-    transition_params: Any = None
-    reverse_sample: Callable[[jax.Array, jax.Array], jax.Array] | None = None
-    potential: CPPotential | None = None
+  sample: Callable[[jax.Array, jax.Array], jax.Array]
+  log_prob: Callable[[jax.Array, jax.Array], jax.Array] | None = None
+  transition_fn: Callable | None = None
+  transition_params: Any = None
+  reverse_sample: Callable[[jax.Array, jax.Array], jax.Array] | None = None
+  potential: CPPotential | None = None
 
 
 @functools.partial(jax.jit, static_argnums=(4,))
 def _cp_sample(potential, reference, rng, x0, chunk):
-    return bm.sample_plan(potential, reference, rng, x0, chunk)
+  return bm.sample_plan(potential, reference, rng, x0, chunk)
 
 
 @functools.partial(jax.jit, static_argnums=(4,))
 def _cp_log_prob(potential, reference, x0, y, chunk):
-    return bm.plan_log_prob(potential, reference, x0, y, chunk)
+  return bm.plan_log_prob(potential, reference, x0, y, chunk)
 
 
 def _cp_transition(params, x_t, t):
-    potential, reference = params
-    return bm.transition_marginal_log_probs(potential, reference, x_t, t)
+  potential, reference = params
+  return bm.transition_marginal_log_probs(potential, reference, x_t, t)
 
 
 def pad_potential(potential: CPPotential, num_potentials: int) -> CPPotential:
-    """Pads a CP potential to K' >= K components with zero weight (log a = -inf, log r = 0).
+  """Pads a CP potential to K' >= K components with zero weight (log a = -inf, log r = 0).
 
-    The padded potential defines the same plan, chain and transitions exactly (the extra
-    components have weight zero in every mixture), so models of different K share compiled
-    evaluation functions.
+  The padded potential defines the same plan, chain and transitions exactly (the extra
+  components have weight zero in every mixture), so models of different K share compiled
+  evaluation functions.
 
-    Args:
-      potential: CPPotential with K components.
-      num_potentials: K' >= K.
+  Args:
+    potential: CPPotential with K components.
+    num_potentials: K' >= K.
 
-    Returns:
-      CPPotential with K' components.
-    """
-    k = potential.num_potentials
-    if num_potentials < k:
-        raise ValueError(f"num_potentials must be >= K = {k}, got {num_potentials}")
-    if num_potentials == k:
-        return potential
-    extra = num_potentials - k
-    dtype = potential.log_alpha.dtype
-    d, s = potential.dim, potential.num_categories
-    return CPPotential(
-        log_alpha=jnp.concatenate([potential.log_alpha, jnp.full((extra,), -jnp.inf, dtype)]),
-        log_cp_cores=jnp.concatenate([potential.log_cp_cores,
-                                      jnp.zeros((d, s, extra), dtype)], axis=-1))
+  Returns:
+    CPPotential with K' components.
+  """
+  k = potential.num_potentials
+  if num_potentials < k:
+    raise ValueError(f"num_potentials must be >= K = {k}, got {num_potentials}")
+  if num_potentials == k:
+    return potential
+  extra = num_potentials - k
+  dtype = potential.log_alpha.dtype
+  d, s = potential.dim, potential.num_categories
+  return CPPotential(
+      log_alpha=jnp.concatenate([potential.log_alpha, jnp.full((extra,), -jnp.inf, dtype)]),
+      log_cp_cores=jnp.concatenate([potential.log_cp_cores,
+                                    jnp.zeros((d, s, extra), dtype)], axis=-1))
 
 
 def _cp_model(potential: CPPotential, bench: Benchmark, pad_to: int = 0) -> Model:
-    potential = pad_potential(potential, max(potential.num_potentials, int(pad_to)))
-    ref, chunk = bench.reference, bench.chunk_elements
-    return Model(sample=lambda rng, x0: _cp_sample(potential, ref, rng, x0, chunk),
-                 log_prob=lambda x0, y: _cp_log_prob(potential, ref, x0, y, chunk),
-                 transition_fn=_cp_transition, transition_params=(potential, ref),
-                 potential=potential)
+  potential = pad_potential(potential, max(potential.num_potentials, int(pad_to)))
+  ref, chunk = bench.reference, bench.chunk_elements
+  return Model(sample=lambda rng, x0: _cp_sample(potential, ref, rng, x0, chunk),
+               log_prob=lambda x0, y: _cp_log_prob(potential, ref, x0, y, chunk),
+               transition_fn=_cp_transition, transition_params=(potential, ref),
+               potential=potential)
 
 
 @jax.jit
 def _reverse_prior_sample(log_kernel, rng, y):
-    # x_0^d ~ Q̄_{N+1}(., y^d): read the column of y explicitly (no symmetry assumed).
-    return jax.random.categorical(rng, log_kernel.T[y], axis=-1).astype(jnp.int32)
+  # x_0^d ~ Q̄_{N+1}(., y^d): read the column of y explicitly (no symmetry assumed).
+  return jax.random.categorical(rng, log_kernel.T[y], axis=-1).astype(jnp.int32)
 
 
 class _TruthSolver:
-    """The true plan as a model (truth-vs-truth ceilings)."""
+  """The true plan as a model (truth-vs-truth ceilings)."""
 
-    def __init__(self, **overrides: Any):
-        if overrides:
-            raise ValueError(f"truth takes no overrides, got {sorted(overrides)}")
+  def __init__(self, **overrides: Any):
+    if overrides:
+      raise ValueError(f"truth takes no overrides, got {sorted(overrides)}")
 
-    def solve(self, bench: Benchmark, rng: jax.Array) -> Benchmark:
-        del rng
-        return bench
+  def solve(self, bench: Benchmark, rng: jax.Array) -> Benchmark:
+    del rng
+    return bench
 
 
 def _truth_adapter(bench_out: Benchmark, bench: Benchmark, pad_to: int = 0) -> Model:
-    model = _cp_model(bench.potential, bench, pad_to)
+  model = _cp_model(bench.potential, bench, pad_to)
 
-    def reverse(rng, y):
-        # A fresh, independent set of true pairs (y', x_0'): its joint law is the truth's.
-        return bench.sample_pairs(rng, y.shape[0])
+  def reverse(rng, y):
+    # A fresh, independent set of true pairs (y', x_0'): its joint law is the truth's.
+    return bench.sample_pairs(rng, y.shape[0])
 
-    return model._replace(reverse_sample=reverse)
+  return model._replace(reverse_sample=reverse)
 
 
 class _IndependentSolver:
-    """y ~ p_1 ignoring x_0."""
+  """y ~ p_1 ignoring x_0."""
 
-    def __init__(self, **overrides: Any):
-        if overrides:
-            raise ValueError(f"independent takes no overrides, got {sorted(overrides)}")
+  def __init__(self, **overrides: Any):
+    if overrides:
+      raise ValueError(f"independent takes no overrides, got {sorted(overrides)}")
 
-    def solve(self, bench: Benchmark, rng: jax.Array) -> Benchmark:
-        del rng
-        return bench
+  def solve(self, bench: Benchmark, rng: jax.Array) -> Benchmark:
+    del rng
+    return bench
 
 
 def _independent_adapter(out: Benchmark, bench: Benchmark, pad_to: int = 0) -> Model:
-    def sample(rng, x0):
-        return M.independent_baseline_sample(bench, rng, x0)
+  def sample(rng, x0):
+    return M.independent_baseline_sample(bench, rng, x0)
 
-    def reverse(rng, y):
-        return bench.sample_source(rng, y.shape[0])
+  def reverse(rng, y):
+    return bench.sample_source(rng, y.shape[0])
 
-    return Model(sample=sample, reverse_sample=reverse)
+  return Model(sample=sample, reverse_sample=reverse)
 
 
 class _PriorSolver:
-    """y ~ q(. | x_0): the CP potential v = 1 (K = 1, log r = 0)."""
+  """y ~ q(. | x_0): the CP potential v = 1 (K = 1, log r = 0)."""
 
-    def __init__(self, **overrides: Any):
-        if overrides:
-            raise ValueError(f"prior takes no overrides, got {sorted(overrides)}")
+  def __init__(self, **overrides: Any):
+    if overrides:
+      raise ValueError(f"prior takes no overrides, got {sorted(overrides)}")
 
-    def solve(self, bench: Benchmark, rng: jax.Array) -> CPPotential:
-        del rng
-        dtype = bench.log_cp_cores.dtype
-        return CPPotential(log_alpha=jnp.zeros((1,), dtype),
-                           log_cp_cores=jnp.zeros((bench.dim, bench.num_categories, 1), dtype))
+  def solve(self, bench: Benchmark, rng: jax.Array) -> CPPotential:
+    del rng
+    dtype = bench.log_cp_cores.dtype
+    return CPPotential(log_alpha=jnp.zeros((1,), dtype),
+                       log_cp_cores=jnp.zeros((bench.dim, bench.num_categories, 1), dtype))
 
 
 def _prior_adapter(potential: CPPotential, bench: Benchmark, pad_to: int = 0) -> Model:
-    kernel = bench.reference_log_kernel()
-    return _cp_model(potential, bench, pad_to)._replace(
-        reverse_sample=lambda rng, y: _reverse_prior_sample(kernel, rng, y))
+  kernel = bench.reference_log_kernel()
+  return _cp_model(potential, bench, pad_to)._replace(
+      reverse_sample=lambda rng, y: _reverse_prior_sample(kernel, rng, y))
 
 
 class _FeaturewiseSolver:
-    """Exact 1-D EOT per coordinate (ott-jax Sinkhorn), as a rank-1 CP potential."""
+  """Exact 1-D EOT per coordinate (ott-jax Sinkhorn), as a rank-1 CP potential."""
 
-    def __init__(self, num_marginal_samples: int = 20_000, threshold: float = 1e-6,
-                 max_iterations: int = 10_000):
-        self.kwargs = dict(num_marginal_samples=num_marginal_samples, threshold=threshold,
-                           max_iterations=max_iterations)
+  def __init__(self, num_marginal_samples: int = 20_000, threshold: float = 1e-6,
+               max_iterations: int = 10_000):
+    self.kwargs = dict(num_marginal_samples=num_marginal_samples, threshold=threshold,
+                       max_iterations=max_iterations)
 
-    def solve(self, bench: Benchmark, rng: jax.Array) -> CPPotential:
-        return M.featurewise_eot_potential(bench, rng, **self.kwargs)
+  def solve(self, bench: Benchmark, rng: jax.Array) -> CPPotential:
+    return M.featurewise_eot_potential(bench, rng, **self.kwargs)
 
 
 def _potential_adapter(out: Any, bench: Benchmark, pad_to: int = 0) -> Model:
-    return _cp_model(getattr(out, "potential", out), bench, pad_to)
+  return _cp_model(getattr(out, "potential", out), bench, pad_to)
 
 
 def _steps_fields(cls: type, overrides: dict) -> dict:
-    """Sets steps_per_chunk to divide train_steps when the overrides leave it unset."""
-    out = dict(overrides)
-    names = {f.name for f in dataclasses.fields(cls)}
-    if "train_steps" in out and "steps_per_chunk" in names and "steps_per_chunk" not in out:
-        steps = int(out["train_steps"])
-        out["steps_per_chunk"] = steps if steps <= 1000 or steps % 1000 else 1000
-    return out
+  """Sets steps_per_chunk to divide train_steps when the overrides leave it unset."""
+  out = dict(overrides)
+  names = {f.name for f in dataclasses.fields(cls)}
+  if "train_steps" in out and "steps_per_chunk" in names and "steps_per_chunk" not in out:
+    steps = int(out["train_steps"])
+    out["steps_per_chunk"] = steps if steps <= 1000 or steps % 1000 else 1000
+  return out
 
 
 def _dlightsb_factory(overrides: dict):
-    return DLightSB(DLightSBConfig(**_steps_fields(DLightSBConfig, overrides)))
+  return DLightSB(DLightSBConfig(**_steps_fields(DLightSBConfig, overrides)))
 
 
 def _dlightsb_m_factory(loss: str):
-    def factory(overrides: dict):
-        return DLightSBM(DLightSBMConfig(**_steps_fields(DLightSBMConfig,
-                                                         {"loss": loss, **overrides})))
-    return factory
+  def factory(overrides: dict):
+    return DLightSBM(DLightSBMConfig(**_steps_fields(DLightSBMConfig,
+                                                     {"loss": loss, **overrides})))
+  return factory
 
 
 def _csbm_factory(name: str):
-    solver_cls, cfg_cls = (CSBM, CSBMConfig) if name == "csbm" else (AlphaCSBM, AlphaCSBMConfig)
+  solver_cls, cfg_cls = (CSBM, CSBMConfig) if name == "csbm" else (AlphaCSBM, AlphaCSBMConfig)
 
-    def factory(overrides: dict):
-        out = dict(overrides)
-        if "train_steps" in out and "epoch_steps" not in out:
-            # Laptop runs keep the reference's schedule shape: CSBM alternates directions every
-            # epoch (14 epochs), alpha-CSBM runs 3 + 4 epochs.
-            out["epoch_steps"] = max(1, int(out["train_steps"]) // (14 if name == "csbm" else 7))
-            if name == "csbm" and "num_first_iterations" not in out:
-                out["num_first_iterations"] = 1
-        return solver_cls(cfg_cls(**_steps_fields(cfg_cls, out)))
-    return factory
+  def factory(overrides: dict):
+    out = dict(overrides)
+    if "train_steps" in out and "epoch_steps" not in out:
+      # Laptop runs keep the reference's schedule shape: CSBM alternates directions every
+      # epoch (14 epochs), alpha-CSBM runs 3 + 4 epochs.
+      out["epoch_steps"] = max(1, int(out["train_steps"]) // (14 if name == "csbm" else 7))
+      if name == "csbm" and "num_first_iterations" not in out:
+        out["num_first_iterations"] = 1
+    return solver_cls(cfg_cls(**_steps_fields(cfg_cls, out)))
+  return factory
 
 
 @dataclasses.dataclass(frozen=True)
 class _NetTransition:
-    """Hashable (net, chunk) wrapper of csbm.model_transition_logits: params are traced, so every
-    CSBM-type model with the same network definition shares one compiled trajectory KL."""
+  """Hashable (net, chunk) wrapper of csbm.model_transition_logits: params are traced, so every
+  CSBM-type model with the same network definition shares one compiled trajectory KL."""
 
-    net: Any
-    chunk_elements: int
+  net: Any
+  chunk_elements: int
 
-    def __call__(self, params, x_t, t):
-        net_params, reference = params
-        return csbm_lib.model_transition_logits(self.net, net_params, reference, x_t, t,
-                                                self.chunk_elements)
+  def __call__(self, params, x_t, t):
+    net_params, reference = params
+    return csbm_lib.model_transition_logits(self.net, net_params, reference, x_t, t,
+                                            self.chunk_elements)
 
 
 def _transition_adapter(out: Any, bench: Benchmark, pad_to: int = 0) -> Model:
-    """A CSBM-type output (``CSBMOutput``) as a Model: samples and per-step transition logits."""
-    return Model(sample=out.sample, transition_fn=_NetTransition(out.net, int(out.chunk_elements)),
-                 transition_params=(out.params, out.reference))
+  """A CSBM-type output (``CSBMOutput``) as a Model: samples and per-step transition logits."""
+  return Model(sample=out.sample, transition_fn=_NetTransition(out.net, int(out.chunk_elements)),
+               transition_params=(out.params, out.reference))
 
 
 class SolverEntry(NamedTuple):
-    """One row of the solver table.
+  """One row of the solver table.
 
-    Attributes:
-      factory: overrides dict -> solver object with ``solve(benchmark, rng)``.
-      adapter: (solver output, benchmark, pad_to) -> Model; CP-potential models are padded to
-        at least ``pad_to`` components (``pad_potential``).
-      trained: whether the solver trains (``steps`` applies).
-      supports_reverse: whether reversed (image) presets are supported.
-      description: one line for tables and --help.
-      solver_cls: the trained solver's class (None for baselines).
-      config_cls: its config dataclass (None for baselines).
-      paper_steps: the paper's number of training steps (None for baselines).
-      fixed: config fields the row fixes (``dlightsb_m_joint``: loss="joint").
-    """
+  Attributes:
+    factory: overrides dict -> solver object with ``solve(benchmark, rng)``.
+    adapter: (solver output, benchmark, pad_to) -> Model; CP-potential models are padded to
+      at least ``pad_to`` components (``pad_potential``).
+    trained: whether the solver trains (``steps`` applies).
+    supports_reverse: whether reversed (image) presets are supported.
+    description: one line for tables and --help.
+    solver_cls: the trained solver's class (None for baselines).
+    config_cls: its config dataclass (None for baselines).
+    paper_steps: the paper's number of training steps (None for baselines).
+    fixed: config fields the row fixes (``dlightsb_m_joint``: loss="joint").
+  """
 
-    factory: Callable[[dict], Any]
-    adapter: Callable[[Any, Benchmark, int], Model]
-    trained: bool
-    supports_reverse: bool
-    description: str
-    solver_cls: type | None = None
-    config_cls: type | None = None
-    paper_steps: int | None = None
-    fixed: dict | None = None
+  factory: Callable[[dict], Any]
+  adapter: Callable[[Any, Benchmark, int], Model]
+  trained: bool
+  supports_reverse: bool
+  description: str
+  solver_cls: type | None = None
+  config_cls: type | None = None
+  paper_steps: int | None = None
+  fixed: dict | None = None
 
 
 SOLVERS: dict[str, SolverEntry] = {
@@ -418,27 +418,27 @@ SOLVERS: dict[str, SolverEntry] = {
 
 
 def _check_solver(name: str) -> SolverEntry:
-    if name not in SOLVERS:
-        raise ValueError(f"unknown solver {name!r}; choose from {sorted(SOLVERS)}")
-    return SOLVERS[name]
+  if name not in SOLVERS:
+    raise ValueError(f"unknown solver {name!r}; choose from {sorted(SOLVERS)}")
+  return SOLVERS[name]
 
 
 def make_solver(name: str, overrides: dict | None = None, steps: int | None = None) -> Any:
-    """Builds a solver from the table.
+  """Builds a solver from the table.
 
-    Args:
-      name: a key of ``SOLVERS``.
-      overrides: config fields (trained solvers) or constructor keywords (baselines).
-      steps: train_steps for trained solvers (ignored by baselines); overrides win.
+  Args:
+    name: a key of ``SOLVERS``.
+    overrides: config fields (trained solvers) or constructor keywords (baselines).
+    steps: train_steps for trained solvers (ignored by baselines); overrides win.
 
-    Returns:
-      an object with ``solve(benchmark, rng)``.
-    """
-    entry = _check_solver(name)
-    overrides = dict(overrides or {})
-    if steps is not None and entry.trained:
-        overrides.setdefault("train_steps", int(steps))
-    return entry.factory(overrides)
+  Returns:
+    an object with ``solve(benchmark, rng)``.
+  """
+  entry = _check_solver(name)
+  overrides = dict(overrides or {})
+  if steps is not None and entry.trained:
+    overrides.setdefault("train_steps", int(steps))
+  return entry.factory(overrides)
 
 
 # --------------------------------------------------------------------------------------------
@@ -454,27 +454,27 @@ _HIGHER_IS_BETTER = {"cond_shape", "cond_trend", "shape", "trend", "c2st"}
 
 @dataclasses.dataclass
 class PresetContext:
-    """A built preset with its fixed evaluation set (shared by all solvers and seeds).
+  """A built preset with its fixed evaluation set (shared by all solvers and seeds).
 
-    Attributes:
-      name: canonical preset name.
-      bench: the Benchmark.
-      x0: (num_test, D) test sources (reversed presets: the true pairs' sources).
-      y: (num_test, D) true plan samples given x0.
-      points: (P, D) conditioning points.
-      enumerable: whether exact KL / TV by enumeration apply.
-      log_p1: (S^D,) exact log p_1 on enumerable instances, else None.
-      settings: the evaluation sizes.
-    """
+  Attributes:
+    name: canonical preset name.
+    bench: the Benchmark.
+    x0: (num_test, D) test sources (reversed presets: the true pairs' sources).
+    y: (num_test, D) true plan samples given x0.
+    points: (P, D) conditioning points.
+    enumerable: whether exact KL / TV by enumeration apply.
+    log_p1: (S^D,) exact log p_1 on enumerable instances, else None.
+    settings: the evaluation sizes.
+  """
 
-    name: str
-    bench: Benchmark
-    x0: jax.Array
-    y: jax.Array
-    points: jax.Array
-    enumerable: bool
-    log_p1: jax.Array | None
-    settings: dict
+  name: str
+  bench: Benchmark
+  x0: jax.Array
+  y: jax.Array
+  points: jax.Array
+  enumerable: bool
+  log_p1: jax.Array | None
+  settings: dict
 
 
 def prepare_preset(preset: str | Benchmark, instance_seed: int = 0, *, num_test: int = 4096,
@@ -483,176 +483,176 @@ def prepare_preset(preset: str | Benchmark, instance_seed: int = 0, *, num_test:
                    preset_overrides: dict | None = None, c2st_steps: int = 300,
                    trend: bool = True, eval_seed: int | None = None,
                    name: str = "custom") -> PresetContext:
-    """Builds a preset and its evaluation set (spec §6: test pairs, one conditioning point per
-    evaluation batch of num_test / num_points).
+  """Builds a preset and its evaluation set (spec §6: test pairs, one conditioning point per
+  evaluation batch of num_test / num_points).
 
-    Args:
-      preset: preset name or alias, or a ready Benchmark (named "custom"; then
-        ``source_samples`` and ``preset_overrides`` must be None).
-      instance_seed: seed of the instance and of the evaluation draws.
-      num_test: test pairs (paper: 20,000).
-      num_points: conditioning points (paper: 157).
-      cond_samples: conditional samples per point (paper: 1,000).
-      num_traj: test sources used for the trajectory KLs.
-      max_exact_pairs: enumerate (exact KL / TV) when S^(2D) <= this.
-      source_samples: image presets' user-supplied (n, 3072) source array.
-      preset_overrides: further ``build_preset`` keyword overrides.
-      c2st_steps: classifier training steps of the C2ST (reversed presets).
-      trend: compute trend / cond trend (needs (D S)^2 pair histograms; off above a size limit).
-      eval_seed: seed of the evaluation draws (default: ``instance_seed``).
-      name: the context's name when ``preset`` is a ready Benchmark.
+  Args:
+    preset: preset name or alias, or a ready Benchmark (named "custom"; then
+      ``source_samples`` and ``preset_overrides`` must be None).
+    instance_seed: seed of the instance and of the evaluation draws.
+    num_test: test pairs (paper: 20,000).
+    num_points: conditioning points (paper: 157).
+    cond_samples: conditional samples per point (paper: 1,000).
+    num_traj: test sources used for the trajectory KLs.
+    max_exact_pairs: enumerate (exact KL / TV) when S^(2D) <= this.
+    source_samples: image presets' user-supplied (n, 3072) source array.
+    preset_overrides: further ``build_preset`` keyword overrides.
+    c2st_steps: classifier training steps of the C2ST (reversed presets).
+    trend: compute trend / cond trend (needs (D S)^2 pair histograms; off above a size limit).
+    eval_seed: seed of the evaluation draws (default: ``instance_seed``).
+    name: the context's name when ``preset`` is a ready Benchmark.
 
-    Returns:
-      PresetContext.
-    """
-    for value, field in ((num_test, "num_test"), (num_points, "num_points"),
-                         (cond_samples, "cond_samples"), (num_traj, "num_traj"),
-                         (c2st_steps, "c2st_steps")):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{field} must be an int >= 1, got {value!r}")
-    if num_points > num_test:
-        raise ValueError(f"num_points ({num_points}) must not exceed num_test ({num_test})")
-    if isinstance(preset, Benchmark):
-        if source_samples is not None or preset_overrides:
-            raise ValueError("source_samples / preset_overrides apply to preset names, not to a "
-                             "ready Benchmark")
-        bench = preset
-    else:
-        name = resolve_preset(preset)
-        bench = build_preset(name, instance_seed, source_samples=source_samples,
-                             **(preset_overrides or {}))
-    key = jax.random.fold_in(
-        jax.random.key(instance_seed if eval_seed is None else eval_seed), 20_000)
-    x0, y = bench.sample_pairs(key, num_test)
-    batch = num_test // num_points
-    points = M.conditioning_points(x0, batch)[:num_points]
-    s, d = bench.num_categories, bench.dim
-    enumerable = s ** (2 * d) <= max_exact_pairs and not bench.reverse
-    log_p1 = M.exact_target_log_probs(bench, max_exact_pairs)[1] if enumerable else None
-    with_trend = bool(trend) and (d * s) ** 2 <= M._PAIR_HIST_LIMIT
-    settings = dict(instance_seed=instance_seed, num_test=num_test, num_points=num_points,
-                    cond_samples=cond_samples, num_traj=num_traj, c2st_steps=c2st_steps,
-                    trend=with_trend)
-    return PresetContext(name=name, bench=bench, x0=x0, y=y, points=points,
-                         enumerable=enumerable, log_p1=log_p1, settings=settings)
+  Returns:
+    PresetContext.
+  """
+  for value, field in ((num_test, "num_test"), (num_points, "num_points"),
+                       (cond_samples, "cond_samples"), (num_traj, "num_traj"),
+                       (c2st_steps, "c2st_steps")):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+      raise ValueError(f"{field} must be an int >= 1, got {value!r}")
+  if num_points > num_test:
+    raise ValueError(f"num_points ({num_points}) must not exceed num_test ({num_test})")
+  if isinstance(preset, Benchmark):
+    if source_samples is not None or preset_overrides:
+      raise ValueError("source_samples / preset_overrides apply to preset names, not to a "
+                       "ready Benchmark")
+    bench = preset
+  else:
+    name = resolve_preset(preset)
+    bench = build_preset(name, instance_seed, source_samples=source_samples,
+                         **(preset_overrides or {}))
+  key = jax.random.fold_in(
+      jax.random.key(instance_seed if eval_seed is None else eval_seed), 20_000)
+  x0, y = bench.sample_pairs(key, num_test)
+  batch = num_test // num_points
+  points = M.conditioning_points(x0, batch)[:num_points]
+  s, d = bench.num_categories, bench.dim
+  enumerable = s ** (2 * d) <= max_exact_pairs and not bench.reverse
+  log_p1 = M.exact_target_log_probs(bench, max_exact_pairs)[1] if enumerable else None
+  with_trend = bool(trend) and (d * s) ** 2 <= M._PAIR_HIST_LIMIT
+  settings = dict(instance_seed=instance_seed, num_test=num_test, num_points=num_points,
+                  cond_samples=cond_samples, num_traj=num_traj, c2st_steps=c2st_steps,
+                  trend=with_trend)
+  return PresetContext(name=name, bench=bench, x0=x0, y=y, points=points,
+                       enumerable=enumerable, log_p1=log_p1, settings=settings)
 
 
 def _nan_row() -> dict[str, float]:
-    return {m: float("nan") for m in METRICS}
+  return {m: float("nan") for m in METRICS}
 
 
 def evaluate_model(ctx: PresetContext, model: Model, rng: jax.Array) -> dict[str, float]:
-    """All metrics of one model on a prepared preset (NaN where undefined).
+  """All metrics of one model on a prepared preset (NaN where undefined).
 
-    Args:
-      ctx: the prepared preset.
-      model: the solver's Model.
-      rng: PRNG key for the model's (and the conditional truth's) samples.
+  Args:
+    ctx: the prepared preset.
+    model: the solver's Model.
+    rng: PRNG key for the model's (and the conditional truth's) samples.
 
-    Returns:
-      {metric: float} for every name in METRICS.
-    """
-    bench = ctx.bench
-    s, d = bench.num_categories, bench.dim
-    out = _nan_row()
-    keys = jax.random.split(rng, 6)
-    if bench.reverse:
-        return _evaluate_reverse(ctx, model, keys)
-    y_hat = jnp.asarray(model.sample(keys[0], ctx.x0))
-    out["shape"] = float(M.shape_score(ctx.y, y_hat, s))
-    with_trend = ctx.settings.get("trend", (d * s) ** 2 <= M._PAIR_HIST_LIMIT)
-    if with_trend:
-        out["trend"] = float(M.trend_score(ctx.y, y_hat, s))
-    cond = M.conditional_shape_trend(keys[1], ctx.points, bench.sample_plan, model.sample, s,
-                                     num_samples=ctx.settings["cond_samples"],
-                                     with_trend=with_trend)
-    out["cond_shape"] = float(cond["cond_shape"])
-    if with_trend:
-        out["cond_trend"] = float(cond["cond_trend"])
-    out["sb_perplexity"] = float(M.sb_perplexity(bench, ctx.x0, y_hat))
-    if model.transition_fn is not None and bench.num_steps >= 1:
-        x_traj = ctx.x0[:ctx.settings["num_traj"]]
-        out["traj_kl_fwd"] = float(M.trajectory_kl_forward(
-            keys[2], bench, x_traj, model.transition_fn, model.transition_params))
-        out["traj_kl_rev"] = float(M.trajectory_kl_reverse(
-            keys[3], bench, x_traj, model.transition_fn, model.transition_params,
-            model_potential=model.potential))
-    if model.log_prob is not None:
-        out["mc_kl"] = float(M.mc_conditional_kl(keys[4], bench, ctx.x0, model.log_prob))
-    if ctx.enumerable:
-        log_prob = model.log_prob
-        if log_prob is None and ctx.log_p1 is not None and model.transition_fn is None:
-            # Only the independent baseline lacks both: its plan is p_1 whatever x_0.
-            log_p1 = ctx.log_p1
-            log_prob = lambda x0, y: log_p1[M.state_index(y, s)]  # noqa: E731
-        elif log_prob is None:
-            table = M.exact_plan_from_transition_logits(
-                bench, model.transition_fn, model.transition_params,
-                max_states=s ** d)
-            log_prob = lambda x0, y: table[M.state_index(x0, s), M.state_index(y, s)]  # noqa
-        exact = M.exact_conditional_kl_tv(bench, log_prob)
-        out["exact_kl"], out["exact_tv"] = float(exact.kl), float(exact.tv)
-    return out
+  Returns:
+    {metric: float} for every name in METRICS.
+  """
+  bench = ctx.bench
+  s, d = bench.num_categories, bench.dim
+  out = _nan_row()
+  keys = jax.random.split(rng, 6)
+  if bench.reverse:
+    return _evaluate_reverse(ctx, model, keys)
+  y_hat = jnp.asarray(model.sample(keys[0], ctx.x0))
+  out["shape"] = float(M.shape_score(ctx.y, y_hat, s))
+  with_trend = ctx.settings.get("trend", (d * s) ** 2 <= M._PAIR_HIST_LIMIT)
+  if with_trend:
+    out["trend"] = float(M.trend_score(ctx.y, y_hat, s))
+  cond = M.conditional_shape_trend(keys[1], ctx.points, bench.sample_plan, model.sample, s,
+                                   num_samples=ctx.settings["cond_samples"],
+                                   with_trend=with_trend)
+  out["cond_shape"] = float(cond["cond_shape"])
+  if with_trend:
+    out["cond_trend"] = float(cond["cond_trend"])
+  out["sb_perplexity"] = float(M.sb_perplexity(bench, ctx.x0, y_hat))
+  if model.transition_fn is not None and bench.num_steps >= 1:
+    x_traj = ctx.x0[:ctx.settings["num_traj"]]
+    out["traj_kl_fwd"] = float(M.trajectory_kl_forward(
+        keys[2], bench, x_traj, model.transition_fn, model.transition_params))
+    out["traj_kl_rev"] = float(M.trajectory_kl_reverse(
+        keys[3], bench, x_traj, model.transition_fn, model.transition_params,
+        model_potential=model.potential))
+  if model.log_prob is not None:
+    out["mc_kl"] = float(M.mc_conditional_kl(keys[4], bench, ctx.x0, model.log_prob))
+  if ctx.enumerable:
+    log_prob = model.log_prob
+    if log_prob is None and ctx.log_p1 is not None and model.transition_fn is None:
+      # Only the independent baseline lacks both: its plan is p_1 whatever x_0.
+      log_p1 = ctx.log_p1
+      log_prob = lambda x0, y: log_p1[M.state_index(y, s)]  # noqa: E731
+    elif log_prob is None:
+      table = M.exact_plan_from_transition_logits(
+          bench, model.transition_fn, model.transition_params,
+          max_states=s ** d)
+      log_prob = lambda x0, y: table[M.state_index(x0, s), M.state_index(y, s)]  # noqa
+    exact = M.exact_conditional_kl_tv(bench, log_prob)
+    out["exact_kl"], out["exact_tv"] = float(exact.kl), float(exact.tv)
+  return out
 
 
 def _evaluate_reverse(ctx: PresetContext, model: Model, keys: jax.Array) -> dict[str, float]:
-    """Reversed presets: condition on y, compare (y, x_0) with (y, x_hat_0)."""
-    bench = ctx.bench
-    s = bench.num_categories
-    out = _nan_row()
-    if model.reverse_sample is None:
-        raise ValueError("this solver does not support reversed (image) presets")
-    got = model.reverse_sample(keys[0], ctx.y)
-    if isinstance(got, tuple):  # the truth returns fresh true pairs (x_0', y')
-        x_hat, y_cond = got
-    else:
-        x_hat, y_cond = jnp.asarray(got), ctx.y
-    out["shape"] = float(M.shape_score(ctx.x0, x_hat, s))
-    real = jnp.concatenate([ctx.y, ctx.x0], axis=-1)
-    fake = jnp.concatenate([y_cond, x_hat], axis=-1)
-    out["c2st"] = float(M.c2st(keys[1], real, fake, s,
-                               train_steps=ctx.settings["c2st_steps"]).score)
-    # Swapped roles (spec §7): pi*^d(y^d | x_hat_0).
-    out["sb_perplexity"] = float(M.sb_perplexity(bench, x_hat, y_cond))
-    return out
+  """Reversed presets: condition on y, compare (y, x_0) with (y, x_hat_0)."""
+  bench = ctx.bench
+  s = bench.num_categories
+  out = _nan_row()
+  if model.reverse_sample is None:
+    raise ValueError("this solver does not support reversed (image) presets")
+  got = model.reverse_sample(keys[0], ctx.y)
+  if isinstance(got, tuple):  # the truth returns fresh true pairs (x_0', y')
+    x_hat, y_cond = got
+  else:
+    x_hat, y_cond = jnp.asarray(got), ctx.y
+  out["shape"] = float(M.shape_score(ctx.x0, x_hat, s))
+  real = jnp.concatenate([ctx.y, ctx.x0], axis=-1)
+  fake = jnp.concatenate([y_cond, x_hat], axis=-1)
+  out["c2st"] = float(M.c2st(keys[1], real, fake, s,
+                             train_steps=ctx.settings["c2st_steps"]).score)
+  # Swapped roles (spec §7): pi*^d(y^d | x_hat_0).
+  out["sb_perplexity"] = float(M.sb_perplexity(bench, x_hat, y_cond))
+  return out
 
 
 def evaluate_solver(name: str, preset: str | PresetContext, seed: int = 0, *,
                     steps: int | None = None, overrides: dict | None = None,
                     pad_to: int = 0, **prepare_kwargs: Any) -> dict[str, Any]:
-    """Builds the preset (unless a PresetContext is given), trains the solver and evaluates it.
+  """Builds the preset (unless a PresetContext is given), trains the solver and evaluates it.
 
-    Args:
-      name: a key of ``SOLVERS``.
-      preset: preset name / alias, or a PresetContext from ``prepare_preset``.
-      seed: solver seed (training and model sampling).
-      steps: train_steps for trained solvers.
-      overrides: solver config overrides.
-      pad_to: pad CP-potential models to at least this many zero-weight components for
-        evaluation (``pad_potential``; exact, saves compiles when models of several K are run).
-      **prepare_kwargs: ``prepare_preset`` arguments when ``preset`` is a name.
+  Args:
+    name: a key of ``SOLVERS``.
+    preset: preset name / alias, or a PresetContext from ``prepare_preset``.
+    seed: solver seed (training and model sampling).
+    steps: train_steps for trained solvers.
+    overrides: solver config overrides.
+    pad_to: pad CP-potential models to at least this many zero-weight components for
+      evaluation (``pad_potential``; exact, saves compiles when models of several K are run).
+    **prepare_kwargs: ``prepare_preset`` arguments when ``preset`` is a name.
 
-    Returns:
-      {"solver", "preset", "seed", "train_seconds", "eval_seconds", **metrics}.
-    """
-    entry = _check_solver(name)
-    ctx = preset if isinstance(preset, PresetContext) else prepare_preset(preset,
-                                                                          **prepare_kwargs)
-    if ctx.bench.reverse and not entry.supports_reverse:
-        raise ValueError(f"solver {name!r} does not support reversed (image) presets; supported: "
-                         f"{sorted(n for n, e in SOLVERS.items() if e.supports_reverse)}")
-    solver = make_solver(name, overrides, steps)
-    k_train, k_eval = jax.random.split(jax.random.key(seed))
-    t0 = time.time()
-    out = solver.solve(ctx.bench, k_train)
-    for leaf in jax.tree.leaves(out):
-        if isinstance(leaf, jax.Array):
-            leaf.block_until_ready()
-    t1 = time.time()
-    metrics = evaluate_model(ctx, entry.adapter(out, ctx.bench, pad_to), k_eval)
-    t2 = time.time()
-    return dict(solver=name, preset=ctx.name, seed=int(seed), train_seconds=t1 - t0,
-                eval_seconds=t2 - t1, **metrics)
+  Returns:
+    {"solver", "preset", "seed", "train_seconds", "eval_seconds", **metrics}.
+  """
+  entry = _check_solver(name)
+  ctx = preset if isinstance(preset, PresetContext) else prepare_preset(preset,
+                                                                        **prepare_kwargs)
+  if ctx.bench.reverse and not entry.supports_reverse:
+    raise ValueError(f"solver {name!r} does not support reversed (image) presets; supported: "
+                     f"{sorted(n for n, e in SOLVERS.items() if e.supports_reverse)}")
+  solver = make_solver(name, overrides, steps)
+  k_train, k_eval = jax.random.split(jax.random.key(seed))
+  t0 = time.time()
+  out = solver.solve(ctx.bench, k_train)
+  for leaf in jax.tree.leaves(out):
+    if isinstance(leaf, jax.Array):
+      leaf.block_until_ready()
+  t1 = time.time()
+  metrics = evaluate_model(ctx, entry.adapter(out, ctx.bench, pad_to), k_eval)
+  t2 = time.time()
+  return dict(solver=name, preset=ctx.name, seed=int(seed), train_seconds=t1 - t0,
+              eval_seconds=t2 - t1, **metrics)
 
 
 # --------------------------------------------------------------------------------------------
@@ -661,45 +661,45 @@ def evaluate_solver(name: str, preset: str | PresetContext, seed: int = 0, *,
 
 
 def _aggregate(runs: list[dict]) -> dict[str, Any]:
-    row: dict[str, Any] = dict(solver=runs[0]["solver"], preset=runs[0]["preset"],
-                               seeds=[r["seed"] for r in runs])
-    for m in METRICS + ("train_seconds",):
-        vals = np.asarray([r[m] for r in runs], np.float64)
-        ok = np.isfinite(vals)
-        row[m] = (float(vals.mean()), float(vals.std())) if ok.all() else None
-    return row
+  row: dict[str, Any] = dict(solver=runs[0]["solver"], preset=runs[0]["preset"],
+                             seeds=[r["seed"] for r in runs])
+  for m in METRICS + ("train_seconds",):
+    vals = np.asarray([r[m] for r in runs], np.float64)
+    ok = np.isfinite(vals)
+    row[m] = (float(vals.mean()), float(vals.std())) if ok.all() else None
+  return row
 
 
 def _cell(value) -> str:
-    if value is None:
-        return "—"
-    mean, std = value
-    digits = 3 if abs(mean) >= 0.01 or mean == 0 else 4
-    return f"{mean:.{digits}f} ± {std:.{digits}f}" if digits == 3 else f"{mean:.2e} ± {std:.1e}"
+  if value is None:
+    return "—"
+  mean, std = value
+  digits = 3 if abs(mean) >= 0.01 or mean == 0 else 4
+  return f"{mean:.{digits}f} ± {std:.{digits}f}" if digits == 3 else f"{mean:.2e} ± {std:.1e}"
 
 
 def format_table(rows: list[dict]) -> str:
-    """Markdown table of aggregated rows (metric columns that are "—" in every row are dropped).
+  """Markdown table of aggregated rows (metric columns that are "—" in every row are dropped).
 
-    Rows with a ``note`` (unavailable solvers, errors) show it in place of the metrics.
-    """
-    metric_rows = [r for r in rows if "note" not in r]
-    cols = [m for m in METRICS if any(r.get(m) is not None for r in metric_rows)]
-    cols = cols + ["train_seconds"]
-    head = ["preset", "solver"] + [c.replace("_", " ") for c in cols]
-    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-    for r in rows:
-        if "note" in r:
-            cells = [r["note"]] + [""] * (len(cols) - 1)
-        else:
-            cells = [_cell(r.get(c)) for c in cols]
-        lines.append("| " + " | ".join([r["preset"], r["solver"]] + cells) + " |")
-    lines.append("")
-    lines.append("mean ± std over seeds; higher is better for " +
-                 ", ".join(c.replace("_", " ") for c in cols if c in _HIGHER_IS_BETTER) +
-                 "; lower for the KLs, TV and SB perplexity (whose ceiling is the truth row's "
-                 "value, not 1); — = not defined for the solver.")
-    return "\n".join(lines)
+  Rows with a ``note`` (unavailable solvers, errors) show it in place of the metrics.
+  """
+  metric_rows = [r for r in rows if "note" not in r]
+  cols = [m for m in METRICS if any(r.get(m) is not None for r in metric_rows)]
+  cols = cols + ["train_seconds"]
+  head = ["preset", "solver"] + [c.replace("_", " ") for c in cols]
+  lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+  for r in rows:
+    if "note" in r:
+      cells = [r["note"]] + [""] * (len(cols) - 1)
+    else:
+      cells = [_cell(r.get(c)) for c in cols]
+    lines.append("| " + " | ".join([r["preset"], r["solver"]] + cells) + " |")
+  lines.append("")
+  lines.append("mean ± std over seeds; higher is better for " +
+               ", ".join(c.replace("_", " ") for c in cols if c in _HIGHER_IS_BETTER) +
+               "; lower for the KLs, TV and SB perplexity (whose ceiling is the truth row's "
+               "value, not 1); — = not defined for the solver.")
+  return "\n".join(lines)
 
 
 def run_table(solvers: list[str], presets: list[str], seeds: list[int], *,
@@ -708,88 +708,88 @@ def run_table(solvers: list[str], presets: list[str], seeds: list[int], *,
               progress: Callable[[str], None] | None = print,
               preset_kwargs: dict[str, dict] | None = None, pad_to: int = 0,
               **prepare_kwargs: Any) -> dict[str, Any]:
-    """Evaluates every (preset, solver, seed) and aggregates mean ± std over seeds.
+  """Evaluates every (preset, solver, seed) and aggregates mean ± std over seeds.
 
-    Args:
-      solvers: names from ``SOLVERS``.
-      presets: preset names or aliases.
-      seeds: solver seeds.
-      steps: train_steps of the trained solvers.
-      overrides: {solver name: config overrides}.
-      out_dir: if given, writes ``table.md`` and ``results.json`` there.
-      on_error: "raise" or "record" (a failing (solver, preset) gets an error row).
-      progress: called with one line per (solver, preset, seed); None silences.
-      preset_kwargs: {preset name: extra ``prepare_preset`` arguments} (e.g. source_samples).
-      pad_to: see ``evaluate_solver``.
-      **prepare_kwargs: ``prepare_preset`` arguments shared by all presets.
+  Args:
+    solvers: names from ``SOLVERS``.
+    presets: preset names or aliases.
+    seeds: solver seeds.
+    steps: train_steps of the trained solvers.
+    overrides: {solver name: config overrides}.
+    out_dir: if given, writes ``table.md`` and ``results.json`` there.
+    on_error: "raise" or "record" (a failing (solver, preset) gets an error row).
+    progress: called with one line per (solver, preset, seed); None silences.
+    preset_kwargs: {preset name: extra ``prepare_preset`` arguments} (e.g. source_samples).
+    pad_to: see ``evaluate_solver``.
+    **prepare_kwargs: ``prepare_preset`` arguments shared by all presets.
 
-    Returns:
-      {"rows": aggregated rows, "runs": per-seed rows, "table": Markdown text, "settings": ...}.
-    """
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
-    solvers = list(solvers)
-    for s in solvers:
-        _check_solver(s)
-    canon = [resolve_preset(p) for p in presets]
-    seeds = [int(s) for s in seeds]
-    if not solvers or not canon or not seeds:
-        raise ValueError("solvers, presets and seeds must each name at least one entry")
-    overrides = dict(overrides or {})
-    for k in overrides:
-        _check_solver(k)
-    preset_kwargs = {resolve_preset(k): v for k, v in (preset_kwargs or {}).items()}
-    say = progress or (lambda line: None)
-    rows, runs = [], []
-    for preset in canon:
-        t0 = time.time()
-        ctx = prepare_preset(preset, **{**prepare_kwargs, **preset_kwargs.get(preset, {})})
-        say(f"[dsb] preset {preset}: D={ctx.bench.dim} S={ctx.bench.num_categories} "
-            f"N={ctx.bench.num_steps} eval set ready in {time.time() - t0:.1f} s")
-        for name in solvers:
-            if ctx.bench.reverse and not SOLVERS[name].supports_reverse:
-                rows.append(dict(solver=name, preset=preset,
-                                 note="not supported on reversed presets"))
-                continue
-            seed_runs = []
-            try:
-                for seed in seeds:
-                    r = evaluate_solver(name, ctx, seed, steps=steps,
-                                        overrides=overrides.get(name), pad_to=pad_to)
-                    seed_runs.append(r)
-                    say(f"[dsb] {name} on {preset} seed {seed}: train {r['train_seconds']:.1f} s"
-                        f", eval {r['eval_seconds']:.1f} s, cond_shape {r['cond_shape']:.3f}, "
-                        f"traj_kl_fwd {r['traj_kl_fwd']:.3g}, exact_kl {r['exact_kl']:.3g}")
-            except Exception as e:  # noqa: BLE001 — recorded when asked to
-                if on_error == "raise":
-                    raise
-                rows.append(dict(solver=name, preset=preset,
-                                 note=f"error: {type(e).__name__}: {str(e)[:200]}"))
-                say(f"[dsb] {name} on {preset}: error {type(e).__name__}: {e}")
-                continue
-            runs.extend(seed_runs)
-            rows.append(_aggregate(seed_runs))
-    table = format_table(rows)
-    settings = dict(solvers=solvers, presets=canon, seeds=seeds, steps=steps,
-                    overrides=overrides, **{k: v for k, v in prepare_kwargs.items()
-                                            if k != "source_samples"})
-    result = dict(rows=rows, runs=runs, table=table, settings=settings)
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "table.md"), "w") as f:
-            f.write(table + "\n")
-        with open(os.path.join(out_dir, "results.json"), "w") as f:
-            json.dump(_jsonable(dict(rows=rows, runs=runs, settings=settings)), f, indent=2)
-    return result
+  Returns:
+    {"rows": aggregated rows, "runs": per-seed rows, "table": Markdown text, "settings": ...}.
+  """
+  if on_error not in ("raise", "record"):
+    raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+  solvers = list(solvers)
+  for s in solvers:
+    _check_solver(s)
+  canon = [resolve_preset(p) for p in presets]
+  seeds = [int(s) for s in seeds]
+  if not solvers or not canon or not seeds:
+    raise ValueError("solvers, presets and seeds must each name at least one entry")
+  overrides = dict(overrides or {})
+  for k in overrides:
+    _check_solver(k)
+  preset_kwargs = {resolve_preset(k): v for k, v in (preset_kwargs or {}).items()}
+  say = progress or (lambda line: None)
+  rows, runs = [], []
+  for preset in canon:
+    t0 = time.time()
+    ctx = prepare_preset(preset, **{**prepare_kwargs, **preset_kwargs.get(preset, {})})
+    say(f"[dsb] preset {preset}: D={ctx.bench.dim} S={ctx.bench.num_categories} "
+        f"N={ctx.bench.num_steps} eval set ready in {time.time() - t0:.1f} s")
+    for name in solvers:
+      if ctx.bench.reverse and not SOLVERS[name].supports_reverse:
+        rows.append(dict(solver=name, preset=preset,
+                         note="not supported on reversed presets"))
+        continue
+      seed_runs = []
+      try:
+        for seed in seeds:
+          r = evaluate_solver(name, ctx, seed, steps=steps,
+                              overrides=overrides.get(name), pad_to=pad_to)
+          seed_runs.append(r)
+          say(f"[dsb] {name} on {preset} seed {seed}: train {r['train_seconds']:.1f} s"
+              f", eval {r['eval_seconds']:.1f} s, cond_shape {r['cond_shape']:.3f}, "
+              f"traj_kl_fwd {r['traj_kl_fwd']:.3g}, exact_kl {r['exact_kl']:.3g}")
+      except Exception as e:  # noqa: BLE001 — recorded when asked to
+        if on_error == "raise":
+          raise
+        rows.append(dict(solver=name, preset=preset,
+                         note=f"error: {type(e).__name__}: {str(e)[:200]}"))
+        say(f"[dsb] {name} on {preset}: error {type(e).__name__}: {e}")
+        continue
+      runs.extend(seed_runs)
+      rows.append(_aggregate(seed_runs))
+  table = format_table(rows)
+  settings = dict(solvers=solvers, presets=canon, seeds=seeds, steps=steps,
+                  overrides=overrides, **{k: v for k, v in prepare_kwargs.items()
+                                          if k != "source_samples"})
+  result = dict(rows=rows, runs=runs, table=table, settings=settings)
+  if out_dir:
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "table.md"), "w") as f:
+      f.write(table + "\n")
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+      json.dump(_jsonable(dict(rows=rows, runs=runs, settings=settings)), f, indent=2)
+  return result
 
 
 def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (float, np.floating)):
-        return None if not math.isfinite(float(x)) else float(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    return x
+  if isinstance(x, dict):
+    return {str(k): _jsonable(v) for k, v in x.items()}
+  if isinstance(x, (list, tuple)):
+    return [_jsonable(v) for v in x]
+  if isinstance(x, (float, np.floating)):
+    return None if not math.isfinite(float(x)) else float(x)
+  if isinstance(x, (np.integer,)):
+    return int(x)
+  return x

@@ -32,147 +32,147 @@ SOLVERS = ["truth", "independent", "prior", "featurewise_eot", "dlightsb"]
 
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):
-    out = tmp_path_factory.mktemp("runner")
-    lines = []
-    result = runner.run_table(SOLVERS, [TINY], [0, 1], steps=300,
-                              overrides={"dlightsb": dict(num_potentials=4, batch_size=128)},
-                              out_dir=str(out), progress=lines.append, pad_to=4, **EVAL)
-    return result, out, lines
+  out = tmp_path_factory.mktemp("runner")
+  lines = []
+  result = runner.run_table(SOLVERS, [TINY], [0, 1], steps=300,
+                            overrides={"dlightsb": dict(num_potentials=4, batch_size=128)},
+                            out_dir=str(out), progress=lines.append, pad_to=4, **EVAL)
+  return result, out, lines
 
 
 @pytest.fixture(scope="module")
 def oracle():
-    bench = runner.build_preset(TINY, 0)
-    _, log_p0, log_cond = M.exact_joint_log_probs(bench)
-    log_p0 = np.asarray(log_p0, np.float64)
-    log_cond = np.asarray(log_cond, np.float64)
-    p0, cond = np.exp(log_p0), np.exp(log_cond)
-    log_p1 = np.log(p0 @ cond)
-    states = np.asarray(M.enumerate_states(bench.dim, bench.num_categories))
-    kernel = np.asarray(bench.reference_log_kernel(), np.float64)
-    log_q = kernel[states[:, None, :], states[None, :, :]].sum(-1)  # (M, M)
-    return dict(bench=bench, p0=p0, cond=cond, log_cond=log_cond, log_p1=log_p1, log_q=log_q)
+  bench = runner.build_preset(TINY, 0)
+  _, log_p0, log_cond = M.exact_joint_log_probs(bench)
+  log_p0 = np.asarray(log_p0, np.float64)
+  log_cond = np.asarray(log_cond, np.float64)
+  p0, cond = np.exp(log_p0), np.exp(log_cond)
+  log_p1 = np.log(p0 @ cond)
+  states = np.asarray(M.enumerate_states(bench.dim, bench.num_categories))
+  kernel = np.asarray(bench.reference_log_kernel(), np.float64)
+  log_q = kernel[states[:, None, :], states[None, :, :]].sum(-1)  # (M, M)
+  return dict(bench=bench, p0=p0, cond=cond, log_cond=log_cond, log_p1=log_p1, log_q=log_q)
 
 
 def _row(result, solver):
-    (row,) = [r for r in result["rows"] if r["solver"] == solver]
-    return row
+  (row,) = [r for r in result["rows"] if r["solver"] == solver]
+  return row
 
 
 def test_table_rows_columns_and_files(table):
-    result, out, lines = table
-    assert [r["solver"] for r in result["rows"]] == SOLVERS
-    assert len(result["runs"]) == 2 * len(SOLVERS)
-    assert len([ln for ln in lines if " seed " in ln]) == 2 * len(SOLVERS)  # progress lines
-    no_transitions = {"independent"}
-    for r in result["rows"]:
-        assert r["seeds"] == [0, 1]
-        for m in ("cond_shape", "cond_trend", "shape", "trend", "sb_perplexity", "exact_kl",
-                  "exact_tv"):
-            mean, std = r[m]
-            assert np.isfinite(mean) and np.isfinite(std) and std >= 0, (r["solver"], m)
-        for m in ("traj_kl_fwd", "traj_kl_rev", "mc_kl"):
-            assert (r[m] is None) == (r["solver"] in no_transitions), (r["solver"], m)
-        assert r["c2st"] is None  # only reversed presets
-        assert 0.0 <= r["cond_shape"][0] <= 1.0 and 0.0 <= r["cond_trend"][0] <= 1.0
-    with open(os.path.join(out, "results.json")) as f:
-        saved = json.load(f)
-    assert [r["solver"] for r in saved["rows"]] == SOLVERS
-    text = open(os.path.join(out, "table.md")).read()
-    assert text == result["table"] + "\n"
-    assert "| tiny_d2_s6_uniform | independent |" in text and "—" in text
+  result, out, lines = table
+  assert [r["solver"] for r in result["rows"]] == SOLVERS
+  assert len(result["runs"]) == 2 * len(SOLVERS)
+  assert len([ln for ln in lines if " seed " in ln]) == 2 * len(SOLVERS)  # progress lines
+  no_transitions = {"independent"}
+  for r in result["rows"]:
+    assert r["seeds"] == [0, 1]
+    for m in ("cond_shape", "cond_trend", "shape", "trend", "sb_perplexity", "exact_kl",
+              "exact_tv"):
+      mean, std = r[m]
+      assert np.isfinite(mean) and np.isfinite(std) and std >= 0, (r["solver"], m)
+    for m in ("traj_kl_fwd", "traj_kl_rev", "mc_kl"):
+      assert (r[m] is None) == (r["solver"] in no_transitions), (r["solver"], m)
+    assert r["c2st"] is None  # only reversed presets
+    assert 0.0 <= r["cond_shape"][0] <= 1.0 and 0.0 <= r["cond_trend"][0] <= 1.0
+  with open(os.path.join(out, "results.json")) as f:
+    saved = json.load(f)
+  assert [r["solver"] for r in saved["rows"]] == SOLVERS
+  text = open(os.path.join(out, "table.md")).read()
+  assert text == result["table"] + "\n"
+  assert "| tiny_d2_s6_uniform | independent |" in text and "—" in text
 
 
 def test_exact_kls_match_enumeration(table, oracle):
-    result, _, _ = table
-    p0, cond, log_cond = oracle["p0"], oracle["cond"], oracle["log_cond"]
-    mi = float(p0 @ (cond * (log_cond - oracle["log_p1"][None, :])).sum(-1))
-    prior_kl = float(p0 @ (cond * (log_cond - oracle["log_q"])).sum(-1))
-    # Float32 log-densities over 1296 pairs: errors well below 1e-4.
-    assert _row(result, "independent")["exact_kl"][0] == pytest.approx(mi, abs=1e-4)
-    assert _row(result, "prior")["exact_kl"][0] == pytest.approx(prior_kl, abs=1e-4)
-    truth = _row(result, "truth")
-    for m in ("exact_kl", "exact_tv", "traj_kl_fwd", "traj_kl_rev", "mc_kl"):
-        assert abs(truth[m][0]) < 1e-4, m
-    # The baselines' ordering on this instance (numbers from the oracle, not the runner).
-    assert mi > 0.3 and prior_kl < mi
-    # DLightSB after 300 steps (K = 4) has moved well below the independent coupling (measured
-    # at 150 steps: 0.14 vs 0.57).
-    assert _row(result, "dlightsb")["exact_kl"][0] < 0.5 * mi
+  result, _, _ = table
+  p0, cond, log_cond = oracle["p0"], oracle["cond"], oracle["log_cond"]
+  mi = float(p0 @ (cond * (log_cond - oracle["log_p1"][None, :])).sum(-1))
+  prior_kl = float(p0 @ (cond * (log_cond - oracle["log_q"])).sum(-1))
+  # Float32 log-densities over 1296 pairs: errors well below 1e-4.
+  assert _row(result, "independent")["exact_kl"][0] == pytest.approx(mi, abs=1e-4)
+  assert _row(result, "prior")["exact_kl"][0] == pytest.approx(prior_kl, abs=1e-4)
+  truth = _row(result, "truth")
+  for m in ("exact_kl", "exact_tv", "traj_kl_fwd", "traj_kl_rev", "mc_kl"):
+    assert abs(truth[m][0]) < 1e-4, m
+  # The baselines' ordering on this instance (numbers from the oracle, not the runner).
+  assert mi > 0.3 and prior_kl < mi
+  # DLightSB after 300 steps (K = 4) has moved well below the independent coupling (measured
+  # at 150 steps: 0.14 vs 0.57).
+  assert _row(result, "dlightsb")["exact_kl"][0] < 0.5 * mi
 
 
 def test_featurewise_potential_and_padding(oracle):
-    bench = oracle["bench"]
-    key = jax.random.key(5)
-    pot = M.featurewise_eot_potential(bench, key, num_marginal_samples=4000)
-    log_cond = M.featurewise_eot_log_conditionals(bench, key, num_marginal_samples=4000)
-    states = M.enumerate_states(bench.dim, bench.num_categories)
-    x0 = jnp.repeat(states, states.shape[0], axis=0)
-    y = jnp.tile(states, (states.shape[0], 1))
-    got = bm.plan_log_prob(pot, bench.reference, x0, y)
-    want = M.featurewise_eot_log_prob(log_cond, x0, y)
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=2e-5)
-    # Zero-weight padding changes nothing.
-    padded = runner.pad_potential(bench.potential, 7)
-    assert padded.num_potentials == 7
-    np.testing.assert_allclose(np.asarray(bm.plan_log_prob(padded, bench.reference, x0, y)),
-                               np.asarray(bench.plan_log_prob(x0, y)), atol=2e-5)
-    with pytest.raises(ValueError, match="num_potentials"):
-        runner.pad_potential(bench.potential, 2)
-    # Composing per-coordinate transitions: exact for the rank-1 potential (its SB transitions
-    # factorise), biased for the rank-3 truth (its transitions are mixtures of products).
-    fn = jax.jit(lambda p, x, t: bm.transition_marginal_log_probs(p, bench.reference, x, t))
-    chain_fw = np.asarray(M.exact_plan_from_transition_logits(bench, fn, pot))
-    np.testing.assert_allclose(chain_fw, np.asarray(got).reshape(chain_fw.shape), atol=5e-5)
-    chain_true = np.asarray(M.exact_plan_from_transition_logits(bench, fn, bench.potential))
-    assert np.abs(chain_true - oracle["log_cond"]).max() > 1e-2
+  bench = oracle["bench"]
+  key = jax.random.key(5)
+  pot = M.featurewise_eot_potential(bench, key, num_marginal_samples=4000)
+  log_cond = M.featurewise_eot_log_conditionals(bench, key, num_marginal_samples=4000)
+  states = M.enumerate_states(bench.dim, bench.num_categories)
+  x0 = jnp.repeat(states, states.shape[0], axis=0)
+  y = jnp.tile(states, (states.shape[0], 1))
+  got = bm.plan_log_prob(pot, bench.reference, x0, y)
+  want = M.featurewise_eot_log_prob(log_cond, x0, y)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=2e-5)
+  # Zero-weight padding changes nothing.
+  padded = runner.pad_potential(bench.potential, 7)
+  assert padded.num_potentials == 7
+  np.testing.assert_allclose(np.asarray(bm.plan_log_prob(padded, bench.reference, x0, y)),
+                             np.asarray(bench.plan_log_prob(x0, y)), atol=2e-5)
+  with pytest.raises(ValueError, match="num_potentials"):
+    runner.pad_potential(bench.potential, 2)
+  # Composing per-coordinate transitions: exact for the rank-1 potential (its SB transitions
+  # factorise), biased for the rank-3 truth (its transitions are mixtures of products).
+  fn = jax.jit(lambda p, x, t: bm.transition_marginal_log_probs(p, bench.reference, x, t))
+  chain_fw = np.asarray(M.exact_plan_from_transition_logits(bench, fn, pot))
+  np.testing.assert_allclose(chain_fw, np.asarray(got).reshape(chain_fw.shape), atol=5e-5)
+  chain_true = np.asarray(M.exact_plan_from_transition_logits(bench, fn, bench.potential))
+  assert np.abs(chain_true - oracle["log_cond"]).max() > 1e-2
 
 
 def test_unknown_names_raise():
-    with pytest.raises(ValueError, match="unknown solver 'nope'.*dlightsb"):
-        runner.evaluate_solver("nope", TINY)
-    with pytest.raises(ValueError, match="unknown preset 'nope'.*hd_d2_s50_prior_gaussian_a0.02"):
-        runner.run_table(["truth"], ["nope"], [0])
-    with pytest.raises(ValueError, match="unknown solver"):
-        runner.run_table(["truth", "bogus"], [TINY], [0])
-    with pytest.raises(ValueError, match="on_error"):
-        runner.run_table(["truth"], [TINY], [0], on_error="ignore")
-    assert runner.resolve_preset("gaussian_d2_a002") == "hd_d2_s50_prior_gaussian_a0.02"
-    assert runner.resolve_preset("uniform_d64_a0005") == "hd_d64_s50_prior_uniform_a0.005"
-    with pytest.raises(ValueError, match="source_samples"):
-        runner.build_preset("image_d3072_s256_prior_gaussian_a0.01")
+  with pytest.raises(ValueError, match="unknown solver 'nope'.*dlightsb"):
+    runner.evaluate_solver("nope", TINY)
+  with pytest.raises(ValueError, match="unknown preset 'nope'.*hd_d2_s50_prior_gaussian_a0.02"):
+    runner.run_table(["truth"], ["nope"], [0])
+  with pytest.raises(ValueError, match="unknown solver"):
+    runner.run_table(["truth", "bogus"], [TINY], [0])
+  with pytest.raises(ValueError, match="on_error"):
+    runner.run_table(["truth"], [TINY], [0], on_error="ignore")
+  assert runner.resolve_preset("gaussian_d2_a002") == "hd_d2_s50_prior_gaussian_a0.02"
+  assert runner.resolve_preset("uniform_d64_a0005") == "hd_d64_s50_prior_uniform_a0.005"
+  with pytest.raises(ValueError, match="source_samples"):
+    runner.build_preset("image_d3072_s256_prior_gaussian_a0.01")
 
 
 def test_cli_writes_table_and_json(tmp_path):
-    out = tmp_path / "cli"
-    cmd = [sys.executable, "-m", "experiments.dsb_benchmark", "--solvers=independent",
-           f"--presets={TINY}", "--seeds=0,1", f"--out={out}", "--num_test=256",
-           "--num_points=2", "--cond_samples=100", "--num_traj=64"]
-    proc = subprocess.run(cmd, cwd=REPO, env=subprocess_env(), capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "| tiny_d2_s6_uniform | independent |" in proc.stdout
-    assert "[dsb] independent on tiny_d2_s6_uniform seed 1" in proc.stderr
-    saved = json.loads((out / "results.json").read_text())
-    assert [r["solver"] for r in saved["rows"]] == ["independent"]
-    assert [r["seed"] for r in saved["runs"]] == [0, 1]
-    assert all(np.isfinite(r["exact_kl"][0]) for r in saved["rows"])
-    assert (out / "table.md").read_text().startswith("| preset | solver |")
-    bad = subprocess.run(cmd[:3] + ["--solvers=nope"], cwd=REPO, env=subprocess_env(),
-                         capture_output=True, text=True, timeout=300)
-    assert bad.returncode != 0 and "unknown solver 'nope'" in bad.stderr
+  out = tmp_path / "cli"
+  cmd = [sys.executable, "-m", "experiments.dsb_benchmark", "--solvers=independent",
+         f"--presets={TINY}", "--seeds=0,1", f"--out={out}", "--num_test=256",
+         "--num_points=2", "--cond_samples=100", "--num_traj=64"]
+  proc = subprocess.run(cmd, cwd=REPO, env=subprocess_env(), capture_output=True, text=True,
+                        timeout=300)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert "| tiny_d2_s6_uniform | independent |" in proc.stdout
+  assert "[dsb] independent on tiny_d2_s6_uniform seed 1" in proc.stderr
+  saved = json.loads((out / "results.json").read_text())
+  assert [r["solver"] for r in saved["rows"]] == ["independent"]
+  assert [r["seed"] for r in saved["runs"]] == [0, 1]
+  assert all(np.isfinite(r["exact_kl"][0]) for r in saved["rows"])
+  assert (out / "table.md").read_text().startswith("| preset | solver |")
+  bad = subprocess.run(cmd[:3] + ["--solvers=nope"], cwd=REPO, env=subprocess_env(),
+                       capture_output=True, text=True, timeout=300)
+  assert bad.returncode != 0 and "unknown solver 'nope'" in bad.stderr
 
 
 def test_trivial_baselines_land_where_the_spec_says():
-    """Spec §8.5 / issue: on the D = 2 Gaussian preset, independent beats prior on the conditional
-    scores and feature-wise EOT beats both (paper's baseline notebook: .712 vs .507 cond shape);
-    the truth row is the sampling-error ceiling above all three."""
-    ctx = runner.prepare_preset("hd_d2_s50_prior_gaussian_a0.02", num_test=512, num_points=6,
-                                cond_samples=400, num_traj=32)
-    cond = {}
-    for name in ("truth", "independent", "prior", "featurewise_eot"):
-        row = runner.evaluate_solver(name, ctx, seed=0)
-        cond[name] = (row["cond_shape"], row["cond_trend"])
-    for k in range(2):
-        assert cond["prior"][k] < cond["independent"][k] < cond["featurewise_eot"][k], cond
-        assert cond["featurewise_eot"][k] < cond["truth"][k], cond
+  """Spec §8.5 / issue: on the D = 2 Gaussian preset, independent beats prior on the conditional
+  scores and feature-wise EOT beats both (paper's baseline notebook: .712 vs .507 cond shape);
+  the truth row is the sampling-error ceiling above all three."""
+  ctx = runner.prepare_preset("hd_d2_s50_prior_gaussian_a0.02", num_test=512, num_points=6,
+                              cond_samples=400, num_traj=32)
+  cond = {}
+  for name in ("truth", "independent", "prior", "featurewise_eot"):
+    row = runner.evaluate_solver(name, ctx, seed=0)
+    cond[name] = (row["cond_shape"], row["cond_trend"])
+  for k in range(2):
+    assert cond["prior"][k] < cond["independent"][k] < cond["featurewise_eot"][k], cond
+    assert cond["featurewise_eot"][k] < cond["truth"][k], cond

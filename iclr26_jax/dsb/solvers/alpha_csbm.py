@@ -40,77 +40,77 @@ __all__ = ["AlphaCSBMConfig", "AlphaCSBM", "alpha_csbm_train_step"]
 
 @dataclasses.dataclass(frozen=True)
 class AlphaCSBMConfig(CSBMConfig):
-    """Hyperparameters of alpha-CSBM: those of ``CSBMConfig`` with the spec §8.4 / §9 defaults.
+  """Hyperparameters of alpha-CSBM: those of ``CSBMConfig`` with the spec §8.4 / §9 defaults.
 
-    Differences in meaning: ``num_first_iterations`` counts *epochs* of phase 1 (3), after which
-    phase 2 runs to ``train_steps`` (7 epochs x 20k = 140k in total); ``batch_size`` (128) is
-    split into two halves, one per direction, so it must be even; ``learning_rate`` is 1e-3.
-    """
+  Differences in meaning: ``num_first_iterations`` counts *epochs* of phase 1 (3), after which
+  phase 2 runs to ``train_steps`` (7 epochs x 20k = 140k in total); ``batch_size`` (128) is
+  split into two halves, one per direction, so it must be even; ``learning_rate`` is 1e-3.
+  """
 
-    train_steps: int = 140_000
-    learning_rate: float = 1e-3
+  train_steps: int = 140_000
+  learning_rate: float = 1e-3
 
-    def validate(self) -> None:
-        """Raises ValueError naming the first bad field."""
-        super().validate()
-        if self.batch_size % 2:
-            raise ValueError(f"batch_size must be even (one half per direction), got "
-                             f"{self.batch_size}")
+  def validate(self) -> None:
+    """Raises ValueError naming the first bad field."""
+    super().validate()
+    if self.batch_size % 2:
+      raise ValueError(f"batch_size must be even (one half per direction), got "
+                       f"{self.batch_size}")
 
 
 def alpha_csbm_train_step(state: TrainState, problem: Any, cfg: AlphaCSBMConfig
                           ) -> tuple[TrainState, dict[str, jax.Array]]:
-    """One alpha-CSBM step: both directions, one AdamW update over both networks, both EMAs.
+  """One alpha-CSBM step: both directions, one AdamW update over both networks, both EMAs.
 
-    Args:
-      state: TrainState from ``csbm.init_state(..., joint_optimizer=True)``.
-      problem: Benchmark or DataProblem.
-      cfg: AlphaCSBMConfig (static).
+  Args:
+    state: TrainState from ``csbm.init_state(..., joint_optimizer=True)``.
+    problem: Benchmark or DataProblem.
+    cfg: AlphaCSBMConfig (static).
 
-    Returns:
-      (new state, metrics ``train/loss`` (sum of both), ``train/loss_forward``,
-      ``train/loss_backward``, ``train/grad_norm``, ``train/imf``).
-    """
-    net = csbm.network(problem, cfg)
-    refs = csbm._directions(problem)
-    half = cfg.batch_size // 2
-    imf = state.step >= cfg.num_first_iterations * cfg.epoch_steps
-    k_src, k_tgt, k_rf, k_rb, k_lf, k_lb = jax.random.split(state.step_key(), 6)
-    x0 = dls._draw_source(problem, k_src, half)
-    y = dls._draw_target(problem, k_tgt, half)
-    ema = state.extras["ema"]
-    start_f = csbm.coupling_start(net, ema["backward"], refs["backward"], k_rf, y, x0, imf,
-                                  cfg.chunk_elements)
-    start_b = csbm.coupling_start(net, ema["forward"], refs["forward"], k_rb, x0, y, imf,
-                                  cfg.chunk_elements)
+  Returns:
+    (new state, metrics ``train/loss`` (sum of both), ``train/loss_forward``,
+    ``train/loss_backward``, ``train/grad_norm``, ``train/imf``).
+  """
+  net = csbm.network(problem, cfg)
+  refs = csbm._directions(problem)
+  half = cfg.batch_size // 2
+  imf = state.step >= cfg.num_first_iterations * cfg.epoch_steps
+  k_src, k_tgt, k_rf, k_rb, k_lf, k_lb = jax.random.split(state.step_key(), 6)
+  x0 = dls._draw_source(problem, k_src, half)
+  y = dls._draw_target(problem, k_tgt, half)
+  ema = state.extras["ema"]
+  start_f = csbm.coupling_start(net, ema["backward"], refs["backward"], k_rf, y, x0, imf,
+                                cfg.chunk_elements)
+  start_b = csbm.coupling_start(net, ema["forward"], refs["forward"], k_rb, x0, y, imf,
+                                cfg.chunk_elements)
 
-    def loss_fn(params):
-        lf, info_f = csbm.direction_loss(net, params["forward"], refs["forward"], start_f, y,
-                                         k_lf, cfg)
-        lb, info_b = csbm.direction_loss(net, params["backward"], refs["backward"], start_b, x0,
-                                         k_lb, cfg)
-        entropy = 0.5 * (info_f["train/target_entropy"] + info_b["train/target_entropy"])
-        return lf + lb, {"train/loss_forward": lf, "train/loss_backward": lb,
-                         "train/target_entropy": entropy}
+  def loss_fn(params):
+    lf, info_f = csbm.direction_loss(net, params["forward"], refs["forward"], start_f, y,
+                                     k_lf, cfg)
+    lb, info_b = csbm.direction_loss(net, params["backward"], refs["backward"], start_b, x0,
+                                     k_lb, cfg)
+    entropy = 0.5 * (info_f["train/target_entropy"] + info_b["train/target_entropy"])
+    return lf + lb, {"train/loss_forward": lf, "train/loss_backward": lb,
+                     "train/target_entropy": entropy}
 
-    (loss, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
-    state, gnorm = state.apply_gradients(grads)
-    # torch_ema warm-up (spec §8.3): both EMAs are updated every step, state.step is now n.
-    new_ema = core_optim.ema_update(ema, state.params, cfg.ema_decay, count=state.step)
-    state = state.replace(extras={**state.extras, "ema": new_ema})
-    return state, {"train/loss": loss, "train/grad_norm": gnorm, **info,
-                   "train/imf": imf.astype(jnp.float32)}
+  (loss, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+  state, gnorm = state.apply_gradients(grads)
+  # torch_ema warm-up (spec §8.3): both EMAs are updated every step, state.step is now n.
+  new_ema = core_optim.ema_update(ema, state.params, cfg.ema_decay, count=state.step)
+  state = state.replace(extras={**state.extras, "ema": new_ema})
+  return state, {"train/loss": loss, "train/grad_norm": gnorm, **info,
+                 "train/imf": imf.astype(jnp.float32)}
 
 
 class AlphaCSBM(CSBM):
-    """alpha-CSBM solver: configure once, then ``solve(problem, rng)`` (returns ``CSBMOutput``).
+  """alpha-CSBM solver: configure once, then ``solve(problem, rng)`` (returns ``CSBMOutput``).
 
-    Example:
-      out = AlphaCSBM(AlphaCSBMConfig(train_steps=3000, epoch_steps=1000,
-                                      num_first_iterations=1, steps_per_chunk=500)).solve(
-          benchmark, jax.random.key(0))
-    """
+  Example:
+    out = AlphaCSBM(AlphaCSBMConfig(train_steps=3000, epoch_steps=1000,
+                                    num_first_iterations=1, steps_per_chunk=500)).solve(
+        benchmark, jax.random.key(0))
+  """
 
-    step_fn = staticmethod(alpha_csbm_train_step)
-    joint_optimizer = True
-    config_class = AlphaCSBMConfig
+  step_fn = staticmethod(alpha_csbm_train_step)
+  joint_optimizer = True
+  config_class = AlphaCSBMConfig

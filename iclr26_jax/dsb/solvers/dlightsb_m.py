@@ -77,140 +77,140 @@ COUPLINGS = ("independent", "true")
 
 @dataclasses.dataclass(frozen=True)
 class DLightSBMConfig(DLightSBConfig):
-    """Hyperparameters of DLightSB-M: those of ``DLightSBConfig`` (spec §8.2: the same) plus
+  """Hyperparameters of DLightSB-M: those of ``DLightSBConfig`` (spec §8.2: the same) plus
 
-    Attributes:
-      loss: "joint" (exact joint-transition objective, Eq. 13), "kl" or "mse" (per-coordinate,
-        reference parity; biased under a non-EOT coupling, see the module docstring).
-      coupling: for Benchmark problems, "independent" (p_0 x p_1, the released configs) or "true"
-        (pairs from pi*); ignored for DataProblem, whose rows are the pairs.
-    """
+  Attributes:
+    loss: "joint" (exact joint-transition objective, Eq. 13), "kl" or "mse" (per-coordinate,
+      reference parity; biased under a non-EOT coupling, see the module docstring).
+    coupling: for Benchmark problems, "independent" (p_0 x p_1, the released configs) or "true"
+      (pairs from pi*); ignored for DataProblem, whose rows are the pairs.
+  """
 
-    loss: str = "joint"
-    coupling: str = "independent"
+  loss: str = "joint"
+  coupling: str = "independent"
 
-    def validate(self) -> None:
-        """Raises ValueError naming the first bad field."""
-        super().validate()
-        if self.loss not in LOSS_KINDS:
-            raise ValueError(f"loss must be one of {LOSS_KINDS}, got {self.loss!r}")
-        if self.coupling not in COUPLINGS:
-            raise ValueError(f"coupling must be one of {COUPLINGS}, got {self.coupling!r}")
+  def validate(self) -> None:
+    """Raises ValueError naming the first bad field."""
+    super().validate()
+    if self.loss not in LOSS_KINDS:
+      raise ValueError(f"loss must be one of {LOSS_KINDS}, got {self.loss!r}")
+    if self.coupling not in COUPLINGS:
+      raise ValueError(f"coupling must be one of {COUPLINGS}, got {self.coupling!r}")
 
 
 def dlightsb_m_loss(potential: CPPotential, reference: ReferenceProcess, x0: jax.Array,
                     y: jax.Array, t: Any, rng: jax.Array, loss: str = "joint",
                     chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS
                     ) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """One bridge-matching loss evaluation at time t for coupled pairs (x0, y).
+  """One bridge-matching loss evaluation at time t for coupled pairs (x0, y).
 
-    Args:
-      potential: learned CPPotential, log_alpha (K,), log_cp_cores (D, S, K).
-      reference: the reference process (S categories, N intermediate steps).
-      x0: (B, D) int start states.
-      y: (B, D) int end states (time N + 1), row b coupled with x0[b].
-      t: int or traced int scalar in [0, N], shared by the batch.
-      rng: PRNG key for the bridge draws x_t (and x_{t+1} for "joint").
-      loss: "joint" | "kl" | "mse".
-      chunk_elements: bound on the table contractions' intermediates.
+  Args:
+    potential: learned CPPotential, log_alpha (K,), log_cp_cores (D, S, K).
+    reference: the reference process (S categories, N intermediate steps).
+    x0: (B, D) int start states.
+    y: (B, D) int end states (time N + 1), row b coupled with x0[b].
+    t: int or traced int scalar in [0, N], shared by the batch.
+    rng: PRNG key for the bridge draws x_t (and x_{t+1} for "joint").
+    loss: "joint" | "kl" | "mse".
+    chunk_elements: bound on the table contractions' intermediates.
 
-    Returns:
-      (loss scalar, info); "joint" reports ``train/log_phi_t_mean`` and
-      ``train/log_phi_next_mean``, "kl"/"mse" report ``train/target_entropy``.
-    """
-    if loss not in LOSS_KINDS:
-        raise ValueError(f"loss must be one of {LOSS_KINDS}, got {loss!r}")
-    bm._check_potential(potential, reference)
-    s, d = potential.num_categories, potential.dim
-    x0 = check_states(x0, "x0", s, d)
-    y = check_states(y, "y", s, d)
-    if y.shape != x0.shape:
-        raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}")
-    t = ref_lib.check_time(t, "t", 0, reference.num_steps)
-    k_t, k_next = jax.random.split(rng)
-    x_t = dls._categorical_flat(k_t, ref_lib.bridge_log_probs(reference, x0, y, t))
-    target = ref_lib.bridge_step_log_probs(reference, x_t, y, t)  # (B, D, S)
-    if loss == "joint":
-        x_next = dls._categorical_flat(k_next, target)
-        log_phi_t = bm.log_phi(potential, reference, x_t, t, chunk_elements)
-        log_phi_next = bm.log_phi(potential, reference, x_next, t + 1, chunk_elements)
-        value = jnp.mean(log_phi_t - log_phi_next)
-        return value, {"train/log_phi_t_mean": log_phi_t.mean(),
-                       "train/log_phi_next_mean": log_phi_next.mean()}
-    model = bm.transition_marginal_log_probs(potential, reference, x_t, t, chunk_elements)
-    return per_coordinate_matching_loss(target, model, loss)
+  Returns:
+    (loss scalar, info); "joint" reports ``train/log_phi_t_mean`` and
+    ``train/log_phi_next_mean``, "kl"/"mse" report ``train/target_entropy``.
+  """
+  if loss not in LOSS_KINDS:
+    raise ValueError(f"loss must be one of {LOSS_KINDS}, got {loss!r}")
+  bm._check_potential(potential, reference)
+  s, d = potential.num_categories, potential.dim
+  x0 = check_states(x0, "x0", s, d)
+  y = check_states(y, "y", s, d)
+  if y.shape != x0.shape:
+    raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}")
+  t = ref_lib.check_time(t, "t", 0, reference.num_steps)
+  k_t, k_next = jax.random.split(rng)
+  x_t = dls._categorical_flat(k_t, ref_lib.bridge_log_probs(reference, x0, y, t))
+  target = ref_lib.bridge_step_log_probs(reference, x_t, y, t)  # (B, D, S)
+  if loss == "joint":
+    x_next = dls._categorical_flat(k_next, target)
+    log_phi_t = bm.log_phi(potential, reference, x_t, t, chunk_elements)
+    log_phi_next = bm.log_phi(potential, reference, x_next, t + 1, chunk_elements)
+    value = jnp.mean(log_phi_t - log_phi_next)
+    return value, {"train/log_phi_t_mean": log_phi_t.mean(),
+                   "train/log_phi_next_mean": log_phi_next.mean()}
+  model = bm.transition_marginal_log_probs(potential, reference, x_t, t, chunk_elements)
+  return per_coordinate_matching_loss(target, model, loss)
 
 
 def per_coordinate_matching_loss(target: jax.Array, model: jax.Array, loss: str):
-    """The reference per-coordinate bridge-matching loss between (B, D, S) log-probabilities.
+  """The reference per-coordinate bridge-matching loss between (B, D, S) log-probabilities.
 
-    ``kl``: sum_d KL(q^d || p^d), batch mean; ``mse``: sum_{d,j} (q_j^d - p_j^d)^2, batch mean.
-    Shared by DLightSB-M and the CSBM solvers. Returns (value, {"train/target_entropy"}).
-    """
-    p_target = jnp.exp(target)
-    if loss == "kl":
-        value = dsb_metrics.categorical_kl(target, model).sum(-1).mean()
-    else:
-        value = jnp.sum((p_target - jnp.exp(model)) ** 2, axis=(-2, -1)).mean()
-    entropy = -jnp.sum(jnp.where(p_target > 0, p_target * target, 0.0), axis=(-2, -1)).mean()
-    return value, {"train/target_entropy": entropy}
+  ``kl``: sum_d KL(q^d || p^d), batch mean; ``mse``: sum_{d,j} (q_j^d - p_j^d)^2, batch mean.
+  Shared by DLightSB-M and the CSBM solvers. Returns (value, {"train/target_entropy"}).
+  """
+  p_target = jnp.exp(target)
+  if loss == "kl":
+    value = dsb_metrics.categorical_kl(target, model).sum(-1).mean()
+  else:
+    value = jnp.sum((p_target - jnp.exp(model)) ** 2, axis=(-2, -1)).mean()
+  entropy = -jnp.sum(jnp.where(p_target > 0, p_target * target, 0.0), axis=(-2, -1)).mean()
+  return value, {"train/target_entropy": entropy}
 
 
 def _draw_pairs(problem: Any, key: jax.Array, cfg: DLightSBMConfig):
-    """(B, D) x0 and (B, D) y from the coupling."""
-    n = cfg.batch_size
-    if isinstance(problem, Benchmark):
-        if cfg.coupling == "true":
-            return problem.sample_pairs(key, n)
-        k0, k1 = jax.random.split(key)
-        return problem.sample_source(k0, n), problem.sample_target(k1, n)
-    idx = jax.random.randint(key, (n,), 0, problem.x0.shape[0])
-    return problem.x0[idx], problem.x1[idx]
+  """(B, D) x0 and (B, D) y from the coupling."""
+  n = cfg.batch_size
+  if isinstance(problem, Benchmark):
+    if cfg.coupling == "true":
+      return problem.sample_pairs(key, n)
+    k0, k1 = jax.random.split(key)
+    return problem.sample_source(k0, n), problem.sample_target(k1, n)
+  idx = jax.random.randint(key, (n,), 0, problem.x0.shape[0])
+  return problem.x0[idx], problem.x1[idx]
 
 
 def _dlightsb_m_step_loss(params: CPPotential, problem: Any, key: jax.Array, step: jax.Array,
                           cfg: DLightSBMConfig):
-    del step
-    reference = dls.problem_reference(problem)
-    k_pairs, k_t, k_bridge = jax.random.split(key, 3)
-    x0, y = _draw_pairs(problem, k_pairs, cfg)
-    t = jax.random.randint(k_t, (), 0, reference.num_steps + 1)
-    return dlightsb_m_loss(params, reference, x0, y, t, k_bridge, cfg.loss, cfg.chunk_elements)
+  del step
+  reference = dls.problem_reference(problem)
+  k_pairs, k_t, k_bridge = jax.random.split(key, 3)
+  x0, y = _draw_pairs(problem, k_pairs, cfg)
+  t = jax.random.randint(k_t, (), 0, reference.num_steps + 1)
+  return dlightsb_m_loss(params, reference, x0, y, t, k_bridge, cfg.loss, cfg.chunk_elements)
 
 
 class DLightSBM:
-    """DLightSB-M solver: configure once, then ``solve(problem, rng)``.
+  """DLightSB-M solver: configure once, then ``solve(problem, rng)``.
 
-    Example:
-      solver = DLightSBM(DLightSBMConfig(num_potentials=8, train_steps=400, loss="joint"))
-      out = solver.solve(benchmark, jax.random.key(0))   # independent coupling by default
+  Example:
+    solver = DLightSBM(DLightSBMConfig(num_potentials=8, train_steps=400, loss="joint"))
+    out = solver.solve(benchmark, jax.random.key(0))   # independent coupling by default
+  """
+
+  # (params, problem, key, step, config) -> (loss, info): one training step's loss, as run
+  # inside the compiled scan (public so benchmarks can time the exact training step).
+  loss_fn = staticmethod(_dlightsb_m_step_loss)
+
+  def __init__(self, config: DLightSBMConfig | None = None, **overrides: Any):
+    """Args: config (default DLightSBMConfig()); overrides: fields to replace."""
+    config = DLightSBMConfig() if config is None else config
+    if not isinstance(config, DLightSBMConfig):
+      raise ValueError(f"config must be a DLightSBMConfig, got {type(config).__name__}")
+    self.config = config.replace(**overrides) if overrides else config
+
+  def solve(self, problem: Any, rng: jax.Array) -> DLightSBOutput:
+    """Bridge-matches the CP potential to the coupling of ``problem``.
+
+    Args:
+      problem: a Benchmark (coupling from ``config.coupling``, fresh pairs every step) or a
+        DataProblem (rows of x0 and x1 are coupled pairs; needs n0 == n1).
+      rng: PRNG key.
+
+    Returns:
+      DLightSBOutput(potential, loss (train_steps,), info, state).
     """
-
-    # (params, problem, key, step, config) -> (loss, info): one training step's loss, as run
-    # inside the compiled scan (public so benchmarks can time the exact training step).
-    loss_fn = staticmethod(_dlightsb_m_step_loss)
-
-    def __init__(self, config: DLightSBMConfig | None = None, **overrides: Any):
-        """Args: config (default DLightSBMConfig()); overrides: fields to replace."""
-        config = DLightSBMConfig() if config is None else config
-        if not isinstance(config, DLightSBMConfig):
-            raise ValueError(f"config must be a DLightSBMConfig, got {type(config).__name__}")
-        self.config = config.replace(**overrides) if overrides else config
-
-    def solve(self, problem: Any, rng: jax.Array) -> DLightSBOutput:
-        """Bridge-matches the CP potential to the coupling of ``problem``.
-
-        Args:
-          problem: a Benchmark (coupling from ``config.coupling``, fresh pairs every step) or a
-            DataProblem (rows of x0 and x1 are coupled pairs; needs n0 == n1).
-          rng: PRNG key.
-
-        Returns:
-          DLightSBOutput(potential, loss (train_steps,), info, state).
-        """
-        if isinstance(problem, DataProblem) and problem.x0.shape[0] != problem.x1.shape[0]:
-            raise ValueError(f"a DataProblem coupling needs paired rows: x0 has "
-                             f"{problem.x0.shape[0]} rows, x1 has {problem.x1.shape[0]}")
-        state, traces = dls.run_training(problem, rng, self.config, self.loss_fn)
-        return DLightSBOutput(potential=state.params, loss=traces["train/loss"], info=traces,
-                              state=state)
+    if isinstance(problem, DataProblem) and problem.x0.shape[0] != problem.x1.shape[0]:
+      raise ValueError(f"a DataProblem coupling needs paired rows: x0 has "
+                       f"{problem.x0.shape[0]} rows, x1 has {problem.x1.shape[0]}")
+    state, traces = dls.run_training(problem, rng, self.config, self.loss_fn)
+    return DLightSBOutput(potential=state.params, loss=traces["train/loss"], info=traces,
+                          state=state)
