@@ -20,7 +20,7 @@ PAR := -n 2 --dist loadgroup
 # pytest exits 5 when a tier collects no test; an empty tier is not a failure.
 OK5 := rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 
-.PHONY: reproduce test test-kernels test-core test-slow install clean
+.PHONY: reproduce lint test test-kernels test-core test-slow install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -52,11 +52,17 @@ install: $(VENV)/.installed
 reproduce: $(VENV)/.installed-test
 	JAX_PLATFORMS=cpu $(PY) -m experiments.reproduce $(REPRODUCE_ARGS)
 
-# Tiers: kernels on one device; core, methods and experiments on 8 fake CPU devices;
-# slow known-answer runs, the two-process rehearsal and notebook execution.
+# Lint (seconds): ruff, pinned in setup.cfg's [test] extra and configured in pyproject.toml
+# ([tool.ruff]: pyflakes, bugbear and a few pycodestyle / pylint error rules, lines <= 120).
+lint: $(VENV)/.installed-test
+	@echo "== lint: ruff check =="
+	@$(VENV)/bin/ruff check --quiet .
+
+# Lint first, then the tiers: kernels on one device; core, methods and experiments on 8 fake CPU
+# devices; slow known-answer runs, the two-process rehearsal and notebook execution.
 test: $(VENV)/.installed-test
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory test-kernels test-core test-slow || exit 1; \
+	$(MAKE) --no-print-directory lint test-kernels test-core test-slow || exit 1; \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
 
 test-kernels: $(VENV)/.installed-test $(VENV_COMPILE)/.installed

@@ -59,7 +59,7 @@ def main(argv):
   try:
     seeds = [int(s) for s in _SEEDS.value]
   except ValueError:
-    raise app.UsageError(f"--seeds must be integers, got {_SEEDS.value}")
+    raise app.UsageError(f"--seeds must be integers, got {_SEEDS.value}") from None
   try:
     result = runner.run_table(
         _SOLVERS.value, _PRESETS.value, seeds, steps=_STEPS.value,
@@ -69,7 +69,7 @@ def main(argv):
         num_test=_NUM_TEST.value, num_points=_NUM_POINTS.value, cond_samples=_COND.value,
         num_traj=_NUM_TRAJ.value, instance_seed=_INSTANCE.value)
   except ValueError as e:
-    raise app.UsageError(str(e))
+    raise app.UsageError(str(e)) from e
   print(result["table"])
   print(f"wrote {_OUT.value}/table.md and {_OUT.value}/results.json", file=sys.stderr)
 

@@ -91,7 +91,7 @@ def parse_flags(argv):
     print(f"config error: config file {path!r} not found", file=sys.stderr)
     sys.exit(2)
   try:
-    _CONFIG.value  # a file that failed to load raises only when read
+    _CONFIG.value  # noqa: B018 (a file that failed to load raises only when read)
   except (IOError, ImportError, SyntaxError) as e:
     print(f"config error: cannot load {path!r}: {_config_error_message(e)}", file=sys.stderr)
     sys.exit(2)

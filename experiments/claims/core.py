@@ -2,7 +2,6 @@
 
 import os
 
-import numpy as np
 
 from experiments.claims import Claim, ClaimContext, ClaimResult
 

@@ -104,7 +104,6 @@ def _std(row: dict | None, metric: str) -> float:
 
 def _featurewise(ctx: ClaimContext) -> ClaimResult:
   from iclr26_jax.dsb import benchmark as bm
-  from iclr26_jax.dsb import runner
   if ctx.full:
     presets, sc = sorted(bm.HD_PRESETS), dict(num_test=20_000, num_points=157, cond_samples=1000,
                                               num_traj=2048)
@@ -140,7 +139,6 @@ def _equal_steps_table(ctx: ClaimContext, preset: str, solvers: list[str], budge
   """Runs every solver at its budget B and at 2B; returns ({solver: {B: row, 2B: row}},
   Markdown table with the convergence column, wall seconds)."""
   import time
-  from iclr26_jax.dsb import runner
   t0 = time.time()
   rows = {s: {} for s in solvers}
   base = None

@@ -1,4 +1,4 @@
-"""PDNS claims: exact checks on an enumerable Ising lattice and a Gaussian mixture, and the paper's
+r"""PDNS claims: exact checks on an enumerable Ising lattice and a Gaussian mixture, and the paper's
 central claim (the proximal schedule avoids the mode collapse of the eta = infinity baseline).
 
 Guo, Choi, Zhu, Tao, Chen, "Proximal Diffusion Neural Sampler" (ICLR 2026, arXiv 2510.03824),
@@ -93,7 +93,8 @@ generated once, cached in ``eval.reference.cache_dir``):
 
   python -m experiments.main --config=experiments/configs/pdns/dw4.py --workdir=/tmp/pdns_dw4
   python -m experiments.main --config=experiments/configs/pdns/dw4.py:baseline --workdir=/tmp/pdns_dw4_b
-  python -m experiments.main --config=experiments/configs/pdns/lj13.py:sampler.network=egnn,sampler.hidden=64,sampler.depth=3 --workdir=/tmp/pdns_lj13
+  python -m experiments.main --workdir=/tmp/pdns_lj13 \
+      --config=experiments/configs/pdns/lj13.py:sampler.network=egnn,sampler.hidden=64,sampler.depth=3
 
 Exploration (2026-11-30, two shared cores, seed 0 unless stated; 4096 evaluation paths):
 4 x 4 at beta = 0.6 with buffer 1024 and 480 steps: baseline P(M<0) = 0.995 (collapsed), PDNS

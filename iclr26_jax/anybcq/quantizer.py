@@ -44,7 +44,8 @@ from kernels_pallas.bitplane_matmul import format as bp_format
 __all__ = [
     "QuantizedWeight", "QuantizeInfo", "PackedWeight", "RTNWeight", "quantize", "quantize_with_info",
     "expand_precision", "rtn_quantize", "greedy_bcq_quantize", "fixed_bcq_quantize", "greedy_init",
-    "ls_refit", "ridge_solve", "canonicalize", "code_table", "code_search", "refine", "expand", "group_errors", "dequantize_planes",
+    "ls_refit", "ridge_solve", "canonicalize", "code_table", "code_search", "refine", "expand",
+    "group_errors", "dequantize_planes",
     "check_weight", "check_bits", "RIDGE", "FP16_MAX", "MAX_BASE_BITS",
 ]
 

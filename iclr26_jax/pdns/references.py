@@ -275,7 +275,8 @@ def ou_reference(dim: int, *, schedule: str = "linear_decreasing", sigma_bar: fl
   if ref.residual_correlation > warn_correlation:
     warnings.warn(f"OU reference is not memoryless: Corr(X_0, X_1) = "
                   f"{ref.residual_correlation:.3g} > {warn_correlation} (int alpha = "
-                  f"{ref.int_alpha(0.0, 1.0):.3g}; use int alpha >= 10 for known-answer work)")
+                  f"{ref.int_alpha(0.0, 1.0):.3g}; use int alpha >= 10 for known-answer work)",
+                  stacklevel=2)
   return ref
 
 

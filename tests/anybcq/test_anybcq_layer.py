@@ -111,7 +111,7 @@ def test_quantized_dense_pallas_interpret(qw):
 
 
 def test_nbytes_matches_formula_and_packed_arrays(qw):
-  g, groups = G, K // G
+  groups = K // G
   planes = 4 * K * N // 8
   alpha = (2 + 3 + 4) * groups * N * 2
   beta = 3 * groups * N * 2 if qw.asymmetric else 0

@@ -419,7 +419,7 @@ def test_mc_conditional_kl_matches_exact(bench32, oracle):
 def test_presets():
   assert len(B.HD_PRESETS) == 12
   assert "hd_d64_s50_prior_uniform_a0.005" in B.HD_PRESETS
-  for name, kw in B.HD_PRESETS.items():
+  for kw in B.HD_PRESETS.values():
     assert kw["num_categories"] == 50 and kw["dim"] in (2, 16, 64)
     assert (kw["num_steps"] + 1) * kw["num_skip_steps"] == B.BASE_STEPS
     assert (kw["reference"], kw["alpha"]) in {("gaussian", 0.02), ("gaussian", 0.05),

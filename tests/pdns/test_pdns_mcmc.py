@@ -43,9 +43,10 @@ def _ks(samples, g, cdf):
 def test_mcmc_double_well_matches_quadrature(temps, a):
   """MALA (barrier 1 kT) and parallel tempering (3 temperatures, barrier 3 kT, where plain MALA
   chains stay in their well at this length: split R-hat ~ 1.2) on a tilted double well, every
-  chain started in the less likely well at x = +1, against the quadrature CDF. Bound: the 99% Kolmogorov-Smirnov quantile 1.63 / sqrt(n) for n independent draws, with
-  n the measured bulk ESS (draws are 40 MCMC steps apart and nearly independent; the test
-  also asserts ESS >= n_draws / 3 and R-hat < 1.05)."""
+  chain started in the less likely well at x = +1, against the quadrature CDF. Bound: the 99%
+  Kolmogorov-Smirnov quantile 1.63 / sqrt(n) for n independent draws, with n the measured bulk
+  ESS (draws are 40 MCMC steps apart and nearly independent; the test also asserts
+  ESS >= n_draws / 3 and R-hat < 1.05)."""
   chains, draws = 128, 10
   x0 = jnp.ones((chains, 1))
   key = jax.random.PRNGKey(temps)

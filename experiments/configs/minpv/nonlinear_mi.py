@@ -10,9 +10,10 @@ whose MI and pointwise log-ratio are those of the Gaussian pair; ``data.name=add
 is the reference's ``additive_noise`` (Y = X + U(−ε, ε), ``data.noise_eps``) and
 ``data.name=gamma_exponential_mi`` its ``gamma_exponential`` (X ~ Gamma(k, 1), Y | X ~ Exp(X),
 ``data.gamma_shape``). p0 = product of marginals by shuffled pairing is not N(0, I), so the
-default is the dequantified bridge (D3RE) with the KMM path; variant ``implicit`` uses DRE-∞'s implicit objective on the plain interpolant with the
-(frozen) trig path. Defaults: d = 2, MI = 1 nat. Variants: ``smoke``, ``trig`` (fixed trig path,
-conditional TSM), ``implicit``, ``fixed`` (spec §10 preset), ``faithful`` (the default switches).
+default is the dequantified bridge (D3RE) with the KMM path; variant ``implicit`` uses DRE-∞'s
+implicit objective on the plain interpolant with the (frozen) trig path. Defaults: d = 2,
+MI = 1 nat. Variants: ``smoke``, ``trig`` (fixed trig path, conditional TSM), ``implicit``,
+``fixed`` (spec §10 preset), ``faithful`` (the default switches).
 Override ``data.name``, ``data.dim``, ``data.mi`` / ``data.rho``, ``path.name`` as key=value.
 """
 
