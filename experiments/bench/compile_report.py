@@ -1,6 +1,6 @@
 """Compiled-code facts for every production block row of both kernels, on a host without a chip.
 
-    python -m experiments.bench.compile_report [--tpu v5e,v6e] [--gpu] [--out report.md]
+    python -m experiments.bench.compile_report [--tpu v5e,v6e] [--gpu] [--only spline] [--out report.md]
 
 * TPU: ``jax.jit(f).lower().compile()`` through libtpu for each generation (forward; forward + VJP),
   reporting pass / fail (with Mosaic's message) and the executable's memory analysis.
@@ -82,10 +82,12 @@ def cases(platform: str):
   return out
 
 
-def tpu_report(targets) -> list[str]:
+def tpu_report(targets, only: str = "") -> list[str]:
   lines = ["| target | case | result | seconds | temp bytes |", "|---|---|---|---|---|"]
   for target in targets:
     for label, f, specs in cases("tpu"):
+      if only not in label:
+        continue
       t0 = time.perf_counter()
       try:
         c = _targets.compile_for_tpu(f, specs, target)
@@ -97,11 +99,13 @@ def tpu_report(targets) -> list[str]:
   return lines
 
 
-def gpu_report() -> list[str]:
+def gpu_report(only: str = "") -> list[str]:
   keys = ("registers", "spill_stores", "spill_loads", "shared", "mma", "wgmma", "fma_f32",
           "int_to_float", "seconds")
   lines = ["| case | kernel | " + " | ".join(keys) + " |", "|---" * (len(keys) + 2) + "|"]
   for label, f, specs in cases("gpu"):
+    if only not in label:
+      continue
     if "scales=" in label and "scales=f16" not in label:
       continue  # scale dtype does not change the Triton kernel's structure
     try:
@@ -127,16 +131,17 @@ def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--tpu", default="v5e,v6e", help="TPU generations ('' to skip)")
   ap.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=True)
+  ap.add_argument("--only", default="", help="only the cases whose label contains this text")
   ap.add_argument("--out", default="", help="also write the Markdown tables to this file")
   args = ap.parse_args(argv)
   lines = []
   targets = [t for t in args.tpu.split(",") if t]
   if targets:
     ok, why = _targets.libtpu_available()
-    lines += (tpu_report(targets) if ok else [f"TPU skipped: {why}"]) + [""]
+    lines += (tpu_report(targets, args.only) if ok else [f"TPU skipped: {why}"]) + [""]
   if args.gpu:
     ok, why = _targets.triton_available()
-    lines += gpu_report() if ok else [f"GPU skipped: {why}"]
+    lines += gpu_report(args.only) if ok else [f"GPU skipped: {why}"]
   if args.out:
     with open(args.out, "w") as fh:
       fh.write("\n".join(lines) + "\n")

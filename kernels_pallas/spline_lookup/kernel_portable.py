@@ -55,13 +55,26 @@ PLATFORMS = ("tpu", "gpu")
 _HIGHEST = jax.lax.Precision.HIGHEST
 
 
-DOT_MODES = ("highest", "tf32x3", "tf32x3_emulated")
+DOT_MODES = ("bf16x3", "highest", "tf32x3", "tf32x3_emulated")
 
 
 def dot_mode(platform: str, interpret: bool) -> str:
   """The dot algorithm of the kernels on ``platform``.
 
-  * TPU: ``"highest"`` (f32 operands at ``Precision.HIGHEST``).
+  * TPU: ``"bf16x3"`` (`_dots.bf16x3_dot`): each f32 operand split into a bf16 head and tail, three
+    bf16 MXU passes (hi·hi + hi·lo + lo·hi) summed in f32 instead of ``Precision.HIGHEST``'s six.
+    Mosaic does not lower ``DotAlgorithmPreset.BF16_BF16_F32_X3`` (nor ``Precision.HIGH``), so the
+    split is written out; it is the same code in interpret mode, where bf16 products are exact in
+    f32 as on the MXU, so the CPU tests see the device's rounding. Accuracy: at most ~3·2^-16 ≈
+    4.6e-5 of |a|·|b| per product. Measured on the interpret-test inputs (B = 37, P = 3, |x| up to
+    50; seeds 0-2, G = 8 and 26): max |kernel − reference| / (1 + max |reference|) = 7.7e-6 for y,
+    4.9e-6 for dx, 1.4e-5 for dT (the f32 reference is within 2.4e-7 of float64 for y and dT), so
+    `tests/kernels_pallas/test_spline_kernels.py` asserts 5e-5·(1 + max |ref|) for this mode (the
+    per-product bound; 1e-5 for the TF32x3 modes). Far outside the grid the extrapolation weights
+    grow like δ1·δ2 and cancel, so the error is relative to Σ_p Σ_corners |w|·|T| rather than |y|:
+    at |x| ~ 10 (|δ| up to ~30) it reached 8e-4 of |y| (7.8e-6 of Σ|w||T|), which the affine test
+    bounds by 3·2^-16·Σ|w||T| per entry. ``_dot(..., mode="highest")`` (six passes) remains for
+    comparison.
   * GPU (Triton): ``"tf32x3"`` = ``DotAlgorithmPreset.TF32_TF32_F32_X3``: each f32 operand is split
     into a TF32 head and a TF32 tail and three tensor-core products (hi·hi + hi·lo + lo·hi) are
     summed in f32. ``HIGHEST`` compiled to FP32-core FMAs with no mma and spilled registers (sm_90a,
@@ -73,13 +86,16 @@ def dot_mode(platform: str, interpret: bool) -> str:
   """
   if platform == "gpu":
     return "tf32x3_emulated" if interpret else "tf32x3"
-  return "highest"
+  return "bf16x3"
 
 
-def _dot(a, b, contract, acc_dtype, mode="highest"):
+def _dot(a, b, contract, acc_dtype, mode="bf16x3"):
   """dot_general contracting a's axis contract[0] with b's axis contract[1] (rank 2, no batch)."""
-  if mode in ("tf32x3", "tf32x3_emulated") and a.dtype == b.dtype == jnp.float32:
-    return _dots.tf32x3_dot(a, b, contract, acc_dtype, emulate=mode == "tf32x3_emulated")
+  if a.dtype == b.dtype == jnp.float32:
+    if mode in ("tf32x3", "tf32x3_emulated"):
+      return _dots.tf32x3_dot(a, b, contract, acc_dtype, emulate=mode == "tf32x3_emulated")
+    if mode == "bf16x3":
+      return _dots.bf16x3_dot(a, b, contract, acc_dtype)
   return jax.lax.dot_general(a, b, (((contract[0],), (contract[1],)), ((), ())),
                              precision=_HIGHEST, preferred_element_type=acc_dtype)
 

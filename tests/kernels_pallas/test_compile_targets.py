@@ -192,3 +192,21 @@ def test_decode_tpu_kernel_unpacks_without_int_to_float_conversion():
       tpu_info.registry.pop("cpu", None)
     else:
       tpu_info.registry["cpu"] = previous
+
+
+def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
+  """The Mosaic modules of the TPU spline kernels (forward, dT, dx; small row): every matmul has bf16
+  operands (the explicit bf16x3 split, `_dots.bf16x3_dot`), three per dot, and none asks for
+  `contract_precision<fp32>` (HIGHEST: six passes)."""
+  import re
+  op = functools.partial(sops.spline_lookup, grid=SigmaGrid(8), impl="pallas", interpret=False,
+                         platform="tpu")
+  specs = (SDS((512, 8, 2), jnp.float32), SDS((8, 9, 9, 512), jnp.float32),
+           SDS((512, 512), jnp.float32))
+  texts = _targets.mosaic_modules(lambda x, t, g: (op(x, t), jax.vjp(op, x, t)[1](g)), specs)
+  assert len(texts) == 4  # forward (twice: primal and vjp's forward), dT, dx
+  for text in texts:
+    matmuls = re.findall(r"tpu\.matmul [^\n]*", text)
+    assert len(matmuls) == 3 and "contract_precision<fp32>" not in text, matmuls
+    assert all(re.search(r": vector<\w+xbf16>, vector<\w+xbf16>, vector<\w+xf32>", m)
+               for m in matmuls), matmuls

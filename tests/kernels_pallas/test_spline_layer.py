@@ -6,8 +6,12 @@ reaches `kernels_pallas.spline_lookup.ops.spline_lookup` (interpret mode on a CP
 closed-form backward) are the oracle. One jitted program per path computes the output, the table
 gradient and the input gradient of a nonlinear loss, on an odd input width (7: padded with a zero input)
 with leading dims (3, 13) — not block multiples — and inputs N(0, 3²), many outside the G = 6 grid.
-Tolerance as in test_spline_kernels: 1e-5 of the largest reference value (f32 summation-order
-differences only).
+Tolerance: 2e-4 of the largest reference value. On a CPU host the kernels are the TPU ones, whose
+dots are three bf16 passes (`_dots.bf16x3_dot`: ≤ ~3·2^-16 of |a|·|b| per product, see
+`kernel_portable.dot_mode`); with inputs N(0, 3²) on a G = 6 grid most samples extrapolate, where the
+bilinear weights grow like δ² and cancel, so the error is relative to Σ|w|·|T| rather than |y|.
+Measured (pallas vs xla, / (1 + max |xla|)): y 1.0e-5, dT 9.5e-5, dx 2.7e-5, affine y 5.6e-5 (the
+xla path itself: 7.9e-7 on the affine check); a wrong corner, weight or cell gives O(1).
 """
 
 import functools
@@ -39,7 +43,7 @@ def _run(impl, params, x):
   return y, gp["params"]["table"], gx
 
 
-def _close(got, want, tol=1e-5):
+def _close(got, want, tol=2e-4):
   got, want = np.asarray(got), np.asarray(want)
   assert got.shape == want.shape
   err, scale = np.max(np.abs(got - want)), np.max(np.abs(want))
