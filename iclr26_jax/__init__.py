@@ -1,7 +1,9 @@
 """iclr26_jax: six ICLR 2026 methods on one pure-functional JAX training core.
 
-Rooms: ``core`` (shared training core), ``nn`` (shared Flax modules) and one package per
-method. Nothing here touches a device at import time.
+Rooms: ``core`` (the shared training core) and one package per method: ``qam``, ``minpv``,
+``pdns``, ``dsb``, ``lmkan`` and ``anybcq``. Each method room defines its own Flax modules (there
+is no shared ``nn`` package yet); the Pallas kernels are the top-level ``kernels_pallas`` package.
+Nothing here touches a device at import time.
 """
 
 __version__ = "0.1.0"

@@ -1,2 +1,64 @@
 """The shared training core: configs, distributed init, sharding, state, trainer, checkpoints,
-metrics and optimizers. It imports nothing from a method room."""
+metrics and optimizers. It imports nothing from a method room.
+
+Modules: ``config`` (locked ConfigDicts, ``"smoke,seed=3"`` arguments, overrides, JSON dump),
+``distributed`` (``jax.distributed`` init on request), ``sharding`` (meshes, replicated / batch
+shardings, global batches), ``train_state`` (``TrainState``), ``trainer`` (the ``Method`` protocol
+and the ``train`` loop), ``checkpoint`` (Orbax), ``metrics`` (JSON lines and terminal writer),
+``optim`` (optax chains, EMA), ``workdir`` (workdir lock, config-change records), ``datacheck``
+(finite-value checks) and ``toy`` (a least-squares method for tests and the quickstart).
+
+The names in ``__all__`` are imported from their module on first access (PEP 562), so importing
+this package imports nothing: config files and the workdir helpers stay free of jax.
+"""
+
+import importlib
+
+# Exported name -> the module that defines it.
+_EXPORTS = {
+    "TrainState": "train_state",
+    "Method": "trainer",
+    "TrainResult": "trainer",
+    "NonFiniteError": "trainer",
+    "make_step_fn": "trainer",
+    "train": "trainer",
+    "Checkpointer": "checkpoint",
+    "CheckpointMismatchError": "checkpoint",
+    "MetricWriter": "metrics",
+    "read_jsonl": "metrics",
+    "make_optimizer": "optim",
+    "make_schedule": "optim",
+    "ema_update": "optim",
+    "make_mesh": "sharding",
+    "replicated": "sharding",
+    "batch_sharding": "sharding",
+    "global_batch": "sharding",
+    "maybe_initialize": "distributed",
+    "is_primary": "distributed",
+    "ConfigError": "config",
+    "WorkdirLock": "workdir",
+    "WorkdirBusyError": "workdir",
+    "ConfigChangedError": "workdir",
+    "require_finite": "datacheck",
+}
+
+__all__ = [
+    "CheckpointMismatchError", "Checkpointer", "ConfigChangedError", "ConfigError", "Method",
+    "MetricWriter", "NonFiniteError", "TrainResult", "TrainState", "WorkdirBusyError",
+    "WorkdirLock", "batch_sharding", "ema_update", "global_batch", "is_primary", "make_mesh",
+    "make_optimizer", "make_schedule", "make_step_fn", "maybe_initialize", "read_jsonl",
+    "replicated", "require_finite", "train",
+]
+
+
+def __getattr__(name):
+  """Imports an exported name's module on first access; other names raise AttributeError."""
+  if name not in _EXPORTS:
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+  value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+  globals()[name] = value  # later accesses skip __getattr__
+  return value
+
+
+def __dir__():
+  return sorted(set(globals()) | set(_EXPORTS))

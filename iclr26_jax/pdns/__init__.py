@@ -13,4 +13,77 @@ random-order unmasking, the token-choice log-ratio, the lambda- / m-form WDCE,
 exact log Z, marginals and conditionals; streamed exact lattice statistics; Ising row transfer
 matrix), ``metrics`` (log Z^, ELBO, ESS, Sinkhorn, MMD, 1-D / energy W2, mode weights, lattice
 magnetisation / correlation errors, TV).
+
+Exports: the targets, references and particle systems (cheap modules, imported with the package)
+and the samplers, the stage loop, the MCMC reference and the trainer method, which pull in the
+training core and Orbax and so are imported on first access (PEP 562). Metrics stay in their
+module (``pdns.metrics.ess`` and ``pdns.proximal.ess`` differ).
 """
+
+import importlib
+
+from iclr26_jax.pdns.discrete_targets import (EnumerableTarget, all_states, ising,
+                                              ising_transfer_matrix, lattice_exact_stats, potts,
+                                              random_table, state_index)
+from iclr26_jax.pdns.particles import (ParticleSystem, com_free_normal, com_free_normal_log_prob,
+                                       dw4, lj13, lj55, pair_distances, remove_com)
+from iclr26_jax.pdns.references import BMReference, OUReference, Reference, ou_reference
+from iclr26_jax.pdns.targets import (Funnel, GaussianMixture, ManyWell, MixtureOfStudents,
+                                     gaussian, gmm40, gmm_2d, many_well_54, mos50, two_mode_10d,
+                                     well_separated_mixture)
+
+# Exported name -> the module that defines it, imported on first access.
+_LAZY = {
+    "ContinuousSampler": "continuous",
+    "ControlNet": "continuous",
+    "Rollout": "continuous",
+    "em_rollout": "continuous",
+    "bridge_matching_loss": "continuous",
+    "gmm_optimal_control": "continuous",
+    "DiscreteSampler": "discrete",
+    "DenoiserNet": "discrete",
+    "DiscreteRollout": "discrete",
+    "ctmc_rollout": "discrete",
+    "path_log_ratio": "discrete",
+    "wdce_loss": "discrete",
+    "ProxConfig": "proximal",
+    "ProxResult": "proximal",
+    "StageProblem": "proximal",
+    "StageSampler": "proximal",
+    "run_stages": "proximal",
+    "EGNNControl": "egnn",
+    "ReferenceSettings": "mcmc",
+    "reference_samples": "mcmc",
+    "PDNSMethod": "method",
+    "make_sampler": "method",
+    "make_target": "method",
+}
+
+__all__ = [
+    # cheap modules, imported above
+    "BMReference", "EnumerableTarget", "Funnel", "GaussianMixture", "ManyWell", "MixtureOfStudents",
+    "OUReference", "ParticleSystem", "Reference", "all_states", "com_free_normal",
+    "com_free_normal_log_prob", "dw4", "gaussian", "gmm40", "gmm_2d", "ising",
+    "ising_transfer_matrix", "lattice_exact_stats", "lj13", "lj55", "many_well_54", "mos50",
+    "ou_reference", "pair_distances", "potts", "random_table", "remove_com", "state_index",
+    "two_mode_10d", "well_separated_mixture",
+    # imported on first access
+    "ContinuousSampler", "ControlNet", "DenoiserNet", "DiscreteRollout", "DiscreteSampler",
+    "EGNNControl", "PDNSMethod", "ProxConfig", "ProxResult", "ReferenceSettings", "Rollout",
+    "StageProblem", "StageSampler", "bridge_matching_loss", "ctmc_rollout", "em_rollout",
+    "gmm_optimal_control", "make_sampler", "make_target", "path_log_ratio", "reference_samples",
+    "run_stages", "wdce_loss",
+]
+
+
+def __getattr__(name):
+  """Imports a lazily exported name's module on first access; other names raise AttributeError."""
+  if name not in _LAZY:
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+  value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+  globals()[name] = value  # later accesses skip __getattr__
+  return value
+
+
+def __dir__():
+  return sorted(set(globals()) | set(_LAZY))
