@@ -118,8 +118,9 @@ def with_colab_cells(nb, name: str, repo_slug: str = ""):
   return nb
 
 
-def execute(nb, smoke: bool, timeout: int):
-  """Runs ``nb`` in a fresh kernel from ``colabs/`` and returns it with outputs."""
+def execute(nb, smoke: bool, timeout: int, cwd: str = COLABS):
+  """Runs ``nb`` in a fresh kernel started in ``cwd`` (default ``colabs/``; the tests pass a
+  temporary folder so that files the notebook writes land there) and returns it with outputs."""
   from nbclient import NotebookClient
   env = {"ICLR26_SMOKE": "1" if smoke else "", "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "",
          "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -129,7 +130,7 @@ def execute(nb, smoke: bool, timeout: int):
     del os.environ["ICLR26_SMOKE"]
   try:
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": COLABS}}).execute()
+                   resources={"metadata": {"path": cwd}}).execute()
   finally:
     for k, v in old.items():
       if v is None:
