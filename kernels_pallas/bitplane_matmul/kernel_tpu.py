@@ -4,27 +4,31 @@ AnyBCQ (Park et al., ICLR 2026; github.com/naver-aics/anybcq) serves one stack o
 planes at several precisions. The official CUDA kernel is a batch-1 LUT-GEMM-style GEMV; here the
 planes are unpacked with shifts and masks and fed to the MXU, for any M.
 
-Grid ``(M/bm, N/bn, K/bk, NB)`` with dimension semantics ("parallel", "parallel", "arbitrary",
-"arbitrary"): planes and K are grid axes, reduction axes last so revisits of an output block are
-consecutive. A scalar-prefetched int32 metadata vector ``[p, offset(p), precision index, 0]``
-drives the index maps: the plane (and alpha row) index is ``min(b, p - 1)``, so for ``b >= p`` the
-block index repeats and Pallas does not DMA it again: **planes >= p are never fetched**;
-``pl.when(b < p)`` skips their compute.
+Grid ``(M/bm, N/bn, K/bk)`` with dimension semantics ("parallel", "parallel", "arbitrary"); the K
+reduction is last so revisits of an output block are consecutive. A scalar-prefetched int32
+metadata vector ``[p, offset(p), precision index, 0]`` gives the active plane count. The **plane
+loop runs inside the kernel** (``fori_loop(0, p)``): planes (and, for one precision, the alpha
+rows ``offset(p) + b``) stay in HBM (``memory_space=ANY``) and each step DMAs the ``(bk/32, bn)``
+word block of plane b into one of two VMEM slots while plane b-1 is unpacked from the other
+(double-buffered; plane 0 of the next K block is started after the current block's last plane,
+so only the first K block of an output block waits on an exposed copy). So **planes >= p are
+never fetched**, and no grid step is spent on an inactive plane (the former fourth grid axis
+over NB ran ``NB - p`` empty steps per block and re-entered the pipeline once per plane).
 
-Variants (all accumulate in a VMEM f32 scratch ``(bm, bn)``, zeroed at ``(k, b) = (0, 0)`` and
-written out at the last ``(k, b)``):
+Variants (all accumulate in a VMEM f32 scratch ``(bm, bn)``, zeroed at ``k = 0`` and written out
+at the last ``k``):
 
 * ``partials`` (small M): per group, ``u = x_G @ bits_G`` (bits in {0, 1}, exact in bf16, f32
   accumulation), ``acc += (2 u - s_G) * alpha_G`` with ``s_G`` the group row sum of x; at ``b == 0``
   ``acc += s_G * beta_G``. Groups of 128 / 256 give lane-aligned x slices; for g = 64 a 128-input
   chunk is unpacked once and the two groups are split with a lane mask on x (two MXU passes).
 * ``dequant`` (large M): ``W_tile (bk, bn) = beta + sum_b alpha_b * (2 bits_b - 1)`` accumulates
-  in a VMEM scratch over the plane axis; one MXU matmul ``x (bm, bk) @ W_tile`` at the last plane
-  step. W is cast to the activation dtype (bf16 activations: W rounded by ~2^-8, not bit-faithful).
+  in a VMEM scratch over the in-kernel plane loop; one MXU matmul ``x (bm, bk) @ W_tile`` after
+  it. W is cast to the activation dtype (bf16 activations: W rounded by ~2^-8, not bit-faithful).
 * ``mixed`` (partials with a per-row precision vector ``prec (M, 1)``): the alpha/beta blocks cover
-  every stored precision; the per-row coefficient ``c[m] = sum_q [prec[m] = q and b < q] *
-  alpha^(q)_b`` is built with one select per precision, and the partials ``t = 2 u - s`` are shared
-  by all rows. The prefetched plane count is ``max(prec)``.
+  every stored precision (BlockSpec-pipelined; only the planes are DMA'd by hand); the per-row
+  coefficient ``c[m] = sum_q [prec[m] = q and b < q] * alpha^(q)_b`` is built with one select per
+  precision, and the partials ``t = 2 u - s`` are shared by all rows. The prefetched plane count is ``max(prec)``.
 
 Inputs are already padded by ``ops.py``: x ``(Mp, Kp)``, planes uint32 ``(NB, Kp/32, Np)``, alpha
 ``(S, Kp/g, Np)`` and beta ``(|P|, Kp/g, Np)`` (viewed as ``(S, Kp/bk, bk/g, Np)`` by a free
@@ -105,54 +109,93 @@ def _chunks(bk: int, g: int):
       yield t, start, chunk, groups
 
 
-def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, dot_precision):
+def _kernel(meta_ref, *refs, variant, mixed, has_beta, g, bk, bn, precisions, dot_precision):
   it = iter(refs)
   prec_ref = next(it) if mixed else None
-  x_ref, planes_ref, alpha_ref = next(it), next(it), next(it)
+  x_ref, planes_hbm, alpha_ref = next(it), next(it), next(it)
   beta_ref = next(it) if has_beta else None
-  o_ref, acc_ref = next(it), next(it)
+  o_ref, acc_ref, pbuf, psem = next(it), next(it), next(it), next(it)
+  abuf, asem = (None, None) if mixed else (next(it), next(it))
   w_ref = next(it) if variant == "dequant" else None
 
-  k, b = pl.program_id(2), pl.program_id(3)
+  j, k = pl.program_id(1), pl.program_id(2)
   last_k = pl.num_programs(2) - 1
   p = meta_ref[0]
   xdtype = x_ref.dtype
   offsets = fmt.plane_offsets(precisions)
+  kw = bk // 32
 
-  @pl.when((k == 0) & (b == 0))
+  def dmas(b, slot, kk=k):
+    """Copies of plane b's (bk/32, bn) words of K block kk (and, single precision, its alpha rows)
+    into VMEM slot `slot`."""
+    cols = pl.ds(pl.multiple_of(j * bn, bn), bn)
+    cps = [pltpu.make_async_copy(planes_hbm.at[b, pl.ds(pl.multiple_of(kk * kw, kw), kw), cols],
+                                 pbuf.at[slot], psem.at[slot])]
+    if not mixed:
+      cps.append(pltpu.make_async_copy(alpha_ref.at[meta_ref[1] + b, kk, :, cols],
+                                       abuf.at[slot], asem.at[slot]))
+    return cps
+
+  def plane_loop(body):
+    """for b in range(p): body(b, words_ref, alpha_block_ref) — plane b+1's DMA overlaps plane b,
+    and plane 0 of the next K block is fetched (into slot 0, free by then) after the last plane, so
+    only the first K block of each output block waits for its plane-0 copy."""
+    @pl.when(k == 0)
+    def _first():
+      for c in dmas(0, 0):
+        c.start()
+
+    def step(b, carry):
+      slot = b % 2
+
+      @pl.when(b + 1 < p)
+      def _prefetch():
+        for c in dmas(b + 1, 1 - slot):
+          c.start()
+
+      for c in dmas(b, slot):
+        c.wait()
+      body(b, pbuf.at[slot], None if mixed else abuf.at[slot])
+      return carry
+
+    jax.lax.fori_loop(0, p, step, 0)
+
+    @pl.when(k < last_k)
+    def _next_block():
+      for c in dmas(0, 0, k + 1):
+        c.start()
+
+  @pl.when(k == 0)
   def _init():
     acc_ref[...] = jnp.zeros(acc_ref.shape, _F32)
 
   if variant == "dequant":
-    @pl.when(b == 0)
-    def _init_w():
-      for gi in range(bk // g):
-        rows = slice(gi * g, (gi + 1) * g)
-        if has_beta:
-          w_ref[rows, :] = jnp.broadcast_to(_scale(beta_ref[gi:gi + 1, :]), (g, w_ref.shape[1]))
-        else:
-          w_ref[rows, :] = jnp.zeros((g, w_ref.shape[1]), _F32)
+    for gi in range(bk // g):
+      rows = slice(gi * g, (gi + 1) * g)
+      if has_beta:
+        w_ref[rows, :] = jnp.broadcast_to(_scale(beta_ref[gi:gi + 1, :]), (g, w_ref.shape[1]))
+      else:
+        w_ref[rows, :] = jnp.zeros((g, w_ref.shape[1]), _F32)
 
-    @pl.when(b < p)
-    def _accumulate_w():
+    def accumulate_w(b, words_ref, a_ref):
+      del b
       for t in range(bk // fmt.TILE):
-        words = planes_ref[8 * t:8 * t + 8, :]
+        words = words_ref[8 * t:8 * t + 8, :]
         for gt in range(fmt.TILE // g):
           gi = t * (fmt.TILE // g) + gt
           rows = slice(gi * g, (gi + 1) * g)
-          w_ref[rows, :] += _signed(words, gt * g // 8, g // 8, _scale(alpha_ref[gi:gi + 1, :]))
+          w_ref[rows, :] += _signed(words, gt * g // 8, g // 8, _scale(a_ref[gi:gi + 1, :]))
 
-    @pl.when(b == nb - 1)
-    def _matmul():
-      acc_ref[...] += _dot(x_ref[...], w_ref[...].astype(xdtype), dot_precision)
+    plane_loop(accumulate_w)
+    acc_ref[...] += _dot(x_ref[...], w_ref[...].astype(xdtype), dot_precision)
 
   else:
     prec = prec_ref[...] if mixed else None  # (bm, 1) int32
 
-    def coef(gi):
+    def coef(b, a_ref, gi):
       """The (1 or bm, bn) f32 scale of plane b for group gi."""
       if not mixed:
-        return _scale(alpha_ref[gi:gi + 1, :])
+        return _scale(a_ref[gi:gi + 1, :])
       c = None
       for q, off in zip(precisions, offsets):
         row = off + jnp.minimum(b, q - 1)
@@ -170,11 +213,10 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, do
         c = term if c is None else c + term
       return c
 
-    @pl.when(b < p)
-    def _partials():
+    def partials(b, words_ref, a_ref):
       acc = acc_ref[...]
       for t, start, chunk, groups in _chunks(bk, g):
-        words = planes_ref[8 * t:8 * t + 8, :]
+        words = words_ref[8 * t:8 * t + 8, :]
         xc = x_ref[:, start:start + chunk]                       # (bm, chunk)
         # f32 x: bits in bf16 (exact) and x split into 3 bf16 terms (_dots.exact_bits_dot).
         bits = _bits_as(words, (start % fmt.TILE) // 8, chunk // 8,
@@ -188,12 +230,14 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, nb, g, bk, precisions, do
           u = (_dots.exact_bits_dot(xg, bits) if xdtype == _F32
                else _dot(xg, bits, None))                         # (bm, bn)
           s = jnp.sum(xg.astype(_F32), axis=1, keepdims=True)    # (bm, 1)
-          acc = acc + (2.0 * u - s) * coef(gi)
+          acc = acc + (2.0 * u - s) * coef(b, a_ref, gi)
           if has_beta:
             acc = acc + jnp.where(b == 0, s * beta_coef(gi), 0.0)
       acc_ref[...] = acc
 
-  @pl.when((k == last_k) & (b == nb - 1))
+    plane_loop(partials)
+
+  @pl.when(k == last_k)
   def _write():
     o_ref[...] = acc_ref[...].astype(o_ref.dtype)
 
@@ -242,30 +286,32 @@ def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   has_beta = beta is not None
   dot_precision = jax.lax.Precision.HIGHEST if x.dtype == _F32 else None
 
-  grid = (mp // bm, np_ // bn, kp // bk, nb)
+  grid = (mp // bm, np_ // bn, kp // bk)
+  any_spec = pl.BlockSpec(memory_space=pl.ANY)  # in HBM: the kernel DMAs the p active planes
   in_specs = []
   if mixed:
-    in_specs.append(pl.BlockSpec((bm, 1), lambda i, j, k, b, m: (i, 0)))
-  in_specs.append(pl.BlockSpec((bm, bk), lambda i, j, k, b, m: (i, k)))
-  in_specs.append(pl.BlockSpec(
-      (None, bk // 32, bn), lambda i, j, k, b, m: (jnp.minimum(b, m[0] - 1), k, j)))
+    in_specs.append(pl.BlockSpec((bm, 1), lambda i, j, k, m: (i, 0)))
+  in_specs.append(pl.BlockSpec((bm, bk), lambda i, j, k, m: (i, k)))
+  in_specs.append(any_spec)
   if mixed:
-    in_specs.append(pl.BlockSpec((s_rows, None, gpb, bn), lambda i, j, k, b, m: (0, k, 0, j)))
+    in_specs.append(pl.BlockSpec((s_rows, None, gpb, bn), lambda i, j, k, m: (0, k, 0, j)))
     if has_beta:
       in_specs.append(pl.BlockSpec((beta.shape[0], None, gpb, bn),
-                                   lambda i, j, k, b, m: (0, k, 0, j)))
+                                   lambda i, j, k, m: (0, k, 0, j)))
   else:
-    in_specs.append(pl.BlockSpec(
-        (None, None, gpb, bn), lambda i, j, k, b, m: (m[1] + jnp.minimum(b, m[0] - 1), k, 0, j)))
+    in_specs.append(any_spec)
     if has_beta:
-      in_specs.append(pl.BlockSpec((None, None, gpb, bn), lambda i, j, k, b, m: (m[2], k, 0, j)))
-  out_spec = pl.BlockSpec((bm, bn), lambda i, j, k, b, m: (i, j))
-  scratch = [pltpu.VMEM((bm, bn), _F32)]
+      in_specs.append(pl.BlockSpec((None, None, gpb, bn), lambda i, j, k, m: (m[2], k, 0, j)))
+  out_spec = pl.BlockSpec((bm, bn), lambda i, j, k, m: (i, j))
+  scratch = [pltpu.VMEM((bm, bn), _F32), pltpu.VMEM((2, bk // 32, bn), planes.dtype),
+             pltpu.SemaphoreType.DMA((2,))]
+  if not mixed:
+    scratch += [pltpu.VMEM((2, gpb, bn), alpha.dtype), pltpu.SemaphoreType.DMA((2,))]
   if variant == "dequant":
     scratch.append(pltpu.VMEM((bk, bn), _F32))
 
   kernel = functools.partial(
-      _kernel, variant=variant, mixed=mixed, has_beta=has_beta, nb=nb, g=g, bk=bk,
+      _kernel, variant=variant, mixed=mixed, has_beta=has_beta, g=g, bk=bk, bn=bn,
       precisions=tuple(precisions), dot_precision=dot_precision)
   operands = ([prec] if mixed else []) + [x, planes, alpha4] + ([beta4] if has_beta else [])
   flops = 2 * mp * kp * np_ * (1 if variant == "dequant" else nb)
@@ -280,7 +326,7 @@ def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
           num_scalar_prefetch=1, grid=grid, in_specs=in_specs, out_specs=out_spec,
           scratch_shapes=scratch),
       compiler_params=pltpu.CompilerParams(
-          dimension_semantics=("parallel", "parallel", "arbitrary", "arbitrary"),
+          dimension_semantics=("parallel", "parallel", "arbitrary"),
           vmem_limit_bytes=vmem_limit_bytes),
       cost_estimate=pl.CostEstimate(flops=int(flops), transcendentals=0,
                                     bytes_accessed=int(bytes_accessed)),

@@ -177,6 +177,7 @@ def test_spline_gpu_backward_compiles_small_grid():
 def test_decode_tpu_kernel_unpacks_without_int_to_float_conversion():
   """The Mosaic module of the TPU decode kernel has no int -> float conversion on unpacked
   groups (AND, compare, select); f16 scale rows (1 row each) may convert their subnormals."""
+  import re
   from jax._src.pallas.mosaic import tpu_info
   from jax.experimental.pallas import tpu as pltpu
   previous = tpu_info.registry.get("cpu")
@@ -187,6 +188,10 @@ def test_decode_tpu_kernel_unpacks_without_int_to_float_conversion():
       [text] = _targets.mosaic_modules(op, _bitplane_specs(1, K, N, jnp.float16, x_dtype=x_dtype))
       assert "arith.select" in text and "tpu.matmul" in text
       assert _targets.int_to_float_converts(text) == []
+      # The plane loop is inside the kernel: a 3-axis grid (M, N, K blocks) and the active planes
+      # DMA'd from HBM by the kernel itself (double-buffered), not a fourth grid axis.
+      assert re.search(r"iteration_bounds = array<i64: \d+, \d+, \d+>", text), "grid is not 3-D"
+      assert "tpu.enqueue_dma" in text and "tpu.wait_dma" in text
   finally:
     if previous is None:
       tpu_info.registry.pop("cpu", None)
