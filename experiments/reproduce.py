@@ -1,6 +1,6 @@
 """The main job: run every registered claim at laptop scale and write ``REPORT.md``.
 
-  python -m experiments.reproduce [--only=METHOD[,METHOD]] [--out=DIR] [--full]
+  python -m experiments.reproduce [--only=METHOD|CLAIM[,...]] [--out=DIR] [--full]
 
 Each claim runs in ``<out>/<claim name>/``; the report is a table (claim, reference, ours,
 pass/fail, seconds) followed by each claim's details and plots. A claim that raises is
@@ -17,8 +17,9 @@ import traceback
 
 from absl import app, flags, logging
 
-_ONLY = flags.DEFINE_list("only", [], "Methods to run (e.g. lmkan,dsb); default all. An "
-                          "unknown name is an error that lists the known ones.")
+_ONLY = flags.DEFINE_list("only", [], "Methods or claims to run (e.g. lmkan,dsb or "
+                          "qam/ogbench_puzzle3x3); default all. An unknown name is an error that "
+                          "lists the known ones.")
 _OUT = flags.DEFINE_string("out", "reproduce_out", "Output directory for REPORT.md and plots.")
 _FULL = flags.DEFINE_bool("full", False, "Run the larger versions of the claims.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed passed to every claim.")
@@ -102,19 +103,30 @@ def run_claims(claims, out: str, full: bool, seed: int) -> list[dict]:
   return rows
 
 
+def select_claims(claims: list, only: list[str]) -> list:
+  """The claims named by ``only``: each entry a method (``qam``: all of its claims) or one claim
+  (``qam/ogbench_puzzle3x3``), in registry order. Raises ValueError naming the unknown entries
+  and listing the known methods and claim names."""
+  methods = {c.method for c in claims}
+  names = {c.name for c in claims}
+  unknown = [m for m in only if m not in methods and m not in names]
+  if unknown:
+    raise ValueError(f"--only names unknown method(s) or claim(s) {unknown}; methods with claims: "
+                     f"{','.join(sorted(methods))}; claims: {','.join(c.name for c in claims)}")
+  return [c for c in claims if c.method in only or c.name in only]
+
+
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
   from experiments.claims import all_claims
   claims = all_claims()
   if _ONLY.value:
-    known = sorted({c.method for c in claims})
-    unknown = [m for m in _ONLY.value if m not in known]
-    if unknown:
-      print(f"error: --only names unknown method(s) {unknown}; methods with claims: "
-            f"{','.join(known)}", file=sys.stderr)
+    try:
+      claims = select_claims(claims, _ONLY.value)
+    except ValueError as e:
+      print(f"error: {e}", file=sys.stderr)
       sys.exit(2)
-    claims = [c for c in claims if c.method in _ONLY.value]
   out = os.path.abspath(_OUT.value)
   os.makedirs(out, exist_ok=True)
   cache = os.path.join(out, ".jax_cache") if _CACHE.value is None else _CACHE.value

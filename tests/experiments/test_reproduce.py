@@ -62,6 +62,17 @@ def test_unknown_only_name_fails_listing_known_ones(tmp_path):
   assert not (tmp_path / "REPORT.md").exists()
 
 
+def test_only_selects_methods_and_single_claims():
+  claims = all_claims()
+  assert [c.name for c in reproduce.select_claims(claims, ["qam/ogbench_puzzle3x3"])] == [
+      "qam/ogbench_puzzle3x3"]
+  both = reproduce.select_claims(claims, ["core", "qam/analytic_tilt"])
+  assert {c.method for c in both} == {"core", "qam"} and len(both) == 1 + sum(
+      c.method == "core" for c in claims)
+  with pytest.raises(ValueError, match=r"\['qam/nope'\].*qam/ogbench_puzzle3x3"):
+    reproduce.select_claims(claims, ["qam/nope"])
+
+
 def test_empty_report_is_still_written(tmp_path):
   report = open(reproduce.write_report(str(tmp_path), [], False, 0.0)).read()
   assert "No claims are registered" in report
