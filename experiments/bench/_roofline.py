@@ -57,9 +57,12 @@ def spline_gather_flops(b: int, pairs: int, q: int) -> int:
   return 8 * b * pairs * q
 
 
-def spline_matrix_flops(b: int, pairs: int, q: int, c_pad: int) -> int:
-  """The interpolation-matrix form: 2·B·P·C_pad·Q (C_pad/4 times the gather)."""
-  return 2 * b * pairs * c_pad * q
+def spline_matrix_flops(b: int, pairs: int, q: int, c_pad: int, passes: int = 1) -> int:
+  """The interpolation-matrix form: 2·B·P·C_pad·Q (C_pad/4 times the gather), times ``passes``
+  matrix-unit passes per f32 dot (3 for the TPU kernels' bf16x3 dots: 3·C_pad/4 times the gather's
+  FLOPs in bf16 MXU work). Building the matrices once per (pair, B-block) does not change this
+  count: the matmul itself is dense over the C_pad corners."""
+  return 2 * b * pairs * c_pad * q * passes
 
 
 def spline_bytes(b: int, pairs: int, q: int, g: int, itemsize: int = 4) -> int:

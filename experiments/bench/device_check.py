@@ -121,7 +121,8 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
     variant = sblocks.table_row(kplat, G).config.variant
     c_pad = sblocks.corner_pad(G)
     flops = (_roofline.spline_gather_flops(b, pairs, q) if variant == "gather"
-             else _roofline.spline_matrix_flops(b, pairs, q, c_pad))
+             else _roofline.spline_matrix_flops(b, pairs, q, c_pad,
+                                                passes=3 if kplat == "tpu" else 1))  # bf16x3 dots
     out.append(dict(op="spline_lookup", row=f"{bucket} ({variant}) G={G}",
                     shape=f"B={b} {n_in}->{q}", err=err, kernel=t_k, xla=t_x, dense=t_d,
                     roof=_roof(_roofline.spline_bytes(b, pairs, q, G), flops)))

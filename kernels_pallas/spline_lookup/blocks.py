@@ -18,14 +18,17 @@ device and edit the rows); they are the starting points of kernels.md §7.
 | gpu      | huge   | gather   | 64, 64 (bq, bb)  | 64, 16      | 64, 64      | 8 warps, 2 stages |
 
 Why:
-* TPU (Mosaic): the forward builds the (C_pad, bb) interpolation matrix once per (pair, B-block,
-  Q-block), so its Q block is as wide as the other passes' Q blocks allow without extra padding
-  (512 / 512 / 256; 128 at C_pad = 2048): a Q <= bq layer builds each matrix once per (pair,
-  B-block) instead of Q/128 times. Lane dims (bq, bb) are multiples of 128; every reduction axis (pairs in the forward,
-  batch in dT, outputs in dx) is a trailing "arbitrary" grid axis whose output block is revisited
-  consecutively, so VMEM holds one (bp, C_pad, bq) table block, not the layer. Budget: double-buffered
-  blocks plus the (C_pad, bb) interpolation matrix and H temporaries — about 2 MB at (G = 26, bp = 2,
-  bq = 128, bb = 256). `bq` 128 fits the v5e MXU; try 256 on v6e.
+* TPU (Mosaic): the forward keeps the output column (Q_pad, bb) resident in VMEM (grid (B/bb,
+  P/bp, Q/bq), `kernel_portable._fwd_kernel_resident`) and builds the (C_pad, bb) interpolation
+  matrices of a pair block once per (pair block, B-block), into bf16 head/tail scratch reused by
+  every Q tile; `fwd_bq` is the streamed table tile. When 2·Q_pad·bb·4 bytes exceed a quarter of
+  the VMEM limit (Q_pad > 2048 at bb = 512 and 32 MiB) it falls back to the (Q/bq, B/bb, P/bp)
+  grid, which rebuilds the matrix per Q tile (bitwise equal results). Lane dims (bq, bb) are
+  multiples of 128; every reduction axis (pairs and Q tiles in the forward, batch in dT, outputs in
+  dx) is a trailing "arbitrary" grid axis whose output block is revisited consecutively, so VMEM
+  holds one (bp, C_pad, bq) table block, not the layer. Budget: double-buffered blocks, the output
+  column, 2·bp·C_pad·bb bf16 scratch (2 MiB at the small and large rows) and H temporaries.
+  `bq` 128 fits the v5e MXU; try 256 on v6e.
 * GPU (Triton): powers of two, dot dims ≥ 16. Programs run concurrently, so reduction axes are walked
   in-kernel (the whole pair range in the forward, the whole batch in dT, all outputs in dx) and the
   table entries above are the in-kernel windows. The (C_pad, bb) matrix lives in registers: at C_pad

@@ -26,7 +26,9 @@ slices. Only block sizes and `compiler_params` differ (one `pallas_call` per bac
   (programs run concurrently there) and an in-kernel `fori_loop` walks the full extent in `pl.ds`
   windows instead;
 * forward, grid (Q/bq, B/bb, P/bp): acc (bq, bb) += dot_general(T_p (C_pad, bq), S_p (C_pad, bb),
-  contracting the corner axis of both) for p in the block;
+  contracting the corner axis of both) for p in the block; on TPU, when the output column fits VMEM,
+  grid (B/bb, P/bp, Q/bq) instead with y (Q_pad, bb) resident and S_p built once per (pair, B-block)
+  into VMEM scratch, reused by every Q tile (`_fwd_kernel_resident`; scratch is TPU-only);
 * table gradient, grid (P, Q/bq, B/bbo): each program **owns** the tile dT[p, :, q-tile] (C_pad, bq) and
   accumulates dot_general(S_p (C_pad, bb), dy (bq, bb), contracting the batch lanes) over batch windows —
   no atomics, deterministic, bitwise repeatable; padded corner rows get exactly zero;
@@ -35,8 +37,12 @@ slices. Only block sizes and `compiler_params` differ (one `pallas_call` per bac
   of lmkan.md §3 written with the dense interpolation-matrix derivatives.
 
 Cost: 2·B·P·C_pad·Q FLOPs per matmul pass, C_pad/4 times the sparse lookup (×32 at G = 8, ×256 at
-G = 26): a correctness-first path that uses the MXU / tensor cores; `kernel_triton_gather.py` is the
-G-independent GPU forward.
+G = 26), and on TPU each f32 dot is 3 bf16 MXU passes (bf16x3): 3·C_pad/4 times the gather's FLOPs
+in MXU work (×96 at G = 8). Building S once per (pair, B-block) removes the repeated VPU work of
+the matrix construction (about 40 vector ops per (corner, sample, pair), formerly once per Q tile),
+not the dense matmul: the matrix form does **not** meet a "≤ 4× the gather's FLOPs" bound and
+cannot at any C_pad ≥ 128. `kernel_triton_gather.py` is the G-independent GPU forward; the TPU has
+no gather form (integer ref indexing does not lower on Mosaic TPU).
 """
 
 from __future__ import annotations
@@ -177,6 +183,55 @@ def _fwd_kernel(x_ref, t_ref, n_ref, r_ref, o_ref, *, G, mode):
   o_ref[...] += acc
 
 
+def _fwd_kernel_resident(x_ref, t_ref, n_ref, r_ref, o_ref, *s_refs, G, mode):
+  """TPU forward, grid (B/bb, P/bp, Q/bq): x (bp, 2, bb), table (bp, C_pad, bq) → the whole output
+  column y (Q_pad, bb), resident in VMEM over the pair and output-tile axes.
+
+  The interpolation matrices of the bp pairs are built once per (pair block, B-block), at the first
+  output tile, into VMEM scratch — already split into bf16 heads and tails when the dots are bf16x3
+  (`s_refs` = (S_hi, S_lo), each (bp, C_pad, bb) bf16; otherwise (S,) in x's dtype) — and reused by
+  every output tile. Sums are taken in the same order as `_fwd_kernel` (per output tile: pairs of the
+  block in order, added to the output), so both forms give bitwise equal results.
+  """
+  bp, c_pad, bq = t_ref.shape
+  bb = x_ref.shape[2]
+  pi, qi = pl.program_id(1), pl.program_id(2)
+  split = len(s_refs) == 2
+
+  @pl.when((pi == 0) & (qi == 0))
+  def _zero():
+    o_ref[...] = jnp.zeros_like(o_ref)
+
+  @pl.when(qi == 0)
+  def _build():
+    nodes, invw = n_ref[...], r_ref[...]
+
+    def pair(p, carry):
+      s = interpolation_matrix(x_ref[p, pl.ds(0, 1), :], x_ref[p, pl.ds(1, 1), :], nodes, invw, G,
+                               c_pad)                                          # (C_pad, bb)
+      if split:
+        s_refs[0][p], s_refs[1][p] = _dots.split_bf16_2(s)
+      else:
+        s_refs[0][p] = s
+      return carry
+
+    jax.lax.fori_loop(0, bp, pair, 0)
+
+  dims = (((0,), (0,)), ((), ()))
+
+  def pair(p, acc):
+    if split:  # _dots.bf16x3_dot with S pre-split (same terms, same order)
+      t_hi, t_lo = _dots.split_bf16_2(t_ref[p])
+      s_hi, s_lo = s_refs[0][p], s_refs[1][p]
+      d = lambda u, v: jax.lax.dot_general(u, v, dims, preferred_element_type=o_ref.dtype)
+      return acc + (d(t_lo, s_hi) + d(t_hi, s_lo) + d(t_hi, s_hi))
+    return acc + _dot(t_ref[p], s_refs[0][p], (0, 0), o_ref.dtype, mode)     # (bq, bb)
+
+  acc = jax.lax.fori_loop(0, bp, pair, jnp.zeros((bq, bb), o_ref.dtype))
+  rows = pl.ds(pl.multiple_of(qi * bq, bq), bq)
+  o_ref[rows, :] += acc
+
+
 def _dt_kernel(x_ref, g_ref, n_ref, r_ref, o_ref, *, G, bb, mode):
   """x (2, bbo), dy (bq, bbo) → dT tile (C_pad, bq) owned by this program, accumulated over batch."""
   c_pad, bq = o_ref.shape
@@ -267,8 +322,15 @@ def portable_forward(x, table, nodes, invw, *, G, platform, bq, bb, bp, num_warp
     x: (P_pad, 2, B_pad); table: (P_pad, C_pad, Q_pad); nodes, invw: (G1_pad, 1), same float dtype.
     G: intervals per axis; platform: "tpu" (Mosaic params) or "gpu" (Triton params).
     bq, bb: output and batch blocks; bp: pairs per reduction step (TPU; Triton uses bp = P_pad).
+    vmem_limit_bytes: Mosaic scoped-VMEM limit (None: 16 MiB assumed for the choice below).
   Returns:
     y: (Q_pad, B_pad) in x's dtype.
+
+  On TPU, when the double-buffered output column (Q_pad, bb) fits a quarter of the VMEM limit, the
+  grid is (B/bb, P/bp, Q/bq) with that column resident and each pair's interpolation matrix built
+  once per (pair, B-block) (`_fwd_kernel_resident`); otherwise (very wide layers) and on Triton the
+  grid is (Q/bq, B/bb, P/bp) and the matrix is rebuilt for every output tile (`_fwd_kernel`). Both
+  give bitwise equal results.
   """
   _check_layouts(x, table, nodes, invw)
   p, _, b = x.shape
@@ -276,14 +338,45 @@ def portable_forward(x, table, nodes, invw, *, G, platform, bq, bb, bp, num_warp
   for name, n, blk in (("Q_pad", q, bq), ("B_pad", b, bb), ("P_pad", p, bp)):
     _check_div(name, n, blk)
   g1 = nodes.shape[0]
-  grid = (q // bq, b // bb, p // bp)
   itemsize = x.dtype.itemsize
+  mode = dot_mode(platform, interpret)
+  budget = (vmem_limit_bytes or 16 * 2**20) // 4
+  if platform == "tpu" and 2 * q * bb * itemsize <= budget:
+    # Output column resident (double-buffered (Q_pad, bb) within a quarter of the VMEM limit):
+    # interpolation matrices built once per (pair, B-block), not once per output tile.
+    split = mode == "bf16x3" and x.dtype == jnp.float32
+    scratch = ([pltpu.VMEM((bp, c_pad, bb), jnp.bfloat16)] * 2 if split
+               else [pltpu.VMEM((bp, c_pad, bb), x.dtype)])
+    cost = pl.CostEstimate(
+        flops=int(2 * b * p * c_pad * q * (3 if split else 1) + 40 * b * p * c_pad),
+        transcendentals=int(2 * b * p),
+        bytes_accessed=int(itemsize * (x.size + table.size * (b // bb) + q * b)))
+    return pl.pallas_call(
+        functools.partial(_fwd_kernel_resident, G=G, mode=mode),
+        out_shape=jax.ShapeDtypeStruct((q, b), x.dtype),
+        grid=(b // bb, p // bp, q // bq),
+        in_specs=[
+            pl.BlockSpec((bp, 2, bb), lambda j, k, i: (k, 0, j)),
+            pl.BlockSpec((bp, c_pad, bq), lambda j, k, i: (k, 0, i)),
+            pl.BlockSpec((g1, 1), lambda j, k, i: (0, 0)),
+            pl.BlockSpec((g1, 1), lambda j, k, i: (0, 0)),
+        ],
+        out_specs=pl.BlockSpec((q, bb), lambda j, k, i: (0, j)),
+        scratch_shapes=scratch,
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel", "arbitrary", "arbitrary"),
+            vmem_limit_bytes=vmem_limit_bytes),
+        cost_estimate=cost,
+        interpret=interpret,
+        name="spline_lookup_fwd_tpu",
+    )(x, table, nodes, invw)
+  grid = (q // bq, b // bb, p // bp)
   cost = pl.CostEstimate(
       flops=int(2 * b * p * c_pad * q + 40 * b * p * c_pad * (q // bq)),
       transcendentals=int(2 * b * p * (q // bq)),
       bytes_accessed=int(itemsize * (x.size * (q // bq) + table.size * (b // bb) + q * b)))
   return pl.pallas_call(
-      functools.partial(_fwd_kernel, G=G, mode=dot_mode(platform, interpret)),
+      functools.partial(_fwd_kernel, G=G, mode=mode),
       out_shape=jax.ShapeDtypeStruct((q, b), x.dtype),
       grid=grid,
       in_specs=[

@@ -200,8 +200,8 @@ def test_decode_tpu_kernel_unpacks_without_int_to_float_conversion():
 
 
 def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
-  """The Mosaic modules of the TPU spline kernels (forward, dT, dx; small row): every matmul has bf16
-  operands (the explicit bf16x3 split, `_dots.bf16x3_dot`), three per dot, and none asks for
+  """The Mosaic modules of the TPU spline kernels (forward, dT, dx; small row, bp = 8, C_pad = 128,
+  bb = 512): every matmul has bf16 operands (the explicit bf16x3 split, `_dots.bf16x3_dot`), three per dot, and none asks for
   `contract_precision<fp32>` (HIGHEST: six passes)."""
   import re
   op = functools.partial(sops.spline_lookup, grid=SigmaGrid(8), impl="pallas", interpret=False,
@@ -211,6 +211,12 @@ def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
   texts = _targets.mosaic_modules(lambda x, t, g: (op(x, t), jax.vjp(op, x, t)[1](g)), specs)
   assert len(texts) == 4  # forward (twice: primal and vjp's forward), dT, dx
   for text in texts:
+    if "func.func @spline_lookup_fwd_tpu" in text:
+      # Forward: the pair block's interpolation matrices are built once per (pair block, B-block)
+      # into two bf16 VMEM scratch buffers (heads and tails, (bp, C_pad, bb)), reused by every
+      # output tile of the resident output column.
+      assert "scratch_operands = 2" in text
+      assert text.count("memref<8x128x512xbf16, #tpu.memory_space<vmem>") >= 2
     matmuls = re.findall(r"tpu\.matmul [^\n]*", text)
     assert len(matmuls) == 3 and "contract_precision<fp32>" not in text, matmuls
     assert all(re.search(r": vector<\w+xbf16>, vector<\w+xbf16>, vector<\w+xf32>", m)
