@@ -1,14 +1,17 @@
-"""Seed-vmapped offline training and evaluation on the point maze (spec §14 E).
+"""Seed-vmapped offline training and evaluation on the point maze and OGBench (spec §14 E).
 
 ``train_seeds`` trains S independent agents of one kind (QAM, QAM-F, QAM-E, FQL or BC) from the
 same offline data in one compiled program: the agents are stacked along a leading seed axis and
 every update is ``jax.vmap``-ed, so the three methods of a comparison cost three compiles whatever
-the number of seeds. The reproduce claim and ``colabs/qam.ipynb`` use it; the trainer-driven path
+the number of seeds. Evaluation is the point maze's vectorised JAX rollout by default, or
+``ogbench_evaluator``: MuJoCo episodes on the host with the environment's own success metric, one
+seed after another. The reproduce claims and ``colabs/qam.ipynb`` use it; the trainer-driven path
 (``qam.method.QAMMethod`` through ``experiments.main``) runs the same agent update.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import time
 
 import jax
@@ -21,10 +24,13 @@ from iclr26_jax.qam import datasets
 from iclr26_jax.qam.agent import QAMAgent
 from iclr26_jax.qam.envs import pointmaze as pm
 
+Callable = collections.abc.Callable
+
 
 def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps: int,
                 batch_size: int, eval_every: int, eval_episodes: int = 100,
-                eval_seed: int = 12345, verbose: bool = False) -> dict:
+                eval_seed: int = 12345, verbose: bool = False,
+                evaluator: Callable | None = None) -> dict:
   """Trains one agent per seed (vmapped) and evaluates the success rate along the way.
 
   Args:
@@ -35,6 +41,10 @@ def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps:
     batch_size: chunks per update.
     eval_every: updates between evaluations (each evaluation runs ``eval_episodes`` vectorised
       episodes per seed with the same start states for every agent).
+    eval_episodes, eval_seed: the point-maze evaluation (ignored with ``evaluator``).
+    verbose: print the success after each evaluation.
+    evaluator: ``stacked agents -> (success (S,), episode_length (S,))`` run after every
+      ``eval_every`` updates instead of the point-maze rollout (e.g. ``ogbench_evaluator(env)``).
   Returns:
     dict with ``steps (E,)``, ``success (S, E)``, ``episode_length (S, E)``, ``info`` (the last
     update's diagnostics, each ``(S,)``), ``agents`` (the stacked final agents), ``compile_s``
@@ -73,7 +83,7 @@ def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps:
 
   t0 = time.perf_counter()
   run_c = run.lower(agents, 0).compile()
-  eval_c = evaluate.lower(agents).compile()
+  eval_c = evaluator or evaluate.lower(agents).compile()
   compile_s = time.perf_counter() - t0
   steps, succ, length = [], [], []
   run_s = 0.0
@@ -104,6 +114,38 @@ def rollouts(agent: QAMAgent, key: jax.Array, num_episodes: int = 16,
   run = jax.jit(lambda a, k: pm.evaluate(a.sample_actions, k, num_episodes, horizon,
                                          chunk=a.config.horizon)["positions"])
   return np.asarray(run(agent, key))
+
+
+def ogbench_evaluator(env, num_episodes: int, seed: int = 0, horizon: int | None = None,
+                      verbose: bool = False) -> Callable:
+  """An ``evaluator`` for ``train_seeds`` on an OGBench single-task environment.
+
+  Each seed's agent runs ``num_episodes`` episodes (reset seeds ``seed, seed + 1, …``, the same
+  for every agent and method) through ``ogbench_env.evaluate``: open-loop action chunks from
+  ``sample_actions`` (one jitted call per chunk), success = the environment's ``info['success']``
+  at some step, episodes ending at success (single-task OGBench environments terminate there) or
+  at the time limit (``horizon`` or the environment's own, 500 steps for puzzle-3x3).
+  Returns a function ``stacked agents -> (success (S,), mean episode length (S,))``.
+  """
+  from iclr26_jax.qam.envs import ogbench_env  # optional [rl] extra
+
+  sample = jax.jit(lambda agent, obs, key: agent.sample_actions(obs[None], key)[0])
+
+  def run(agents):
+    n = jax.tree.leaves(agents)[0].shape[0]
+    success, length = np.zeros(n), np.zeros(n)
+    for i in range(n):
+      agent = unstack(agents, i)
+      t0 = time.perf_counter()
+      out = ogbench_env.evaluate(
+          env, lambda obs, key: np.asarray(sample(agent, jnp.asarray(obs), key)).reshape(-1),
+          num_episodes, horizon=horizon, seed=seed, chunk=int(agent.config.horizon))
+      success[i], length[i] = out["success"], out["episode_length"]
+      if verbose:
+        print(f"    seed {i}: success {out['success']:.3f} over {num_episodes} episodes "
+              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    return success, length
+  return run
 
 
 def unstack(agents, i: int):
