@@ -18,7 +18,6 @@ import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
-import pytest
 
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.qam import adjoint
