@@ -4,4 +4,60 @@ Reference implementation: github.com/ColinQiyangLi/qam (JAX). This room is an in
 implementation following ``shared/specs/qam.md``: a flow policy fine-tuned against a critic
 ensemble by lean adjoint matching on the memoryless SDE of the flow, with the BC-flow and FQL
 baselines on the same critic and action-chunking machinery.
+
+Modules: ``config`` (agent hyperparameters), ``flows`` (flow matching, Euler ODE), ``adjoint``
+(memoryless rollout, lean adjoint, adjoint-matching loss), ``critic`` (pessimistic chunked TD),
+``variants`` (QAM-E edit policy), ``baselines`` (FQL one-step policy), ``networks``, ``agent``
+(``QAMAgent``: create / update / sample_actions), ``datasets`` (chunk sampling, point-maze play
+data), ``method`` (``QAMMethod`` on the trainer, offline and online phases; experiment configs),
+``compare`` (seed-vmapped comparisons, point-maze and OGBench evaluation), ``known_answers``,
+``envs`` (JAX point maze; OGBench generator, loader and host environment; the ``[rl]`` extra).
+
+Exports are imported from their module on first access (PEP 562), so ``import iclr26_jax.qam``
+imports neither jax nor the trainer. The two config builders keep their module names
+(``qam.config.default_config``: the agent; ``qam.method.default_config``: a whole experiment).
 """
+
+import importlib
+
+# Exported name -> the module that defines it.
+_EXPORTS = {
+    "QAMAgent": "agent",
+    "QAMMethod": "method",
+    "experiment_config": "method",
+    "load_data": "method",
+    "train_seeds": "compare",
+    "ogbench_evaluator": "compare",
+    "sample_chunks": "datasets",
+    "generate_pointmaze": "datasets",
+    "flow_matching_loss": "flows",
+    "euler_ode": "flows",
+    "rollout": "adjoint",
+    "lean_adjoint": "adjoint",
+    "adjoint_matching_loss": "adjoint",
+    "pessimistic_target": "critic",
+    "td_loss": "critic",
+    "MLP": "networks",
+    "VelocityField": "networks",
+    "CriticEnsemble": "networks",
+}
+
+__all__ = [
+    "CriticEnsemble", "MLP", "QAMAgent", "QAMMethod", "VelocityField", "adjoint_matching_loss",
+    "euler_ode", "experiment_config", "flow_matching_loss", "generate_pointmaze",
+    "lean_adjoint", "load_data", "ogbench_evaluator", "pessimistic_target", "rollout",
+    "sample_chunks", "td_loss", "train_seeds",
+]
+
+
+def __getattr__(name):
+  """Imports an exported name's module on first access; other names raise AttributeError."""
+  if name not in _EXPORTS:
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+  value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+  globals()[name] = value  # later accesses skip __getattr__
+  return value
+
+
+def __dir__():
+  return sorted(set(globals()) | set(_EXPORTS))
