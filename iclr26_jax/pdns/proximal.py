@@ -31,8 +31,8 @@ iterates anneal geometrically, lambda_k = prod_{i<=k} (1 - c_i) (Eq. 7). Here:
 
 from __future__ import annotations
 
-import collections
 import dataclasses
+import functools
 import math
 from typing import Any, Callable, NamedTuple
 
@@ -500,16 +500,10 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
   return StageFns(init_state=init_state, update=update, steps_per_stage=sps, tx=tx)
 
 
-_CACHE: "collections.OrderedDict" = collections.OrderedDict()
-
-
+@functools.lru_cache(maxsize=8)
 def _compiled(problem: StageProblem, cfg: ProxConfig):
   """Jitted init, one-stage trainer (a ``lax.scan`` of the guarded step over a stage) and
-  rollout for (problem, cfg); keeps the 8 most recent entries."""
-  key = (problem, cfg)
-  if key in _CACHE:
-    _CACHE.move_to_end(key)
-    return _CACHE[key]
+  rollout for (problem, cfg); the 8 most recently used pairs stay cached."""
   fns = make_stage_fns(problem, cfg)
   step = core_trainer.make_step_fn(fns.update)
 
@@ -524,10 +518,7 @@ def _compiled(problem: StageProblem, cfg: ProxConfig):
     return state, jax.tree_util.tree_map(lambda m: m[-1], metrics), bad
 
   rollout = jax.jit(lambda p, k: problem.rollout(p, k, cfg.buffer_size))
-  _CACHE[key] = (jax.jit(fns.init_state), train_stage, rollout)
-  while len(_CACHE) > 8:
-    _CACHE.popitem(last=False)
-  return _CACHE[key]
+  return jax.jit(fns.init_state), train_stage, rollout
 
 
 def run_stages(problem: StageProblem, cfg: ProxConfig, key: jax.Array,
