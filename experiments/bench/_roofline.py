@@ -17,7 +17,10 @@ VECTOR_OPS = {"H200": 132 * 64 * 1.98e9, "TPU v5e": 4 * 1024 * 1.5e9}
 
 # Vector element-ops per (weight, plane) of the bit-plane kernels, counted in the Mosaic module of
 # the decode kernel (shift, AND, compare, select, f32 -> bf16 narrowing) and the dequantize kernel
-# (shift, AND, compare, select +-alpha, add); the GPU kernel runs the same sequence.
+# (shift, AND, compare, select +-alpha, add). The GPU decode kernel's plane loop, counted in the
+# sm_90a PTX (_targets.ptx_mma_loop_instructions), has 4.85 instructions per (weight, plane) per
+# thread with bf16 x (shift, AND to 0.0 / 2.0, 16-bit narrowing and the shared-memory store of the
+# MMA operand; 7.8 before the compare-and-select was replaced), so 5 serves both.
 UNPACK_OPS_PER_WEIGHT_PLANE = 5
 
 

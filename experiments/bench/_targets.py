@@ -109,8 +109,9 @@ def triton_compile(kernel: dict, capability: int = 90) -> dict:
 
   Returns:
     ``{"name", "registers", "spill_stores", "spill_loads", "stack", "shared", "mma", "wgmma",
-    "fma_f32", "seconds"}`` from ptxas's ``-v`` report and the PTX text (``mma``: warp-level
-    ``mma.sync`` instructions, ``wgmma``: Hopper warpgroup MMAs; ``fma_f32``: scalar FP32 FMAs).
+    "fma_f32", "int_to_float", "mma_loop_instr", "seconds"}`` from ptxas's ``-v`` report and the
+    PTX text (``mma``: warp-level ``mma.sync`` instructions, ``wgmma``: Hopper warpgroup MMAs;
+    ``fma_f32``: scalar FP32 FMAs; ``mma_loop_instr``: see ``ptx_mma_loop_instructions``).
   Raises:
     whatever Triton / ptxas raise on a kernel they cannot compile.
   """
@@ -147,7 +148,8 @@ def triton_compile(kernel: dict, capability: int = 90) -> dict:
               shared=int(k.metadata.shared), mma=len(re.findall(r"\bmma\.sync", ptx)),
               wgmma=len(re.findall(r"\bwgmma\.mma_async", ptx)),
               fma_f32=len(re.findall(r"\bfma\.rn\.f32", ptx)),
-              int_to_float=ptx_int_to_float_converts(ptx), seconds=round(seconds, 1))
+              int_to_float=ptx_int_to_float_converts(ptx),
+              mma_loop_instr=ptx_mma_loop_instructions(ptx), seconds=round(seconds, 1))
 
 
 def mosaic_modules(f: Callable, specs: Sequence) -> list[str]:
@@ -191,6 +193,30 @@ def int_to_float_converts(mosaic_text: str, min_rows: int = 64) -> list[str]:
     if len(dims) >= 2 and dims[-2] >= min_rows:
       out.append(m.group(0))
   return out
+
+
+def ptx_mma_loop_instructions(ptx: str) -> int:
+  """Instructions (per thread, per iteration) in the innermost PTX loop that issues tensor-core
+  MMAs (``mma.sync`` / ``wgmma``): directives (``.loc`` ...), labels and comments are not counted.
+  -1 when there is no such loop. For the bit-plane kernels this is the plane loop: divided by the
+  weights one thread handles per iteration (256 · BN / (32 · num_warps)) it gives instructions per
+  (weight, plane)."""
+  import re
+  lines = ptx.splitlines()
+  best = -1
+  for i, line in enumerate(lines):
+    m = re.match(r"^(\$L__BB\d+_\d+):.*Inner Loop Header", line)
+    if not m:
+      continue
+    back = re.compile(r"\bbra(?:\.uni)?\s+" + re.escape(m.group(1)) + ";")
+    end = next((j for j in range(i + 1, len(lines)) if back.search(lines[j])), None)
+    if end is None:
+      continue
+    body = [l.strip() for l in lines[i + 1:end + 1]
+            if l.startswith("\t") and l.strip() and not l.strip().startswith(("//", "."))]
+    if any(re.search(r"\b(?:mma\.sync|wgmma\.mma_async)", l) for l in body):
+      best = len(body) if best < 0 else min(best, len(body))
+  return best
 
 
 def ptx_int_to_float_converts(ptx: str) -> int:

@@ -5,7 +5,9 @@
 * TPU: ``jax.jit(f).lower().compile()`` through libtpu for each generation (forward; forward + VJP),
   reporting pass / fail (with Mosaic's message) and the executable's memory analysis.
 * GPU: each Triton kernel compiled to sm_90a with the triton wheel; registers, spill bytes, shared
-  memory, tensor-core instructions (mma.sync / wgmma), scalar FP32 FMAs and int -> float converts.
+  memory, tensor-core instructions (mma.sync / wgmma), scalar FP32 FMAs, int -> float converts and
+  the instructions per thread in the innermost MMA loop (``mma_loop_instr``; for the bit-plane
+  kernels the plane loop: / (256 · BN / (32 · num_warps)) = instructions per (weight, plane)).
 
 Needs the ``[compile]`` extra (libtpu, triton). Shapes as in tests/kernels_pallas/test_compile_targets.py.
 A full run (both TPU generations, every GPU kernel) takes a few minutes on a 2-core host.
@@ -101,7 +103,7 @@ def tpu_report(targets, only: str = "") -> list[str]:
 
 def gpu_report(only: str = "") -> list[str]:
   keys = ("registers", "spill_stores", "spill_loads", "shared", "mma", "wgmma", "fma_f32",
-          "int_to_float", "seconds")
+          "int_to_float", "mma_loop_instr", "seconds")
   lines = ["| case | kernel | " + " | ".join(keys) + " |", "|---" * (len(keys) + 2) + "|"]
   for label, f, specs in cases("gpu"):
     if only not in label:

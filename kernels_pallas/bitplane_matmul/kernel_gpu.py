@@ -15,8 +15,14 @@ power of two); only the windows loaded with ``pl.ds`` are powers of two.
   tiles; their f32 partial outputs ``(split_k, Mp, Np)`` are summed by the caller, so no atomics).
 * ``partials`` (small M): per tile, load the x group slices ``(BM, g)`` and row sums ``s_G``; an
   inner ``fori_loop(0, p)`` with a **run-time trip count** loads ``planes[b, 8t:8t+8, :]``,
-  unpacks each group (``format.unpack_words``), ``u = dot(x_G, bits)`` with f32 accumulation and
-  ``acc += (2 u - s_G) * alpha_{b,G}``; then ``acc += s_G * beta_G``.
+  unpacks each group to 0.0 / 2.0 by a shift and an AND (``_bits_times_two``: 0x4000 is 2.0 in
+  bf16 and f16), ``u2 = dot(x_G, 2 bits)`` with f32 accumulation and
+  ``acc += (u2 - s_G) * alpha_{b,G}``; then ``acc += s_G * beta_G``. Compiled for sm_90a (decode
+  row, BN = 64, 4 warps) the plane loop has 4.85 PTX instructions per (weight, plane) per thread
+  with bf16/f16 x and 6.1 with f32 x, against 7.8 / 9.0 for the former 0/1 compare-and-select
+  (setp + selp per weight); about one of them is the shared-memory store that stages the MMA
+  operand (``experiments/bench/_targets.ptx_mma_loop_instructions``). f32 x with BM > 16 keeps
+  the 0/1 compare-and-select (the shift form spilled 24 B there).
 * ``dequant`` (large M): the inner plane loop builds the ``(256, BN)`` tile
   ``W = beta + sum_b alpha_b * (2 bits_b - 1)`` (scale rows broadcast over their group by a
   reshape) and one ``dot(x tile, W)`` per tile follows.
@@ -51,6 +57,16 @@ def _dot(a, b, precision):
 
 def _is_pow2(v: int) -> bool:
   return v > 0 and v & (v - 1) == 0
+
+
+def _bits_times_two(words, j0, nbits, dtype):
+  """2·bit (0.0 or 2.0) of a group, ``(8 nbits, bn)`` in a 16-bit float ``dtype``, by a shift and
+  an AND per weight: the bit is moved to bit 14, and 0x4000 is 2.0 in both bfloat16 and float16.
+  No compare, no select and no int -> float conversion (a 0/1 compare-and-select compiled to
+  setp + selp per weight, measured in the sm_90a PTX); the factor 2 is the 2·u of
+  ``(2 u − s)·alpha``, exact."""
+  bits = fmt.unpack_words(words, j0, nbits) << jnp.uint32(14)
+  return jax.lax.bitcast_convert_type(bits.astype(jnp.uint16), dtype)
 
 
 def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precisions,
@@ -100,12 +116,20 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
     def plane(b, acc):
       words = planes_ref[b, pl.ds(t * fmt.WORDS_PER_TILE, fmt.WORDS_PER_TILE), :]  # (8, bn)
       for gi in range(gpt):
-        bits = fmt.unpack_words(words, gi * g // 8, g // 8)                # AND, compare, select:
-        bdt = jnp.bfloat16 if xdtype == _F32 else xdtype                   # 0/1: exact in bf16
-        bits = jnp.where(bits != 0, jnp.ones((), bdt), jnp.zeros((), bdt))  # (g, bn) 0/1
-        u = (_dots.exact_bits_dot(xs[gi], bits) if xdtype == _F32
-             else _dot(xs[gi], bits, None))
-        acc = acc + (2.0 * u - ss[gi]) * alpha_coef(b, t * gpt + gi)
+        bdt = jnp.bfloat16 if xdtype == _F32 else xdtype
+        if xdtype == _F32 and bm > 16:
+          # f32 x at bm = 32 (3 dots per plane, the "small"/"prefill" f32 rows): the shift-to-2.0
+          # form spilled 24 B on sm_90a (also with a select of 2.0); the former 0/1 select and
+          # 2·u do not spill, so this case keeps them.
+          bits = fmt.unpack_words(words, gi * g // 8, g // 8)
+          two_b = jnp.where(bits != 0, jnp.ones((), bdt), jnp.zeros((), bdt))
+        else:
+          two_b = _bits_times_two(words, gi * g // 8, g // 8, bdt)         # (g, bn) 0/2, exact
+        u2 = (_dots.exact_bits_dot(xs[gi], two_b) if xdtype == _F32
+              else _dot(xs[gi], two_b, None))                              # 2·(x_G · bits)
+        if xdtype == _F32 and bm > 16:
+          u2 = 2.0 * u2
+        acc = acc + (u2 - ss[gi]) * alpha_coef(b, t * gpt + gi)
       return acc
 
     acc = jax.lax.fori_loop(0, p, plane, acc)

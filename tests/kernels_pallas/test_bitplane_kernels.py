@@ -57,6 +57,9 @@ CASES = {
     "gpu-partials-m1-g256-bf16": ("gpu", GPU_PARTIALS, 1, 512, 128, 256, False, BF16),
     "gpu-dequant-m64-g64-beta-f32": ("gpu", GPU_DEQUANT, 64, 384, 128, 64, True, F32),
     "gpu-dequant-m8-g128-bf16": ("gpu", GPU_DEQUANT, 8, 512, 256, 128, False, BF16),
+    # f32 x with bm > 16: the partials body keeps the 0/1 select there (kernel_gpu.py).
+    "gpu-partials-m20-g128-beta-f32": ("gpu", BlockConfig("partials", bm=32, bn=32), 20, 256, 64,
+                                       128, True, F32),
 }
 
 
