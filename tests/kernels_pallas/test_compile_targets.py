@@ -208,8 +208,8 @@ def test_decode_tpu_kernel_unpacks_without_int_to_float_conversion():
 
 def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
   """The Mosaic modules of the TPU spline kernels (forward, dT, dx; small row, bp = 8, C_pad = 128,
-  bb = 512): every matmul has bf16 operands (the explicit bf16x3 split, `_dots.bf16x3_dot`), three per dot, and none asks for
-  `contract_precision<fp32>` (HIGHEST: six passes)."""
+  bb = 512): every matmul has bf16 operands (the explicit bf16x3 split, `_dots.bf16x3_dot`), three
+  per dot, and none asks for `contract_precision<fp32>` (HIGHEST: six passes)."""
   import re
   op = functools.partial(sops.spline_lookup, grid=SigmaGrid(8), impl="pallas", interpret=False,
                          platform="tpu")
