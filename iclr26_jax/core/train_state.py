@@ -6,12 +6,36 @@ function, optax transform) are ``pytree_node=False`` and rebuilt from the config
 
 from __future__ import annotations
 
+import zlib
 from typing import Any, Callable
 
 import flax.struct
 import jax
 import jax.numpy as jnp
 import optax
+
+
+def stream_id(name: str | int) -> int:
+  """The integer a named random stream folds into a key: CRC-32 of the UTF-8 name, kept to 31 bits
+  (stable across processes, hosts and Python versions, unlike ``hash``); an int is its own id."""
+  if isinstance(name, str):
+    if not name:
+      raise ValueError("a random stream name must be non-empty")
+    return zlib.crc32(name.encode("utf-8")) & 0x7FFFFFFF
+  return int(name)
+
+
+def stream_key(key: jax.Array, *names: str | int) -> jax.Array:
+  """``key`` folded with each stream name in turn: ``stream_key(k, "online/act")``."""
+  for n in names:
+    key = jax.random.fold_in(key, stream_id(n))
+  return key
+
+
+def seed_key(seed: int, *names: str | int) -> jax.Array:
+  """A key for a stream derived from an integer seed, e.g. the data sampler's
+  ``seed_key(config.seed, "data")``: independent of the model's ``PRNGKey(seed)`` streams."""
+  return stream_key(jax.random.PRNGKey(int(seed)), *names)
 
 
 class TrainState(flax.struct.PyTreeNode):
@@ -41,15 +65,14 @@ class TrainState(flax.struct.PyTreeNode):
                rng=jnp.asarray(rng), extras={} if extras is None else extras,
                apply_fn=apply_fn, tx=tx)
 
-  def step_key(self, *names: int) -> jax.Array:
-    """The key of this step: ``fold_in(root, step)`` then each extra integer in turn.
+  def step_key(self, *names: str | int) -> jax.Array:
+    """The key of this step: ``fold_in(root, step)`` then each stream name in turn
+    (``state.step_key("online/act")``; names hash through ``stream_id``, integers fold in as
+    they are).
 
-    Deterministic in (root key, step), so a resumed run draws the same numbers.
+    Deterministic in (root key, step, names), so a resumed run draws the same numbers.
     """
-    key = jax.random.fold_in(self.rng, self.step)
-    for n in names:
-      key = jax.random.fold_in(key, n)
-    return key
+    return stream_key(jax.random.fold_in(self.rng, self.step), *names)
 
   def apply_gradients(self, grads, **changes) -> tuple["TrainState", jax.Array]:
     """One optimizer step; returns the new state and the gradient global norm."""

@@ -48,6 +48,7 @@ from iclr26_jax.core import config as core_config
 from iclr26_jax.core import optim
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core import trainer
+from iclr26_jax.core.train_state import seed_key, stream_key
 from iclr26_jax.qam import config as qam_config
 from iclr26_jax.qam import datasets
 from iclr26_jax.qam.agent import QAMAgent
@@ -192,7 +193,7 @@ class QAMMethod(trainer.Method):
     state = QAMAgent.create(rng, obs, act, self.agent_config).state.replace(tx=self._tx)
     if self.online_steps:
       extras = dict(state.extras)
-      extras["online"] = self._init_online(jax.random.fold_in(rng, 99))
+      extras["online"] = self._init_online(stream_key(rng, "online/init"))
       state = state.replace(extras=extras)
     return state
 
@@ -207,7 +208,7 @@ class QAMMethod(trainer.Method):
 
     @jax.jit
     def sample(data, step):
-      key = jax.random.fold_in(jax.random.PRNGKey(int(c.seed) + 7919), step)
+      key = jax.random.fold_in(seed_key(c.seed, "data/offline"), step)
       return datasets.sample_chunks(data, key, b, h, gamma)
     return functools.partial(sample, data)
 
@@ -304,7 +305,7 @@ class QAMMethod(trainer.Method):
 
   def _collect(self, state, online):
     """One environment step with the current policy; the transition goes to the buffer."""
-    key = state.step_key(101)
+    key = state.step_key("online/act")
     k_act, k_reset = jax.random.split(key)
     agent = self.agent(state)
     queue = jax.lax.cond(online["q_pos"] == 0,
@@ -348,7 +349,7 @@ class QAMMethod(trainer.Method):
     """Rows of ``batch`` replaced by buffer chunks with the buffer's share of all chunks."""
     c = self.config
     h = self.horizon
-    key = state.step_key(202)
+    key = state.step_key("online/mix")
     k_pick, k_idx = jax.random.split(key)
     b = batch["rewards"].shape[0]
     n_buf = jnp.maximum(online["count"] - h + 1, 0)
