@@ -32,7 +32,6 @@ import argparse
 import dataclasses
 import os
 import sys
-import time
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -455,7 +455,8 @@ def random_bitplane_layer(seed: int, k: int, n: int, *, num_planes: int = 4,
 
 __all__ = [
     "TILE", "WORDS_PER_TILE", "BITS", "GROUP_SIZES", "plane_offsets", "check_precisions",
-    "infer_precisions", "Layout", "check_operands", "check_precision", "unpack_words", "pack_planes", "unpack_planes", "check_planes",
+    "infer_precisions", "Layout", "check_operands", "check_precision", "unpack_words",
+    "pack_planes", "unpack_planes", "check_planes",
     "planes_from_reference", "planes_to_reference", "scales_from_reference",
     "scales_to_reference", "from_reference_layout", "to_reference_layout",
     "random_bitplane_layer",
