@@ -211,15 +211,18 @@ def _p3x3_table(ctx: ClaimContext) -> ClaimResult:
                                          seed=0, val_fraction=0.0)
   env, train, _ = ogbench_env.load(_P3X3_TASK, folder, sparse=True, disable_env_checker=True)
   goal_frac = float(np.mean(train["rewards"] == 0))
-  evaluator = compare.ogbench_evaluator(env, sc["eval_episodes"], seed=_P3X3_EVAL_SEED)
+  evaluator = compare.ogbench_evaluator(env, sc["eval_episodes"], seed=_P3X3_EVAL_SEED,
+                                        verbose=True)
   results = {}
   for label, variant in _P3X3_RUNS:
     cfg = ogbench_puzzle3x3.get_config(variant)
     agent = qam_config.with_fields(cfg.agent, actor_hidden_dims=sc["hidden"],
                                    critic_hidden_dims=sc["hidden"], num_qs=sc["num_qs"])
     t0 = time.perf_counter()
+    print(f"  qam/ogbench_puzzle3x3: {label}, {sc['steps']} updates x {len(sc['seeds'])} seeds",
+          flush=True)
     out = compare.train_seeds(agent, train, sc["seeds"], sc["steps"], sc["batch"], sc["steps"],
-                              evaluator=evaluator)
+                              evaluator=evaluator, verbose=True)
     out["wall"] = time.perf_counter() - t0
     out["agent"] = agent
     results[label] = out
