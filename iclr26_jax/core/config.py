@@ -105,6 +105,17 @@ def check_variants(variants: Iterable[str], known: Iterable[str]) -> None:
         f"unknown config variant(s) {unknown}; this config knows {sorted(known)}")
 
 
+def _bare_words(raw: str) -> tuple[str, ...] | None:
+  """``"(a,b)"`` or ``"a"`` -> ``("a", "b")`` / ``("a",)`` when every item is a plain word."""
+  text = raw.strip()
+  if text.startswith("(") and text.endswith(")"):
+    text = text[1:-1]
+  words = tuple(w.strip() for w in text.split(",") if w.strip())
+  if words and all(w.replace("_", "").replace("-", "").isalnum() for w in words):
+    return words
+  return None
+
+
 def _coerce(key: str, old: Any, raw: str) -> Any:
   """Converts the raw string ``raw`` to the type of the current value ``old``."""
   if isinstance(old, bool):
@@ -129,6 +140,9 @@ def _coerce(key: str, old: Any, raw: str) -> Any:
   try:
     value = ast.literal_eval(raw)
   except (ValueError, SyntaxError):
+    words = _bare_words(raw) if isinstance(old, tuple) and old else None
+    if words is not None and all(isinstance(x, str) for x in old):
+      return words  # a tuple of strings takes bare words: writers=(jsonl,tensorboard)
     raise ConfigError(f"config key '{key}': cannot parse {raw!r} as {type(old).__name__}") from None
   if old is not None and not isinstance(value, type(old)):
     if isinstance(old, tuple) and isinstance(value, list):
@@ -227,4 +241,7 @@ def trainer_defaults() -> ml_collections.ConfigDict:
   c.mesh = ml_collections.ConfigDict({"data": -1})
   c.param_sharding = "replicated"  # "replicated" or "fsdp" (largest divisible dim over 'data')
   c.progress_bar = True         # tqdm bar on process 0
+  # metric backends on process 0: "jsonl" (<workdir>/metrics.jsonl) and/or "tensorboard"
+  # (<workdir>/tensorboard/, needs tensorboardX); --config.writers=jsonl,tensorboard
+  c.writers = ("jsonl",)
   return c

@@ -7,7 +7,8 @@
    the newest readable checkpoint in ``<workdir>/checkpoints`` or initialises;
 3. jits ``update(state, batch) -> (state, metrics)`` once, with shardings and the state donated;
 4. loops to ``config.num_steps``: host batch → global sharded batch → update; every
-   ``log_every`` steps fetches metrics (JSON lines + terminal line + tqdm bar, process 0),
+   ``log_every`` steps fetches metrics (terminal line + tqdm bar + the ``config.writers``
+   backends, JSON lines and/or TensorBoard, process 0),
    every ``eval_every`` evaluates, every ``checkpoint_every`` saves;
 5. stops with ``NonFiniteError`` naming the first bad step and the step range when a watched
    metric (any key containing ``loss`` or ``grad_norm``) becomes NaN/inf; nothing after the
@@ -119,6 +120,12 @@ def _validate(config: ml_collections.ConfigDict) -> None:
       raise config_lib.ConfigError(f"config key '{key}' must be positive; got {config[key]}")
   if int(config.eval_every) < 0:
     raise config_lib.ConfigError(f"config key 'eval_every' must be >= 0; got {config.eval_every}")
+  metrics_lib.writer_names(_writers(config))  # unknown names, missing tensorboardX
+
+
+def _writers(config: ml_collections.ConfigDict) -> tuple[str, ...]:
+  """``config.writers`` (configs built without ``trainer_defaults`` log JSON lines only)."""
+  return tuple(config.get("writers", ("jsonl",)))
 
 
 def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
@@ -218,17 +225,21 @@ def _train(method: Method, config: ml_collections.ConfigDict, workdir: str, hook
   target = ckpt_lib.abstract_like(abstract.arrays(), state_sh.arrays())
   ckpt = ckpt_lib.Checkpointer(os.path.join(workdir, "checkpoints"),
                                keep=int(config.keep_checkpoints))
+  # Touches no file until its first write or truncate_after; closed on success and on errors.
+  writer = metrics_lib.MetricWriter(workdir, writers=_writers(config))
   try:
     return _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstract,
-                state_sh, target, ckpt, primary)
+                state_sh, target, ckpt, writer, primary)
   finally:
-    ckpt.close()
+    try:
+      ckpt.close()
+    finally:
+      writer.close()
 
 
 def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstract, state_sh,
-         target, ckpt, primary) -> TrainResult:
+         target, ckpt, writer, primary) -> TrainResult:
   changes = _check_identity(config, workdir, ckpt, target, allow_config_change)
-  writer = metrics_lib.MetricWriter(workdir)
   had = len(ckpt.steps())
   restored = ckpt.restore(target)
   if primary:
@@ -324,6 +335,7 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
         eval_metrics = dict(method.evaluate(state))
         if eval_metrics:
           writer.write(step, eval_metrics)
+        writer.flush()
       if step % int(config.checkpoint_every) == 0 or is_last:
         check_finite(step)
         ckpt.save(step, state.arrays())

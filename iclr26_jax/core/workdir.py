@@ -30,8 +30,9 @@ LOCK_NAME = "run.lock"
 HISTORY_NAME = "config_history.jsonl"
 
 # Keys that may differ between a run and its resume without being a change of the run: the
-# display, and the device topology (restoring onto another mesh is a supported feature).
-RUNTIME_KEYS = ("progress_bar", "mesh", "param_sharding")
+# display, the metric backends (TensorBoard may be turned on for the rest of a run), and the
+# device topology (restoring onto another mesh is a supported feature).
+RUNTIME_KEYS = ("progress_bar", "mesh", "param_sharding", "writers")
 
 
 class WorkdirBusyError(RuntimeError):
