@@ -7,13 +7,11 @@ from ``QuantizedWeight.dequantize(p)``), fixed-precision BCQ and RTN. All three 
 quantized (group size 64 for the 64-input layer, 128 for the others); biases stay FP. Weight-only,
 no calibration.
 
-Run ``python -m iclr26_jax.anybcq.digits_eval``.
+Run ``python -m experiments.anybcq_digits_eval`` for the table.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
 from typing import Sequence
 
 import flax.linen as nn
@@ -99,25 +97,9 @@ def evaluate(params, x_test, y_test, bits: Sequence[int] = (2, 3, 4),
   return out
 
 
-def main(argv=None):
-  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  ap.add_argument("--steps", type=int, default=300)
-  ap.add_argument("--rounds", type=int, default=20)
-  ap.add_argument("--symmetric", action="store_true")
-  ap.add_argument("--seeds", type=int, default=1, help="number of training seeds (0..n-1)")
-  a = ap.parse_args(argv)
-  xtr, ytr, xte, yte = load_split()
-  print(f"digits: {len(ytr)} train, {len(yte)} test")
-  print("| seed | method | FP | 4-bit | 3-bit | 2-bit |\n|---|---|---|---|---|---|")
-  for s in range(a.seeds):
-    t0 = time.time()
-    params = train_mlp(xtr, ytr, a.steps, seed=s)
-    r = evaluate(params, xte, yte, rounds=a.rounds, asymmetric=not a.symmetric)
-    for m in METHODS:
-      print(f"| {s} | {m} | {r['fp']:.4f} | {r[m][4]:.4f} | {r[m][3]:.4f} | {r[m][2]:.4f} |",
-            flush=True)
-    print(f"(seed {s}: {time.time() - t0:.0f} s)")
-
-
-if __name__ == "__main__":
-  main()
+if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
+  import shlex
+  import sys
+  print(f"iclr26_jax.anybcq.digits_eval is a library module; its command line moved: "
+        f"python -m experiments.anybcq_digits_eval {shlex.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+  sys.exit(2)

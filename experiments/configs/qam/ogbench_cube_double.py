@@ -1,6 +1,6 @@
 """QAM on OGBench cube-double-play, paper settings (spec §11, §13).
 
-  python -m iclr26_jax.qam.envs.ogbench_generate --env=cube-double-play-v0 --episodes=1000 \
+  python -m experiments.ogbench_generate --env=cube-double-play-v0 --episodes=1000 \
       --episode_length=1000 --dataset_dir=~/.cache/iclr26_jax/ogbench
   python -m experiments.main --config=experiments/configs/qam/ogbench_cube_double.py --workdir=...
 

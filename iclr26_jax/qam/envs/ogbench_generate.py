@@ -28,9 +28,9 @@ File layout (as OGBench's ``load_dataset`` expects): every episode contributes
 ``load_dataset`` drops that last row (it has no next observation), so an episode yields exactly
 ``episode_length`` transitions after loading (official: 1000 episodes × 1001 rows).
 
-CLI::
+Command line (``experiments/ogbench_generate.py``)::
 
-  python -m iclr26_jax.qam.envs.ogbench_generate --env=puzzle-3x3-play-v0 --episodes=1000 \\
+  python -m experiments.ogbench_generate --env=puzzle-3x3-play-v0 --episodes=1000 \\
       --episode_length=1000 --dataset_dir=~/.ogbench/data --seed=0
 
 Speed (MuJoCo dominates): on this project's shared 2-core machine under load (load average ≈ 8)
@@ -41,7 +41,6 @@ large datasets run several processes with distinct seeds and directories.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -81,7 +80,7 @@ def parse_dataset_name(name: str) -> tuple[str, str]:
 def generator_command(name: str, dataset_dir: str, episodes: int = 1000,
                       episode_length: int = 1000, seed: int = 0) -> str:
   """The shell command that writes ``<dataset_dir>/<name>.npz`` and ``<name>-val.npz``."""
-  return (f"python -m iclr26_jax.qam.envs.ogbench_generate --env={name} --episodes={episodes} "
+  return (f"python -m experiments.ogbench_generate --env={name} --episodes={episodes} "
           f"--episode_length={episode_length} --dataset_dir={dataset_dir} --seed={seed}")
 
 
@@ -279,28 +278,8 @@ def generate_to_dir(name: str, dataset_dir: str, num_episodes: int, episode_leng
           "steps_per_second": steps / max(dt, 1e-9)}
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(
-      prog="python -m iclr26_jax.qam.envs.ogbench_generate",
-      description="Generate an OGBench manipulation dataset locally with the scripted oracles.")
-  parser.add_argument("--env", required=True, help="e.g. puzzle-3x3-play-v0, cube-double-noisy-v0")
-  parser.add_argument("--episodes", type=int, default=1000)
-  parser.add_argument("--episode_length", type=int, default=1000,
-                      help="transitions per episode after loading (L + 1 rows are recorded)")
-  parser.add_argument("--dataset_dir", default="~/.ogbench/data")
-  parser.add_argument("--seed", type=int, default=0)
-  parser.add_argument("--val_fraction", type=float, default=0.1)
-  parser.add_argument("--noise", type=float, default=0.1, help="noisy style: max noise level")
-  parser.add_argument("--p_random_action", type=float, default=None,
-                      help="noisy style: random-action probability (default 0.2 puzzle, 0.1 else)")
-  args = parser.parse_args(argv)
-  res = generate_to_dir(args.env, args.dataset_dir, args.episodes, args.episode_length,
-                        seed=args.seed, val_fraction=args.val_fraction, progress=True,
-                        noise=args.noise, p_random_action=args.p_random_action)
-  print(f"wrote {res['train_path']} and {res['val_path']}: {res['steps']} steps in "
-        f"{res['seconds']:.1f} s ({res['steps_per_second']:.0f} steps/s)")
-  return res
-
-
-if __name__ == "__main__":
-  main()
+if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
+  import shlex
+  print(f"iclr26_jax.qam.envs.ogbench_generate is a library module; its command line moved: "
+        f"python -m experiments.ogbench_generate {shlex.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+  sys.exit(2)
