@@ -164,7 +164,7 @@ class LMKANDense(nn.Module):
 
   Input `(..., N_in)` with any N_in ≥ 1 (odd widths get one constant-zero input), output
   `(..., features)`. Leading dims are flattened to a batch, inputs are paired to (B, P, 2) and passed to
-  the lookup (`impl="xla"`: `reference.spline_lookup`, pure jnp with the closed-form `custom_vjp`;
+  the lookup (`impl="xla"`: `reference.spline_lookup_xla`, pure jnp with the closed-form `custom_vjp`;
   `impl="pallas"`: `kernels_pallas.spline_lookup.ops.spline_lookup`; `impl="auto"`: the kernel on GPU/TPU
   when it is installed, else the reference). Inputs are cast to `param_dtype`.
 
@@ -231,7 +231,7 @@ class LMKANDense(nn.Module):
     self.sow("intermediates", "out_of_grid_frac", out_of_grid_fraction(xb, grid))
     pairs = pair_inputs(xb)
     if impl == "xla":
-      y = reference.spline_lookup(pairs, table, grid, chunk_pairs=self.chunk_pairs)
+      y = reference.spline_lookup_xla(pairs, table, grid, chunk_pairs=self.chunk_pairs)
     else:
       # "auto" is passed through so the op can still fall back (e.g. a GPU below Triton's floor).
       y = spline_ops.spline_lookup(pairs, table, grid, impl=self.impl, interpret=self.interpret)

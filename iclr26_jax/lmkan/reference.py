@@ -7,13 +7,13 @@ are the oracle for (the kernels may import only JAX); the room keeps this import
 """
 
 from kernels_pallas.spline_lookup.reference import (check_lookup_args, corner_weights, hat_matrix,
-                                                    spline_lookup, spline_lookup_dense,
+                                                    spline_lookup_dense, spline_lookup_xla,
                                                     spline_lookup_gather, spline_lookup_vjp)
 
 __all__ = [
     "check_lookup_args",
     "corner_weights",
-    "spline_lookup",
+    "spline_lookup_xla",
     "spline_lookup_gather",
     "spline_lookup_dense",
     "spline_lookup_vjp",

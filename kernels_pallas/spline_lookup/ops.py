@@ -8,7 +8,7 @@ lmKAN (Sergey Pozdnyakov & Philippe Schwaller, "lookup multivariate Kolmogorov-A
 over the non-uniform sigma grid (`grid.py`), with linear extrapolation outside the grid.
 
 Dispatch (`impl`):
-* "xla": `reference.spline_lookup` (pure jnp, closed-form `custom_vjp`) — the oracle and the fallback;
+* "xla": `reference.spline_lookup_xla` (pure jnp, closed-form `custom_vjp`) — the oracle and the fallback;
 * "pallas": the kernels with a `custom_vjp` tying forward and backward (residuals x and the table only;
   cells and weights are recomputed): variant "portable" (`kernel_portable.py`, TPU and GPU) or
   "gather" (`kernel_triton_gather.py`, GPU) — chosen from the block table by backend and grid size;
@@ -197,7 +197,7 @@ def spline_lookup(x, table, grid, *, impl: str = "auto", interpret: bool | None 
   path, kplat = resolve_path(impl, platform)
   if path == "xla":
     _log_once(("xla", grid.G), f"spline_lookup: XLA reference path (impl={impl!r}, G={grid.G})")
-    return reference.spline_lookup(x, table, grid)
+    return reference.spline_lookup_xla(x, table, grid)
   if block_sizes is not None and not isinstance(block_sizes, BlockSizes):
     raise ValueError(f"block_sizes must be a BlockSizes or None; got {type(block_sizes).__name__}")
   # interpret=False on a CPU host is allowed: it is how cross-lowering (`.lower(lowering_platforms=

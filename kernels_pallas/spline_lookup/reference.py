@@ -16,7 +16,7 @@ Three forms live here:
   layers); plain autodiff works through it.
 * `spline_lookup_dense` — builds the dense hat matrices (B, P, G+1) per coordinate (the tensor product
   is the interpolation matrix Φ_p) and contracts with the table; plain autodiff works through it.
-* `spline_lookup` — the gather forward with a `jax.custom_vjp` whose backward is the closed form of the
+* `spline_lookup_xla` — the gather forward with a `jax.custom_vjp` whose backward is the closed form of the
   spec (§3): table gradient by a segment-sum of g_q·w_uv into the 4 corners, input gradient
   ∂f/∂x1 = r_{c1}[(1−δ2)(T10 − T00) + δ2(T11 − T01)], ∂f/∂x2 = r_{c2}[(1−δ1)(T01 − T00) + δ1(T11 − T10)].
   Residuals are x and the table only; cells and weights are recomputed. Only reverse mode is defined
@@ -40,7 +40,7 @@ from kernels_pallas.spline_lookup.grid import SigmaGrid
 __all__ = [
     "check_lookup_args",
     "corner_weights",
-    "spline_lookup",
+    "spline_lookup_xla",
     "spline_lookup_gather",
     "spline_lookup_dense",
     "spline_lookup_vjp",
@@ -274,7 +274,7 @@ def _lookup_bwd(grid, chunk_pairs, res, g):
 _lookup.defvjp(_lookup_fwd, _lookup_bwd)
 
 
-def spline_lookup(x, table, grid: SigmaGrid, *, chunk_pairs=None):
+def spline_lookup_xla(x, table, grid: SigmaGrid, *, chunk_pairs=None):
   """The reference lookup with the closed-form backward (`jax.custom_vjp`): the `impl="xla"` path.
 
   Args:

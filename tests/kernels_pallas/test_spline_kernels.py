@@ -113,7 +113,7 @@ def _on_hardware(platform) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _ref_fn(G):
-  return _loss_and_grads(functools.partial(ref.spline_lookup, grid=SigmaGrid(G)))
+  return _loss_and_grads(functools.partial(ref.spline_lookup_xla, grid=SigmaGrid(G)))
 
 
 def _close(got, want, tol=1e-5):

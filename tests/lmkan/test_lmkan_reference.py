@@ -13,7 +13,7 @@ import pytest
 
 from iclr26_jax.lmkan.grid import SigmaGrid
 from iclr26_jax.lmkan.layer import affine_table
-from iclr26_jax.lmkan.reference import (spline_lookup, spline_lookup_dense, spline_lookup_gather,
+from iclr26_jax.lmkan.reference import (spline_lookup_xla, spline_lookup_dense, spline_lookup_gather,
                                         spline_lookup_vjp)
 
 B, P, Q, G = 6, 5, 3, 8
@@ -24,14 +24,14 @@ RTOL = 1e-10
 # (SigmaGrid is a static pytree, so it can be passed as an ordinary argument).
 @jax.jit
 def _three_forms(x, table, grid):
-  return (spline_lookup(x, table, grid), spline_lookup_gather(x, table, grid),
+  return (spline_lookup_xla(x, table, grid), spline_lookup_gather(x, table, grid),
           spline_lookup_dense(x, table, grid))
 
 
 @jax.jit
 def _three_grads(x, table, c, grid):
   out = []
-  for f in (spline_lookup, spline_lookup_gather, spline_lookup_dense):
+  for f in (spline_lookup_xla, spline_lookup_gather, spline_lookup_dense):
     out.append(jax.grad(lambda xx, tt: jnp.sum(jnp.sin(f(xx, tt, grid)) * c), argnums=(0, 1))(x, table))
   return out
 
@@ -209,7 +209,7 @@ def test_large_inputs_stay_finite_and_extrapolate_linearly():
   signs = np.random.default_rng(15).choice([-1.0, 1.0], size=(B, P, 2)).astype(np.float32)
   x50 = jnp.asarray(50.0 * signs)
   assert np.all(np.isfinite(np.asarray(_three_forms(x50, table, grid)[0])))
-  gx, gt = jax.jit(jax.grad(lambda xx, tt: jnp.sum(spline_lookup(xx, tt, grid)), argnums=(0, 1)))(
+  gx, gt = jax.jit(jax.grad(lambda xx, tt: jnp.sum(spline_lookup_xla(xx, tt, grid)), argnums=(0, 1)))(
       x50, table)
   assert np.all(np.isfinite(np.asarray(gx))) and np.all(np.isfinite(np.asarray(gt)))
 
@@ -219,16 +219,16 @@ def test_invalid_shapes_and_dtypes_raise_clear_errors():
   x = jnp.zeros((3, 2, 2))
   good = jnp.zeros((2, 5, 5, 1))
   with pytest.raises(ValueError, match=r"x must have shape \(B, P, 2\)"):
-    spline_lookup(jnp.zeros((3, 2, 3)), good, grid)
+    spline_lookup_xla(jnp.zeros((3, 2, 3)), good, grid)
   with pytest.raises(ValueError, match=r"table must have shape .*\(2, 5, 5, Q\)"):
-    spline_lookup(x, jnp.zeros((2, 6, 6, 1)), grid)
+    spline_lookup_xla(x, jnp.zeros((2, 6, 6, 1)), grid)
   with pytest.raises(ValueError, match=r"table must have shape"):
-    spline_lookup(x, jnp.zeros((3, 5, 5, 1)), grid)
+    spline_lookup_xla(x, jnp.zeros((3, 5, 5, 1)), grid)
   with pytest.raises(ValueError, match="same dtype"):
-    spline_lookup(x.astype(jnp.float32), good, grid)
+    spline_lookup_xla(x.astype(jnp.float32), good, grid)
   with pytest.raises(ValueError, match="x must be float32 or float64"):
-    spline_lookup(x.astype(jnp.int32), good.astype(jnp.int32), grid)
+    spline_lookup_xla(x.astype(jnp.int32), good.astype(jnp.int32), grid)
   with pytest.raises(ValueError, match="grid must be a SigmaGrid"):
-    spline_lookup(x, good, 4)
+    spline_lookup_xla(x, good, 4)
   with pytest.raises(ValueError, match=r"g must have shape \(B, Q\)"):
     spline_lookup_vjp(x, good, grid, jnp.zeros((3, 2)))

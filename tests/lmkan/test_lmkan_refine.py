@@ -7,7 +7,7 @@ import pytest
 
 from iclr26_jax.lmkan.grid import SigmaGrid
 from iclr26_jax.lmkan.networks import LMKANNet
-from iclr26_jax.lmkan.reference import spline_lookup
+from iclr26_jax.lmkan.reference import spline_lookup_xla
 from iclr26_jax.lmkan.refine import refine_grid, refine_table, refinement_matrix
 
 
@@ -19,7 +19,7 @@ def _x64():
 
 @jax.jit
 def _coarse_and_fine(x, table, fine_table, coarse, fine):
-  return spline_lookup(x, table, coarse), spline_lookup(x, fine_table, fine)
+  return spline_lookup_xla(x, table, coarse), spline_lookup_xla(x, fine_table, fine)
 
 
 @pytest.mark.parametrize("g, m", [(4, 2), (5, 3)])
