@@ -17,10 +17,11 @@ J, geodesic, path-only optimisation), `config` and `method` (trainer integration
 from iclr26_jax.minpv.analysis import (Geodesic, PathFit, geodesic, length_squared, metric,
                                        optimize_path, path_variance_integral, t_grid)
 from iclr26_jax.minpv.benchmarks import (MAPS, GaussianMITask, MappedMITask, apply_map,
-                                         default_mi, invert_map, log_ratio, make_mapped_task,
+                                         default_mi, invert_map, make_mapped_task,
                                          make_task, mapped_log_ratio, rho_for_mi,
                                          sample_joint, sample_marginals, sample_p0, sample_p1,
-                                         shuffle_pairs, time_score, time_score_second_moment)
+                                         shuffle_pairs, time_score, time_score_second_moment,
+                                         true_log_ratio)
 from iclr26_jax.minpv.data import (TOYS, Standardizer, load_digits_pixels, load_uci,
                                    logit_transform, sample_toy, toy_log_density, toy_moments)
 from iclr26_jax.minpv.estimator import (integrate_dopri5, integrate_fixed_step,
@@ -29,7 +30,7 @@ from iclr26_jax.minpv.estimator import (integrate_dopri5, integrate_fixed_step,
                                         std_normal_logpdf, trapezoid_weights)
 from iclr26_jax.minpv.losses import (LossSettings, bridge_target, bridge_variance_of_target,
                                      conditional_loss, implicit_loss, is_log_probs,
-                                     make_optimizer, minpv_loss, plain_target, plain_variance,
+                                     make_joint_optimizer, minpv_loss, plain_target, plain_variance,
                                      sample_times)
 from iclr26_jax.minpv.networks import ScoreNetwork, sinusoidal_embedding
 from iclr26_jax.minpv.paths import (PathCoeffs, bridge_variance, cosine, follmer, get_path,
@@ -45,8 +46,8 @@ __all__ = [
     "bridge_target", "bridge_variance", "bridge_variance_of_target", "conditional_loss", "cosine",
     "default_mi", "follmer", "geodesic", "get_path", "implicit_loss", "init_path_params",
     "integrate_time_score", "interpolate_bridge", "interpolate_plain", "kl_estimate", "kmm",
-    "kmm_init", "kmm_shapes", "length_squared", "linear", "log_likelihood", "log_ratio",
-    "make_optimizer", "make_task", "metric", "mi_estimate", "minpv_loss", "optimize_path",
+    "kmm_init", "kmm_shapes", "length_squared", "linear", "log_likelihood", "true_log_ratio",
+    "make_joint_optimizer", "make_task", "metric", "mi_estimate", "minpv_loss", "optimize_path",
     "path_variance_integral", "plain_target", "plain_variance", "quadrature_grid", "rho_for_mi",
     "sample_p0", "sample_p1", "sample_times", "sinusoidal_embedding", "std_normal_logpdf",
     "t_grid", "time_score", "time_score_second_moment", "trapezoid_weights", "trig", "vp",

@@ -93,7 +93,7 @@ def eigen_coordinates(x: jax.Array, task: GaussianMITask) -> jax.Array:
   return y.reshape(x.shape)
 
 
-def log_ratio(x: jax.Array, task: GaussianMITask) -> jax.Array:
+def true_log_ratio(x: jax.Array, task: GaussianMITask) -> jax.Array:
   """Analytic log p1(x)/p0(x) = −½ Σ_i [y_i²(1/λ_i − 1) + log λ_i]; (B, d) → (B,)."""
   y = eigen_coordinates(x, task)
   lam = jnp.asarray(task.eigenvalues, x.dtype)
@@ -134,7 +134,7 @@ def time_score_second_moment(coeffs: PathCoeffs, task: GaussianMITask) -> jax.Ar
 # through a bijection f. X = the even coordinates, Y = the odd ones (one correlated pair per block).
 # MI is invariant under bijections of X and of Y, and so is the pointwise log-ratio: the Jacobian
 # of f enters p(x, y) and p(x)p(y) identically, hence
-#     log p(f(u))/[p_X p_Y](f(u)) = log N(u; 0, Σ)/N(u; 0, I) = benchmarks.log_ratio(u).
+#     log p(f(u))/[p_X p_Y](f(u)) = log N(u; 0, Σ)/N(u; 0, I) = benchmarks.true_log_ratio(u).
 # p0 = the product of the marginals is sampled as in the reference by shuffled pairing (here a
 # cyclic shift of the Y rows of an independent joint draw, which leaves no row paired with itself).
 
@@ -217,9 +217,9 @@ def sample_marginals(key: jax.Array, n: int, task: MappedMITask) -> jax.Array:
 
 
 def mapped_log_ratio(x: jax.Array, task: MappedMITask) -> jax.Array:
-  """Analytic log p(x, y)/(p(x)p(y)) at mapped points: ``log_ratio(f⁻¹(x))``; (B, d) → (B,)."""
+  """Analytic log p(x, y)/(p(x)p(y)) at mapped points: ``true_log_ratio(f⁻¹(x))``; (B, d) → (B,)."""
   _check_x(x, task.gaussian)
-  return log_ratio(invert_map(x, task), task.gaussian)
+  return true_log_ratio(invert_map(x, task), task.gaussian)
 
 
 # ------------------------------------------------------------------------ additive uniform noise

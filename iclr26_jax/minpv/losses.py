@@ -20,7 +20,7 @@ applied only when the penalty is on (as the reference does: only under ``--mvp``
 default a deterministic grid mean of the weight variance (``loss_normalizer``); the reference's
 batch mean is heavy-tailed and rescales each step's gradient at random. The penalty's gradient
 (norm ~160 at init) would own a clip shared with the network, so the optimiser clips φ's and
-θ's gradients apart (``make_optimizer(path_grad_clip=...)``).
+θ's gradients apart (``make_joint_optimizer(path_grad_clip=...)``).
 
 Switches where the release and the exact derivation differ (``LossSettings``; faithful
 defaults first):
@@ -442,7 +442,7 @@ def minpv_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Arra
 
 
 # ---------------------------------------------------------------------------------- optimiser
-def make_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
+def make_joint_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
                    path_weight_decay: float = 1e-5,
                    path_lr: float | None = None,
                    path_grad_clip: float = 0.0) -> optax.GradientTransformation:

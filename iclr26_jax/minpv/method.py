@@ -2,7 +2,7 @@
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE (``--mvp --condition True``). Parameters are
-``{"net": θ, "path": φ}`` trained by one optax chain (``losses.make_optimizer``); a fixed schedule
+``{"net": θ, "path": φ}`` trained by one optax chain (``losses.make_joint_optimizer``); a fixed schedule
 has φ = {}. ``path.training="presolve_freeze"`` fits φ to the path-only problem at initialisation
 (``analysis.optimize_path`` with m = E‖x1‖²) and freezes it; ``frozen`` keeps the initial φ.
 
@@ -123,7 +123,7 @@ class MITask:
       self.mapped = None
       self.p0_is_std_normal = True
       x = benchmarks.sample_p1(ekey, n, self.gaussian)
-      lr = benchmarks.log_ratio(x, self.gaussian)
+      lr = benchmarks.true_log_ratio(x, self.gaussian)
     else:
       self.mapped = benchmarks.MappedMITask(self.gaussian, self.map)
       self.p0_is_std_normal = self.mapped.p0_is_std_normal
@@ -346,7 +346,7 @@ class MinPVMethod(Method):
           data_head=c.loss.objective == "joint", time_scale=time_scale)
     else:
       raise _err("model.kind", f"must be 'mlp' or 'quadratic'; got {c.model.kind!r}")
-    self.tx = losses.make_optimizer(c.optim, int(c.num_steps), path_trainable=self.trainable,
+    self.tx = losses.make_joint_optimizer(c.optim, int(c.num_steps), path_trainable=self.trainable,
                                     path_weight_decay=float(c.path.weight_decay),
                                     path_lr=float(c.path.lr),
                                     path_grad_clip=float(c.path.grad_clip))

@@ -98,7 +98,7 @@ def test_oracle_integration_on_the_geodesic_path(fitted):
   # remove it to ~5e-4 (spec §9 documents this path-dependent bias).
   task = benchmarks.make_task(D)
   x = benchmarks.sample_p1(jax.random.PRNGKey(0), 1000, task)
-  truth = benchmarks.log_ratio(x, task)
+  truth = benchmarks.true_log_ratio(x, task)
   fn = paths.get_path("kmm")
   score = lambda xx, tt: benchmarks.time_score(xx, fn(fitted.params, tt), task)
   integrate = jax.jit(lambda nodes, w: estimator.integrate_time_score(score, x, nodes, w))

@@ -219,7 +219,7 @@ def test_optimizer_groups_have_their_own_weight_decay():
   params = {"net": {"w": jnp.ones(3)}, "path": {"u": jnp.ones(2)}}
   zero = jax.tree.map(jnp.zeros_like, params)
   for trainable, path_wd, expect_path in ((True, 0.5, 1 - 0.1 * 0.5), (False, 0.5, 1.0)):
-    tx = losses.make_optimizer(cfg, 100, path_trainable=trainable, path_weight_decay=path_wd)
+    tx = losses.make_joint_optimizer(cfg, 100, path_trainable=trainable, path_weight_decay=path_wd)
     upd, _ = tx.update(zero, tx.init(params), params)
     new = optax.apply_updates(params, upd)
     np.testing.assert_allclose(new["net"]["w"], 1 - 0.1 * 0.01, rtol=1e-6)

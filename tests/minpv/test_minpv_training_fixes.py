@@ -59,7 +59,7 @@ def test_path_gradient_is_clipped_apart_from_the_network_gradient():
   for apart, net_want, path_want in ((0.0, np.array([0.3, 0.4]) / total,
                                       np.array([300.0, 400.0]) / total),
                                      (1.0, np.array([0.3, 0.4]), np.array([0.6, 0.8]))):
-    tx = losses.make_optimizer(cfg, 10, path_trainable=True, path_weight_decay=0.0,
+    tx = losses.make_joint_optimizer(cfg, 10, path_trainable=True, path_weight_decay=0.0,
                                path_grad_clip=apart)
     upd, _ = tx.update(grads, tx.init(params), params)
     np.testing.assert_allclose(-np.asarray(upd["net"]["w"]) * cfg.eps, net_want, rtol=1e-3)
