@@ -12,7 +12,7 @@ The names in ``__all__`` are imported from their module on first access (PEP 562
 this package imports nothing: config files and the workdir helpers stay free of jax.
 """
 
-import importlib
+from iclr26_jax._lazy import lazy_exports
 
 # Exported name -> the module that defines it.
 _EXPORTS = {
@@ -51,14 +51,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-  """Imports an exported name's module on first access; other names raise AttributeError."""
-  if name not in _EXPORTS:
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-  value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-  globals()[name] = value  # later accesses skip __getattr__
-  return value
-
-
-def __dir__():
-  return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -20,7 +20,7 @@ training core and Orbax and so are imported on first access (PEP 562). Metrics s
 module (``pdns.metrics.ess`` and ``pdns.proximal.ess`` differ).
 """
 
-import importlib
+from iclr26_jax._lazy import lazy_exports
 
 from iclr26_jax.pdns.discrete_targets import (EnumerableTarget, all_states, ising,
                                               ising_transfer_matrix, lattice_exact_stats, potts,
@@ -76,14 +76,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-  """Imports a lazily exported name's module on first access; other names raise AttributeError."""
-  if name not in _LAZY:
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-  value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-  globals()[name] = value  # later accesses skip __getattr__
-  return value
-
-
-def __dir__():
-  return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

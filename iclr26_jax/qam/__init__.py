@@ -18,7 +18,7 @@ imports neither jax nor the trainer. The two config builders keep their module n
 (``qam.config.default_config``: the agent; ``qam.method.default_config``: a whole experiment).
 """
 
-import importlib
+from iclr26_jax._lazy import lazy_exports
 
 # Exported name -> the module that defines it.
 _EXPORTS = {
@@ -50,14 +50,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-  """Imports an exported name's module on first access; other names raise AttributeError."""
-  if name not in _EXPORTS:
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-  value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-  globals()[name] = value  # later accesses skip __getattr__
-  return value
-
-
-def __dir__():
-  return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
