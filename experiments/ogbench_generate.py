@@ -68,7 +68,7 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
   except ImportError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)
-  return run(**opts)
+  run(**opts)
 
 
 if __name__ == "__main__":

@@ -113,7 +113,7 @@ def test_lm_cli_progress_and_results_file(tmp_path, capsys, monkeypatch):
   fv = _flags(anybcq_lm)
   argv = fv(["anybcq_lm", "--steps=2", "--width=16", "--depth=1", "--heads=2", "--context=16",
              "--rounds=1", "--group_size=16", f"--out={out}"])
-  anybcq_lm.main(argv, fv)
+  assert anybcq_lm.main(argv, fv) is None  # app.run exits with main's value: None is status 0
   cap = capsys.readouterr()
   assert "training 2 steps" in cap.err and "rtn: quantizing" in cap.err and "done; wrote" in cap.err
   table = (tmp_path / "res" / "lm.md").read_text()

@@ -57,8 +57,8 @@ def puzzle(tmp_path_factory):
   argv = [a for a in argv if not a.startswith(("--episodes=", "--episode_length="))]
   fv = flags.FlagValues()  # the command's own flags and main, in this process
   og_cli.define_flags(fv)
-  og_cli.main(fv(["ogbench_generate"] + argv + [f"--episodes={EPISODES}",
-                                                f"--episode_length={LENGTH}"]), fv)
+  argv = fv(["ogbench_generate"] + argv + [f"--episodes={EPISODES}", f"--episode_length={LENGTH}"])
+  assert og_cli.main(argv, fv) is None  # app.run exits with main's value: None is status 0
   env, train, val = oe.load(PUZZLE, d, add_info=True)
   return d, msg, env, train, val
 
