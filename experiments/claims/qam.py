@@ -237,6 +237,8 @@ def _p3x3_table(ctx: ClaimContext) -> ClaimResult:
                  f"{float(np.mean(out['info']['critic/q_mean'])):.1f} | "
                  f"{1e3 * out['seconds_per_update']:.0f} | {out['wall']:.0f} |")
   qam, fql = results["QAM"]["agent"], results["FQL"]["agent"]
+  lo, full = -1.0 / (1.0 - float(qam.discount)), _P3X3_FULL
+  q_qam = float(np.mean(results["QAM"]["info"]["critic/q_mean"]))
   value = float(results["QAM"]["success"][:, -1].mean()
                 - results["BC flow"]["success"][:, -1].mean())
   details = (
@@ -250,7 +252,17 @@ def _p3x3_table(ctx: ClaimContext) -> ClaimResult:
       f"{sc['num_qs']} critics, batch {sc['batch']}, {sc['steps']} updates for every method, "
       f"seeds {sc['seeds']}; success = the environment's own `info['success']` over "
       f"{sc['eval_episodes']} episodes (resets {_P3X3_EVAL_SEED}, … ; 500-step limit) at the "
-      f"end of training, the point the paper reports.\n\n" + "\n".join(lines))
+      f"end of training, the point the paper reports."
+      + ("" if ctx.full else
+         f" Against the paper's run (`--full`): {sc['steps'] / full['steps']:.0%} of its "
+         f"{full['steps']} updates at batch {sc['batch']} instead of {full['batch']}, "
+         f"{sc['episodes'] / full['episodes']:.0%} of its {full['episodes']} episodes, networks "
+         f"{tuple(sc['hidden'])} and K = {sc['num_qs']} instead of {tuple(full['hidden'])} and "
+         f"K = {full['num_qs']}."
+         + (f" QAM's data Q mean {q_qam:.0f} is near −1/(1 − γ) = {lo:.0f}: its critic still "
+            "values almost every state as one that never reaches the goal."
+            if q_qam < 0.8 * lo else ""))
+      + "\n\n" + "\n".join(lines))
   return ClaimResult(value, details)
 
 
