@@ -22,6 +22,34 @@ class ConfigError(ValueError):
   """A config key or value is wrong; the message names the key."""
 
 
+# Keys that moved in the house refit (issue #19: one ``config.optim`` in every room). An override
+# of an old key fails with a message naming the new one (``apply_overrides``, and
+# ``experiments.main`` for ``--config.KEY=`` flags). Keep this table in step with the README's
+# "Renamed config keys" list.
+RENAMED_KEYS: dict[str, str] = {
+    "agent.optim.learning_rate": "optim.learning_rate",
+    "agent.optim.grad_clip": "optim.grad_clip",
+    "agent.optim.name": "optim.name",
+    "lmkan.lr": "optim.learning_rate",
+    "prox.learning_rate": "optim.learning_rate",
+    "prox.b1": "optim.b1",
+    "prox.b2": "optim.b2",
+    "prox.grad_clip": "optim.grad_clip",
+    "hparams.learning_rate": "optim.learning_rate",
+    "hparams.weight_decay": "optim.weight_decay",
+    "hparams.betas": "optim.b1 and optim.b2",
+}
+
+
+def renamed_key_error(key: str) -> ConfigError | None:
+  """The error for an override of a key that was renamed (None when ``key`` was not)."""
+  new = RENAMED_KEYS.get(key)
+  if new is None:
+    return None
+  return ConfigError(f"config key '{key}' was renamed: use '{new}' (see the README's "
+                     "'Renamed config keys')")
+
+
 def _split_top_level(text: str) -> list[str]:
   """Splits on commas outside brackets, so ``widths=(3,4)`` stays one item."""
   parts, depth, cur = [], 0, []
@@ -163,6 +191,9 @@ def apply_overrides(cfg: ml_collections.ConfigDict, overrides: dict[str, Any]) -
     parts = key.split(".")
     for i, part in enumerate(parts):
       if not isinstance(node, ml_collections.ConfigDict) or part not in node:
+        moved = renamed_key_error(key)
+        if moved is not None:
+          raise moved
         where = ".".join(parts[:i]) or "<root>"
         options = sorted(node.keys()) if isinstance(node, ml_collections.ConfigDict) else []
         raise ConfigError(
