@@ -81,6 +81,12 @@ def _config_spec() -> tuple[str, str | None]:
 def parse_flags(argv):
   """absl parsing, with config mistakes (bad key, value, variant, missing file) reported as
   one line."""
+  for arg in argv[1:]:  # --config.OLD.KEY=... of a renamed key: name the new one
+    if arg.startswith("--config."):
+      moved = config_lib.renamed_key_error(arg[len("--config."):].partition("=")[0])
+      if moved is not None:
+        print(f"config error: {moved}\n(see --help)", file=sys.stderr)
+        sys.exit(2)
   try:
     rest = flags.FLAGS(argv)
   except (flags.Error, AttributeError, KeyError, TypeError, ValueError) as e:

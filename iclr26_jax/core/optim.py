@@ -45,9 +45,17 @@ def make_schedule(cfg: ml_collections.ConfigDict, num_steps: int) -> optax.Sched
   raise ValueError(f"optim.schedule must be constant|cosine|warmup_cosine; got {cfg.schedule!r}")
 
 
-def make_optimizer(cfg: ml_collections.ConfigDict, num_steps: int) -> optax.GradientTransformation:
-  """clip → optimizer with schedule, as one optax chain."""
-  sched = make_schedule(cfg, num_steps)
+def make_optimizer(cfg: ml_collections.ConfigDict, num_steps: int,
+                   schedule: optax.Schedule | None = None) -> optax.GradientTransformation:
+  """clip → optimizer with schedule, as one optax chain.
+
+  Args:
+    cfg: ``optim_defaults()``-shaped config (the run's ``config.optim``).
+    num_steps: the run's optimiser steps (the default decay length).
+    schedule: a room's own learning-rate schedule (e.g. lmKAN's two-phase recipe), used instead
+      of ``cfg.schedule``; it must peak at ``cfg.learning_rate`` (the room builds it from there).
+  """
+  sched = make_schedule(cfg, num_steps) if schedule is None else schedule
   if cfg.name == "adam":
     opt = optax.adam(sched, b1=cfg.b1, b2=cfg.b2, eps=cfg.eps)
   elif cfg.name == "adamw":

@@ -8,6 +8,7 @@ penalty weight decaying geometrically, phase 2 with λ = 0 and a cosine LR.
 import ml_collections
 
 from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import optim
 
 
 def default_config() -> ml_collections.ConfigDict:
@@ -18,6 +19,13 @@ def default_config() -> ml_collections.ConfigDict:
   c.log_every = 500
   c.eval_every = 0            # evaluate at the end only
   c.checkpoint_every = 2000
+  # The optimiser, as in every room. "two_phase" is lmKAN's own schedule: optim.learning_rate
+  # constant over the first lmkan.phase1_fraction of the steps, then cosine to 0; the core's
+  # "constant" / "cosine" / "warmup_cosine" also work (the Hessian λ schedule is unchanged).
+  c.optim = optim.optim_defaults()
+  c.optim.name = "adam"
+  c.optim.learning_rate = 3e-3
+  c.optim.schedule = "two_phase"
   c.lmkan = ml_collections.ConfigDict()
   c.lmkan.task = "methane"    # "methane" (surrogate CH4 energies) | "teacher" (32-D random MLP) | "digits"
   c.lmkan.model = "lmkan"     # "lmkan" | "mlp" (regression); "lmkan_cnn" | "cnn" (digits)
@@ -34,7 +42,6 @@ def default_config() -> ml_collections.ConfigDict:
   c.lmkan.init_scale = 0.1    # std of the noise init
   c.lmkan.impl = "auto"       # lookup implementation: "auto" | "xla" | "pallas"
   c.lmkan.bn_momentum = 0.9   # Flax BatchNorm momentum (= PyTorch's 0.1)
-  c.lmkan.lr = 3e-3           # Adam LR: constant in phase 1, cosine to 0 in phase 2
   c.lmkan.phase1_fraction = 0.5  # share of the steps in phase 1
   c.lmkan.hessian = True      # use the Hessian penalty (False: λ = 0 throughout; ablation)
   c.lmkan.lambda0 = 1.0       # λ at step 0

@@ -26,6 +26,7 @@ import numpy as np
 import optax
 
 from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import optim
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.core.trainer import Method
@@ -71,9 +72,14 @@ class LMKANMethod(Method):
     self.model = build_model(config)
     self.is_lmkan = config.lmkan.model.startswith("lmkan")
     self.schedule = regularizers.two_phase_schedule(
-        int(config.num_steps), config.lmkan.phase1_fraction, config.lmkan.lr,
+        int(config.num_steps), config.lmkan.phase1_fraction, config.optim.learning_rate,
         config.lmkan.lambda0, config.lmkan.lambda_decades)
-    self.tx = optax.adam(self.schedule.learning_rate)
+    if config.optim.schedule == "two_phase":
+      self.learning_rate = self.schedule.learning_rate
+    else:
+      self.learning_rate = optim.make_schedule(config.optim, int(config.num_steps))
+    self.tx = optim.make_optimizer(config.optim, int(config.num_steps),
+                                   schedule=self.learning_rate)
     task = config.lmkan.task
     self.teacher = (data.make_teacher(int(config.lmkan.teacher_seed),
                                       omega=float(config.lmkan.teacher_omega),
@@ -148,7 +154,7 @@ class LMKANMethod(Method):
     state, grad_norm = state.apply_gradients(grads, extras=extras)
     metrics = {"train/loss": loss, "train/data_loss": data_loss, "train/grad_norm": grad_norm,
                "train/hessian_lambda": lam, "train/hessian_penalty": pen,
-               "train/lr": self.schedule.learning_rate(state.step - 1)}
+               "train/lr": self.learning_rate(state.step - 1)}
     fracs = jax.tree.leaves(mut.get("intermediates", {}))
     if fracs:
       metrics["lmkan/out_of_grid_frac"] = jnp.mean(jnp.stack([jnp.mean(f) for f in fracs]))

@@ -24,6 +24,7 @@ import flax.struct
 import jax
 import jax.numpy as jnp
 import ml_collections
+import optax
 
 from iclr26_jax.core import optim
 from iclr26_jax.core.train_state import TrainState
@@ -89,7 +90,8 @@ class QAMAgent(flax.struct.PyTreeNode):
 
   @classmethod
   def create(cls, rng: jax.Array, example_obs: jax.Array, example_actions: jax.Array,
-             config: ml_collections.ConfigDict) -> "QAMAgent":
+             config: ml_collections.ConfigDict,
+             tx: optax.GradientTransformation | None = None) -> "QAMAgent":
     """A fresh agent.
 
     Args:
@@ -97,6 +99,8 @@ class QAMAgent(flax.struct.PyTreeNode):
       example_obs: ``(B, S)`` observations.
       example_actions: ``(B, d)`` single environment actions (the chunk is H·d wide).
       config: ``default_config()``-shaped ConfigDict.
+      tx: the optimiser; default ``core.optim.make_optimizer(config.optim, config.num_updates)``
+        (``QAMMethod`` passes the run's chain, built once from the run's ``config.optim``).
     """
     config_lib.validate(config)
     example_obs = jnp.asarray(example_obs)
@@ -121,7 +125,8 @@ class QAMAgent(flax.struct.PyTreeNode):
     if _uses_edit(config):
       params["edit_policy"] = _edit_net(config, da).init(keys[3], o, x)["params"]
       params["edit_log_temp"] = jnp.log(jnp.asarray(config.edit_init_temp, jnp.float32))
-    tx = optim.make_optimizer(config.optim, config.num_updates)
+    if tx is None:
+      tx = optim.make_optimizer(config.optim, config.num_updates)
     # Copies, not aliases of the online parameters: a donated update must not see one buffer
     # twice.
     extras = {"target_critic": jax.tree.map(jnp.copy, params["critic"]),

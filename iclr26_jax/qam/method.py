@@ -71,6 +71,10 @@ def default_config() -> ml_collections.ConfigDict:
   c.eval_every = 5_000
   c.checkpoint_every = 5_000
   c.agent = qam_config.default_config()
+  # The run's optimiser lives at the top, as in every room (``config.optim``); the method hands
+  # it to the agent (``QAMAgent.create(..., tx=...)``), so ``agent.optim`` is not a run key.
+  c.optim = c.agent.optim
+  del c.agent["optim"]
   c.data = ml_collections.ConfigDict()
   c.data.name = POINTMAZE            # "pointmaze" or an OGBench single-task env name
   c.data.seed = 0                    # point maze: generator seed
@@ -140,7 +144,8 @@ class QAMMethod(trainer.Method):
     validate(config)
     # Learning-rate schedules span the whole run.
     self.agent_config = qam_config.with_fields(config.agent, batch_size=int(config.batch_size),
-                                               num_updates=int(config.num_steps))
+                                               num_updates=int(config.num_steps),
+                                               optim=config.optim.to_dict())
     self.data, self.env = load_data(config)
     self.horizon = int(config.agent.horizon)
     self.num_offline = int(self.data["rewards"].shape[0])
@@ -175,7 +180,7 @@ class QAMMethod(trainer.Method):
   def template(self) -> QAMAgent:
     """An agent whose static fields (config, dims) every ``agent(state)`` shares."""
     obs, act = self._example()
-    return jax.eval_shape(lambda k: QAMAgent.create(k, obs, act, self.agent_config),
+    return jax.eval_shape(lambda k: QAMAgent.create(k, obs, act, self.agent_config, tx=self._tx),
                           jax.random.PRNGKey(0))
 
   def agent(self, state) -> QAMAgent:
@@ -185,12 +190,12 @@ class QAMMethod(trainer.Method):
   @functools.cached_property
   def _tx(self):
     # One optimizer object for the run: the trainer compares the state's static parts across
-    # ``init_state`` calls, and ``QAMAgent.create`` builds a new (equal but distinct) chain.
-    return optim.make_optimizer(self.agent_config.optim, self.agent_config.num_updates)
+    # ``init_state`` calls, so every ``QAMAgent.create`` of this method gets this chain.
+    return optim.make_optimizer(self.config.optim, int(self.config.num_steps))
 
   def init_state(self, rng):
     obs, act = self._example()
-    state = QAMAgent.create(rng, obs, act, self.agent_config).state.replace(tx=self._tx)
+    state = QAMAgent.create(rng, obs, act, self.agent_config, tx=self._tx).state
     if self.online_steps:
       extras = dict(state.extras)
       extras["online"] = self._init_online(stream_key(rng, "online/init"))

@@ -89,14 +89,19 @@ def test_help_lists_flags():
   assert "ARG grammar" in text and "key=value" in text and "variant" in text
 
 
-@pytest.mark.parametrize("spec,expected", [
-    ("experiments/configs/toy/nonexistent.py:smoke",
+@pytest.mark.parametrize("spec,extra,expected", [
+    ("experiments/configs/toy/nonexistent.py:smoke", (),
      "config file 'experiments/configs/toy/nonexistent.py' not found"),
-    ("experiments/configs/toy/regression.py:smoke,num_steps=abc",
-     "config key 'num_steps' is an int; got 'abc'")])
-def test_config_mistakes_are_one_line(tmp_path, spec, expected):
+    ("experiments/configs/toy/regression.py:smoke,num_steps=abc", (),
+     "config key 'num_steps' is an int; got 'abc'"),
+    # keys renamed by the refit (core.config.RENAMED_KEYS), in the :ARG and the flag form
+    ("experiments/configs/lmkan/teacher.py:smoke,lmkan.lr=1e-3", (),
+     "config key 'lmkan.lr' was renamed: use 'optim.learning_rate'"),
+    ("experiments/configs/toy/regression.py:smoke", ("--config.agent.optim.learning_rate=1",),
+     "config key 'agent.optim.learning_rate' was renamed: use 'optim.learning_rate'")])
+def test_config_mistakes_are_one_line(tmp_path, spec, extra, expected):
   out = subprocess.run([sys.executable, "-m", "experiments.main", f"--config={spec}",
-                        f"--workdir={tmp_path / 'w'}"], capture_output=True, text=True,
+                        f"--workdir={tmp_path / 'w'}", *extra], capture_output=True, text=True,
                        cwd=REPO, env=subprocess_env(), timeout=120)
   assert out.returncode != 0
   assert expected in out.stderr
