@@ -77,3 +77,17 @@ def assert_trees_equal(a, b):
   assert len(la) == len(lb)
   for x, y in zip(la, lb):
     np.testing.assert_array_equal(x, y)
+
+
+def config_from_flags(spec: str, *overrides: str):
+  """The locked config ``experiments.main`` would get from ``--config=SPEC`` followed by the
+  ``--config.KEY=VALUE`` flags ``overrides`` (absl applies those after ``get_config``), parsed
+  in-process on a private ``FlagValues``."""
+  from absl import flags
+  from ml_collections import config_flags
+  argv = ["prog", f"--config={os.path.join(REPO, spec)}", *overrides]
+  values = flags.FlagValues()
+  config_flags.DEFINE_config_file("config", None, "", flag_values=values, lock_config=True,
+                                  sys_argv=argv)
+  values(argv)
+  return values.config

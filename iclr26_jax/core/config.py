@@ -31,13 +31,18 @@ RENAMED_KEYS: dict[str, str] = {
     "agent.optim.grad_clip": "optim.grad_clip",
     "agent.optim.name": "optim.name",
     "lmkan.lr": "optim.learning_rate",
+    # PDNS: the stage optimiser (``pdns.method.prox_config`` maps ``optim`` onto ``ProxConfig``)
     "prox.learning_rate": "optim.learning_rate",
     "prox.b1": "optim.b1",
     "prox.b2": "optim.b2",
     "prox.grad_clip": "optim.grad_clip",
+    # DSB: the solver's optimiser (``dsb.method.solver_config`` maps ``optim`` onto the dataclass)
+    "hparams.optimizer": "optim.name",
     "hparams.learning_rate": "optim.learning_rate",
+    "hparams.b1": "optim.b1",
+    "hparams.b2": "optim.b2",
     "hparams.weight_decay": "optim.weight_decay",
-    "hparams.betas": "optim.b1 and optim.b2",
+    "hparams.grad_clip": "optim.grad_clip",
 }
 
 
@@ -48,6 +53,42 @@ def renamed_key_error(key: str) -> ConfigError | None:
     return None
   return ConfigError(f"config key '{key}' was renamed: use '{new}' (see the README's "
                      "'Renamed config keys')")
+
+
+def optim_fields(optim: ml_collections.ConfigDict, fields: dict[str, str],
+                 fixed: ml_collections.ConfigDict, owner: str) -> dict[str, Any]:
+  """The optimiser fields of a solver dataclass from the run's ``config.optim``.
+
+  Rooms whose solvers keep their optimiser settings in a frozen dataclass (a jit cache key)
+  build it from ``config.optim`` here, in one place: the keys the solver's optimiser reads are
+  renamed onto its fields; every other ``optim`` key must keep the solver's fixed value (the
+  solver would ignore a change, so a change is an error, not a silent no-op).
+
+  Args:
+    optim: the run's ``optim`` (``core.optim.optim_defaults()`` shape).
+    fields: ``optim`` key -> dataclass field, for the keys the solver reads.
+    fixed: the solver's own ``optim`` values (its defaults); the keys not in ``fields`` must
+      equal these.
+    owner: names the solver in the error (e.g. "the PDNS stage optimiser").
+
+  Returns:
+    ``{dataclass field: value}`` for the keys of ``fields``.
+
+  Raises:
+    ConfigError: naming ``optim.KEY`` when a key outside ``fields`` differs from ``fixed`` or
+      is not a field of ``fixed``.
+  """
+  out = {}
+  for key in optim.keys():
+    value = optim[key]
+    if key in fields:
+      out[fields[key]] = value
+    elif key not in fixed:
+      raise ConfigError(f"unknown config key 'optim.{key}' (fields: {sorted(fixed.keys())})")
+    elif value != fixed[key]:
+      raise ConfigError(f"config key 'optim.{key}': {owner} has {key} = {fixed[key]!r} "
+                        f"(it reads only {sorted(fields)} from optim); got {value!r}")
+  return out
 
 
 def _split_top_level(text: str) -> list[str]:

@@ -13,8 +13,14 @@ direction's frozen EMA parameters live in ``state.extras["ema"]``, so a resumed 
 Config (``default_config(solver)``; experiment files in ``experiments/configs/dsb``):
 ``benchmark.*`` (instance: a preset of ``benchmark.PRESETS``, the 12 HD ones or a tiny enumerable
 one; the variant ``tiny`` is ``tiny_d2_s10_uniform``, D = 2, S = 10),
-``solver`` and ``hparams.*`` (the solver dataclass's fields, paper defaults; ``train_steps`` is the
-trainer's ``num_steps`` and ``batch_size`` the trainer's), ``eval.*``.
+``solver``, ``optim.*`` (the solver's optimiser in ``core.optim.optim_defaults()`` shape with the
+solver's paper values: AdamW, constant learning rate 1e-2 (DLightSB, DLightSB-M), 1e-4 (CSBM) or
+1e-3 (alpha-CSBM), betas (0.95, 0.99), weight decay 0.01, no clipping; the solver reads
+``name`` (DLightSB-type: adamw | adam; CSBM-type: adamw only), ``learning_rate``, ``b1``, ``b2``,
+``weight_decay`` and ``grad_clip``, and the other keys must keep their values),
+``hparams.*`` (the solver dataclass's other fields, paper defaults; ``train_steps`` is the
+trainer's ``num_steps`` and ``batch_size`` the trainer's), ``eval.*``. ``solver_config`` builds
+the solver dataclass from ``optim`` and ``hparams``, in one place.
 
 Solvers come from the runner's table (``runner.SOLVERS``, the trained rows) and evaluation is the
 runner's ``evaluate_model``: logged as ``eval/<name>`` for every name of ``runner.METRICS`` that is
@@ -37,6 +43,7 @@ import jax
 import ml_collections
 
 from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core.trainer import Method
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as dsb_metrics
@@ -45,12 +52,16 @@ from iclr26_jax.dsb.solvers import csbm
 from iclr26_jax.dsb.solvers import dlightsb as dls
 from iclr26_jax.dsb.solvers.csbm import CSBM
 
-__all__ = ["SOLVERS", "TINY", "PRESET_NAMES", "default_config", "get_config", "DSBMethod",
-           "make_benchmark"]
+__all__ = ["SOLVERS", "TINY", "PRESET_NAMES", "OPTIM_FIELDS", "default_config", "get_config",
+           "optim_config", "solver_config", "DSBMethod", "make_benchmark"]
 
 SOLVERS = {name: entry for name, entry in runner.SOLVERS.items() if entry.trained}
 """The trained rows of ``runner.SOLVERS`` (the one solver table)."""
 _TRAINER_OWNED = ("train_steps", "steps_per_chunk", "batch_size")
+OPTIM_FIELDS = {"name": "optimizer", "learning_rate": "learning_rate", "b1": "b1", "b2": "b2",
+                "weight_decay": "weight_decay", "grad_clip": "grad_clip"}
+"""``config.optim`` key -> solver dataclass field (``name`` only where the dataclass has an
+``optimizer`` field: DLightSB-type; CSBM-type solvers always use AdamW)."""
 
 TINY = "tiny_d2_s10_uniform"  # the ``tiny`` variant (``benchmark.TINY_PRESETS``)
 PRESET_NAMES = tuple(sorted(bm.HD_PRESETS)) + tuple(sorted(bm.TINY_PRESETS)) + ("tiny",)
@@ -61,6 +72,25 @@ _BENCH_FIELDS = ("dim", "num_categories", "reference", "alpha", "num_steps", "nu
 def _preset_fields(name: str) -> dict[str, Any]:
   fields = bm.PRESETS[TINY if name == "tiny" else name]
   return {k: fields[k] for k in _BENCH_FIELDS}
+
+
+def _solver_fields(entry) -> tuple[type, dict[str, str]]:
+  """The entry's dataclass and the ``optim`` keys it reads (key -> dataclass field)."""
+  names = {f.name for f in dataclasses.fields(entry.config_cls)}
+  return entry.config_cls, {k: f for k, f in OPTIM_FIELDS.items() if f in names}
+
+
+def optim_config(solver: str) -> ml_collections.ConfigDict:
+  """``core.optim.optim_defaults()`` with ``solver``'s paper values (from its dataclass
+  defaults: AdamW, constant schedule, lr / betas / weight decay / clip of the dataclass)."""
+  entry = SOLVERS[solver]
+  cfg_cls, fields = _solver_fields(entry)
+  defaults = cfg_cls(**(entry.fixed or {}))
+  o = core_optim.optim_defaults()
+  o.name = "adamw"                # CSBM-type: always AdamW (``csbm._make_tx``)
+  for key, field in fields.items():
+    o[key] = getattr(defaults, field)
+  return o
 
 
 def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
@@ -85,11 +115,12 @@ def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
   b.seed = 0                    # instance seed (our instances differ from the released files)
   for key, value in _preset_fields(preset).items():
     b[key] = value            # dim, num_categories, reference, alpha, num_steps, ...
-  # The solver dataclass's fields (documented there), paper defaults.
+  c.optim = optim_config(solver)  # the solver's optimiser, paper values (see the docstring)
+  # The solver dataclass's other fields (documented there), paper defaults.
   defaults = cfg_cls(**(entry.fixed or {}))
   c.hparams = ml_collections.ConfigDict(
       {f.name: getattr(defaults, f.name) for f in dataclasses.fields(cfg_cls)
-       if f.name not in _TRAINER_OWNED})
+       if f.name not in _TRAINER_OWNED and f.name not in OPTIM_FIELDS.values()})
   e = c.eval = ml_collections.ConfigDict()
   e.seed = 2                    # the reference scripts test with seed 2
   e.num_test = 20_000           # test sources (shape, perplexity; conditioning points)
@@ -114,8 +145,9 @@ def get_config(solver: str, arg: str | None) -> ml_collections.ConfigDict:
   Overrides (``key=value`` after the variants, or ``--config.key=value``): ``benchmark.dim``,
   ``benchmark.num_categories``, ``benchmark.reference``, ``benchmark.alpha``,
   ``benchmark.seed``, ``benchmark.num_steps`` / ``num_skip_steps`` (keep (N + 1) s = 128 for the
-  paper's problem), any ``hparams.*`` field of the solver config, ``eval.cond_samples`` (1,000
-  in the paper), ``eval.num_test``.
+  paper's problem), ``optim.learning_rate`` / ``b1`` / ``b2`` / ``weight_decay`` / ``grad_clip``
+  (and ``optim.name`` = adamw | adam for DLightSB-type solvers), any ``hparams.*`` field of the
+  solver config, ``eval.cond_samples`` (1,000 in the paper), ``eval.num_test``.
   """
   variants, _ = config_lib.parse_arg(arg)
   presets = sorted(variants & set(PRESET_NAMES))
@@ -133,7 +165,9 @@ def get_config(solver: str, arg: str | None) -> ml_collections.ConfigDict:
       fields.update({"hparams.hidden": 32, "hparams.epoch_steps": 5,
                      "hparams.num_first_iterations": 1})
     config_lib.apply_smoke(c, **fields)
-  return config_lib.finalize(c, arg, known_variants=("smoke",) + PRESET_NAMES)
+  c = config_lib.finalize(c, arg, known_variants=("smoke",) + PRESET_NAMES)
+  solver_config(c)   # a bad optim / hparams value stops here, naming the key
+  return c
 
 
 def make_benchmark(cfg: ml_collections.ConfigDict) -> bm.Benchmark:
@@ -150,17 +184,29 @@ def make_benchmark(cfg: ml_collections.ConfigDict) -> bm.Benchmark:
 
 
 def solver_config(cfg: ml_collections.ConfigDict):
-  """The solver dataclass config from ``cfg.hparams`` plus the trainer's steps and batch."""
+  """The solver dataclass from the run config, the one place it is built: ``cfg.optim`` mapped
+  onto the dataclass's optimiser fields (``OPTIM_FIELDS``), ``cfg.hparams`` for the rest, the
+  trainer's ``num_steps`` and ``batch_size`` (one step per call).
+
+  Raises:
+    ConfigError: naming the key (``optim.*``, ``hparams``) of a value the solver rejects, or an
+      ``optim`` key the solver does not read set away from its value.
+  """
   if cfg.solver not in SOLVERS:
     raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
                                  f"got {cfg.solver!r}")
   entry = SOLVERS[cfg.solver]
+  cfg_cls, fields = _solver_fields(entry)
+  optim = config_lib.optim_fields(cfg.optim, fields, optim_config(cfg.solver),
+                                  f"the {cfg.solver} optimiser")
   try:
-    return entry.config_cls(train_steps=int(cfg.num_steps), steps_per_chunk=1,
-                            batch_size=int(cfg.batch_size),
-                            **{**cfg.hparams.to_dict(), **(entry.fixed or {})})
+    return cfg_cls(train_steps=int(cfg.num_steps), steps_per_chunk=1,
+                   batch_size=int(cfg.batch_size),
+                   **{**cfg.hparams.to_dict(), **optim, **(entry.fixed or {})})
   except (TypeError, ValueError) as e:
-    raise config_lib.ConfigError(f"config key 'hparams': {e}") from None
+    msg = str(e)  # the dataclass names the field first; name the run-config key
+    key = next((f"optim.{k}" for k, f in fields.items() if msg.startswith(f"{f} ")), "hparams")
+    raise config_lib.ConfigError(f"config key '{key}': {msg}") from None
 
 
 class DSBMethod(Method):

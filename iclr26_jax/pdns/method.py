@@ -71,15 +71,15 @@ import ml_collections
 import numpy as np
 
 from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core.trainer import Method
 from iclr26_jax.pdns import (continuous, discrete, discrete_targets, mcmc, metrics, particles,
                              proximal, references)
 from iclr26_jax.pdns import targets as targets_lib
 
 __all__ = ["CONTINUOUS_TARGETS", "PARTICLE_TARGETS", "LATTICE_TARGETS", "TARGETS", "default_config",
-           "finish_config",
-           "prox_config", "Target", "make_target", "make_sampler", "lattice_log_prob",
-           "PDNSMethod"]
+           "OPTIM_FIELDS", "optim_config", "prox_config", "Target", "make_target", "make_sampler",
+           "lattice_log_prob", "PDNSMethod"]
 
 CONTINUOUS_TARGETS = ("gmm2d", "two_mode_10d", "gmm40", "funnel", "many_well", "mos")
 PARTICLE_TARGETS = ("dw4", "lj13")
@@ -96,9 +96,37 @@ def _err(key, msg):
   return config_lib.ConfigError(f"config key '{key}' {msg}")
 
 
+OPTIM_FIELDS = {"learning_rate": "learning_rate", "b1": "b1", "b2": "b2",
+                "grad_clip": "grad_clip"}
+"""``config.optim`` key -> ``ProxConfig`` field: what the stage optimiser (Adam, constant learning
+rate, fresh state every stage; ``ProxConfig.optimizer``) reads."""
+_OPTIM_OWNED = tuple(OPTIM_FIELDS.values()) + ("batch_size",)   # ProxConfig fields not in prox
+
+
+def optim_config() -> ml_collections.ConfigDict:
+  """``core.optim.optim_defaults()`` with the stage optimiser's defaults (``ProxConfig``'s: Adam,
+  constant lr 1e-3, betas (0.9, 0.999), global-norm clip 100)."""
+  p = proximal.ProxConfig()
+  o = core_optim.optim_defaults()
+  o.name = "adam"
+  for key, field in OPTIM_FIELDS.items():
+    o[key] = getattr(p, field)
+  return o
+
+
 def default_config() -> ml_collections.ConfigDict:
-  """Trainer fields plus ``target``, ``sampler``, ``prox`` (``ProxConfig`` fields except
-  ``batch_size``, which is the trainer's) and ``eval``."""
+  """Trainer fields plus ``target``, ``sampler``, ``optim`` (the stage optimiser:
+  ``optim_config()``), ``prox`` (the other ``ProxConfig`` fields; ``batch_size`` is the
+  trainer's) and ``eval``.
+
+  The schedule-derived trainer fields are ``ml_collections`` field references, computed from
+  ``prox.*`` and ``batch_size`` whenever they are read, so an override of those (after the colon
+  or as a ``--config.prox.*`` flag, which absl applies after ``get_config``) can never leave them
+  stale: ``num_steps`` = (prox.num_stages + prox.refine_stages) x S with S = steps per stage =
+  prox.epochs_per_stage x (prox.buffer_size // batch_size), ``checkpoint_every`` =
+  ``eval_every`` = S, ``log_every`` = min(50, S). Setting one of them (an override, ``smoke``)
+  replaces its formula by the value given.
+  """
   c = config_lib.trainer_defaults()
   c.method = "pdns"
   c.batch_size = 256
@@ -112,46 +140,52 @@ def default_config() -> ml_collections.ConfigDict:
       drop_log_nu_const=False, network="mlp",
       # discrete
       formulation="lambda", replicates=8, antithetic=False))
+  c.optim = optim_config()
   p = proximal.ProxConfig()
-  c.prox = ml_collections.ConfigDict({f.name: getattr(p, f.name)
-                                      for f in dataclasses.fields(p) if f.name != "batch_size"})
+  c.prox = ml_collections.ConfigDict({f.name: getattr(p, f.name) for f in dataclasses.fields(p)
+                                      if f.name not in _OPTIM_OWNED})
   c.eval = ml_collections.ConfigDict(dict(num_samples=2048, seed=12345))
   # Particle targets: MCMC reference samples (``mcmc.reference_samples``; num_samples = 0: off)
   # and the distance-histogram bins; cache_dir "" = ``mcmc.DEFAULT_CACHE_DIR``.
   c.eval.reference = ml_collections.ConfigDict(dict(
       mcmc.ReferenceSettings(), cache_dir="", dist_bins=100))
   c.eval.reference.num_samples = 0
+  _derive_schedule_fields(c)
   return c
 
 
+def _derive_schedule_fields(c) -> None:
+  """Makes ``num_steps``, ``checkpoint_every``, ``eval_every`` and ``log_every`` field references
+  computed from ``prox.*`` and ``batch_size`` (see ``default_config``; the same numbers as
+  ``proximal.steps_per_stage`` / ``total_stages``). Each field gets its own chain of
+  references, so setting one replaces only that one."""
+  p = c.prox
+
+  def stage():                              # S = epochs_per_stage * (buffer_size // batch_size)
+    return p.get_ref("epochs_per_stage") * (p.get_ref("buffer_size") // c.get_ref("batch_size"))
+
+  c.num_steps = (p.get_ref("num_stages") + p.get_ref("refine_stages")) * stage()
+  c.checkpoint_every = stage()
+  c.eval_every = stage()
+  s = stage()
+  c.log_every = (s + 50 - abs(s - 50)) // 2   # min(S, 50), exact in integers
+
+
 def prox_config(c) -> proximal.ProxConfig:
-  """``ProxConfig`` from ``c.prox`` and ``c.batch_size`` (ConfigError naming the field)."""
+  """``ProxConfig`` from the run config, the one place it is built: ``c.prox``, ``c.optim``
+  mapped onto the optimiser fields (``OPTIM_FIELDS``) and ``c.batch_size``.
+
+  Raises:
+    ConfigError: naming the key of a bad value (``prox``, ``optim.*``, ``batch_size``), or an
+      ``optim`` key the stage optimiser does not read set away from its value.
+  """
   kw = {k: (tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in c.prox.items()}
+  kw.update(config_lib.optim_fields(c.optim, OPTIM_FIELDS, optim_config(),
+                                    "the PDNS stage optimiser (Adam, constant learning rate)"))
   try:
     return proximal.ProxConfig(batch_size=int(c.batch_size), **kw)
   except ValueError as e:
     raise config_lib.ConfigError(f"config key 'prox' (or 'batch_size'): {e}") from None
-
-
-def finish_config(c, arg) -> ml_collections.ConfigDict:
-  """Sets the schedule-derived trainer fields after ``config_lib.finalize``.
-
-  Unless given as overrides (or set by ``smoke``): ``num_steps`` = total stages x steps per
-  stage, ``checkpoint_every`` = ``eval_every`` = one stage, ``log_every`` = min(50, stage).
-  Overrides after the colon (``--config=file.py:prox.num_stages=5``) are seen here;
-  ``--config.prox.*`` flags are applied by absl afterwards, so give ``--config.num_steps`` with
-  them.
-  """
-  variants, overrides = config_lib.parse_arg(arg)
-  sps = proximal.steps_per_stage(prox_config(c))
-  if "smoke" in variants:
-    return c
-  auto = {"num_steps": proximal.total_stages(prox_config(c)) * sps, "checkpoint_every": sps,
-          "eval_every": sps, "log_every": min(50, sps)}
-  for key, value in auto.items():
-    if key not in overrides:
-      c[key] = value
-  return c
 
 
 # --------------------------------------------------------------------------------------- targets
@@ -443,30 +477,34 @@ SMOKE_REFERENCE = {"eval.reference.num_samples": 128, "eval.reference.chains": 1
 # adaptive eps = 1, Adam 1e-3, EMA 0.99); a config passes only what differs.
 CONTINUOUS_SAMPLER = dict(alpha_max=20.0, alpha_min=0.1, sde_steps=100, hidden=128, depth=2)
 CONTINUOUS_PROX = dict(buffer_size=4096, epochs_per_stage=10, num_stages=15, refine_stages=3,
-                       epsilon=1.0, learning_rate=1e-3, ema_decay=0.99)
+                       epsilon=1.0, ema_decay=0.99)
+CONTINUOUS_OPTIM = dict(learning_rate=1e-3)
 # Lattice (discrete masked sampler) settings shared by the Ising and Potts configs.
 LATTICE_SAMPLER = dict(hidden=256, depth=2, formulation="lambda", replicates=8, antithetic=True)
 LATTICE_PROX = dict(buffer_size=4096, epochs_per_stage=4, num_stages=30, refine_stages=3,
-                    epsilon=1.0, weighting="weight", normalize="minibatch", learning_rate=1e-3,
-                    ema_decay=0.99)
+                    epsilon=1.0, weighting="weight", normalize="minibatch", ema_decay=0.99)
+LATTICE_OPTIM = dict(learning_rate=1e-3)
 
 
 def experiment_config(arg, target: dict, sampler: dict, prox: dict, batch_size: int,
-                      extra_variants: dict | None = None,
+                      optim: dict | None = None, extra_variants: dict | None = None,
                       reference: dict | None = None) -> ml_collections.ConfigDict:
   """The shared body of ``experiments/configs/pdns/*.py``.
 
-  ``default_config()`` updated with the ``target``, ``sampler``, ``prox`` and
-  ``eval.reference`` (particle MCMC reference) fields and the batch size; then each of
-  ``extra_variants`` (name -> function mutating the config) that ``arg``
-  names, the shared ``baseline`` / ``smoke`` variants (``apply_variants``), the ``key=value``
-  overrides, and the schedule-derived trainer fields (``finish_config``).
+  ``default_config()`` updated with the ``target``, ``sampler``, ``prox``, ``optim`` (the
+  stage optimiser: ``learning_rate``, ``b1``, ``b2``, ``grad_clip``) and ``eval.reference``
+  (particle MCMC reference) fields and the batch size; then each of ``extra_variants`` (name ->
+  function mutating the config) that ``arg`` names, the shared ``baseline`` / ``smoke`` variants
+  (``apply_variants``) and the ``key=value`` overrides. The schedule-derived trainer fields
+  (``num_steps`` and the cadences) follow ``prox.*`` and ``batch_size`` by reference (see
+  ``default_config``), also under later ``--config.prox.*`` flags.
   """
   c = default_config()
   variants, _ = config_lib.parse_arg(arg)
   c.target.update(target)
   c.sampler.update(sampler)
   c.prox.update(prox)
+  c.optim.update(optim or {})
   c.eval.reference.update(reference or {})
   c.batch_size = batch_size
   extra_variants = extra_variants or {}
@@ -475,7 +513,9 @@ def experiment_config(arg, target: dict, sampler: dict, prox: dict, batch_size: 
     if name in variants:
       fn(c)
   apply_variants(c, variants, known)
-  return finish_config(config_lib.finalize(c, arg, known_variants=known), arg)
+  c = config_lib.finalize(c, arg, known_variants=known)
+  prox_config(c)   # a bad prox / optim / batch_size value stops here, naming the key
+  return c
 
 
 def apply_variants(c, variants, known) -> None:

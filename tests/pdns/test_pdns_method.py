@@ -22,7 +22,7 @@ from tests.conftest import REPO, Kill, kill_at
 BETA, FIELD = 0.4, 0.1
 TRAIN_ARG = ("target.size=3,target.beta=0.4,target.h=0.1,batch_size=64,prox.buffer_size=512,"
              "prox.epochs_per_stage=3,prox.num_stages=3,prox.refine_stages=1,prox.epsilon=0.5,"
-             "prox.learning_rate=0.003,prox.ema_decay=0.9,sampler.hidden=64,sampler.depth=2,"
+             "optim.learning_rate=0.003,prox.ema_decay=0.9,sampler.hidden=64,sampler.depth=2,"
              "eval.num_samples=4096,num_steps=96,log_every=8,eval_every=0,checkpoint_every=20,"
              "progress_bar=False")
 KILL_STEP = 30          # stages of 24 steps, checkpoints every 20: killed inside stage 2

@@ -5,7 +5,7 @@
   python -m experiments.main --workdir=/tmp/dsb_csbm_d64 \
       --config=experiments/configs/dsb/csbm.py:hd_d64_s50_prior_uniform_a0.01
   python -m experiments.main --workdir=/tmp/dsb_csbm_tiny \
-      --config=experiments/configs/dsb/csbm.py:tiny,hparams.learning_rate=1e-3
+      --config=experiments/configs/dsb/csbm.py:tiny,optim.learning_rate=1e-3
   python -m experiments.main --workdir=/tmp/dsb_csbm_smoke \
       --config=experiments/configs/dsb/csbm.py:smoke
 

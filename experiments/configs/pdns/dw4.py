@@ -33,13 +33,14 @@ energy W2 4535, distance W2 2.1, TV 0.60.
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
+from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
   return method.experiment_config(
       arg, dict(name="dw4", dim=8), dict(CONTINUOUS_SAMPLER, sigma_bar=3.0),
       dict(CONTINUOUS_PROX, buffer_size=10000, epochs_per_stage=200, num_stages=10, epsilon=0.1,
-           learning_rate=1e-4, b1=0.5, b2=0.9, ema_decay=0.999), batch_size=1000,
+           ema_decay=0.999), batch_size=1000,
+      optim=dict(CONTINUOUS_OPTIM, learning_rate=1e-4, b1=0.5, b2=0.9),
       reference=dict(num_samples=10240, chains=256, burnin=3000, thin=100, step_size=0.01,
                      init_scale=2.0, num_temps=6, min_beta=0.2, swap_every=10))

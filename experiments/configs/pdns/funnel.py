@@ -11,10 +11,10 @@ Overridable: ``target.dim``, ``target.beta``, ``prox.*``, ``sampler.*``.
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
+from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
   return method.experiment_config(
       arg, dict(name="funnel", dim=10), dict(CONTINUOUS_SAMPLER, sigma_bar=3.0), CONTINUOUS_PROX,
-      batch_size=256)
+      batch_size=256, optim=CONTINUOUS_OPTIM)

@@ -16,10 +16,11 @@ stages). Variants: ``baseline`` (eta = infinity from the start), ``smoke``. Over
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
+from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
   return method.experiment_config(
       arg, dict(name="gmm2d", dim=2), dict(CONTINUOUS_SAMPLER, sigma_bar=2.0, hidden=64),
-      dict(CONTINUOUS_PROX, buffer_size=2048, num_stages=10), batch_size=256)
+      dict(CONTINUOUS_PROX, buffer_size=2048, num_stages=10), batch_size=256,
+      optim=CONTINUOUS_OPTIM)

@@ -16,7 +16,7 @@ eps = 1, resampling, buffer 8192, batch 512, 10 epochs per stage, at most 30 pro
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
+from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def _smoke_dim(c):
@@ -28,4 +28,5 @@ def get_config(arg=None):
       arg, dict(name="gmm40", dim=50),
       dict(CONTINUOUS_SAMPLER, sigma_bar=20.0, hidden=256, depth=3),
       dict(CONTINUOUS_PROX, buffer_size=8192, num_stages=30), batch_size=512,
+      optim=CONTINUOUS_OPTIM,
       extra_variants={"smoke": _smoke_dim})

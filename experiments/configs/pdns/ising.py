@@ -19,7 +19,7 @@ Variants: ``laptop`` (spec §15's CPU A/B setting: 8 x 8 at beta = 0.6, eps = 0.
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import LATTICE_PROX, LATTICE_SAMPLER
+from iclr26_jax.pdns.method import LATTICE_OPTIM, LATTICE_PROX, LATTICE_SAMPLER
 
 
 def _laptop(c):
@@ -35,4 +35,5 @@ def _smoke_size(c):
 def get_config(arg=None):
   return method.experiment_config(
       arg, dict(name="ising", size=24, beta=0.6, h=0.0, j=1.0, q=2), LATTICE_SAMPLER,
-      LATTICE_PROX, batch_size=256, extra_variants={"laptop": _laptop, "smoke": _smoke_size})
+      LATTICE_PROX, batch_size=256, optim=LATTICE_OPTIM,
+      extra_variants={"laptop": _laptop, "smoke": _smoke_size})

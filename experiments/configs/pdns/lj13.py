@@ -32,13 +32,14 @@ against a published LJ-13 reference set (none is available offline).
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
+from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
   return method.experiment_config(
       arg, dict(name="lj13", dim=39), dict(CONTINUOUS_SAMPLER, sigma_bar=2.0, hidden=256, depth=3),
       dict(CONTINUOUS_PROX, buffer_size=10000, epochs_per_stage=200, num_stages=10,
-           learning_rate=1e-4, b1=0.5, b2=0.9, ema_decay=0.999), batch_size=1000,
+           ema_decay=0.999), batch_size=1000,
+      optim=dict(CONTINUOUS_OPTIM, learning_rate=1e-4, b1=0.5, b2=0.9),
       reference=dict(num_samples=5120, chains=128, burnin=5000, thin=500, step_size=1e-3,
                      init_scale=1.0, num_temps=4, min_beta=0.5, swap_every=10, descent_steps=1000))

@@ -13,11 +13,11 @@ Variants: ``baseline``, ``smoke``. Overridable: ``target.dim`` (>= 5 adds Gaussi
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
+from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
   return method.experiment_config(
       arg, dict(name="many_well", dim=5),
       dict(CONTINUOUS_SAMPLER, sigma_bar=2.0, param="adjoint", loss="control"), CONTINUOUS_PROX,
-      batch_size=256)
+      batch_size=256, optim=CONTINUOUS_OPTIM)

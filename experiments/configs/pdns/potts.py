@@ -18,7 +18,7 @@ infinity), ``smoke`` (3 x 3, q = 4). Overridable: ``target.size``, ``target.q``,
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import LATTICE_PROX, LATTICE_SAMPLER
+from iclr26_jax.pdns.method import LATTICE_OPTIM, LATTICE_PROX, LATTICE_SAMPLER
 
 
 def _laptop(c):
@@ -34,4 +34,4 @@ def _smoke_size(c):
 def get_config(arg=None):
   return method.experiment_config(
       arg, dict(name="potts", size=16, q=4, beta=1.0986, j=1.0), LATTICE_SAMPLER, LATTICE_PROX,
-      batch_size=256, extra_variants={"laptop": _laptop, "smoke": _smoke_size})
+      batch_size=256, optim=LATTICE_OPTIM, extra_variants={"laptop": _laptop, "smoke": _smoke_size})

@@ -13,10 +13,10 @@ linearly 20 -> 0.1 (int alpha = 10.05), 100 Euler–Maruyama steps, control para
 """
 
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_PROX, CONTINUOUS_SAMPLER
+from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
   return method.experiment_config(
       arg, dict(name="two_mode_10d", dim=10), dict(CONTINUOUS_SAMPLER, sigma_bar=3.0),
-      CONTINUOUS_PROX, batch_size=256)
+      CONTINUOUS_PROX, batch_size=256, optim=CONTINUOUS_OPTIM)
