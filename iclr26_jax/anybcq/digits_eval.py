@@ -21,6 +21,7 @@ import numpy as np
 import optax
 
 from iclr26_jax.anybcq.lm import METHODS, quantize_kernels
+from iclr26_jax.nn import mlp
 
 __all__ = ["MLP", "LAYERS", "load_split", "train_mlp", "accuracy", "evaluate"]
 
@@ -33,9 +34,7 @@ class MLP(nn.Module):
 
   @nn.compact
   def __call__(self, x):
-    x = nn.relu(nn.Dense(self.hidden, name="fc0")(x))
-    x = nn.relu(nn.Dense(self.hidden, name="fc1")(x))
-    return nn.Dense(10, name="fc2")(x)
+    return mlp(x, (self.hidden, self.hidden), 10, activation=nn.relu, names=LAYERS)
 
 
 def load_split(test_fraction: float = 0.25, seed: int = 0):

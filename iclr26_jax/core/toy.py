@@ -25,6 +25,7 @@ from iclr26_jax.core import optim
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.core.trainer import Method
+from iclr26_jax.nn import mlp
 
 
 def default_config() -> ml_collections.ConfigDict:
@@ -54,9 +55,7 @@ class MLP(nn.Module):
 
   @nn.compact
   def __call__(self, x):
-    for h in self.hidden:
-      x = nn.relu(nn.Dense(h)(x))
-    return nn.Dense(1)(x)[..., 0]
+    return mlp(x, self.hidden, 1, activation=nn.relu)[..., 0]
 
 
 def make_dataset(config: ml_collections.ConfigDict) -> tuple[np.ndarray, np.ndarray]:

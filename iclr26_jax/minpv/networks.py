@@ -15,9 +15,9 @@ the reference's 1000 for the conditional and joint objectives.
 from __future__ import annotations
 
 import flax.linen as nn
-import jax
 import jax.numpy as jnp
-import numpy as np
+
+from iclr26_jax.nn import mlp, sinusoidal_embedding
 
 
 RECOMMENDED_TIME_SCALE = {"implicit": 30.0, "conditional": 1000.0, "joint": 1000.0}
@@ -30,18 +30,6 @@ def time_scale_for(objective: str, time_scale: float) -> float:
   if objective not in RECOMMENDED_TIME_SCALE:
     raise ValueError(f"objective must be one of {tuple(RECOMMENDED_TIME_SCALE)}; got {objective!r}")
   return RECOMMENDED_TIME_SCALE[objective]
-
-
-def sinusoidal_embedding(t: jax.Array, num_features: int, scale: float = 1000.0) -> jax.Array:
-  """``(B,) -> (B, num_features)``: [sin(scale·t·ω_k), cos(scale·t·ω_k)], ω_k = 10⁴^(−k/half)."""
-  if t.ndim != 1:
-    raise ValueError(f"t must be (B,); got shape {t.shape}")
-  if num_features < 2 or num_features % 2:
-    raise ValueError(f"num_features must be an even number >= 2; got {num_features}")
-  half = num_features // 2
-  freqs = jnp.exp(-np.log(10000.0) * jnp.arange(half, dtype=jnp.float32) / half)
-  args = scale * t[:, None].astype(jnp.float32) * freqs[None, :]
-  return jnp.concatenate([jnp.sin(args), jnp.cos(args)], axis=1)
 
 
 def _check_inputs(x, t, dim: int) -> None:
@@ -79,8 +67,7 @@ class ScoreNetwork(nn.Module):
     _check_inputs(x, t, self.dim)
     act = lambda h: nn.leaky_relu(h, self.negative_slope)
     emb = sinusoidal_embedding(t, self.time_features, self.time_scale)
-    emb = nn.Dense(self.width, name="time_in")(emb)
-    emb = nn.Dense(self.width, name="time_out")(nn.silu(emb))
+    emb = mlp(emb, (self.width,), self.width, activation=nn.silu, names=("time_in", "time_out"))
     h = nn.Dense(self.width, name="x_in")(x)
     for i in range(self.depth):
       r = nn.LayerNorm(name=f"norm_{i}")(h) if self.norm else h
@@ -131,10 +118,9 @@ class QuadraticTimeScore(nn.Module):
     w = self.param("w", lambda key, shape: jnp.eye(shape[0]), (d, d))
     y = x @ w.T
     h = sinusoidal_embedding(t, self.time_features, self.time_scale)
-    h = nn.silu(nn.Dense(self.width, name="t_in")(h))
-    h = nn.silu(nn.Dense(self.width, name="t_hidden")(h))
     n_out = 1 + d + (d if self.data_head else 0)
-    coef = nn.Dense(n_out, name="t_out", kernel_init=nn.initializers.zeros)(h)
+    coef = mlp(h, (self.width, self.width), n_out, activation=nn.silu,
+               out_kernel_init=nn.initializers.zeros, names=("t_in", "t_hidden", "t_out"))
     a, b = coef[:, 0], coef[:, 1:1 + d]
     s_t = a + jnp.sum(b * y ** 2, axis=1)
     s_x = None

@@ -30,6 +30,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from iclr26_jax.nn import fourier_time_features, mlp
 from iclr26_jax.pdns import metrics
 from iclr26_jax.pdns.proximal import StageSampler
 from iclr26_jax.pdns.references import OUReference
@@ -39,13 +40,6 @@ __all__ = ["PARAMS", "LOSSES", "ContinuousSampler", "ControlNet", "make_control"
 
 PARAMS = ("control", "adjoint")
 LOSSES = ("control", "adjoint")
-
-
-def time_features(t, batch: int, num_freqs: int, dtype) -> jax.Array:
-  """``(B, 1 + 2·num_freqs)``: [t, sin(2^j π t), cos(2^j π t)] for j < num_freqs; t scalar or (B,)."""
-  t = jnp.broadcast_to(jnp.asarray(t, dtype), (batch,))[:, None]
-  freqs = (2.0 ** jnp.arange(num_freqs, dtype=dtype)) * math.pi
-  return jnp.concatenate([t, jnp.sin(t * freqs), jnp.cos(t * freqs)], -1)
 
 
 class ControlNet(nn.Module):
@@ -67,11 +61,9 @@ class ControlNet(nn.Module):
     """t: scalar or (B,); x: (B, d) -> (B, d)."""
     if x.ndim != 2 or x.shape[-1] != self.dim:
       raise ValueError(f"x must have shape (B, {self.dim}); got {tuple(x.shape)}")
-    h = jnp.concatenate([x, time_features(t, x.shape[0], self.num_freqs, x.dtype)], -1)
-    for _ in range(self.depth):
-      h = nn.silu(nn.Dense(self.hidden)(h))
-    return nn.Dense(self.dim, kernel_init=nn.initializers.zeros,
-                    bias_init=nn.initializers.zeros)(h)
+    h = jnp.concatenate([x, fourier_time_features(t, x.shape[0], self.num_freqs, x.dtype)], -1)
+    return mlp(h, (self.hidden,) * self.depth, self.dim, activation=nn.silu,
+               out_kernel_init=nn.initializers.zeros, out_bias_init=nn.initializers.zeros)
 
 
 def make_control(apply_fn: Callable, reference, param: str = "control") -> Callable:

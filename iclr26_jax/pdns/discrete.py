@@ -43,6 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from iclr26_jax.nn import mlp
 from iclr26_jax.pdns.proximal import StageSampler
 
 __all__ = ["FORMULATIONS", "DenoiserNet", "DiscreteRollout", "ctmc_rollout", "path_log_ratio",
@@ -83,10 +84,8 @@ class DenoiserNet(nn.Module):
     if z.ndim != 2 or z.shape[1] != self.dim:
       raise ValueError(f"z must have shape (B, {self.dim}); got {tuple(z.shape)}")
     h = jax.nn.one_hot(z, self.q + 1, dtype=jnp.float32).reshape(z.shape[0], -1)
-    for _ in range(self.depth):
-      h = nn.silu(nn.Dense(self.hidden)(h))
-    logits = nn.Dense(self.dim * self.q, kernel_init=nn.initializers.zeros,
-                      bias_init=nn.initializers.zeros)(h)
+    logits = mlp(h, (self.hidden,) * self.depth, self.dim * self.q, activation=nn.silu,
+                 out_kernel_init=nn.initializers.zeros, out_bias_init=nn.initializers.zeros)
     return jax.nn.log_softmax(logits.reshape(-1, self.dim, self.q), -1)
 
 

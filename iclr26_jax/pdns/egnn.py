@@ -22,21 +22,22 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from iclr26_jax.pdns import continuous
+from iclr26_jax.nn import fourier_time_features, mlp
 
 __all__ = ["EGNNControl"]
 
 
 class _MLP(nn.Module):
+  """``(..., F) -> (..., out)``: Dense(hidden) → SiLU → Dense(out), the last kernel zero if
+  ``zero_last``. (A module of its own, named ``_MLP_i`` in the checkpoints.)"""
   hidden: int
   out: int
   zero_last: bool = False
 
   @nn.compact
   def __call__(self, h):
-    h = nn.silu(nn.Dense(self.hidden)(h))
-    init = nn.initializers.zeros if self.zero_last else nn.initializers.lecun_normal()
-    return nn.Dense(self.out, kernel_init=init, bias_init=nn.initializers.zeros)(h)
+    return mlp(h, (self.hidden,), self.out, activation=nn.silu,
+               out_kernel_init=nn.initializers.zeros if self.zero_last else None)
 
 
 class EGNNControl(nn.Module):
@@ -63,7 +64,7 @@ class EGNNControl(nn.Module):
       raise ValueError(f"x must have shape (B, {n * s}); got {tuple(x.shape)}")
     b = x.shape[0]
     pos = x.reshape(b, n, s)
-    temb = continuous.time_features(t, b, self.num_freqs, x.dtype)                # (B, F)
+    temb = fourier_time_features(t, b, self.num_freqs, x.dtype)                     # (B, F)
     h = nn.Dense(self.hidden)(jnp.broadcast_to(temb[:, None], (b, n, temb.shape[-1])))
     off_diag = (1.0 - jnp.eye(n, dtype=x.dtype))[None, :, :, None]               # (1, n, n, 1)
 

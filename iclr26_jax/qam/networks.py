@@ -1,6 +1,7 @@
 """Flax Linen networks of the QAM room (spec §2, §6).
 
-``iclr26_jax/nn`` has no shared modules yet, so the MLP and the vmapped ensemble live here.
+The MLP's layer stack is the shared ``iclr26_jax.nn.mlp`` (GELU, Xavier-uniform, optional
+LayerNorm) under this room's bf16 matmul policy ``dense``; the vmapped critic ensemble is QAM's.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import distrax
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+
+from iclr26_jax.nn import mlp
 
 
 COMPUTE_DTYPES = ("float32", "bfloat16")
@@ -53,12 +56,9 @@ class MLP(nn.Module):
 
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
-    init = nn.initializers.xavier_uniform()
-    for h in self.hidden_dims:
-      x = nn.gelu(dense(h, self.compute_dtype, kernel_init=init)(x))
-      if self.layer_norm:
-        x = nn.LayerNorm()(x)
-    return dense(self.out_dim, self.compute_dtype, kernel_init=init)(x)
+    return mlp(x, self.hidden_dims, self.out_dim, activation=nn.gelu, layer_norm=self.layer_norm,
+               kernel_init=nn.initializers.xavier_uniform(),
+               dense=functools.partial(dense, compute_dtype=self.compute_dtype))
 
 
 class VelocityField(nn.Module):

@@ -65,6 +65,7 @@ from iclr26_jax.dsb import reference as ref_lib
 from iclr26_jax.dsb.reference import ReferenceProcess, check_states
 from iclr26_jax.dsb.solvers import dlightsb as dls
 from iclr26_jax.dsb.solvers import dlightsb_m as dlsm
+from iclr26_jax.nn import mlp
 
 __all__ = [
     "LOSS_KINDS",
@@ -118,9 +119,9 @@ class SimpleMLP(nn.Module):
     """x (B, D) int states, t (B,) int steps in [0, N] -> (B, D, S) endpoint logits."""
     emb = nn.Embed(self.num_times, self.dim, name="time_embedding")(t)
     h = jnp.concatenate([x.astype(jnp.float32), emb.astype(jnp.float32)], axis=-1)
-    for i in range(self.num_layers):
-      h = nn.relu(nn.Dense(self.hidden, name=f"hidden_{i}")(h))
-    out = nn.Dense(self.dim * self.num_categories, name="logits")(h)
+    names = [f"hidden_{i}" for i in range(self.num_layers)] + ["logits"]
+    out = mlp(h, (self.hidden,) * self.num_layers, self.dim * self.num_categories,
+              activation=nn.relu, names=names)
     return out.reshape(x.shape[0], self.dim, self.num_categories)
 
 
