@@ -7,8 +7,8 @@ MLP 0.752 ± 0.011 test MSE/Var; the margin below (lmKAN < 0.85 × MLP, i.e. 0.6
 seven seed-stds from both. (That run used the reference noise init; with the affine default of
 issue 16 the laptop reproduce run at 1500 steps measured lmKAN 0.593 ± 0.006 vs MLP 0.788 ± 0.010.) The test
 runs 1000 steps to keep CI short (2026-12-01, this exact test body: lmKAN 0.619 / 0.644 vs MLP
-0.817 / 0.824, threshold 0.698; it now runs seed 0 alone). A broken lookup, penalty, schedule or BatchNorm placement lands
-lmKAN at or above the MLP.
+0.817 / 0.824, threshold 0.698; it now runs seed 0 alone). A broken lookup, penalty, schedule or
+BatchNorm placement lands lmKAN at or above the MLP.
 """
 
 import numpy as np
