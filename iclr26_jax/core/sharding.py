@@ -1,4 +1,5 @@
-"""Meshes and shardings from the config; global batches from process-local data.
+"""Meshes and shardings from the config; global batches from process-local data; replicated
+device data and the batch layout inside the jitted step (``replicate``, ``constrain_batch``).
 
 Nothing here touches a device at import time.
 """
@@ -131,3 +132,53 @@ def global_batch(local_batch: Any, mesh: Mesh, axis: str = DATA) -> Any:
     return jax.make_array_from_process_local_data(batch_sharding(mesh, x.ndim, axis), x)
 
   return jax.tree.map(put, local_batch)
+
+
+def replicate(tree: Any, mesh: Mesh) -> Any:
+  """Places a pytree of host arrays on every device of ``mesh``, replicated (done once per run).
+
+  Works with several processes: every process holds the same values (built from the config) and
+  fills only its own devices (``jax.make_array_from_callback``); nothing crosses processes.
+  Dtypes are canonicalised as ``jnp.asarray`` does (float64 -> float32 without ``jax_enable_x64``),
+  so a device batch drawn from these arrays equals one drawn from ``jnp.asarray`` copies.
+
+  Args:
+    tree: pytree of array-likes of any shapes (numpy, ``jax.Array`` or Python scalars; not typed
+      PRNG key arrays: pass raw ``uint32`` keys).
+    mesh: the run's mesh.
+  Returns:
+    the same pytree of ``jax.Array``, each with sharding ``replicated(mesh)``.
+  """
+  sharding = replicated(mesh)
+
+  def put(x):
+    x = np.asarray(jax.device_get(x))
+    x = x.astype(jax.dtypes.canonicalize_dtype(x.dtype), copy=False)
+    return jax.make_array_from_callback(x.shape, sharding, lambda index: x[index])
+
+  return jax.tree.map(put, tree)
+
+
+def constrain_batch(batch: Any, mesh: Mesh, axis: str = DATA) -> Any:
+  """Inside ``jax.jit``: shards every leaf of a global batch over ``axis`` along its rows.
+
+  The device-data counterpart of ``global_batch``: a batch computed inside the jitted step (from
+  replicated data) gets the same layout a host batch enters with, so each device keeps (and the
+  partitioner computes) only its rows.
+
+  Args:
+    batch: pytree of traced arrays, each ``(B, ...)`` with ``B`` divisible by the size of ``axis``.
+  Returns:
+    the same pytree, constrained to ``batch_sharding(mesh, ndim, axis)``.
+  Raises:
+    ValueError: a leaf is a scalar or its rows are not divisible by the axis size.
+  """
+  n_axis = mesh.shape[axis]
+
+  def constrain(x):
+    if x.ndim == 0 or x.shape[0] % n_axis:
+      raise ValueError(f"a device batch leaf of shape {tuple(x.shape)} cannot be split over the "
+                       f"'{axis}' axis of size {n_axis} (need (B, ...) with B divisible by it)")
+    return jax.lax.with_sharding_constraint(x, batch_sharding(mesh, x.ndim, axis))
+
+  return jax.tree.map(constrain, batch)

@@ -8,6 +8,11 @@ closed-form ordinary-least-squares solution of the fixed dataset.
 Data: a fixed dataset of ``toy.num_examples`` points x ~ N(0, I_d), y = x·w* + b* + σ·ε,
 generated from ``seed``; the batch of step s is ``batch_size`` rows drawn with
 ``np.random.default_rng([seed, s])``, so it depends on the step alone.
+
+Both data paths of the ``Method`` protocol, with the same batches: by default ``get_batch`` builds
+host arrays; with ``toy.data_on_device`` the dataset and the row indices of every step (drawn by
+the same generator, ``(num_steps, batch_size)`` int32) stay on the devices and ``device_batch``
+gathers the rows inside the jitted step, so the two paths train to the same parameters.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.toy.noise = 0.1           # label noise σ
   c.toy.input_noise = 0.0     # std of Gaussian input jitter drawn from the step key (0 = off)
   c.toy.nan_at_step = -1      # fault injection for tests: the loss of this step is NaN
+  c.toy.data_on_device = False  # True: the dataset stays on the devices (Method.device_data)
   return c
 
 
@@ -107,11 +113,26 @@ class ToyRegression(Method):
     state, grad_norm = state.apply_gradients(grads)
     return state, {"train/loss": loss, "train/grad_norm": grad_norm}
 
-  def get_batch(self, step):
+  def _indices(self, step: int) -> np.ndarray:
+    """The dataset rows of the global batch of ``step``: ``(batch_size,)`` int."""
     rng = np.random.default_rng([int(self.config.seed), int(step)])
-    idx = rng.integers(0, self.x.shape[0], size=int(self.config.batch_size))
-    rows = idx[shd.process_slice(int(self.config.batch_size))]
+    return rng.integers(0, self.x.shape[0], size=int(self.config.batch_size))
+
+  def get_batch(self, step):
+    rows = self._indices(step)[shd.process_slice(int(self.config.batch_size))]
     return {"x": self.x[rows], "y": self.y[rows]}
+
+  def device_data(self):
+    """With ``toy.data_on_device``: ``x (N, d)``, ``y (N,)`` and ``idx (num_steps, B)`` int32."""
+    if not self.config.toy.data_on_device:
+      return None
+    idx = np.stack([self._indices(s) for s in range(int(self.config.num_steps))])
+    return {"x": self.x, "y": self.y, "idx": idx.astype(np.int32)}
+
+  def device_batch(self, data, step):
+    """The rows ``idx[step]``: ``{"x": (B, d), "y": (B,)}``, equal to ``get_batch(step)``."""
+    rows = data["idx"][step]
+    return {"x": data["x"][rows], "y": data["y"][rows]}
 
   def evaluate(self, state):
     pred = jax.jit(state.apply_fn)(state.params, self.x)

@@ -6,7 +6,9 @@
 2. locks the workdir, checks the config against the stored run (``core.workdir``), restores
    the newest readable checkpoint in ``<workdir>/checkpoints`` or initialises;
 3. jits ``update(state, batch) -> (state, metrics)`` once, with shardings and the state donated;
-4. loops to ``config.num_steps``: host batch → global sharded batch → update; every
+4. loops to ``config.num_steps``: batch → update, the batch either drawn inside the jitted step
+   from device-resident data (``Method.device_data`` / ``device_batch``: no host round trip) or
+   built on the host and assembled into a global sharded array (``Method.get_batch``); every
    ``log_every`` steps fetches metrics (terminal line + tqdm bar + the ``config.writers``
    backends, JSON lines and/or TensorBoard, process 0),
    every ``eval_every`` evaluates, every ``checkpoint_every`` saves;
@@ -15,8 +17,17 @@
    last good checkpoint is saved, so that checkpoint stays the newest on disk.
 
 Determinism: all randomness comes from ``TrainState.step_key`` (root key folded with the step)
-and ``Method.get_batch(step)``, which must be a function of the step alone. A run killed at any
-point and restarted with the same command therefore ends bitwise equal to an uninterrupted run.
+and the batch of step ``s`` (``get_batch(s)`` or ``device_batch(data, s)``), which must be a
+function of the step (and the config) alone. A run killed at any point and restarted with the same
+command therefore ends bitwise equal to an uninterrupted run.
+
+Data on the device: a method whose data fits on every device returns it from ``device_data()``
+(a pytree of host arrays). The trainer places it once, replicated over the mesh
+(``sharding.replicate``; with several processes each fills its own devices), and passes it into
+the jitted step as an argument (never an HLO constant); inside the step,
+``device_batch(data, state.step)`` draws the global batch, which is constrained to the
+data-axis layout a host batch has (``sharding.constrain_batch``). The host is then touched at
+log, eval and checkpoint steps only. Methods without ``device_data`` keep the host path.
 
 Methods with a staged loop (PDNS stages, DSB solvers) compose ``Checkpointer``,
 ``MetricWriter`` and ``make_step_fn`` instead of forking this loop.
@@ -48,7 +59,9 @@ class NonFiniteError(FloatingPointError):
 
 
 class Method:
-  """What a method room gives the trainer. Subclass and implement the four hooks.
+  """What a method room gives the trainer. Subclass and implement ``init_state``, ``update``,
+  ``evaluate`` and one data path: ``get_batch`` (host arrays, the default) or ``device_data`` +
+  ``device_batch`` (data kept on the devices, the batch drawn inside the jitted step).
 
   Attributes:
     name: registry name.
@@ -70,7 +83,33 @@ class Method:
   def get_batch(self, step: int) -> Any:
     """This process's rows of the global batch of ``step`` (a pytree of host arrays).
 
-    Must depend on ``step`` (and the config) alone; see ``shd.process_slice``.
+    Must depend on ``step`` (and the config) alone; see ``shd.process_slice``. Not called when
+    ``device_data`` returns a pytree.
+    """
+    raise NotImplementedError
+
+  def device_data(self) -> Any | None:
+    """Arrays to keep on the devices for the whole run, or ``None`` (default: the host path).
+
+    Returns:
+      a pytree of host arrays (numpy or ``jax.Array``; the same values on every process, e.g.
+      a dataset or a sampler's fixed parameters) that ``device_batch`` draws batches from. The
+      trainer replicates it over the mesh once (one copy per device) and passes it into the
+      jitted step.
+    """
+    return None
+
+  def device_batch(self, data: Any, step: jax.Array) -> Any:
+    """The global batch of ``step``, traced inside the jitted step (used with ``device_data``).
+
+    Args:
+      data: the ``device_data()`` pytree as replicated ``jax.Array`` leaves (tracers here).
+      step: int32 scalar (traced): the number of updates applied so far, i.e. the same index
+        ``get_batch`` would receive for this update.
+    Returns:
+      a pytree of arrays ``(B, ...)`` with ``B = config.batch_size`` (all rows, not this
+      process's): a function of ``data`` and ``step`` alone (fold the step into a fixed key), so
+      a resumed run redraws the same batches. The trainer shards the rows over the ``data`` axis.
     """
     raise NotImplementedError
 
@@ -109,6 +148,21 @@ def make_step_fn(update: Callable) -> Callable:
         ok = ok & jnp.all(jnp.isfinite(v))
     first_bad = jnp.where((first_bad < 0) & ~ok, step_index.astype(jnp.int32), first_bad)
     return new_state, metrics, first_bad
+  return step
+
+
+def make_device_step_fn(method: Method, mesh) -> Callable:
+  """``make_step_fn`` for the device-data path: the batch is drawn inside the step.
+
+  Returns ``step(state, data, first_bad) -> (state, metrics, first_bad)``: ``data`` is the
+  replicated ``device_data()``; the batch is ``method.device_batch(data, state.step)`` with its
+  rows sharded over the mesh's ``data`` axis.
+  """
+  inner = make_step_fn(method.update)
+
+  def step(state, data, first_bad):
+    batch = shd.constrain_batch(method.device_batch(data, state.step), mesh)
+    return inner(state, batch, first_bad)
   return step
 
 
@@ -278,6 +332,12 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
 
   step_fn = None
   batch_sh = None
+  data = method.device_data() if start < num_steps else None
+  if data is not None:  # device path: the data goes to the devices once, here
+    data = shd.replicate(data, mesh)
+    data_sh = jax.tree.map(lambda x: x.sharding, data)
+    step_fn = jax.jit(make_device_step_fn(method, mesh), in_shardings=(state_sh, data_sh, rep),
+                      out_shardings=(state_sh, rep, rep), donate_argnums=(0,))
   bar = None
   # The bar starts after the first update returns, so its rate and ETA leave out compile time.
   want_bar = bool(primary and config.progress_bar and start < num_steps)
@@ -308,13 +368,16 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
 
   try:
     for step in range(start + 1, num_steps + 1):
-      batch = shd.global_batch(method.get_batch(step - 1), mesh)
-      if step_fn is None:
-        batch_sh = jax.tree.map(lambda x: x.sharding, batch)
-        step_fn = jax.jit(make_step_fn(method.update),
-                          in_shardings=(state_sh, batch_sh, rep),
-                          out_shardings=(state_sh, rep, rep), donate_argnums=(0,))
-      state, metrics, first_bad = step_fn(state, batch, first_bad)
+      if data is not None:
+        state, metrics, first_bad = step_fn(state, data, first_bad)
+      else:
+        batch = shd.global_batch(method.get_batch(step - 1), mesh)
+        if step_fn is None:
+          batch_sh = jax.tree.map(lambda x: x.sharding, batch)
+          step_fn = jax.jit(make_step_fn(method.update),
+                            in_shardings=(state_sh, batch_sh, rep),
+                            out_shardings=(state_sh, rep, rep), donate_argnums=(0,))
+        state, metrics, first_bad = step_fn(state, batch, first_bad)
       if sync_each_step:
         first_bad.block_until_ready()
       for hook in hooks:
