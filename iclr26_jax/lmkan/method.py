@@ -91,29 +91,35 @@ class LMKANMethod(Method):
 
   # -- data ---------------------------------------------------------------------------------
   def get_batch(self, step):
+    """Digits (a finite training set): this process's rows of the batch of ``step``, on the host."""
     cfg = self.config
     n = int(cfg.batch_size)
     rows = shd.process_slice(n)
-    if cfg.lmkan.task == "digits":
-      idx = np.random.default_rng([int(cfg.seed), int(step)]).integers(0, len(self.y_train), n)
-      return {"x": self.x_train[idx[rows]], "y": self.y_train[idx[rows]]}
-    x, y = self._fresh_batch(np.int32(step))
-    return {"x": np.asarray(x)[rows], "y": np.asarray(y)[rows]}
+    idx = np.random.default_rng([int(cfg.seed), int(step)]).integers(0, len(self.y_train), n)
+    return {"x": self.x_train[idx[rows]], "y": self.y_train[idx[rows]]}
 
-  @functools.cached_property
-  def _fresh_batch(self):
-    """Jitted ``step -> (x, y)``: a fresh global regression batch (infinite-data regime)."""
+  def device_data(self):
+    """Regression (infinite-data regime, a fresh batch every step, drawn on the devices): the
+    stream's root key ``PRNGKey(seed + 7919)`` (raw ``uint32[2]``) and, for the teacher, its
+    weights (``TeacherTask.weights``); digits use the host path (``None``)."""
     cfg = self.config
-    n = int(cfg.batch_size)
-    root = jax.random.PRNGKey(int(cfg.seed) + 7919)
+    if cfg.lmkan.task == "digits":
+      return None
+    out = {"key": jax.random.PRNGKey(int(cfg.seed) + 7919)}
+    if cfg.lmkan.task == "teacher":
+      out["teacher"] = self.teacher.weights
+    return out
 
-    def gen(step):
-      key = jax.random.fold_in(root, step)
-      if cfg.lmkan.task == "methane":
-        return data.methane_like_batch(key, n)
-      return data.teacher_batch(self.teacher, key, n)
-
-    return jax.jit(gen)
+  def device_batch(self, data_, step):
+    """The regression batch of ``step`` (traced): ``{"x": (B, d_in), "y": (B, 1)}`` drawn with
+    ``fold_in(key, step)`` (``data.methane_like_batch`` / ``data.teacher_batch``)."""
+    n = int(self.config.batch_size)
+    key = jax.random.fold_in(data_["key"], step)
+    if self.config.lmkan.task == "methane":
+      x, y = data.methane_like_batch(key, n)
+    else:
+      x, y = data.teacher_batch(self.teacher._replace(weights=data_["teacher"]), key, n)
+    return {"x": x, "y": y}
 
   @functools.cached_property
   def test_set(self):

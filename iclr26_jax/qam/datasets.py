@@ -13,7 +13,8 @@ import numpy as np
 
 from iclr26_jax.qam.envs import pointmaze as pm
 
-_REQUIRED = ("observations", "actions", "rewards", "masks", "terminals", "next_observations")
+# The fields ``sample_chunks`` reads (what the trainer keeps on the devices for QAM).
+REQUIRED_KEYS = ("observations", "actions", "rewards", "masks", "terminals", "next_observations")
 
 
 def sample_chunks(data: dict, key: jax.Array, batch_size: int, horizon: int,
@@ -26,7 +27,7 @@ def sample_chunks(data: dict, key: jax.Array, batch_size: int, horizon: int,
   ``(B,)``, and ``next_observations`` s_{t+H} (the next observation of transition t+H−1)
   ``(B, S)``. Start indices are uniform over 0..T−H.
   """
-  for k in _REQUIRED:
+  for k in REQUIRED_KEYS:
     if k not in data:
       raise ValueError(f"data must contain {k!r}; got keys {sorted(data)}")
   t_len = data["rewards"].shape[0]

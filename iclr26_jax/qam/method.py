@@ -4,7 +4,8 @@
 evaluates, checkpoints and resumes it like every other room:
 
 - **offline** (steps ``0 .. num_steps − online.steps − 1``): one agent update per step on a batch
-  of chunks sampled uniformly from the offline dataset (``get_batch``, a function of the step).
+  of chunks sampled uniformly from the offline dataset, which stays on the devices
+  (``device_data``; ``device_batch`` draws the batch inside the jitted step from the step alone).
 - **online** (the last ``online.steps`` steps): each step first acts one environment step with
   the current policy (chunks executed open-loop, re-queried every H steps and at episode starts)
   and appends the transition to a replay buffer, then updates on a batch drawn uniformly from
@@ -46,7 +47,6 @@ import numpy as np
 
 from iclr26_jax.core import config as core_config
 from iclr26_jax.core import optim
-from iclr26_jax.core import sharding as shd
 from iclr26_jax.core import trainer
 from iclr26_jax.core.train_state import seed_key, stream_key
 from iclr26_jax.qam import config as qam_config
@@ -203,24 +203,20 @@ class QAMMethod(trainer.Method):
     return state
 
   # -- offline --------------------------------------------------------------------------------
-  @functools.cached_property
-  def _sample(self):
+  def device_data(self):
+    """The offline dataset, kept on the devices for the run (the trainer replicates it once and
+    passes it into the jitted step as an argument: a 1M-transition OGBench set must not become
+    an HLO constant). Arrays ``(T, ...)`` of the ``datasets`` layout."""
+    return {k: self.data[k] for k in datasets.REQUIRED_KEYS}
+
+  def device_batch(self, data, step):
+    """The offline batch of ``step`` (traced): ``batch_size`` chunks drawn with
+    ``fold_in(seed_key(seed, "data/offline"), step)`` (``datasets.sample_chunks`` for the fields
+    and shapes); the online phase mixes buffer chunks into it inside ``update``."""
     c = self.config
-    # The dataset is an argument, not a closure: a 1M-transition OGBench set must not become an
-    # HLO constant.
-    data = {k: jnp.asarray(v) for k, v in self.data.items()}
-    b, h, gamma = int(c.batch_size), self.horizon, float(c.agent.discount)
-
-    @jax.jit
-    def sample(data, step):
-      key = jax.random.fold_in(seed_key(c.seed, "data/offline"), step)
-      return datasets.sample_chunks(data, key, b, h, gamma)
-    return functools.partial(sample, data)
-
-  def get_batch(self, step):
-    batch = jax.device_get(self._sample(step))
-    rows = shd.process_slice(int(self.config.batch_size))
-    return {k: np.asarray(v)[rows] for k, v in batch.items()}
+    key = jax.random.fold_in(seed_key(c.seed, "data/offline"), step)
+    return datasets.sample_chunks(data, key, int(c.batch_size), self.horizon,
+                                  float(c.agent.discount))
 
   def _agent_update(self, state, batch):
     new_agent, info = self.agent(state).update(batch)

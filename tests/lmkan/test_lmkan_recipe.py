@@ -38,9 +38,11 @@ def test_default_recipe_trains_32d_teacher_and_bn_modes_agree():
                            "batch_size=256,lmkan.test_size=4096,progress_bar=False")
   m = LMKANMethod(cfg)
   state = m.init_state(jax.random.PRNGKey(0))
-  update = jax.jit(m.update)
-  for step in range(STEPS):
-    state, metrics = update(state, m.get_batch(step))
+  # The trainer's device-data step: the batch of state.step drawn inside the jitted update.
+  update = jax.jit(lambda state, d: m.update(state, m.device_batch(d, state.step)))
+  d = jax.device_put(m.device_data())
+  for _ in range(STEPS):
+    state, metrics = update(state, d)
   assert np.isfinite(float(metrics["train/loss"]))
   ev = m.evaluate(state)
   x_test, y_test = map(np.asarray, m.test_set)
