@@ -230,7 +230,9 @@ class ProxConfig:
     eta_inf: non-proximal baseline: c = 1 from the first stage (num_stages + refine_stages
       stages, all at eta = infinity).
     ema_decay: EMA decay of the parameters within a stage.
-    learning_rate, b1, b2, grad_clip: Adam settings (``core.optim``), fresh state every stage.
+    learning_rate, b1, b2, grad_clip: Adam settings (``core.optim``), fresh state every stage;
+      in a run config these are ``optim.learning_rate`` / ``b1`` / ``b2`` / ``grad_clip``
+      (``pdns.method.prox_config`` builds this dataclass from the config).
   """
   num_stages: int = 10
   epochs_per_stage: int = 10

@@ -15,7 +15,7 @@ stage target, multinomial resampling, buffer 10 000, batch 1000, 200 epochs per 
 most 10 proximal stages then 3 at eta = infinity, Adam lr 1e-4 with betas (0.5, 0.9) (reference
 particle scripts), grad clip 100, weight clamp 100, EMA 0.999. Accelerator-scale at these
 defaults. Variants: ``baseline`` (eta = infinity from the start), ``smoke``. Overridable:
-``target.beta`` (inverse temperature), ``prox.*``, ``sampler.*``.
+``target.beta`` (inverse temperature), ``prox.*``, ``optim.*``, ``sampler.*``.
 Reference samples (``eval.reference``, used for ``eval/energy_w2``, ``eval/distance_w2``,
 ``eval/distance_w1``, ``eval/distance_tv``): parallel tempering with MALA moves, 6 temperatures
 (beta down to 0.2), 256 chains, 3000 adapted burn-in steps, then 40 draws per chain every 100

@@ -12,7 +12,7 @@ value), Eq. 8b stage target, multinomial resampling (every released continuous c
 buffer 2048, batch 256, 10 epochs per stage, at most 10 proximal stages then 3 at eta = infinity,
 Adam 1e-3, grad clip 100, weight clamp 100, EMA 0.99 (the reference's 0.999 assumes far longer
 stages). Variants: ``baseline`` (eta = infinity from the start), ``smoke``. Overridable:
-``target.beta`` (tempering; exact log Z only at 1), ``prox.*``, ``sampler.*``.
+``target.beta`` (tempering; exact log Z only at 1), ``prox.*``, ``optim.*``, ``sampler.*``.
 """
 
 from iclr26_jax.pdns import method

@@ -12,7 +12,7 @@ eps = 1, resampling, buffer 8192, batch 512, 10 epochs per stage, at most 30 pro
 40 sampled mode weights (the corrected Sinkhorn evaluator of spec §12 is
 ``pdns.metrics.sinkhorn_corrected``, not run during training). Variants: ``baseline``,
 ``smoke`` (d = 4). Overridable: ``target.dim``, ``target.seed``, ``target.beta``, ``prox.*``,
-``sampler.*``.
+``optim.*``, ``sampler.*``.
 """
 
 from iclr26_jax.pdns import method

@@ -15,7 +15,7 @@ proximal stages then 3 at eta = infinity, Adam 1e-3, EMA 0.99.
 Variants: ``laptop`` (spec §15's CPU A/B setting: 8 x 8 at beta = 0.6, eps = 0.3, buffer 2048,
 40 short stages, exact log Z and magnetisation law from the row transfer matrix), ``baseline``
 (eta = infinity), ``smoke`` (3 x 3). Overridable: ``target.size``, ``target.beta``, ``target.h``,
-``target.j``, ``prox.*``, ``sampler.*``. Exact references are logged for L <= 8.
+``target.j``, ``prox.*``, ``optim.*``, ``sampler.*``. Exact references are logged for L <= 8.
 """
 
 from iclr26_jax.pdns import method

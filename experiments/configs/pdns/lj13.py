@@ -14,7 +14,7 @@ Defaults (spec §9 reference values for LJ-13): OU reference with sigma_bar = 2,
 above), Eq. 8b stage target, multinomial resampling, buffer 10 000, batch 1000, 200 epochs per
 stage, at most 10 proximal stages then 3 at eta = infinity, Adam lr 1e-4 with betas (0.5, 0.9), grad clip 100,
 weight clamp 100, EMA 0.999. Accelerator-scale at these defaults. Variants: ``baseline``
-(eta = infinity from the start), ``smoke``. Overridable: ``target.beta``, ``prox.*``,
+(eta = infinity from the start), ``smoke``. Overridable: ``target.beta``, ``prox.*``, ``optim.*``,
 ``sampler.*``.
 Reference samples (``eval.reference``, used for ``eval/energy_w2``, ``eval/distance_w2``,
 ``eval/distance_w1``, ``eval/distance_tv``): 1000 capped gradient-descent steps from a CoM-free

@@ -9,7 +9,7 @@ OU reference, sigma_bar = 2 (wells at +-2), alpha linearly 20 -> 0.1, 100 Eulerâ
 MLP 2 x 128, resampling, buffer 4096 (the reference uses 10 000), batch 256, 10 epochs per stage
 (the reference: 100), at most 15 proximal stages then 3 at eta = infinity, Adam 1e-3, EMA 0.99.
 Variants: ``baseline``, ``smoke``. Overridable: ``target.dim`` (>= 5 adds Gaussian coordinates),
-``target.beta``, ``prox.*``, ``sampler.*``.
+``target.beta``, ``prox.*``, ``optim.*``, ``sampler.*``.
 """
 
 from iclr26_jax.pdns import method

@@ -14,7 +14,8 @@ batch 256, 4 epochs per stage, at most 30 proximal stages then 3 at eta = infini
 Variants: ``laptop`` (4 x 4, q = 3, beta = 1.0, buffer 2048, eps = 0.3; exact log Z and order
 parameter by streamed enumeration of the 3^16 states at start-up), ``baseline`` (eta =
 infinity), ``smoke`` (3 x 3, q = 4). Overridable: ``target.size``, ``target.q``, ``target.beta``,
-``target.j``, ``prox.*``, ``sampler.*``. Exact references are logged when q^(L^2) <= 2^26.
+``target.j``, ``prox.*``, ``optim.*``, ``sampler.*``. Exact references are logged when
+q^(L^2) <= 2^26.
 """
 
 from iclr26_jax.pdns import method

@@ -9,7 +9,8 @@ Defaults: OU reference, sigma_bar = 3 (covers both means at distance 5.7 from th
 linearly 20 -> 0.1 (int alpha = 10.05), 100 Euler–Maruyama steps, control parameterisation, MLP
 2 x 128; adaptive eps = 1, Eq. 8b, resampling, buffer 4096, batch 256, 10 epochs per stage, at most
 15 proximal stages then 3 at eta = infinity, Adam 1e-3, EMA 0.99. Variants: ``baseline``,
-``smoke``. Overridable: ``target.dim`` (>= 2), ``target.beta``, ``prox.*``, ``sampler.*``.
+``smoke``. Overridable: ``target.dim`` (>= 2), ``target.beta``, ``prox.*``, ``optim.*``,
+``sampler.*``.
 """
 
 from iclr26_jax.pdns import method
