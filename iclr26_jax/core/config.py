@@ -27,9 +27,6 @@ class ConfigError(ValueError):
 # ``experiments.main`` for ``--config.KEY=`` flags). Keep this table in step with the README's
 # "Renamed config keys" list.
 RENAMED_KEYS: dict[str, str] = {
-    "agent.optim.learning_rate": "optim.learning_rate",
-    "agent.optim.grad_clip": "optim.grad_clip",
-    "agent.optim.name": "optim.name",
     "lmkan.lr": "optim.learning_rate",
     # PDNS: the stage optimiser (``pdns.method.prox_config`` maps ``optim`` onto ``ProxConfig``)
     "prox.learning_rate": "optim.learning_rate",
@@ -46,9 +43,18 @@ RENAMED_KEYS: dict[str, str] = {
 }
 
 
+# Whole subtrees that moved: every key below the old prefix lives below the new one.
+RENAMED_PREFIXES: dict[str, str] = {
+    "agent.optim.": "optim.",  # QAM: the run's optimiser is config.optim, not the agent's
+}
+
+
 def renamed_key_error(key: str) -> ConfigError | None:
   """The error for an override of a key that was renamed (None when ``key`` was not)."""
   new = RENAMED_KEYS.get(key)
+  for old_prefix, new_prefix in RENAMED_PREFIXES.items():
+    if new is None and key.startswith(old_prefix):
+      new = new_prefix + key[len(old_prefix):]
   if new is None:
     return None
   return ConfigError(f"config key '{key}' was renamed: use '{new}' (see the README's "
