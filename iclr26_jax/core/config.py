@@ -4,7 +4,9 @@ Every experiment file defines ``get_config(arg)``; ``arg`` is the text after the
 ``--config=path.py:arg`` and looks like ``"smoke,seed=3,model.width=64"``: bare words are
 *variants* (``smoke``) and ``key=value`` pairs override fields (type-checked against the
 default, nested keys with dots). Unknown keys and values of the wrong type fail at once with a
-message naming the key, before any compute.
+message naming the key, before any compute. A config file sets its fields as plain assignments
+and ends with ``experiment(c, arg, {variant word: overrides dict or fn(c)})``, which applies the
+named variants, then the overrides, and locks.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import ast
 import contextlib
 import json
 import os
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Mapping, Union
 
 import ml_collections
 
@@ -144,7 +146,7 @@ _VARIANT_RECORDERS: list[set[str]] = []
 @contextlib.contextmanager
 def recording_variants():
   """Collects the ``known`` variant words every ``check_variants`` call inside sees (every
-  config reaches it through ``finalize``), so a tool can list what a config file offers::
+  config reaches it through ``experiment`` or ``finalize``), so a tool can list what a config file offers::
 
     with recording_variants() as known:
       module.get_config()
@@ -268,6 +270,68 @@ def finalize(cfg: ml_collections.ConfigDict, arg: str | None,
   return cfg
 
 
+# The ``smoke`` variant's trainer part (20 steps, logs every 5, checkpoints every 10); a config's
+# ``smoke`` entry adds its own small sizes: ``{**config_lib.SMOKE_TRAINER, "batch_size": 32}``.
+SMOKE_TRAINER: dict[str, Any] = {"num_steps": 20, "log_every": 5, "checkpoint_every": 10}
+
+Variant = Union[Mapping[str, Any], Callable[[ml_collections.ConfigDict], None]]
+
+
+def experiment(cfg: ml_collections.ConfigDict, arg: str | None,
+               variants: Mapping[str, Variant] | None = None, *,
+               one_of: Mapping[str, Iterable[str]] | None = None,
+               validate: Callable[[ml_collections.ConfigDict], Any] | None = None,
+               ) -> ml_collections.ConfigDict:
+  """The end of every config file's ``get_config(arg)``: variants, overrides, checks, lock.
+
+  A config file builds its settings as plain assignments on the room's ``default_config()``
+  and ends with ``return config_lib.experiment(c, arg, {"smoke": {...}, "online": fn})``.
+
+  Steps, in order:
+    1. every bare word of ``arg`` must be a key of ``variants`` (``check_variants``, so
+       ``experiments.main --show_variants`` lists them), and at most one word of each
+       ``one_of`` group may be named;
+    2. the named variants are applied in the order of the ``variants`` dict (not of ``arg``):
+       a mapping value is a set of dotted-key overrides (``apply_overrides``), a callable
+       mutates the config in place (it may read fields that earlier variants set);
+    3. the ``key=value`` overrides of ``arg`` (after every variant, so they win);
+    4. the config is locked and ``validate(cfg)`` (if given) runs, so a bad value stops here.
+
+  Args:
+    cfg: the unlocked config with the experiment's own settings.
+    arg: the text after ``:`` in ``--config=file.py:arg`` (e.g. ``"smoke,seed=3"``), or None.
+    variants: variant word -> overrides dict or ``fn(cfg)``; dict order = application order.
+    one_of: label -> words of which at most one may be named (e.g. ``{"presets": names}``).
+    validate: called on the locked config; raises ``ConfigError`` naming a bad key.
+
+  Returns:
+    ``cfg``, with the variants and overrides applied, locked.
+
+  Raises:
+    ConfigError: an unknown variant word, several words of one ``one_of`` group, an unknown
+      key or a value of the wrong type (naming the key), or whatever ``validate`` raises.
+  """
+  variants = dict(variants or {})
+  words, overrides = parse_arg(arg)
+  for label, group in (one_of or {}).items():
+    named = sorted(words & set(group))
+    if len(named) > 1:
+      raise ConfigError(f"config variants name several {label} {named}; pick one")
+  check_variants(words, variants)
+  for word, body in variants.items():
+    if word not in words:
+      continue
+    if callable(body):
+      body(cfg)
+    else:
+      apply_overrides(cfg, dict(body))
+  apply_overrides(cfg, overrides)
+  cfg.lock()
+  if validate is not None:
+    validate(cfg)
+  return cfg
+
+
 def require(cfg: ml_collections.ConfigDict, *keys: str) -> None:
   """Raises ConfigError if a dotted key is missing from ``cfg``."""
   for key in keys:
@@ -297,7 +361,7 @@ def dump(cfg: ml_collections.ConfigDict, workdir: str, name: str = "config.json"
 def apply_smoke(cfg: ml_collections.ConfigDict, **fields) -> None:
   """The ``smoke`` variant's trainer settings (20 steps, logs every 5, checkpoints every 10),
   then ``fields`` as dotted-key overrides (e.g. ``batch_size=32``, ``lmkan.test_size=256``)."""
-  apply_overrides(cfg, {"num_steps": 20, "log_every": 5, "checkpoint_every": 10, **fields})
+  apply_overrides(cfg, {**SMOKE_TRAINER, **fields})
 
 
 def trainer_defaults() -> ml_collections.ConfigDict:

@@ -65,3 +65,73 @@ def test_main_rejects_bad_flags_before_compute(tmp_path, python, repo_root, over
   assert key in proc.stderr
   assert "Traceback" not in proc.stderr
   assert not workdir.exists()  # nothing ran
+
+
+def _variants(log):
+  """Three variants that record their order; ``double`` reads what ``wide`` set."""
+  def wide(c):
+    log.append("wide")
+    c.widths = (8, 8)
+
+  def double(c):
+    log.append("double")
+    c.steps = 2 * c.steps
+    c.widths = tuple(2 * w for w in c.widths)
+
+  return {"smoke": {**config_lib.SMOKE_TRAINER, "lr": 0.5}, "wide": wide, "double": double}
+
+
+def _trainer_cfg():
+  c = _cfg()
+  c.num_steps, c.log_every, c.checkpoint_every = 1000, 100, 1000
+  return c
+
+
+@pytest.mark.parametrize("arg", ["double,wide", "wide,double"])
+def test_experiment_applies_variants_in_dict_order(arg):
+  log = []
+  c = config_lib.experiment(_trainer_cfg(), arg, _variants(log))
+  assert log == ["wide", "double"]               # the dict's order, whatever the arg's
+  assert (c.widths, c.steps) == ((16, 16), 20)   # double saw wide's widths
+  with pytest.raises(AttributeError):
+    c.new_field = 1                              # locked
+
+
+def test_experiment_dict_variant_then_overrides():
+  c = config_lib.experiment(_trainer_cfg(), "smoke,lr=0.25,num_steps=3", _variants([]))
+  # the dict variant set num_steps=20, lr=0.5; the key=value overrides come after and win
+  assert (c.num_steps, c.log_every, c.checkpoint_every, c.lr) == (3, 5, 10, 0.25)
+  c = config_lib.experiment(_trainer_cfg(), None, _variants([]))
+  assert (c.num_steps, c.lr, c.widths) == (1000, 0.1, (1, 2))   # no words: nothing applied
+
+
+def test_experiment_unknown_word_and_one_of():
+  log = []
+  with pytest.raises(config_lib.ConfigError, match=r"unknown config variant\(s\) \['wdie'\]"):
+    config_lib.experiment(_trainer_cfg(), "wide,wdie", _variants(log))
+  assert log == []                               # checked before any variant runs
+  with pytest.raises(config_lib.ConfigError, match=r"several presets \['double', 'wide'\]"):
+    config_lib.experiment(_trainer_cfg(), "wide,double", _variants(log),
+                          one_of={"presets": ("wide", "double")})
+  with pytest.raises(config_lib.ConfigError, match="'lr'"):
+    config_lib.experiment(_trainer_cfg(), "smoke,lr=abc", _variants(log))
+
+
+def test_experiment_validate_sees_locked_config():
+  seen = []
+
+  def validate(c):
+    seen.append((c.is_locked, c.steps))
+    if c.steps < 0:
+      raise config_lib.ConfigError("config key 'steps' must be >= 0")
+
+  config_lib.experiment(_cfg(), "steps=4", {}, validate=validate)
+  assert seen == [(True, 4)]
+  with pytest.raises(config_lib.ConfigError, match="'steps'"):
+    config_lib.experiment(_cfg(), "steps=-1", {}, validate=validate)
+
+
+def test_experiment_words_are_listed_for_show_variants():
+  with config_lib.recording_variants() as known:
+    config_lib.experiment(_trainer_cfg(), None, _variants([]))
+  assert known == {"smoke", "wide", "double"}
