@@ -9,9 +9,10 @@ Modules: ``config`` (agent hyperparameters), ``flows`` (flow matching, Euler ODE
 (memoryless rollout, lean adjoint, adjoint-matching loss), ``critic`` (pessimistic chunked TD),
 ``variants`` (QAM-E edit policy), ``baselines`` (FQL one-step policy), ``networks``, ``agent``
 (``QAMAgent``: create / update / sample_actions), ``datasets`` (chunk sampling, point-maze play
-data), ``method`` (``QAMMethod`` on the trainer, offline and online phases; experiment configs),
-``compare`` (seed-vmapped comparisons, point-maze and OGBench evaluation), ``known_answers``,
-``envs`` (JAX point maze; OGBench generator, loader and host environment; the ``[rl]`` extra).
+data), ``method`` (``QAMMethod`` on the trainer, offline and online phases; the ``online`` and
+``smoke`` variants of the experiment configs), ``compare`` (seed-vmapped comparisons, point-maze
+and OGBench evaluation), ``known_answers``, ``envs`` (JAX point maze; OGBench generator, loader
+and host environment; the ``[rl]`` extra).
 
 Exports are imported from their module on first access (PEP 562), so ``import iclr26_jax.qam``
 imports neither jax nor the trainer. The two config builders keep their module names
@@ -24,7 +25,6 @@ from iclr26_jax._lazy import lazy_exports
 _EXPORTS = {
     "QAMAgent": "agent",
     "QAMMethod": "method",
-    "experiment_config": "method",
     "load_data": "method",
     "train_seeds": "compare",
     "ogbench_evaluator": "compare",
@@ -44,7 +44,7 @@ _EXPORTS = {
 
 __all__ = [
     "CriticEnsemble", "MLP", "QAMAgent", "QAMMethod", "VelocityField", "adjoint_matching_loss",
-    "euler_ode", "experiment_config", "flow_matching_loss", "generate_pointmaze",
+    "euler_ode", "flow_matching_loss", "generate_pointmaze",
     "lean_adjoint", "load_data", "ogbench_evaluator", "pessimistic_target", "rollout",
     "sample_chunks", "td_loss", "train_seeds",
 ]

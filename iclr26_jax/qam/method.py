@@ -398,68 +398,38 @@ class QAMMethod(trainer.Method):
     return jax.jit(lambda agent, obs, key: agent.sample_actions(obs, key))
 
 
-# -- experiment configs ---------------------------------------------------------------------------
-OGBENCH_TRAINER = {                     # spec §11: 1M offline updates, 50 episodes every 50K
-    "num_steps": 1_000_000, "eval_every": 50_000, "checkpoint_every": 50_000, "log_every": 1000,
-    "eval.episodes": 50,
-}
+# -- the variants every experiment config shares (``experiments/configs/qam/*.py``) -----------
 OGBENCH_ONLINE = {"steps": 500_000, "warmup": 5_000}  # spec §11: online updates start at 5,000
-POINTMAZE_AGENT = {                     # spec §13.3: small networks, minutes on a CPU
-    "actor_hidden_dims": (256, 256),
-    "critic_hidden_dims": (256, 256),
-    "num_qs": 2,
-    "horizon": 5,
-    "flow_steps": 10,
-    "discount": 0.99,
-}
-POINTMAZE_TRAINER = {"num_steps": 2000, "batch_size": 128, "eval_every": 500, "log_every": 100,
-                     "checkpoint_every": 500}
-SMOKE_AGENT = {"actor_hidden_dims": (32, 32), "critic_hidden_dims": (32, 32), "num_qs": 2}
 
 
-def experiment_config(arg, agent: dict, data: dict | None = None, trainer_fields: dict | None = None,
-                      extra_variants: dict | None = None) -> ml_collections.ConfigDict:
-  """The body of every ``experiments/configs/qam/*.py``.
-
-  Args:
-    arg: the text after ``:`` (variants and ``key=value`` overrides).
-    agent: ``config.agent`` fields of this experiment (agent name, λ, variant flags, sizes).
-    data: ``config.data`` fields (default: the point maze).
-    trainer_fields: top-level overrides (steps, batch size, evaluation cadence).
-    extra_variants: variant word -> dotted-key overrides, applied when the word is present.
-  Variants: ``smoke`` (20 steps, tiny networks, small data), ``online`` (point maze: the last
-  quarter of the steps is an online phase with a short collect-only warm-up; OGBench: the paper's
-  500K environment steps after the offline updates, updates from online step 5,000; with
-  ``smoke``: 8 of the 20 steps online, 2 of them warm-up, and OGBench episodes of 6 steps so that
-  one ends inside the phase), and ``extra_variants``.
-  """
-  c = default_config()
-  core_config.apply_overrides(c, {f"agent.{k}": v for k, v in agent.items()})
-  core_config.apply_overrides(c, {f"data.{k}": v for k, v in (data or {}).items()})
-  core_config.apply_overrides(c, dict(trainer_fields or {}))
-  variants, _ = core_config.parse_arg(arg)
-  extra_variants = dict(extra_variants or {})
-  for word, fields in extra_variants.items():
-    if word in variants:
-      core_config.apply_overrides(c, fields)
-  if "online" in variants and c.data.name == POINTMAZE:
+def online(c: ml_collections.ConfigDict) -> None:
+  """The ``online`` variant. Point maze: the last quarter of the steps is an online phase with a
+  short collect-only warm-up (min(1000, num_steps // 40)); OGBench (spec §11): the paper's 500K
+  environment steps after the offline updates, updates from online step 5,000."""
+  if c.data.name == POINTMAZE:
     core_config.apply_overrides(c, {"online.steps": c.num_steps // 4,
                                     "online.warmup": min(1000, c.num_steps // 40)})
-  elif "online" in variants:  # spec §11: the offline updates, then 500K env steps (UTD 1)
+  else:
     core_config.apply_overrides(c, {"num_steps": c.num_steps + OGBENCH_ONLINE["steps"],
                                     "online.steps": OGBENCH_ONLINE["steps"],
                                     "online.warmup": OGBENCH_ONLINE["warmup"]})
-  if "smoke" in variants:
-    fields = {f"agent.{k}": v for k, v in SMOKE_AGENT.items()}
-    fields.update({"batch_size": 32, "eval.episodes": 8, "eval_every": 20})
-    if c.data.name == POINTMAZE:
-      fields.update({"data.num_episodes": 16, "data.episode_length": 50})
-    else:  # a tiny locally generated OGBench dataset, kept apart from real ones
-      fields.update({"data.dataset_dir": OGBENCH_SMOKE_DIR, "data.generate_episodes": 2,
-                     "data.generate_length": 100, "eval.episodes": 2, "eval.horizon": 20})
-    if "online" in variants:
-      fields.update({"online.steps": 8, "online.warmup": 2})
-      if c.data.name != POINTMAZE:
-        fields.update({"online.episode_length": 6})
-    core_config.apply_smoke(c, **fields)
-  return core_config.finalize(c, arg, known_variants=("smoke", "online", *extra_variants))
+
+
+def smoke(c: ml_collections.ConfigDict) -> None:
+  """The ``smoke`` variant (after ``online``): 20 steps of batch 32, 2 x 32 networks, K = 2,
+  8 evaluation episodes; point maze: 16 episodes of 50 steps; OGBench: two locally generated
+  100-step episodes in ``OGBENCH_SMOKE_DIR``, 2 evaluation episodes of 20 steps. With an online
+  phase (``online.steps > 0``): 8 of the 20 steps online, 2 of them warm-up, and OGBench episodes
+  of 6 steps so that one ends inside the phase."""
+  fields = {"agent.actor_hidden_dims": (32, 32), "agent.critic_hidden_dims": (32, 32),
+            "agent.num_qs": 2, "batch_size": 32, "eval.episodes": 8, "eval_every": 20}
+  if c.data.name == POINTMAZE:
+    fields.update({"data.num_episodes": 16, "data.episode_length": 50})
+  else:  # a tiny locally generated OGBench dataset, kept apart from real ones
+    fields.update({"data.dataset_dir": OGBENCH_SMOKE_DIR, "data.generate_episodes": 2,
+                   "data.generate_length": 100, "eval.episodes": 2, "eval.horizon": 20})
+  if c.online.steps > 0:
+    fields.update({"online.steps": 8, "online.warmup": 2})
+    if c.data.name != POINTMAZE:
+      fields.update({"online.episode_length": 6})
+  core_config.apply_smoke(c, **fields)

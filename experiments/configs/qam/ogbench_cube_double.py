@@ -14,13 +14,23 @@ rewards (−#unsolved cubes), chunks of H = 5, 4 x 512 networks, K = 10 critics,
 ``data.name=cube-double-play-singletask-task2-v0``.
 """
 
-from iclr26_jax.qam.method import OGBENCH_TRAINER, experiment_config
+from iclr26_jax.core import config as config_lib
+from iclr26_jax.qam import method
 
 
 def get_config(arg=None):
-  return experiment_config(
-      arg, {"agent_name": "qam", "inv_temp": 1.0},
-      data={"name": "cube-double-play-singletask-task1-v0"},
-      trainer_fields=OGBENCH_TRAINER,
-      extra_variants={"fql": {"agent.agent_name": "fql", "agent.fql_alpha": 300.0},
-                      "bc": {"agent.agent_name": "bc", "agent.inv_temp": 0.0}})
+  c = method.default_config()
+  c.data.name = "cube-double-play-singletask-task1-v0"
+  c.agent.agent_name = "qam"
+  c.agent.inv_temp = 1.0                     # λ
+  c.num_steps = 1_000_000                    # spec §11: 1M offline updates,
+  c.eval_every = 50_000                      # 50 evaluation episodes every 50K
+  c.checkpoint_every = 50_000
+  c.log_every = 1000
+  c.eval.episodes = 50
+  return config_lib.experiment(c, arg, {
+      "fql": {"agent.agent_name": "fql", "agent.fql_alpha": 300.0},
+      "bc": {"agent.agent_name": "bc", "agent.inv_temp": 0.0},
+      "online": method.online,
+      "smoke": method.smoke,
+  })

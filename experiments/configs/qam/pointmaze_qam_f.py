@@ -11,10 +11,24 @@ seeded with the offline data). Override any field as ``key=value`` (e.g.
 ``agent.inv_temp=1,seed=1``).
 """
 
-from iclr26_jax.qam.method import POINTMAZE_AGENT, POINTMAZE_TRAINER, experiment_config
+from iclr26_jax.core import config as config_lib
+from iclr26_jax.qam import method
 
 
 def get_config(arg=None):
-  return experiment_config(arg, {**POINTMAZE_AGENT, "agent_name": "qam", "inv_temp": 0.3,
-                                 "fql_alpha": 10.0},
-                           trainer_fields=POINTMAZE_TRAINER)
+  c = method.default_config()
+  c.agent.agent_name = "qam"
+  c.agent.inv_temp = 0.3                     # λ
+  c.agent.fql_alpha = 10.0                   # α_F, QAM-F distillation weight
+  c.agent.actor_hidden_dims = (256, 256)  # spec §13.3: small networks, minutes on a CPU
+  c.agent.critic_hidden_dims = (256, 256)
+  c.agent.num_qs = 2                         # K critics
+  c.agent.horizon = 5                        # H, action chunk length
+  c.agent.flow_steps = 10                    # N, Euler steps
+  c.agent.discount = 0.99
+  c.num_steps = 2000
+  c.batch_size = 128
+  c.eval_every = 500
+  c.log_every = 100
+  c.checkpoint_every = 500
+  return config_lib.experiment(c, arg, {"online": method.online, "smoke": method.smoke})
