@@ -79,7 +79,7 @@ from iclr26_jax.pdns import targets as targets_lib
 
 __all__ = ["CONTINUOUS_TARGETS", "PARTICLE_TARGETS", "LATTICE_TARGETS", "TARGETS", "default_config",
            "OPTIM_FIELDS", "optim_config", "prox_config", "Target", "make_target", "make_sampler",
-           "lattice_log_prob", "PDNSMethod"]
+           "lattice_log_prob", "PDNSMethod", "BASELINE", "smoke"]
 
 CONTINUOUS_TARGETS = ("gmm2d", "two_mode_10d", "gmm40", "funnel", "many_well", "mos")
 PARTICLE_TARGETS = ("dw4", "lj13")
@@ -463,6 +463,10 @@ class PDNSMethod(Method):
         out.update({f"eval/mode_weight_{i}": float(v) for i, v in enumerate(sampled)})
     return out
 
+# -- the variants every experiment config shares (``experiments/configs/pdns/*.py``) ----------
+BASELINE = {"prox.eta_inf": True}
+"""The ``baseline`` variant: eta = infinity (plain WDCE) at every stage, same budget."""
+
 SMOKE_FIELDS = {"batch_size": 32, "prox.buffer_size": 128, "prox.epochs_per_stage": 2,
                 "prox.num_stages": 2, "prox.refine_stages": 1, "sampler.hidden": 16,
                 "sampler.depth": 1, "sampler.sde_steps": 16, "sampler.replicates": 2,
@@ -473,58 +477,10 @@ SMOKE_REFERENCE = {"eval.reference.num_samples": 128, "eval.reference.chains": 1
                    "eval.reference.burnin": 40, "eval.reference.thin": 3,
                    "eval.reference.num_temps": 1, "eval.reference.descent_steps": 0}
 
-# Continuous-sampler settings most configs share (OU reference, alpha 20 -> 0.1, 100 EM steps,
-# adaptive eps = 1, Adam 1e-3, EMA 0.99); a config passes only what differs.
-CONTINUOUS_SAMPLER = dict(alpha_max=20.0, alpha_min=0.1, sde_steps=100, hidden=128, depth=2)
-CONTINUOUS_PROX = dict(buffer_size=4096, epochs_per_stage=10, num_stages=15, refine_stages=3,
-                       epsilon=1.0, ema_decay=0.99)
-CONTINUOUS_OPTIM = dict(learning_rate=1e-3)
-# Lattice (discrete masked sampler) settings shared by the Ising and Potts configs.
-LATTICE_SAMPLER = dict(hidden=256, depth=2, formulation="lambda", replicates=8, antithetic=True)
-LATTICE_PROX = dict(buffer_size=4096, epochs_per_stage=4, num_stages=30, refine_stages=3,
-                    epsilon=1.0, weighting="weight", normalize="minibatch", ema_decay=0.99)
-LATTICE_OPTIM = dict(learning_rate=1e-3)
 
-
-def experiment_config(arg, target: dict, sampler: dict, prox: dict, batch_size: int,
-                      optim: dict | None = None, extra_variants: dict | None = None,
-                      reference: dict | None = None) -> ml_collections.ConfigDict:
-  """The shared body of ``experiments/configs/pdns/*.py``.
-
-  ``default_config()`` updated with the ``target``, ``sampler``, ``prox``, ``optim`` (the
-  stage optimiser: ``learning_rate``, ``b1``, ``b2``, ``grad_clip``) and ``eval.reference``
-  (particle MCMC reference) fields and the batch size; then each of ``extra_variants`` (name ->
-  function mutating the config) that ``arg`` names, the shared ``baseline`` / ``smoke`` variants
-  (``apply_variants``) and the ``key=value`` overrides. The schedule-derived trainer fields
-  (``num_steps`` and the cadences) follow ``prox.*`` and ``batch_size`` by reference (see
-  ``default_config``), also under later ``--config.prox.*`` flags.
-  """
-  c = default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  c.target.update(target)
-  c.sampler.update(sampler)
-  c.prox.update(prox)
-  c.optim.update(optim or {})
-  c.eval.reference.update(reference or {})
-  c.batch_size = batch_size
-  extra_variants = extra_variants or {}
-  known = tuple(dict.fromkeys(("smoke", "baseline") + tuple(extra_variants)))
-  for name, fn in extra_variants.items():
-    if name in variants:
-      fn(c)
-  apply_variants(c, variants, known)
-  c = config_lib.finalize(c, arg, known_variants=known)
-  prox_config(c)   # a bad prox / optim / batch_size value stops here, naming the key
-  return c
-
-
-def apply_variants(c, variants, known) -> None:
-  """The variants every PDNS config shares: ``baseline`` (eta = infinity, plain WDCE at every
-  stage, same budget) and ``smoke`` (``SMOKE_FIELDS``: 3 stages of 8 steps, tiny network)."""
-  config_lib.check_variants(variants, known)
-  if "baseline" in variants:
-    c.prox.eta_inf = True
-  if "smoke" in variants:
-    config_lib.apply_smoke(c, **SMOKE_FIELDS)
-    if int(c.eval.reference.num_samples) > 0:        # particle targets: a tiny MCMC
-      config_lib.apply_overrides(c, SMOKE_REFERENCE)
+def smoke(c: ml_collections.ConfigDict) -> None:
+  """The ``smoke`` variant: ``core.config.apply_smoke`` with ``SMOKE_FIELDS`` (3 stages of 8
+  steps, tiny network); particle targets with an MCMC reference get ``SMOKE_REFERENCE``."""
+  config_lib.apply_smoke(c, **SMOKE_FIELDS)
+  if int(c.eval.reference.num_samples) > 0:        # particle targets: a tiny MCMC
+    config_lib.apply_overrides(c, SMOKE_REFERENCE)

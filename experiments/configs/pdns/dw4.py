@@ -32,15 +32,43 @@ distance W2 0.008, distance TV 0.020; the untrained sampler's CoM-free N(0, 9 I)
 energy W2 4535, distance W2 2.1, TV 0.60.
 """
 
+from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
-  return method.experiment_config(
-      arg, dict(name="dw4", dim=8), dict(CONTINUOUS_SAMPLER, sigma_bar=3.0),
-      dict(CONTINUOUS_PROX, buffer_size=10000, epochs_per_stage=200, num_stages=10, epsilon=0.1,
-           ema_decay=0.999), batch_size=1000,
-      optim=dict(CONTINUOUS_OPTIM, learning_rate=1e-4, b1=0.5, b2=0.9),
-      reference=dict(num_samples=10240, chains=256, burnin=3000, thin=100, step_size=0.01,
-                     init_scale=2.0, num_temps=6, min_beta=0.2, swap_every=10))
+  c = method.default_config()
+  c.target.name = "dw4"
+  c.target.dim = 8
+  # the control network and its SDE: OU reference, alpha_max -> alpha_min, Euler–Maruyama steps
+  c.sampler.alpha_max = 20.0
+  c.sampler.alpha_min = 0.1
+  c.sampler.sde_steps = 100
+  c.sampler.hidden = 128
+  c.sampler.depth = 2
+  c.sampler.sigma_bar = 3.0
+  # proximal stages: buffer, epochs per stage, stages then refine_stages at eta = infinity
+  c.prox.buffer_size = 10000
+  c.prox.epochs_per_stage = 200
+  c.prox.num_stages = 10
+  c.prox.refine_stages = 3
+  c.prox.epsilon = 0.1
+  c.prox.ema_decay = 0.999
+  c.batch_size = 1000
+  # the stage optimiser (Adam, fresh every stage)
+  c.optim.learning_rate = 1e-4
+  c.optim.b1 = 0.5
+  c.optim.b2 = 0.9
+  # MCMC reference samples (parallel tempering, MALA moves)
+  c.eval.reference.num_samples = 10240
+  c.eval.reference.chains = 256
+  c.eval.reference.burnin = 3000
+  c.eval.reference.thin = 100
+  c.eval.reference.step_size = 0.01
+  c.eval.reference.init_scale = 2.0
+  c.eval.reference.num_temps = 6
+  c.eval.reference.min_beta = 0.2
+  c.eval.reference.swap_every = 10
+  return config_lib.experiment(
+      c, arg, {"baseline": method.BASELINE, "smoke": method.smoke},
+      validate=method.prox_config)

@@ -15,12 +15,31 @@ stages). Variants: ``baseline`` (eta = infinity from the start), ``smoke``. Over
 ``target.beta`` (tempering; exact log Z only at 1), ``prox.*``, ``optim.*``, ``sampler.*``.
 """
 
+from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
-  return method.experiment_config(
-      arg, dict(name="gmm2d", dim=2), dict(CONTINUOUS_SAMPLER, sigma_bar=2.0, hidden=64),
-      dict(CONTINUOUS_PROX, buffer_size=2048, num_stages=10), batch_size=256,
-      optim=CONTINUOUS_OPTIM)
+  c = method.default_config()
+  c.target.name = "gmm2d"
+  c.target.dim = 2
+  # the control network and its SDE: OU reference, alpha_max -> alpha_min, Euler–Maruyama steps
+  c.sampler.alpha_max = 20.0
+  c.sampler.alpha_min = 0.1
+  c.sampler.sde_steps = 100
+  c.sampler.hidden = 64
+  c.sampler.depth = 2
+  c.sampler.sigma_bar = 2.0
+  # proximal stages: buffer, epochs per stage, stages then refine_stages at eta = infinity
+  c.prox.buffer_size = 2048
+  c.prox.epochs_per_stage = 10
+  c.prox.num_stages = 10
+  c.prox.refine_stages = 3
+  c.prox.epsilon = 1.0
+  c.prox.ema_decay = 0.99
+  c.batch_size = 256
+  # the stage optimiser (Adam, fresh every stage)
+  c.optim.learning_rate = 1e-3
+  return config_lib.experiment(
+      c, arg, {"baseline": method.BASELINE, "smoke": method.smoke},
+      validate=method.prox_config)

@@ -15,18 +15,36 @@ eps = 1, resampling, buffer 8192, batch 512, 10 epochs per stage, at most 30 pro
 ``optim.*``, ``sampler.*``.
 """
 
+from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
-def _smoke_dim(c):
+def _smoke(c):
+  method.smoke(c)
   c.target.dim = 4
 
 
 def get_config(arg=None):
-  return method.experiment_config(
-      arg, dict(name="gmm40", dim=50),
-      dict(CONTINUOUS_SAMPLER, sigma_bar=20.0, hidden=256, depth=3),
-      dict(CONTINUOUS_PROX, buffer_size=8192, num_stages=30), batch_size=512,
-      optim=CONTINUOUS_OPTIM,
-      extra_variants={"smoke": _smoke_dim})
+  c = method.default_config()
+  c.target.name = "gmm40"
+  c.target.dim = 50
+  # the control network and its SDE: OU reference, alpha_max -> alpha_min, Euler–Maruyama steps
+  c.sampler.alpha_max = 20.0
+  c.sampler.alpha_min = 0.1
+  c.sampler.sde_steps = 100
+  c.sampler.hidden = 256
+  c.sampler.depth = 3
+  c.sampler.sigma_bar = 20.0
+  # proximal stages: buffer, epochs per stage, stages then refine_stages at eta = infinity
+  c.prox.buffer_size = 8192
+  c.prox.epochs_per_stage = 10
+  c.prox.num_stages = 30
+  c.prox.refine_stages = 3
+  c.prox.epsilon = 1.0
+  c.prox.ema_decay = 0.99
+  c.batch_size = 512
+  # the stage optimiser (Adam, fresh every stage)
+  c.optim.learning_rate = 1e-3
+  return config_lib.experiment(
+      c, arg, {"baseline": method.BASELINE, "smoke": _smoke},
+      validate=method.prox_config)

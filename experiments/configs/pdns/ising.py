@@ -18,8 +18,8 @@ Variants: ``laptop`` (spec §15's CPU A/B setting: 8 x 8 at beta = 0.6, eps = 0.
 ``target.j``, ``prox.*``, ``optim.*``, ``sampler.*``. Exact references are logged for L <= 8.
 """
 
+from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import LATTICE_OPTIM, LATTICE_PROX, LATTICE_SAMPLER
 
 
 def _laptop(c):
@@ -28,12 +28,37 @@ def _laptop(c):
   c.prox.update(dict(buffer_size=2048, num_stages=40, epsilon=0.3))
 
 
-def _smoke_size(c):
+def _smoke(c):
+  method.smoke(c)
   c.target.size = 3
 
 
 def get_config(arg=None):
-  return method.experiment_config(
-      arg, dict(name="ising", size=24, beta=0.6, h=0.0, j=1.0, q=2), LATTICE_SAMPLER,
-      LATTICE_PROX, batch_size=256, optim=LATTICE_OPTIM,
-      extra_variants={"laptop": _laptop, "smoke": _smoke_size})
+  c = method.default_config()
+  c.target.name = "ising"
+  c.target.size = 24
+  c.target.beta = 0.6
+  c.target.h = 0.0
+  c.target.j = 1.0
+  c.target.q = 2
+  # the masked discrete sampler
+  c.sampler.hidden = 256
+  c.sampler.depth = 2
+  c.sampler.formulation = "lambda"
+  c.sampler.replicates = 8
+  c.sampler.antithetic = True
+  # proximal stages: buffer, epochs per stage, stages then refine_stages at eta = infinity
+  c.prox.buffer_size = 4096
+  c.prox.epochs_per_stage = 4
+  c.prox.num_stages = 30
+  c.prox.refine_stages = 3
+  c.prox.epsilon = 1.0
+  c.prox.weighting = "weight"
+  c.prox.normalize = "minibatch"
+  c.prox.ema_decay = 0.99
+  c.batch_size = 256
+  # the stage optimiser (Adam, fresh every stage)
+  c.optim.learning_rate = 1e-3
+  return config_lib.experiment(
+      c, arg, {"laptop": _laptop, "baseline": method.BASELINE, "smoke": _smoke},
+      validate=method.prox_config)

@@ -31,15 +31,44 @@ paper reports PDNS 1.01, ASBS 1.28), distance W2 0.008, distance TV 0.013. Not c
 against a published LJ-13 reference set (none is available offline).
 """
 
+from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import CONTINUOUS_OPTIM, CONTINUOUS_PROX, CONTINUOUS_SAMPLER
 
 
 def get_config(arg=None):
-  return method.experiment_config(
-      arg, dict(name="lj13", dim=39), dict(CONTINUOUS_SAMPLER, sigma_bar=2.0, hidden=256, depth=3),
-      dict(CONTINUOUS_PROX, buffer_size=10000, epochs_per_stage=200, num_stages=10,
-           ema_decay=0.999), batch_size=1000,
-      optim=dict(CONTINUOUS_OPTIM, learning_rate=1e-4, b1=0.5, b2=0.9),
-      reference=dict(num_samples=5120, chains=128, burnin=5000, thin=500, step_size=1e-3,
-                     init_scale=1.0, num_temps=4, min_beta=0.5, swap_every=10, descent_steps=1000))
+  c = method.default_config()
+  c.target.name = "lj13"
+  c.target.dim = 39
+  # the control network and its SDE: OU reference, alpha_max -> alpha_min, Euler–Maruyama steps
+  c.sampler.alpha_max = 20.0
+  c.sampler.alpha_min = 0.1
+  c.sampler.sde_steps = 100
+  c.sampler.hidden = 256
+  c.sampler.depth = 3
+  c.sampler.sigma_bar = 2.0
+  # proximal stages: buffer, epochs per stage, stages then refine_stages at eta = infinity
+  c.prox.buffer_size = 10000
+  c.prox.epochs_per_stage = 200
+  c.prox.num_stages = 10
+  c.prox.refine_stages = 3
+  c.prox.epsilon = 1.0
+  c.prox.ema_decay = 0.999
+  c.batch_size = 1000
+  # the stage optimiser (Adam, fresh every stage)
+  c.optim.learning_rate = 1e-4
+  c.optim.b1 = 0.5
+  c.optim.b2 = 0.9
+  # MCMC reference samples (parallel tempering, MALA moves)
+  c.eval.reference.num_samples = 5120
+  c.eval.reference.chains = 128
+  c.eval.reference.burnin = 5000
+  c.eval.reference.thin = 500
+  c.eval.reference.step_size = 1e-3
+  c.eval.reference.init_scale = 1.0
+  c.eval.reference.num_temps = 4
+  c.eval.reference.min_beta = 0.5
+  c.eval.reference.swap_every = 10
+  c.eval.reference.descent_steps = 1000
+  return config_lib.experiment(
+      c, arg, {"baseline": method.BASELINE, "smoke": method.smoke},
+      validate=method.prox_config)

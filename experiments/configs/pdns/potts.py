@@ -18,8 +18,8 @@ infinity), ``smoke`` (3 x 3, q = 4). Overridable: ``target.size``, ``target.q``,
 q^(L^2) <= 2^26.
 """
 
+from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
-from iclr26_jax.pdns.method import LATTICE_OPTIM, LATTICE_PROX, LATTICE_SAMPLER
 
 
 def _laptop(c):
@@ -28,11 +28,36 @@ def _laptop(c):
   c.prox.update(dict(buffer_size=2048, num_stages=40, epsilon=0.3))
 
 
-def _smoke_size(c):
+def _smoke(c):
+  method.smoke(c)
   c.target.update(dict(size=3, q=4))
 
 
 def get_config(arg=None):
-  return method.experiment_config(
-      arg, dict(name="potts", size=16, q=4, beta=1.0986, j=1.0), LATTICE_SAMPLER, LATTICE_PROX,
-      batch_size=256, optim=LATTICE_OPTIM, extra_variants={"laptop": _laptop, "smoke": _smoke_size})
+  c = method.default_config()
+  c.target.name = "potts"
+  c.target.size = 16
+  c.target.q = 4
+  c.target.beta = 1.0986
+  c.target.j = 1.0
+  # the masked discrete sampler
+  c.sampler.hidden = 256
+  c.sampler.depth = 2
+  c.sampler.formulation = "lambda"
+  c.sampler.replicates = 8
+  c.sampler.antithetic = True
+  # proximal stages: buffer, epochs per stage, stages then refine_stages at eta = infinity
+  c.prox.buffer_size = 4096
+  c.prox.epochs_per_stage = 4
+  c.prox.num_stages = 30
+  c.prox.refine_stages = 3
+  c.prox.epsilon = 1.0
+  c.prox.weighting = "weight"
+  c.prox.normalize = "minibatch"
+  c.prox.ema_decay = 0.99
+  c.batch_size = 256
+  # the stage optimiser (Adam, fresh every stage)
+  c.optim.learning_rate = 1e-3
+  return config_lib.experiment(
+      c, arg, {"laptop": _laptop, "baseline": method.BASELINE, "smoke": _smoke},
+      validate=method.prox_config)
