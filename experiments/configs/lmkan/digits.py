@@ -16,9 +16,7 @@ def get_config(arg=None):
   c.batch_size = 128
   c.log_every = 200
   c.checkpoint_every = 1000
-  variants, _ = config_lib.parse_arg(arg)
-  if "cnn" in variants:
-    c.lmkan.model = "cnn"
-  if "smoke" in variants:
-    config_lib.apply_smoke(c, batch_size=32)
-  return config_lib.finalize(c, arg, known_variants=("smoke", "cnn"))
+  return config_lib.experiment(c, arg, {
+      "cnn": {"lmkan.model": "cnn"},                     # the ReLU CNN baseline
+      "smoke": {**config_lib.SMOKE_TRAINER, "batch_size": 32},
+  })

@@ -12,11 +12,11 @@ def get_config(arg=None):
   c = default_config()
   c.lmkan.task = "teacher"
   c.lmkan.hidden = (16, 16, 16)
+  c.lmkan.teacher_activation = "sin"
   c.num_steps = 4000
-  variants, _ = config_lib.parse_arg(arg)
-  if "mlp" in variants:
-    c.lmkan.model = "mlp"
-    c.lmkan.hidden = (32, 32, 32)
-  if "smoke" in variants:
-    config_lib.apply_smoke(c, batch_size=64, **{"lmkan.test_size": 256})
-  return config_lib.finalize(c, arg, known_variants=("smoke", "mlp"))
+  c.batch_size = 512
+  c.optim.learning_rate = 3e-3
+  return config_lib.experiment(c, arg, {
+      "mlp": {"lmkan.model": "mlp", "lmkan.hidden": (32, 32, 32)},
+      "smoke": {**config_lib.SMOKE_TRAINER, "batch_size": 64, "lmkan.test_size": 256},
+  })
