@@ -9,9 +9,14 @@ from iclr26_jax.core import toy
 
 def get_config(arg=None):
   c = toy.default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  if "smoke" in variants:
-    config_lib.apply_smoke(c, batch_size=32, **{"toy.num_examples": 256})
-  if "mlp" in variants:
-    c.toy.hidden = (32, 32)
-  return config_lib.finalize(c, arg, known_variants=("smoke", "mlp"))
+  c.toy.dim = 8
+  c.toy.hidden = ()           # a linear model: the closed-form least-squares optimum is known
+  c.toy.num_examples = 4096
+  c.toy.noise = 0.1
+  c.num_steps = 2000
+  c.batch_size = 256
+  c.optim.learning_rate = 3e-2
+  return config_lib.experiment(c, arg, {
+      "smoke": {**config_lib.SMOKE_TRAINER, "batch_size": 32, "toy.num_examples": 256},
+      "mlp": {"toy.hidden": (32, 32)},
+  })
