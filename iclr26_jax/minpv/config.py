@@ -125,35 +125,11 @@ def apply_fixed(c: ml_collections.ConfigDict) -> None:
   c.loss.cross_term = "exact"
 
 
-VARIANTS = ("smoke", "trig", "fixed", "faithful")
-_SMOKE = {"batch_size": 128, "model.width": 32, "model.depth": 1, "model.time_features": 16,
-          "estimate.nodes": 20}
+# -- the variants the experiment configs share (``experiments/configs/minpv/*.py``) ----------
+TRIG = {"path.name": "trig", "loss.objective": "conditional"}
+"""The ``trig`` variant: the fixed trig path with conditional time-score matching."""
 
-
-def experiment_config(arg, fields: dict, extra_variants: dict | None = None,
-                      smoke_fields: dict | None = None) -> ml_collections.ConfigDict:
-  """The shared body of ``experiments/configs/minpv/*.py``.
-
-  Starts from ``default_config()`` with the experiment sizes (3 × 128 network, 64 time features,
-  cosine decay, EMA 0.999), sets ``fields`` (dotted keys, e.g. ``{"data.name": "digits"}``),
-  then applies the variants in order: ``trig`` (fixed trig path, conditional TSM),
-  ``extra_variants`` (name → function mutating the config), ``fixed`` (``apply_fixed``), ``faithful`` (the
-  defaults) and ``smoke`` (a few steps, tiny network; plus ``smoke_fields``), and finally the
-  ``key=value`` overrides of ``arg``.
-  """
-  c = default_config()
-  variants, _ = config_lib.parse_arg(arg)
-  config_lib.apply_overrides(c, {"model.width": 128, "model.depth": 3, "model.time_features": 64,
-                                 "optim.schedule": "cosine", "ema_decay": 0.999, **fields})
-  if "trig" in variants:
-    c.path.name = "trig"
-    c.loss.objective = "conditional"
-  extra_variants = extra_variants or {}
-  for name, fn in extra_variants.items():
-    if name in variants:
-      fn(c)
-  if "fixed" in variants:
-    apply_fixed(c)
-  if "smoke" in variants:
-    config_lib.apply_smoke(c, **{**_SMOKE, **(smoke_fields or {})})
-  return config_lib.finalize(c, arg, known_variants=VARIANTS + tuple(extra_variants))
+SMOKE = {**config_lib.SMOKE_TRAINER, "batch_size": 128, "model.width": 32, "model.depth": 1,
+         "model.time_features": 16, "estimate.nodes": 20}
+"""The ``smoke`` variant: a few steps, a tiny network, 20 integration nodes (a config adds its
+own small sizes, e.g. ``{**SMOKE, "data.eval_size": 256}``)."""
