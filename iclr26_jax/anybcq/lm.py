@@ -19,26 +19,27 @@ quantization: no block calibration (``anybcq.calibration``) is applied here.
 Model: token embedding + learned positions, ``depth`` pre-LayerNorm blocks (causal multi-head
 self-attention, GELU MLP), final LayerNorm, Dense head to the 256 byte logits.
 
-Run ``python -m experiments.anybcq_lm --steps=2000`` for the table (progress on stderr; the table is
-also written to ``--out``, default ``anybcq_out/lm.md`` and ``lm.json``).
+Training goes through the shared trainer (``anybcq.method.AnyBCQLMMethod``; ``train_lm`` runs it
+in a temporary or given workdir). Run ``python -m experiments.anybcq_lm --steps=2000`` for the table
+(progress on stderr; the table is also written to ``--out``, default ``anybcq_out/lm.md`` and
+``lm.json``), or ``python -m experiments.main --config=experiments/configs/anybcq/lm.py
+--workdir=DIR`` for a resumable run that logs the same perplexities to ``DIR/metrics.jsonl``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import time
+import os
 from typing import Sequence
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from iclr26_jax.anybcq import corpus as corpus_lib
 from iclr26_jax.anybcq.quantizer import (check_bits, fixed_bcq_quantize, quantize, rtn_quantize)
-from iclr26_jax.core import optim
 
 __all__ = ["LMConfig", "TinyLM", "BLOCK_LINEARS", "METHODS", "init_lm", "lm_logits", "perplexity",
            "token_nll", "train_lm", "eval_windows", "quantize_kernels", "quantize_lm",
@@ -164,45 +165,49 @@ def eval_windows(stream, context: int) -> np.ndarray:
 
 
 def train_lm(train_stream, cfg: LMConfig = LMConfig(), steps: int = 2000, batch: int = 32,
-             lr: float = 3e-3, weight_decay: float = 0.01, seed: int = 0, log_every: int = 0):
-  """Trains ``TinyLM(cfg)`` with AdamW and a warm-up cosine schedule (``core.optim``).
+             lr: float = 3e-3, weight_decay: float = 0.01, seed: int = 0, log_every: int = 0,
+             *, workdir: str | None = None, valid_windows=None):
+  """Trains ``TinyLM(cfg)`` through the shared trainer (``anybcq.method.AnyBCQLMMethod``).
 
-  Batches are ``batch`` random windows of length context + 1 from ``train_stream`` (numpy RNG
-  seeded by ``seed``).
+  AdamW with a warm-up cosine schedule (``max(1, min(100, steps // 10))`` warm-up steps) and
+  global-norm clipping at 1 (``method.run_config``). The batch of step s is ``batch`` random
+  windows of length context + 1 from ``train_stream``, drawn by ``np.random.default_rng([seed,
+  s])``. The run's end evaluates the FP validation perplexity only (no quantization).
 
+  Args:
+    train_stream: token ids ``(n,)``, n > context + 1.
+    cfg, steps, batch, lr, weight_decay, seed: the model and the run.
+    log_every: steps between logged training losses (0: ``max(1, steps // 10)``).
+    workdir: run directory (checkpoint, ``metrics.jsonl``, ``config.json``); the same call on
+      the same workdir resumes or returns the finished run. Default: a temporary directory,
+      removed afterwards.
+    valid_windows: ``(n, L)`` validation windows for the run's ``eval/ppl_fp`` (default: the
+      corpus' validation bytes).
   Returns:
-    ``(params, losses)``: final parameters and the per-step training NLL (nats/byte), ``(steps,)``.
+    ``(params, losses)``: final parameters and the training NLL (nats/byte) at every logged step
+    (every ``log_every``-th step and the last), ``(ceil(steps / log_every),)`` float32.
   """
-  if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-    raise ValueError(f"steps must be a positive int; got {steps!r}")
-  stream = np.asarray(train_stream).astype(np.int32)
-  if stream.size <= cfg.context + 1:
-    raise ValueError(f"train_stream has {stream.size} tokens; need > context + 1")
-  oc = optim.optim_defaults()
-  oc.name, oc.learning_rate, oc.weight_decay = "adamw", lr, weight_decay
-  oc.schedule, oc.warmup_steps = "warmup_cosine", max(1, min(100, steps // 10))
-  oc.grad_clip = 1.0
-  tx = optim.make_optimizer(oc, steps)
-  params = init_lm(cfg, seed)
-  opt_state = tx.init(params)
+  import tempfile
 
-  @jax.jit
-  def step(params, opt_state, tokens):
-    loss, grads = jax.value_and_grad(lambda p: _mean_nll(cfg, p, tokens))(params)
-    updates, opt_state = tx.update(grads, opt_state, params)
-    return optax.apply_updates(params, updates), opt_state, loss
+  from iclr26_jax.anybcq import method as method_lib  # it imports this module
+  from iclr26_jax.core import metrics as metrics_lib
+  from iclr26_jax.core import trainer
 
-  rng = np.random.default_rng(seed)
-  offs = np.arange(cfg.context + 1)[None, :]
-  losses = []
-  t0 = time.time()
-  for i in range(steps):
-    starts = rng.integers(0, stream.size - cfg.context - 1, size=batch)
-    params, opt_state, loss = step(params, opt_state, jnp.asarray(stream[starts[:, None] + offs]))
-    losses.append(loss)
-    if log_every and (i + 1) % log_every == 0:
-      print(f"step {i + 1}/{steps} loss {float(loss):.4f} ({time.time() - t0:.0f} s)", flush=True)
-  return params, np.asarray(jnp.stack(losses), np.float32)
+  config = method_lib.run_config(cfg, steps=steps, batch=batch, lr=lr,
+                                 weight_decay=weight_decay, seed=seed, log_every=log_every)
+  method = method_lib.AnyBCQLMMethod(config, train_stream=train_stream,
+                                     valid_windows=valid_windows)
+
+  def run(wd):
+    result = trainer.train(method, config, wd)
+    log = metrics_lib.read_jsonl(os.path.join(result.workdir, "metrics.jsonl"))
+    losses = np.asarray([r["train/loss"] for r in log if "train/loss" in r], np.float32)
+    return jax.device_get(result.state.params), losses
+
+  if workdir is not None:
+    return run(workdir)
+  with tempfile.TemporaryDirectory(prefix="anybcq_lm_") as wd:
+    return run(wd)
 
 
 def block_kernel_paths(cfg: LMConfig) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ module-wide so everything compiles once.
 
 import jax
 import numpy as np
+import optax
 import pytest
 
 from iclr26_jax import anybcq
@@ -24,12 +25,55 @@ def corp():
   return corpus.load_corpus()
 
 
+STEPS, BATCH, LR, SEED = 60, 16, 1e-2, 0
+
+
 @pytest.fixture(scope="module")
-def trained(corp):
-  params, losses = lm.train_lm(corp.train_bytes(), CFG, steps=60, batch=16, lr=1e-2, seed=0)
-  assert losses.shape == (60,) and np.isfinite(losses).all()
+def training(corp):
+  """The shared run through the trainer: ``(params, losses at steps 10, 20, ..., 60)``."""
   valid = lm.eval_windows(corp.valid_bytes(), CFG.context)[:64]
-  return params, valid
+  params, losses = lm.train_lm(corp.train_bytes(), CFG, steps=STEPS, batch=BATCH, lr=LR,
+                               seed=SEED, log_every=10, valid_windows=valid)
+  return params, losses
+
+
+@pytest.fixture(scope="module")
+def trained(corp, training):
+  return training[0], lm.eval_windows(corp.valid_bytes(), CFG.context)[:64]
+
+
+def test_train_lm_is_the_documented_adamw_loop(corp, training):
+  # Oracle: the loop train_lm had before it ran through the trainer (clip 1 -> AdamW, weight
+  # decay 0.01, warm-up max(1, min(100, steps // 10)) then cosine to 0), over the documented
+  # batches: windows at offsets drawn by np.random.default_rng([seed, step]).
+  params_got, losses = training
+  assert losses.shape == (6,) and np.isfinite(losses).all() and losses[-1] < losses[0]
+  stream = corp.train_bytes().astype(np.int32)
+  sched = optax.warmup_cosine_decay_schedule(0.0, LR, STEPS // 10, STEPS, 0.0)
+  tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=0.01))
+
+  @jax.jit
+  def step(params, state, tokens):
+    loss, grads = jax.value_and_grad(lambda p: lm.token_nll(CFG, p, tokens).mean())(params)
+    updates, state = tx.update(grads, state, params)
+    return optax.apply_updates(params, updates), state, loss
+
+  params = lm.init_lm(CFG, SEED)
+  state = tx.init(params)
+  want = []
+  for s in range(STEPS):
+    starts = np.random.default_rng([SEED, s]).integers(0, stream.size - CFG.context - 1, BATCH)
+    params, state, loss = step(params, state, stream[starts[:, None] + np.arange(CFG.context + 1)])
+    want.append(float(loss))
+  np.testing.assert_allclose(losses, want[9::10], rtol=1e-4)
+  # The key bias (qkv bias [width:2 width]) has an exactly zero gradient (softmax is invariant to
+  # q·b_k), so Adam turns rounding noise (which differs with the device count) into +-lr steps;
+  # every other parameter follows the oracle.
+  got, want_params = (jax.tree.map(np.array, t) for t in (params_got, params))  # copies
+  for t in (got, want_params):
+    t["params"]["block_0"]["qkv"]["bias"][CFG.width:2 * CFG.width] = 0.0
+  for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want_params)):
+    np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
 
 
 def test_corpus_deterministic_and_split_by_module(corp):
