@@ -52,8 +52,9 @@ from iclr26_jax.dsb.solvers import csbm
 from iclr26_jax.dsb.solvers import dlightsb as dls
 from iclr26_jax.dsb.solvers.csbm import CSBM
 
-__all__ = ["SOLVERS", "TINY", "PRESET_NAMES", "OPTIM_FIELDS", "default_config", "get_config",
-           "optim_config", "solver_config", "DSBMethod", "make_benchmark"]
+__all__ = ["SOLVERS", "TINY", "PRESET_NAMES", "DEFAULT_PRESET", "ONE_PRESET", "OPTIM_FIELDS",
+           "default_config", "preset_variant", "smoke", "variants", "optim_config", "solver_config",
+           "DSBMethod", "make_benchmark"]
 
 SOLVERS = {name: entry for name, entry in runner.SOLVERS.items() if entry.trained}
 """The trained rows of ``runner.SOLVERS`` (the one solver table)."""
@@ -132,15 +133,41 @@ def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
   return c
 
 
-def get_config(solver: str, arg: str | None) -> ml_collections.ConfigDict:
-  """``get_config`` of ``experiments/configs/dsb/<solver>.py``.
+DEFAULT_PRESET = "hd_d16_s50_prior_gaussian_a0.02"  # the instance when no preset is named
+ONE_PRESET = {"presets": PRESET_NAMES}
+"""``config_lib.experiment(..., one_of=ONE_PRESET)``: a config names at most one instance."""
 
-  Variants: the instance, one of the 12 HD presets
+
+def preset_variant(name: str) -> dict[str, Any]:
+  """The variant ``name`` (a preset of ``PRESET_NAMES``) as dotted-key overrides: its label and
+  its ``benchmark`` fields."""
+  return {"benchmark.preset": name,
+          **{f"benchmark.{k}": v for k, v in _preset_fields(name).items()}}
+
+
+def smoke(c: ml_collections.ConfigDict) -> None:
+  """The ``smoke`` variant: the ``tiny`` instance (a preset named with ``smoke`` replaces it:
+  ``variants`` applies presets after ``smoke``), 20 steps of batch 32, a small evaluation and
+  model (DLightSB-type: K = 16; CSBM-type: width 32, epochs of 5 steps, 1 warm-up cycle)."""
+  fields = {**preset_variant("tiny"), "batch_size": 32, "eval.num_test": 64, "eval.point_every": 32,
+            "eval.cond_samples": 64, "eval.traj_samples": 32}
+  if c.solver.startswith("dlightsb"):
+    fields["hparams.num_potentials"] = 16
+  else:
+    fields.update({"hparams.hidden": 32, "hparams.epoch_steps": 5,
+                   "hparams.num_first_iterations": 1})
+  config_lib.apply_smoke(c, **fields)
+
+
+def variants() -> dict[str, Any]:
+  """The variants of every ``experiments/configs/dsb/<solver>.py``, for ``config_lib.experiment``
+  (with ``one_of=ONE_PRESET`` and ``validate=solver_config``).
+
+  ``smoke`` (``smoke``), then the instance: one of the 12 HD presets
   ``hd_d{2,16,64}_s50_prior_gaussian_a{0.02,0.05}`` / ``hd_d{2,16,64}_s50_prior_uniform_a{0.005,
   0.01}`` (default ``hd_d16_s50_prior_gaussian_a0.02``; D, S = 50, N = 15, s = 8), a tiny
   enumerable preset (``tiny_d2_s6_uniform``, ``tiny_d2_s10_uniform``; ``tiny`` = the latter:
-  exact KL / TV are logged); ``smoke`` (20 steps, small model and evaluation, ``tiny`` unless a
-  preset is named).
+  exact KL / TV are logged).
 
   Overrides (``key=value`` after the variants, or ``--config.key=value``): ``benchmark.dim``,
   ``benchmark.num_categories``, ``benchmark.reference``, ``benchmark.alpha``,
@@ -149,25 +176,7 @@ def get_config(solver: str, arg: str | None) -> ml_collections.ConfigDict:
   (and ``optim.name`` = adamw | adam for DLightSB-type solvers), any ``hparams.*`` field of the
   solver config, ``eval.cond_samples`` (1,000 in the paper), ``eval.num_test``.
   """
-  variants, _ = config_lib.parse_arg(arg)
-  presets = sorted(variants & set(PRESET_NAMES))
-  if len(presets) > 1:
-    raise config_lib.ConfigError(f"config variants name several presets {presets}; pick one")
-  smoke = "smoke" in variants
-  preset = presets[0] if presets else ("tiny" if smoke else "hd_d16_s50_prior_gaussian_a0.02")
-  c = default_config(solver, preset)
-  if smoke:
-    fields = {"batch_size": 32, "eval.num_test": 64, "eval.point_every": 32,
-              "eval.cond_samples": 64, "eval.traj_samples": 32}
-    if solver.startswith("dlightsb"):
-      fields["hparams.num_potentials"] = 16
-    else:
-      fields.update({"hparams.hidden": 32, "hparams.epoch_steps": 5,
-                     "hparams.num_first_iterations": 1})
-    config_lib.apply_smoke(c, **fields)
-  c = config_lib.finalize(c, arg, known_variants=("smoke",) + PRESET_NAMES)
-  solver_config(c)   # a bad optim / hparams value stops here, naming the key
-  return c
+  return {"smoke": smoke, **{name: preset_variant(name) for name in PRESET_NAMES}}
 
 
 def make_benchmark(cfg: ml_collections.ConfigDict) -> bm.Benchmark:

@@ -10,6 +10,7 @@ optimiser". No training, no compile.
 """
 
 import dataclasses
+import importlib
 
 import jax.numpy as jnp
 import numpy as np
@@ -24,6 +25,13 @@ from tests.conftest import config_from_flags
 
 PAPER_LR = {"dlightsb": 1e-2, "dlightsb_m": 1e-2, "csbm": 1e-4, "alpha_csbm": 1e-3}
 SOLVERS = tuple(PAPER_LR)
+
+
+def _config(solver, arg):
+  """``get_config(arg)`` of ``experiments/configs/dsb/<solver>.py``."""
+  return importlib.import_module(f"experiments.configs.dsb.{solver}").get_config(arg)
+
+
 OLD_KEYS = {"hparams.optimizer": "optim.name", "hparams.learning_rate": "optim.learning_rate",
             "hparams.b1": "optim.b1", "hparams.b2": "optim.b2",
             "hparams.weight_decay": "optim.weight_decay", "hparams.grad_clip": "optim.grad_clip"}
@@ -31,7 +39,7 @@ OLD_KEYS = {"hparams.optimizer": "optim.name", "hparams.learning_rate": "optim.l
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_default_optim_is_the_papers_and_the_solver_is_unchanged(solver):
-  cfg = dsb_method.get_config(solver, None)
+  cfg = _config(solver, None)
   o = cfg.optim
   assert set(o.keys()) == set(core_optim.optim_defaults().keys())
   assert (o.name, o.learning_rate, o.b1, o.b2, o.weight_decay, o.grad_clip, o.schedule) == (
@@ -56,7 +64,7 @@ def _first_adam_step(tx, g):
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_optim_override_reaches_the_solver_and_its_optimiser(solver):
   arg = "smoke,optim.learning_rate=0.03,optim.b1=0.5,optim.grad_clip=2.0,optim.weight_decay=0.0"
-  via_arg = dsb_method.solver_config(dsb_method.get_config(solver, arg))
+  via_arg = dsb_method.solver_config(_config(solver, arg))
   via_flags = dsb_method.solver_config(config_from_flags(
       f"experiments/configs/dsb/{solver}.py:smoke", "--config.optim.learning_rate=0.03",
       "--config.optim.b1=0.5", "--config.optim.grad_clip=2.0", "--config.optim.weight_decay=0.0"))
@@ -71,10 +79,10 @@ def test_optim_override_reaches_the_solver_and_its_optimiser(solver):
 
 
 def test_optim_name_reaches_dlightsb_and_csbm_stays_adamw():
-  cfg = dsb_method.get_config("dlightsb", "smoke,optim.name=adam")
+  cfg = _config("dlightsb", "smoke,optim.name=adam")
   assert dsb_method.solver_config(cfg).optimizer == "adam"
   with pytest.raises(config_lib.ConfigError, match=r"'optim.name'.*adamw.*got 'adam'"):
-    dsb_method.get_config("csbm", "smoke,optim.name=adam")
+    _config("csbm", "smoke,optim.name=adam")
 
 
 @pytest.mark.parametrize("solver", ("dlightsb", "alpha_csbm"))
@@ -84,7 +92,7 @@ def test_optim_name_reaches_dlightsb_and_csbm_stays_adamw():
                                      ("optim.b2=1.5", "optim.b2")])
 def test_optim_values_the_solver_cannot_take_stop_naming_the_key(solver, arg, key):
   with pytest.raises(config_lib.ConfigError, match=f"config key '{key}'"):
-    dsb_method.get_config(solver, f"smoke,{arg}")
+    _config(solver, f"smoke,{arg}")
   # The flag form (applied by absl after get_config) stops when the method builds the solver.
   cfg = config_from_flags(f"experiments/configs/dsb/{solver}.py:smoke", f"--config.{arg}")
   with pytest.raises(config_lib.ConfigError, match=f"config key '{key}'"):
@@ -96,8 +104,8 @@ def test_old_hparams_keys_name_the_new_key(old, new):
   assert config_lib.RENAMED_KEYS[old] == new
   for solver in ("dlightsb", "csbm"):
     with pytest.raises(config_lib.ConfigError, match=f"'{old}' was renamed: use '{new}'"):
-      dsb_method.get_config(solver, f"smoke,{old}=1")
-  cfg = dsb_method.get_config("dlightsb", "smoke")
+      _config(solver, f"smoke,{old}=1")
+  cfg = _config("dlightsb", "smoke")
   config_lib.require(cfg, new)
   assert old.split(".", 1)[1] not in cfg.hparams
 

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from experiments.configs.dsb import csbm as csbm_config
 from iclr26_jax.dsb import method as dsb_method
 from iclr26_jax.dsb import metrics as M
 from iclr26_jax.dsb import reference as ref_lib
@@ -141,7 +142,7 @@ TRAIN = dict(train_steps=2000, steps_per_chunk=1000, epoch_steps=250, num_first_
 
 @pytest.fixture(scope="module")
 def tiny():
-  return dsb_method.make_benchmark(dsb_method.get_config("csbm", "tiny"))
+  return dsb_method.make_benchmark(csbm_config.get_config("tiny"))
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +237,7 @@ def test_method_resume_is_exact_and_evaluate_logs_the_eval_keys():
   """DSBMethod with CSBM (smoke: epochs of 5 steps, IMF from step 10): 12 steps in one go equal
   7 steps, a host round-trip of ``state.arrays()`` (what a checkpoint holds) and 5 more, bit
   for bit; then ``evaluate`` logs every eval key on the enumerable instance."""
-  cfg = dsb_method.get_config("csbm", "smoke")
+  cfg = csbm_config.get_config("smoke")
   method = dsb_method.DSBMethod(cfg)
   init, update = jax.jit(method.init_state), jax.jit(method.update)
 
