@@ -50,6 +50,7 @@ from iclr26_jax.core import optim
 from iclr26_jax.core import trainer
 from iclr26_jax.core.train_state import seed_key, stream_key
 from iclr26_jax.qam import config as qam_config
+from iclr26_jax.qam import online as online_lib
 from iclr26_jax.qam import datasets
 from iclr26_jax.qam.agent import QAMAgent
 from iclr26_jax.qam.envs import pointmaze as pm
@@ -243,7 +244,7 @@ class QAMMethod(trainer.Method):
     # Warm-up: keep the parameters and targets, advance the step counter only.
     new = jax.tree.map(lambda old, upd: jnp.where(collecting, old, upd),
                        state.replace(step=new.step), new)
-    info = {**info, **self._online_info(online)}
+    info = {**info, **online_lib.info(online)}
     return new.replace(extras={**new.extras, "online": online}), info
 
   # -- online (point maze and OGBench) -------------------------------------------------------
@@ -253,44 +254,21 @@ class QAMMethod(trainer.Method):
       return self.online_env.limit
     return int(self.config.online.episode_length) or pm.HORIZON
 
-  def _init_online(self, key):
-    """The online state: environment state, action queue, counters and the replay buffer.
-
-    Shapes: ``p (S,)`` current observation, ``queue (H, d)``, buffer rows ``(online.steps, …)``;
-    OGBench adds ``ep_actions (L, d)`` (the episode's actions, for the replay on resume) and
-    ``ep_success`` (the env's success seen in this episode).
-    """
-    cap = self.online_steps
-    s, d, h = self.obs_dim, self.action_dim, self.horizon
-    buf = {"observations": jnp.zeros((cap, s)), "actions": jnp.zeros((cap, d)),
-           "rewards": jnp.zeros((cap,)), "masks": jnp.ones((cap,)),
-           "terminals": jnp.zeros((cap,)), "next_observations": jnp.zeros((cap, s))}
+  def _init_online(self, key) -> online_lib.OnlineState:
+    """The online state (``qam.online.OnlineState``): the point maze starts from a reset drawn
+    with ``key``, OGBench from the host environment's first observation (and carries the
+    episode's actions for the replay on resume)."""
     if self.online_env is None:
-      p = pm.reset(key, 1)[0]
-    else:
-      p = jnp.asarray(self._obs0, jnp.float32)
-    online = {"p": p, "t": jnp.int32(0), "queue": jnp.zeros((h, d)),
-              "q_pos": jnp.int32(0), "count": jnp.int32(0), "buffer": buf,
-              "episodes": jnp.int32(0), "successes": jnp.int32(0), "ep_return": jnp.float32(0.0),
-              "last_return": jnp.float32(0.0)}
-    if self.online_env is not None:
-      online["ep_actions"] = jnp.zeros((self._episode_limit, d), jnp.float32)
-      online["ep_success"] = jnp.bool_(False)
-    return online
-
-  @staticmethod
-  def _online_info(online):
-    eps = jnp.maximum(online["episodes"], 1)
-    return {"online/buffer_size": online["count"].astype(jnp.float32),
-            "online/episodes": online["episodes"].astype(jnp.float32),
-            "online/success_rate": online["successes"] / eps,
-            "online/last_return": online["last_return"]}
+      return online_lib.init(pm.reset(key, 1)[0], self.online_steps, self.horizon,
+                             self.action_dim)
+    return online_lib.init(self._obs0, self.online_steps, self.horizon, self.action_dim,
+                           episode_limit=self._episode_limit)
 
   def _env_step_pointmaze(self, online, a, key):
-    """``(p_next, r, m, success, done, p_start)`` of one point-maze step (JAX)."""
-    p_next, r, m = pm.step(online["p"], a)
-    done = (m == 0.0) | (online["t"] + 1 >= self._episode_limit)
-    return p_next, r, m, m == 0.0, done, pm.reset(key, 1)[0]
+    """``(r, m, success, done, p_next, p_start)`` of one point-maze step (JAX)."""
+    p_next, r, m = pm.step(online.p, a)
+    done = (m == 0.0) | (online.t + 1 >= self._episode_limit)
+    return r, m, m == 0.0, done, p_next, pm.reset(key, 1)[0]
 
   def _env_step_ogbench(self, online, a):
     """The same tuple from the host MuJoCo environment (``OnlineEnv.step`` via io_callback)."""
@@ -300,70 +278,27 @@ class QAMMethod(trainer.Method):
     shapes = (jax.ShapeDtypeStruct((s,), f32),) + (jax.ShapeDtypeStruct((), f32),) * 4 + (
         jax.ShapeDtypeStruct((s,), f32),)
     p_next, r, m, success, done, p_start = io_callback(
-        self.online_env.step, shapes, online["episodes"], online["t"], a, online["p"],
-        online["ep_actions"])
-    return p_next, r, m, success > 0, done > 0, p_start
+        self.online_env.step, shapes, online.episodes, online.t, a, online.p, online.ep_actions)
+    return r, m, success > 0, done > 0, p_next, p_start
 
   def _collect(self, state, online):
     """One environment step with the current policy; the transition goes to the buffer."""
     key = state.step_key("online/act")
     k_act, k_reset = jax.random.split(key)
     agent = self.agent(state)
-    queue = jax.lax.cond(online["q_pos"] == 0,
-                         lambda: agent.sample_actions(online["p"][None], k_act)[0],
-                         lambda: online["queue"])
-    a = queue[online["q_pos"]]
-    p = online["p"]
+    online, a = online_lib.act(online, lambda: agent.sample_actions(online.p[None], k_act)[0])
     if self.online_env is None:
-      p_next, r, m, success, done, p_start = self._env_step_pointmaze(online, a, k_reset)
+      outcome = self._env_step_pointmaze(online, a, k_reset)
     else:
       a = jnp.clip(a, self.online_env.action_low, self.online_env.action_high)
-      ep_actions = online["ep_actions"].at[online["t"]].set(a)
-      online = {**online, "ep_actions": ep_actions}
-      p_next, r, m, success, done, p_start = self._env_step_ogbench(online, a)
-    i = online["count"]
-    buf = dict(online["buffer"])
-    for name, val in (("observations", p), ("actions", a), ("rewards", r), ("masks", m),
-                      ("terminals", done.astype(jnp.float32)), ("next_observations", p_next)):
-      buf[name] = buf[name].at[i].set(val)
-    ep_return = online["ep_return"] + r
-    ep_success = online.get("ep_success", jnp.bool_(False)) | success
-    out = {
-        "p": jnp.where(done, p_start, p_next),
-        "t": jnp.where(done, 0, online["t"] + 1),
-        "queue": queue,
-        "q_pos": jnp.where(done, 0, (online["q_pos"] + 1) % self.horizon),
-        "count": i + 1,
-        "buffer": buf,
-        "episodes": online["episodes"] + done.astype(jnp.int32),
-        "successes": online["successes"] + (done & ep_success).astype(jnp.int32),
-        "ep_return": jnp.where(done, 0.0, ep_return),
-        "last_return": jnp.where(done, ep_return, online["last_return"]),
-    }
-    if "ep_actions" in online:
-      out["ep_actions"] = jnp.where(done, jnp.zeros_like(online["ep_actions"]),
-                                    online["ep_actions"])
-      out["ep_success"] = ep_success & ~done
-    return out
+      online = online.replace(ep_actions=online.ep_actions.at[online.t].set(a))
+      outcome = self._env_step_ogbench(online, a)
+    return online_lib.record(online, a, *outcome)
 
   def _mix(self, state, online, batch):
     """Rows of ``batch`` replaced by buffer chunks with the buffer's share of all chunks."""
-    c = self.config
-    h = self.horizon
-    key = state.step_key("online/mix")
-    k_pick, k_idx = jax.random.split(key)
-    b = batch["rewards"].shape[0]
-    n_buf = jnp.maximum(online["count"] - h + 1, 0)
-    n_off = self.num_offline - h + 1
-    share = n_buf / (n_off + n_buf)
-    pick = jax.random.uniform(k_pick, (b,)) < share
-    idx = jax.random.randint(k_idx, (b,), 0, jnp.maximum(n_buf, 1))
-    online_chunks = datasets.chunks_at(online["buffer"], idx, h, float(c.agent.discount))
-    out = {}
-    for k, v in batch.items():
-      sel = pick.reshape((b,) + (1,) * (v.ndim - 1))
-      out[k] = jnp.where(sel, online_chunks[k].astype(v.dtype), v)
-    return out
+    return online_lib.mix(online, batch, state.step_key("online/mix"), self.num_offline,
+                          self.horizon, float(self.config.agent.discount))
 
   # -- evaluation -----------------------------------------------------------------------------
   @functools.cached_property

@@ -52,9 +52,9 @@ def online_run(tmp_path_factory):
 def test_online_buffer_replays_through_the_environment(online_run):
   _, res, _ = online_run
   online = _tree(res.state.extras["online"])
-  n = int(online["count"])
+  n = int(online.count)
   assert n == 10
-  buf = {k: v[:n] for k, v in online["buffer"].items()}
+  buf = {k: v[:n] for k, v in online.buffer.items()}
   p_next, r, m = jax.device_get(pm.step(buf["observations"], buf["actions"]))
   # Same arithmetic, compiled in another program: equal up to float32 contraction (~1 ulp).
   np.testing.assert_allclose(np.asarray(p_next), buf["next_observations"], rtol=0, atol=1e-6)

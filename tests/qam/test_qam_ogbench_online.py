@@ -77,9 +77,9 @@ def uninterrupted(tmp_path_factory):
 def test_online_transitions_replay_in_a_fresh_environment(uninterrupted):
   cfg, m, res, seen, _ = uninterrupted
   online = _tree(res.state.extras["online"])
-  assert int(online["count"]) == ONLINE and int(online["episodes"]) == 1
-  assert int(online["t"]) == ONLINE - EP_LEN
-  buf = online["buffer"]
+  assert int(online.count) == ONLINE and int(online.episodes) == 1
+  assert int(online.t) == ONLINE - EP_LEN
+  buf = online.buffer
   np.testing.assert_array_equal(buf["terminals"], [0, 0, 0, 0, 0, 1, 0, 0])
   env = oe.make_env(cfg.data.name)
   rows = iter(range(ONLINE))
@@ -92,10 +92,10 @@ def test_online_transitions_replay_in_a_fresh_environment(uninterrupted):
       np.testing.assert_array_equal(buf["next_observations"][i], np.asarray(ob, np.float32))
       assert buf["rewards"][i] == -float(r != 0) and r <= 0      # sparse puzzle reward
       assert buf["masks"][i] == 1.0 - float(info["success"])
-  np.testing.assert_array_equal(online["p"], np.asarray(ob, np.float32))
+  np.testing.assert_array_equal(online.p, np.asarray(ob, np.float32))
   # The episode in progress: its actions are kept for the replay on resume, the rest is zero.
-  np.testing.assert_array_equal(online["ep_actions"][:ONLINE - EP_LEN], buf["actions"][EP_LEN:])
-  assert not online["ep_actions"][ONLINE - EP_LEN:].any()
+  np.testing.assert_array_equal(online.ep_actions[:ONLINE - EP_LEN], buf["actions"][EP_LEN:])
+  assert not online.ep_actions[ONLINE - EP_LEN:].any()
   assert np.all(np.abs(buf["actions"]) <= 1.0)
   # Warm-up: updates OFFLINE+1 .. OFFLINE+WARMUP only collect; the next one trains.
   for s in range(OFFLINE + 1, OFFLINE + WARMUP + 1):
@@ -123,10 +123,10 @@ def test_replay_that_does_not_reproduce_the_observation_stops(uninterrupted):
   cfg, m, res, _, _ = uninterrupted
   online = _tree(res.state.extras["online"])
   env = oe.OnlineEnv(cfg.data.name, int(cfg.seed), EP_LEN, sparse=True)
-  t, obs = int(online["t"]), online["p"]
-  wrong = online["ep_actions"].copy()
+  t, obs = int(online.t), online.p
+  wrong = online.ep_actions.copy()
   wrong[0] = -wrong[0]
   with pytest.raises(RuntimeError, match="did not reproduce"):
     env.step(1, t, np.zeros(5, np.float32), obs, wrong)
-  out = env.step(1, t, np.zeros(5, np.float32), obs, online["ep_actions"])
+  out = env.step(1, t, np.zeros(5, np.float32), obs, online.ep_actions)
   assert env.rebuilds == 1 and out[0].shape == (55,)
