@@ -28,7 +28,7 @@ import numpy as np
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import optim
 from iclr26_jax.core import sharding as shd
-from iclr26_jax.core.train_state import TrainState
+from iclr26_jax.core.train_state import TrainState, stream_key
 from iclr26_jax.core.trainer import Method
 from iclr26_jax.nn import mlp
 
@@ -93,7 +93,7 @@ class ToyRegression(Method):
     self.tx = optim.make_optimizer(config.optim, int(config.num_steps))
 
   def init_state(self, rng):
-    params = self.model.init(jax.random.fold_in(rng, 0), jnp.zeros((1, self.config.toy.dim)))
+    params = self.model.init(stream_key(rng, "init"), jnp.zeros((1, self.config.toy.dim)))
     return TrainState.create(params=params, tx=self.tx, rng=rng, apply_fn=self.model.apply)
 
   def update(self, state, batch):

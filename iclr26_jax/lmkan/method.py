@@ -28,7 +28,7 @@ import optax
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import optim
 from iclr26_jax.core import sharding as shd
-from iclr26_jax.core.train_state import TrainState
+from iclr26_jax.core.train_state import TrainState, seed_key, stream_key
 from iclr26_jax.core.trainer import Method
 from iclr26_jax.lmkan import data, flops, networks, regularizers
 
@@ -100,12 +100,12 @@ class LMKANMethod(Method):
 
   def device_data(self):
     """Regression (infinite-data regime, a fresh batch every step, drawn on the devices): the
-    stream's root key ``PRNGKey(seed + 7919)`` (raw ``uint32[2]``) and, for the teacher, its
+    stream's root key ``seed_key(seed, "data/train")`` (raw ``uint32[2]``) and, for the teacher, its
     weights (``TeacherTask.weights``); digits use the host path (``None``)."""
     cfg = self.config
     if cfg.lmkan.task == "digits":
       return None
-    out = {"key": jax.random.PRNGKey(int(cfg.seed) + 7919)}
+    out = {"key": seed_key(int(cfg.seed), "data/train")}
     if cfg.lmkan.task == "teacher":
       out["teacher"] = self.teacher.weights
     return out
@@ -132,7 +132,7 @@ class LMKANMethod(Method):
 
   # -- state and update ------------------------------------------------------------------------
   def init_state(self, rng):
-    variables = self.model.init(jax.random.fold_in(rng, 1),
+    variables = self.model.init(stream_key(rng, "init"),
                                 jnp.zeros(input_example(self.config).shape), train=False)
     return TrainState.create(params=variables["params"], tx=self.tx, rng=rng,
                              apply_fn=self.model.apply,

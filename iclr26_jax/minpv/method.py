@@ -44,7 +44,7 @@ import numpy as np
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import optim as optim_lib
 from iclr26_jax.core import sharding as shd
-from iclr26_jax.core.train_state import TrainState
+from iclr26_jax.core.train_state import TrainState, stream_key
 from iclr26_jax.core.trainer import Method
 from iclr26_jax.minpv import analysis, benchmarks, estimator, losses, networks
 from iclr26_jax.minpv import data as data_lib
@@ -364,7 +364,7 @@ class MinPVMethod(Method):
   def init_state(self, rng):
     c = self.config
     d = self.data.dim
-    net = self.model.init(jax.random.fold_in(rng, 1), jnp.zeros((1, d)), jnp.zeros((1,)))
+    net = self.model.init(stream_key(rng, "init"), jnp.zeros((1, d)), jnp.zeros((1,)))
     phi = paths_lib.init_path_params(c.path.name, int(c.path.num_components))
     if c.path.name == "kmm" and c.path.training == "presolve_freeze":
       phi = analysis.optimize_path(

@@ -423,7 +423,7 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
       switch = (prev >= 1) & ((sc["lam"] < cfg.lambda_min) | (prev >= cfg.num_stages))
       refining = (sc["refining"] > 0) | switch
     frozen = ex["ema"]                                  # theta_{k-1}: the previous EMA model
-    x, ell, r = problem.rollout(frozen, state.step_key(1), n)
+    x, ell, r = problem.rollout(frozen, state.step_key("stage/rollout"), n)
     ell, r = ell.astype(jnp.float32), r.astype(jnp.float32)
     lam_prev = sc["lam"]
     if cfg.step_size == "adaptive":
@@ -465,7 +465,7 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
 
   def begin_epoch(state: TrainState) -> TrainState:
     ex = state.extras
-    key = state.step_key(2)
+    key = state.step_key("epoch/order")
     if cfg.weighting == "resample":
       idx = resample_indices(key, ex["buf_w"], n)
     else:
