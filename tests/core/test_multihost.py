@@ -4,7 +4,8 @@ Each process has 2 CPU devices and talks to the other over gloo through a loopba
 coordinator; the reference is a single process with 4 devices. The trace and the final
 parameters must agree to float tolerance (the data-parallel mean is summed in a different
 order across processes), only process 0 writes logs, and both processes write their shards of
-the FSDP-sharded Orbax checkpoint.
+the FSDP-sharded Orbax checkpoint. The same holds with the data on the devices (the toy's
+``data_on_device``, the same rows as the host path).
 """
 
 import os
@@ -24,9 +25,9 @@ ARG = ("smoke,num_steps=20,log_every=5,checkpoint_every=10,batch_size=32,toy.hid
        "param_sharding=fsdp,progress_bar=False,toy.input_noise=0.1")
 
 
-def _cmd(workdir, *extra):
+def _cmd(workdir, *extra, arg=ARG):
   return [sys.executable, "-m", "experiments.main",
-          f"--config={REPO}/experiments/configs/toy/regression.py:{ARG}",
+          f"--config={REPO}/experiments/configs/toy/regression.py:{arg}",
           f"--workdir={workdir}", *extra]
 
 
@@ -46,20 +47,14 @@ def _final_params(workdir):
   return step, tree["params"]
 
 
-@pytest.mark.slow
-def test_two_processes_equal_one_process(tmp_path):
-  single = tmp_path / "single"
-  ref = subprocess.run(_cmd(single), capture_output=True, text=True, cwd=REPO, timeout=300,
-                       env=subprocess_env(XLA_FLAGS="--xla_force_host_platform_device_count=4"))
-  assert ref.returncode == 0, ref.stderr[-3000:]
-
-  multi = tmp_path / "multi"
+def _two_processes(workdir, arg=ARG) -> list[str]:
+  """Runs the command in two processes of 2 CPU devices each; returns their stderr."""
   port = _free_port()
   procs = []
   for pid in range(2):
     env = subprocess_env(XLA_FLAGS="", ICLR26_COORDINATOR=f"127.0.0.1:{port}",
                          ICLR26_NUM_PROCESSES=2, ICLR26_PROCESS_ID=pid, ICLR26_LOCAL_DEVICES=2)
-    procs.append(subprocess.Popen(_cmd(multi, "--multihost"), stdout=subprocess.PIPE,
+    procs.append(subprocess.Popen(_cmd(workdir, "--multihost", arg=arg), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, cwd=REPO, env=env))
   outs = []
   for p in procs:
@@ -71,7 +66,18 @@ def test_two_processes_equal_one_process(tmp_path):
       raise
     outs.append(err)
     assert p.returncode == 0, err[-3000:]
+  return outs
 
+
+@pytest.mark.slow
+def test_two_processes_equal_one_process(tmp_path):
+  single = tmp_path / "single"
+  ref = subprocess.run(_cmd(single), capture_output=True, text=True, cwd=REPO, timeout=300,
+                       env=subprocess_env(XLA_FLAGS="--xla_force_host_platform_device_count=4"))
+  assert ref.returncode == 0, ref.stderr[-3000:]
+
+  multi = tmp_path / "multi"
+  outs = _two_processes(multi)
   # Only process 0 writes logs: each step appears once and process 1 prints no log lines.
   assert "step 5 |" in outs[0] and "step 5 |" not in outs[1]
   np.testing.assert_allclose(_losses(multi), _losses(single), rtol=1e-5)
@@ -84,4 +90,15 @@ def test_two_processes_equal_one_process(tmp_path):
   s_mul, p_mul = _final_params(multi)
   assert s_ref == s_mul == 20
   for a, b in zip(jax.tree.leaves(p_ref), jax.tree.leaves(p_mul)):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+  # The device-data path (toy.data_on_device: the same rows, gathered on the devices from data
+  # that each process placed replicated on its own devices) in two processes: the same trace and
+  # parameters as the one-process host path.
+  device = tmp_path / "multi_device"
+  _two_processes(device, ARG + ",toy.data_on_device=True")
+  np.testing.assert_allclose(_losses(device), _losses(single), rtol=1e-5)
+  s_dev, p_dev = _final_params(device)
+  assert s_dev == 20
+  for a, b in zip(jax.tree.leaves(p_ref), jax.tree.leaves(p_dev)):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
