@@ -174,14 +174,12 @@ class WorkdirLock:
     self.release()
 
 
-def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
-  """``{"a": {"b": 1}} -> {"a.b": 1}`` (an empty dict stays a leaf)."""
-  if isinstance(d, dict) and d:
-    out = {}
-    for k, v in d.items():
-      out.update(flatten(v, f"{prefix}{k}."))
-    return out
-  return {prefix[:-1]: d}
+def flatten(d: dict) -> dict[str, Any]:
+  """``{"a": {"b": 1}} -> {"a.b": 1}`` (an empty dict stays a leaf), by
+  ``flax.traverse_util.flatten_dict``."""
+  from flax import traverse_util
+  flat = traverse_util.flatten_dict(d, keep_empty_nodes=True, sep=".")
+  return {k: ({} if v is traverse_util.empty_node else v) for k, v in flat.items()}
 
 
 def config_changes(old: dict, new: dict) -> dict[str, tuple[Any, Any]]:
