@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -20,8 +21,8 @@ __all__ = ["sinusoidal_embedding", "fourier_time_features"]
 def sinusoidal_embedding(t: jax.Array, num_features: int, scale: float = 1000.0) -> jax.Array:
   """``(B,) -> (B, num_features)`` float32: [sin(scale·t·ω_k), cos(scale·t·ω_k)],
   ω_k = 10⁴^(−k/half), k < half = num_features / 2."""
-  if t.ndim != 1:
-    raise ValueError(f"t must be (B,); got shape {t.shape}")
+  chex.assert_rank(t, 1, custom_message=f"t must be (B,); got shape {t.shape}",
+                   exception_type=ValueError)
   if num_features < 2 or num_features % 2:
     raise ValueError(f"num_features must be an even number >= 2; got {num_features}")
   half = num_features // 2

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import chex
 import flax.linen as nn
 import jax
 
@@ -61,8 +62,8 @@ def mlp(x: jax.Array, hidden_dims: Sequence[int], out_dim: int, *,
     ``(..., out_dim)``.
   """
   hidden_dims = tuple(hidden_dims)
-  if x.ndim < 1:
-    raise ValueError(f"x must have a feature axis (..., F); got shape {tuple(x.shape)}")
+  chex.assert_shape(x, (..., None), exception_type=ValueError,
+                    custom_message=f"x must have a feature axis (..., F); got shape {tuple(x.shape)}")
   for width in (*hidden_dims, out_dim):
     if int(width) != width or width < 1:
       raise ValueError(f"layer widths must be positive integers; got hidden_dims={hidden_dims}, "
