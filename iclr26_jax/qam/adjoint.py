@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -29,8 +30,8 @@ def _check_rollout_args(x0, obs, noise, num_steps: int) -> None:
   _check_2d("obs", obs, rows=x0.shape[0])
   if num_steps < 2:
     raise ValueError(f"num_steps must be >= 2; got {num_steps}")
-  if noise.shape != (num_steps - 1,) + x0.shape:
-    raise ValueError(f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}")
+  chex.assert_shape(noise, (num_steps - 1,) + x0.shape, exception_type=ValueError, custom_message=(
+      f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}"))
 
 
 def rollout(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
@@ -182,9 +183,12 @@ def adjoint_matching_loss(v_fine_at: jax.Array, v_base_at: jax.Array, adjs: jax.
   Returns:
     scalar loss, summed over steps and action dimensions, averaged over the batch.
   """
-  if not (v_fine_at.shape == v_base_at.shape == adjs.shape) or v_fine_at.shape[0] != num_steps:
-    raise ValueError(f"v_fine_at, v_base_at, adjs must share shape ({num_steps}, B, D); got "
-                     f"{v_fine_at.shape}, {v_base_at.shape}, {adjs.shape}")
+  message = (f"v_fine_at, v_base_at, adjs must share shape ({num_steps}, B, D); got "
+             f"{v_fine_at.shape}, {v_base_at.shape}, {adjs.shape}")
+  chex.assert_equal_shape([v_fine_at, v_base_at, adjs], exception_type=ValueError,
+                          custom_message=message)
+  chex.assert_axis_dimension(v_fine_at, 0, num_steps, exception_type=ValueError,
+                             custom_message=message)
   sig = sigmas(num_steps)[:, None, None]
   res = (2.0 / sig) * (v_fine_at - v_base_at) + sig * adjs
   return jnp.mean(jnp.sum(jnp.square(res), axis=(0, 2)))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -105,10 +106,10 @@ class QAMAgent(flax.struct.PyTreeNode):
     config_lib.validate(config)
     example_obs = jnp.asarray(example_obs)
     example_actions = jnp.asarray(example_actions)
-    if example_obs.ndim != 2:
-      raise ValueError(f"example_obs must have shape (B, S); got {example_obs.shape}")
-    if example_actions.ndim != 2:
-      raise ValueError(f"example_actions must have shape (B, d); got {example_actions.shape}")
+    chex.assert_rank(example_obs, 2, exception_type=ValueError,
+                     custom_message=f"example_obs must have shape (B, S); got {example_obs.shape}")
+    chex.assert_rank(example_actions, 2, exception_type=ValueError, custom_message=(
+        f"example_actions must have shape (B, d); got {example_actions.shape}"))
     obs_dim, act_dim = example_obs.shape[1], example_actions.shape[1]
     da = config.horizon * act_dim
     vel, crit, one = _nets(config, da)
@@ -276,10 +277,10 @@ class QAMAgent(flax.struct.PyTreeNode):
     Returns:
       (new agent, info) with namespaced scalar diagnostics and ``grad_norm``.
     """
-    if batch["actions"].ndim != 3 or batch["actions"].shape[1:] != (self.config.horizon,
-                                                                    self.action_dim):
-      raise ValueError(f"batch['actions'] must have shape (B, {self.config.horizon}, "
-                       f"{self.action_dim}); got {batch['actions'].shape}")
+    chex.assert_shape(batch["actions"], (None, self.config.horizon, self.action_dim),
+                      exception_type=ValueError, custom_message=(
+                          f"batch['actions'] must have shape (B, {self.config.horizon}, "
+                          f"{self.action_dim}); got {batch['actions'].shape}"))
     key = self.state.step_key()
     grads, info = jax.grad(self.total_loss, has_aux=True)(self.state.params, batch, key)
     tau = self.config.tau
@@ -310,7 +311,7 @@ class QAMAgent(flax.struct.PyTreeNode):
     Returns:
       ``(B, H, d)`` chunks in [−1, 1]; execute open-loop.
     """
-    if obs.ndim != 2 or obs.shape[1] != self.obs_dim:
-      raise ValueError(f"obs must have shape (B, {self.obs_dim}); got {obs.shape}")
+    chex.assert_shape(obs, (None, self.obs_dim), exception_type=ValueError,
+                      custom_message=f"obs must have shape (B, {self.obs_dim}); got {obs.shape}")
     a = self._policy_chunks(self.state.params, self.state.extras, obs, rng)
     return a.reshape(obs.shape[0], self.config.horizon, self.action_dim)

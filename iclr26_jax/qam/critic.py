@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -18,12 +19,12 @@ def pessimistic_target(next_q: jax.Array, rewards: jax.Array, masks: jax.Array, 
   Returns:
     ``(B,)`` targets.
   """
-  if next_q.ndim != 2:
-    raise ValueError(f"next_q must have shape (K, B); got {next_q.shape}")
+  chex.assert_rank(next_q, 2, exception_type=ValueError,
+                   custom_message=f"next_q must have shape (K, B); got {next_q.shape}")
   b = next_q.shape[1]
   for name, x in (("rewards", rewards), ("masks", masks)):
-    if x.shape != (b,):
-      raise ValueError(f"{name} must have shape ({b},); got {x.shape}")
+    chex.assert_shape(x, (b,), exception_type=ValueError,
+                      custom_message=f"{name} must have shape ({b},); got {x.shape}")
   boot = jnp.mean(next_q, axis=0) - rho * jnp.std(next_q, axis=0)
   return rewards + (discount ** horizon) * masks * boot
 
@@ -36,7 +37,9 @@ def td_loss(q: jax.Array, target: jax.Array, valid: jax.Array) -> jax.Array:
   Returns:
     scalar.
   """
-  if q.ndim != 2 or target.shape != (q.shape[1],) or valid.shape != (q.shape[1],):
-    raise ValueError(f"q must be (K, B) with target and valid (B,); got {q.shape}, "
-                     f"{target.shape}, {valid.shape}")
+  message = (f"q must be (K, B) with target and valid (B,); got {q.shape}, {target.shape}, "
+             f"{valid.shape}")
+  chex.assert_rank(q, 2, exception_type=ValueError, custom_message=message)
+  chex.assert_shape([target, valid], (q.shape[1],), exception_type=ValueError,
+                    custom_message=message)
   return jnp.mean(valid[None] * jnp.square(q - jax.lax.stop_gradient(target)[None]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -15,10 +16,9 @@ Velocity = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
 
 
 def _check_2d(name: str, x: jax.Array, rows: int | None = None, cols: int | None = None):
-  if x.ndim != 2 or (rows is not None and x.shape[0] != rows) or (
-      cols is not None and x.shape[1] != cols):
-    raise ValueError(f"{name} must have shape ({rows if rows is not None else 'B'}, "
-                     f"{cols if cols is not None else 'D'}); got {x.shape}")
+  chex.assert_shape(x, (rows, cols), exception_type=ValueError, custom_message=(
+      f"{name} must have shape ({rows if rows is not None else 'B'}, "
+      f"{cols if cols is not None else 'D'}); got {x.shape}"))
 
 
 def flow_matching_loss(velocity: Velocity, obs: jax.Array, actions: jax.Array, key: jax.Array,
@@ -44,8 +44,8 @@ def flow_matching_loss(velocity: Velocity, obs: jax.Array, actions: jax.Array, k
   err = jnp.mean(jnp.square(velocity(obs, xt, t) - (actions - x0)), axis=-1)
   if weights is None:
     return jnp.mean(err)
-  if weights.shape != (b,):
-    raise ValueError(f"weights must have shape ({b},); got {weights.shape}")
+  chex.assert_shape(weights, (b,), exception_type=ValueError,
+                    custom_message=f"weights must have shape ({b},); got {weights.shape}")
   return jnp.mean(weights * err)
 
 

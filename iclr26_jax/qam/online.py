@@ -18,6 +18,7 @@ L episode step limit (OGBench only).
 
 from __future__ import annotations
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -69,8 +70,8 @@ def init(p0: jax.Array, capacity: int, horizon: int, action_dim: int,
   ``episode_limit`` (L) given: the OGBench fields ``ep_actions`` (L, d) and ``ep_success``.
   """
   p0 = jnp.asarray(p0, jnp.float32)
-  if p0.ndim != 1:
-    raise ValueError(f"p0 must be one observation (S,); got shape {p0.shape}")
+  chex.assert_rank(p0, 1, custom_message=f"p0 must be one observation (S,); got shape {p0.shape}",
+                   exception_type=ValueError)
   if capacity < 1 or horizon < 1 or action_dim < 1:
     raise ValueError(f"capacity, horizon and action_dim must be >= 1; got {capacity}, "
                      f"{horizon}, {action_dim}")

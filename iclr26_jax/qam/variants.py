@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -28,8 +29,10 @@ def edit_actions(edit_dist, obs: jax.Array, a_flow: jax.Array, key: jax.Array,
   Returns:
     (â ``(B, D)`` in [−1, 1], log g_ψ(e | s, a_flow) ``(B,)``).
   """
-  if a_flow.ndim != 2 or obs.ndim != 2 or obs.shape[0] != a_flow.shape[0]:
-    raise ValueError(f"obs (B, S) and a_flow (B, D) required; got {obs.shape}, {a_flow.shape}")
+  message = f"obs (B, S) and a_flow (B, D) required; got {obs.shape}, {a_flow.shape}"
+  chex.assert_rank([obs, a_flow], 2, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape_prefix([obs, a_flow], 1, exception_type=ValueError,
+                                 custom_message=message)
   e, log_prob = edit_dist(obs, a_flow).sample_and_log_prob(seed=key)
   return jnp.clip(a_flow + edit_scale * e, -1.0, 1.0), log_prob
 
