@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -53,12 +54,12 @@ def _check_x_or_h(x, hessian, k):
     raise ValueError("pass exactly one of x (M, K) calibration inputs or hessian (K, K) = X^T X")
   if hessian is None:
     x = jnp.asarray(x, jnp.float32)
-    if x.ndim != 2 or x.shape[1] != k:
-      raise ValueError(f"x must be (M, K) with K = {k}; got shape {x.shape}")
+    chex.assert_shape(x, (None, k), exception_type=ValueError,
+                      custom_message=f"x must be (M, K) with K = {k}; got shape {x.shape}")
     return jnp.einsum("mk,ml->kl", x, x, precision=jax.lax.Precision.HIGHEST)
   h = jnp.asarray(hessian, jnp.float32)
-  if h.shape != (k, k):
-    raise ValueError(f"hessian must be (K, K) = ({k}, {k}); got shape {h.shape}")
+  chex.assert_shape(h, (k, k), exception_type=ValueError,
+                    custom_message=f"hessian must be (K, K) = ({k}, {k}); got shape {h.shape}")
   return h
 
 
@@ -114,14 +115,14 @@ def activation_aware_scales(w, signs, x=None, *, hessian=None, group_size: int =
   w = check_weight(w, group_size)
   n, k = w.shape
   signs = jnp.asarray(signs)
-  if signs.ndim != 3 or signs.shape[1:] != (n, k):
-    raise ValueError(f"signs must be (p, N, K) = (p, {n}, {k}); got shape {signs.shape}")
+  chex.assert_shape(signs, (None, n, k), exception_type=ValueError,
+                    custom_message=f"signs must be (p, N, K) = (p, {n}, {k}); got shape {signs.shape}")
   if beta is not None and fit_beta:
     raise ValueError("pass either beta (fixed offsets) or fit_beta=True, not both")
   if beta is not None:
     beta = jnp.asarray(beta, jnp.float32)
-    if beta.shape != (n, k // group_size):
-      raise ValueError(f"beta must be (N, K/g) = ({n}, {k // group_size}); got {beta.shape}")
+    chex.assert_shape(beta, (n, k // group_size), exception_type=ValueError,
+                      custom_message=f"beta must be (N, K/g) = ({n}, {k // group_size}); got {beta.shape}")
   h = _check_x_or_h(x, hessian, k)
   if not bool(jnp.all(jnp.isfinite(h))):
     raise ValueError("x / hessian contains non-finite (NaN/Inf) values")
@@ -317,8 +318,8 @@ def calibrate_block(block_fn: Callable[[Mapping[str, jax.Array], jax.Array], jax
   else:
     xq_of = {p: jnp.asarray(x_q, jnp.float32) for p in bits}
   for p, arr in xq_of.items():
-    if arr.shape != x_fp.shape:
-      raise ValueError(f"x_q (precision {p}) must have x_fp's shape {x_fp.shape}; got {arr.shape}")
+    chex.assert_shape(arr, x_fp.shape, exception_type=ValueError, custom_message=(
+        f"x_q (precision {p}) must have x_fp's shape {x_fp.shape}; got {arr.shape}"))
   w_fp = {nm: jnp.asarray(w_np[nm]) for nm in names}
   y_fp = block_fn(w_fp, x_fp)
   train_beta = bool(train_beta) and bool(asymmetric)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -50,8 +51,8 @@ def dense_variables(qw: QuantizedWeight, bias=None) -> dict:
     params["beta"] = packed.beta
   if bias is not None:
     bias = jnp.asarray(bias, jnp.float32)
-    if bias.shape != (qw.shape[0],):
-      raise ValueError(f"bias must have shape (N,) = ({qw.shape[0]},); got {bias.shape}")
+    chex.assert_shape(bias, (qw.shape[0],), exception_type=ValueError,
+                      custom_message=f"bias must have shape (N,) = ({qw.shape[0]},); got {bias.shape}")
     params["bias"] = bias
   return {PLANES_COLLECTION: {"planes": packed.planes}, "params": params}
 

@@ -34,6 +34,7 @@ import os
 import time
 from typing import Mapping, Sequence
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -285,8 +286,8 @@ def _params_from_tensors(t: Mapping[str, np.ndarray], cfg: MiniLMConfig) -> dict
     if name not in t:
       raise ValueError(f"model.safetensors lacks tensor {name!r}")
     a = np.asarray(t[name], np.float32)
-    if a.shape != shape:
-      raise ValueError(f"model.safetensors: {name} has shape {a.shape}; expected {shape}")
+    chex.assert_shape(a, shape, exception_type=ValueError,
+                      custom_message=f"model.safetensors: {name} has shape {a.shape}; expected {shape}")
     return jnp.asarray(a)
 
   d, f = cfg.hidden, cfg.intermediate
@@ -362,8 +363,9 @@ def _encode(params, ids, mask, cfg):
 
 def _check_batch(ids, mask, cfg):
   ids, mask = np.asarray(ids), np.asarray(mask)
-  if ids.ndim != 2 or ids.shape != mask.shape:
-    raise ValueError(f"token_ids and mask must both be (B, L); got {ids.shape} and {mask.shape}")
+  message = f"token_ids and mask must both be (B, L); got {ids.shape} and {mask.shape}"
+  chex.assert_rank(ids, 2, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape([ids, mask], exception_type=ValueError, custom_message=message)
   if ids.shape[1] > cfg.max_positions:
     raise ValueError(f"sequence length L = {ids.shape[1]} exceeds max_positions = {cfg.max_positions}")
   if ids.size and (ids.min() < 0 or ids.max() >= cfg.vocab_size):

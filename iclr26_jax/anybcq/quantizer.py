@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple, Sequence
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -69,8 +70,8 @@ def check_weight(w, group_size: int, name: str = "w") -> np.ndarray:
     raise ValueError(f"{name}: the quantizer validates its input on the host; pass a concrete "
                      "array, not a traced value (the cores it calls are jitted)")
   arr = np.asarray(w)
-  if arr.ndim != 2:
-    raise ValueError(f"{name} must be a 2-D (N, K) = (out, in) weight matrix; got shape {arr.shape}")
+  chex.assert_rank(arr, 2, exception_type=ValueError, custom_message=(
+      f"{name} must be a 2-D (N, K) = (out, in) weight matrix; got shape {arr.shape}"))
   if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
     raise ValueError(f"{name} must be a real array; got dtype {arr.dtype}")
   n, k = arr.shape
@@ -487,15 +488,14 @@ class QuantizedWeight(struct.PyTreeNode):
     """A copy with alpha^(p) (and beta^(p), if asymmetric) replaced; shapes are checked."""
     i = self._index(precision)
     alpha = jnp.asarray(alpha, jnp.float32)
-    if alpha.shape != self.alphas[i].shape:
-      raise ValueError(f"alpha^({precision}) must have shape {self.alphas[i].shape}; got "
-                       f"{alpha.shape}")
+    chex.assert_shape(alpha, self.alphas[i].shape, exception_type=ValueError, custom_message=(
+        f"alpha^({precision}) must have shape {self.alphas[i].shape}; got {alpha.shape}"))
     alphas = self.alphas[:i] + (alpha,) + self.alphas[i + 1:]
     betas = self.betas
     if betas is not None and beta is not None:
       beta = jnp.asarray(beta, jnp.float32)
-      if beta.shape != betas[i].shape:
-        raise ValueError(f"beta^({precision}) must have shape {betas[i].shape}; got {beta.shape}")
+      chex.assert_shape(beta, betas[i].shape, exception_type=ValueError, custom_message=(
+          f"beta^({precision}) must have shape {betas[i].shape}; got {beta.shape}"))
       betas = betas[:i] + (beta,) + betas[i + 1:]
     elif betas is None and beta is not None:
       raise ValueError("with_scales: this weight is symmetric (no beta); pass beta=None")
@@ -551,9 +551,9 @@ class QuantizedWeight(struct.PyTreeNode):
     planes, alpha, beta, precisions, g, k = packed
     precisions = check_bits(precisions)
     bp_format.check_planes(planes)
-    if alpha.shape[0] != sum(precisions):
-      raise ValueError(f"from_packed: alpha has {alpha.shape[0]} rows; precisions {precisions} "
-                       f"need {sum(precisions)}")
+    chex.assert_axis_dimension(alpha, 0, sum(precisions), exception_type=ValueError,
+                               custom_message=(f"from_packed: alpha has {alpha.shape[0]} rows; "
+                                               f"precisions {precisions} need {sum(precisions)}"))
     if k % g:
       raise ValueError(f"from_packed: in_features K = {k} is not a multiple of g = {g}")
     signs = jnp.transpose(bp_format.unpack_planes(planes, k=k), (0, 2, 1)).astype(jnp.int8)
@@ -674,8 +674,8 @@ def expand_precision(qw: QuantizedWeight, w, rounds: int = 20) -> QuantizedWeigh
     raise ValueError(f"expand_precision: qw must be a QuantizedWeight; got {type(qw).__name__}")
   g = qw.group_size
   w = check_weight(w, g)
-  if w.shape != qw.shape:
-    raise ValueError(f"expand_precision: w has shape {w.shape} but qw is {qw.shape}")
+  chex.assert_shape(w, qw.shape, exception_type=ValueError,
+                    custom_message=f"expand_precision: w has shape {w.shape} but qw is {qw.shape}")
   rounds = _check_rounds(rounds)
   p = qw.bits[-1]
   wg = _group(w, g)
