@@ -164,3 +164,15 @@ def test_calibration_bad_inputs(data):
     anybcq.calibrate_block(gated_mlp_block, ws, x, {2: x}, group_size=G)
   with pytest.raises(ValueError, match="exactly one of x"):
     anybcq.activation_aware_scales(ws["up"], np.ones((2, N, K), np.int8), group_size=G)
+
+
+def test_activation_aware_scales_shape_checks_name_the_argument(data):
+  """The chex-checked boundary raises ValueError naming the argument, the need and the got."""
+  ws, x = data
+  signs = np.ones((2, N, K), np.int8)
+  with pytest.raises(ValueError, match=rf"x must be \(M, K\) with K = {K}; got shape \(4, {K - 1}\)"):
+    anybcq.activation_aware_scales(ws["up"], signs, x[:4, :-1], group_size=G)
+  with pytest.raises(ValueError, match=rf"hessian must be \(K, K\) = \({K}, {K}\); got shape \({K},\)"):
+    anybcq.activation_aware_scales(ws["up"], signs, hessian=np.ones(K), group_size=G)
+  with pytest.raises(ValueError, match=rf"signs must be \(p, N, K\) = \(p, {N}, {K}\); got shape \({N}, {K}\)"):
+    anybcq.activation_aware_scales(ws["up"], signs[0], x, group_size=G)

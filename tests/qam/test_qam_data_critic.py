@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from iclr26_jax.qam import critic, datasets, flows
 from iclr26_jax.qam.envs import pointmaze as pm
@@ -17,6 +18,19 @@ def test_pessimistic_target_by_hand():
   loss = critic.td_loss(jnp.asarray([[0.0, 1.0], [2.0, 3.0]]), jnp.asarray([1.0, 1.0]),
                         jnp.asarray([1.0, 0.0]))
   np.testing.assert_allclose(loss, (1.0 + 0 + 1.0 + 0) / 4, rtol=1e-6)
+
+
+def test_critic_and_flow_shape_checks_name_the_argument():
+  """chex-checked boundaries: a ValueError naming the argument, the shape needed and the one got."""
+  next_q, ones = jnp.zeros((2, 3)), jnp.ones(3)
+  with pytest.raises(ValueError, match=r"next_q must have shape \(K, B\); got \(3,\)"):
+    critic.pessimistic_target(ones, ones, ones, 0.9, 2, 0.5)
+  with pytest.raises(ValueError, match=r"masks must have shape \(3,\); got \(3, 1\)"):
+    critic.pessimistic_target(next_q, ones, ones[:, None], 0.9, 2, 0.5)
+  with pytest.raises(ValueError, match=r"q must be \(K, B\) with target and valid \(B,\)"):
+    critic.td_loss(next_q, ones, jnp.ones(2))
+  with pytest.raises(ValueError, match=r"x0 must have shape \(B, D\); got \(3,\)"):
+    flows.euler_ode(lambda o, x, t: x, jnp.zeros((3, 2)), ones, 2)
 
 
 def test_chunks_by_hand():
