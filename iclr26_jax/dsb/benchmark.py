@@ -42,6 +42,7 @@ import functools
 import math
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -130,19 +131,17 @@ class CPPotential(struct.PyTreeNode):
 
 def _check_potential(potential: CPPotential, reference: ReferenceProcess) -> None:
   log_alpha, cores = potential.log_alpha, potential.log_cp_cores
-  if cores.ndim != 3:
-    raise ValueError(f"potential.log_cp_cores must have shape (D, S, K), got "
-                     f"{tuple(cores.shape)}")
-  if log_alpha.shape != (cores.shape[2],):
-    raise ValueError(f"potential.log_alpha must have shape (K,) = ({cores.shape[2]},), got "
-                     f"{tuple(log_alpha.shape)}")
+  chex.assert_rank(cores, 3, exception_type=ValueError, custom_message=(
+      f"potential.log_cp_cores must have shape (D, S, K), got {tuple(cores.shape)}"))
+  chex.assert_shape(log_alpha, (cores.shape[2],), exception_type=ValueError, custom_message=(
+      f"potential.log_alpha must have shape (K,) = ({cores.shape[2]},), got "
+      f"{tuple(log_alpha.shape)}"))
   s = reference.num_categories
-  if cores.shape[1] != s:
-    raise ValueError(f"potential.log_cp_cores has S={cores.shape[1]} categories but the "
-                     f"reference has S={s}")
-  if reference.log_q_bar.ndim != 3 or reference.log_q_bar.shape[1:] != (s, s):
-    raise ValueError(f"reference.log_q_bar must have shape (N + 2, S, S), got "
-                     f"{tuple(reference.log_q_bar.shape)}")
+  chex.assert_axis_dimension(cores, 1, s, exception_type=ValueError, custom_message=(
+      f"potential.log_cp_cores has S={cores.shape[1]} categories but the reference has S={s}"))
+  chex.assert_shape(reference.log_q_bar, (None, s, s), exception_type=ValueError, custom_message=(
+      f"reference.log_q_bar must have shape (N + 2, S, S), got "
+      f"{tuple(reference.log_q_bar.shape)}"))
 
 
 def _check_chunk(chunk_elements: Any) -> int:
@@ -182,13 +181,12 @@ def log_u_table(log_q_m: jax.Array, log_cp_cores: jax.Array,
   """
   log_q_m = jnp.asarray(log_q_m)
   log_cp_cores = jnp.asarray(log_cp_cores)
-  if log_cp_cores.ndim != 3:
-    raise ValueError(f"log_cp_cores must have shape (D, S, K), got "
-                     f"{tuple(log_cp_cores.shape)}")
+  chex.assert_rank(log_cp_cores, 3, exception_type=ValueError, custom_message=(
+      f"log_cp_cores must have shape (D, S, K), got {tuple(log_cp_cores.shape)}"))
   s, k = log_cp_cores.shape[1], log_cp_cores.shape[2]
-  if log_q_m.shape != (s, s):
-    raise ValueError(f"log_q_m must have shape (S, S) = ({s}, {s}), got "
-                     f"{tuple(log_q_m.shape)}")
+  chex.assert_shape(log_q_m, (s, s), exception_type=ValueError, custom_message=(
+      f"log_q_m must have shape (S, S) = ({s}, {s}), got "
+      f"{tuple(log_q_m.shape)}"))
   chunk_elements = _check_chunk(chunk_elements)
 
   def per_coordinate(cores_d):  # (S, K) -> (S, K)
@@ -309,8 +307,8 @@ def plan_log_prob(potential: CPPotential, reference: ReferenceProcess, x0: jax.A
   _check_potential(potential, reference)
   x0 = check_states(x0, "x0", potential.num_categories, potential.dim)
   y = check_states(y, "y", potential.num_categories, potential.dim)
-  if y.shape != x0.shape:
-    raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}")
+  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
+      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
   kernel = reference.log_kernel()
   log_q = kernel[x0, y].sum(-1)
   return (log_q + log_potential(potential, y, chunk_elements)
@@ -421,9 +419,9 @@ def transition_log_prob(potential: CPPotential, reference: ReferenceProcess, x_t
   _check_potential(potential, reference)
   x_t = check_states(x_t, "x_t", potential.num_categories, potential.dim)
   x_next = check_states(x_next, "x_next", potential.num_categories, potential.dim)
-  if x_next.shape != x_t.shape:
-    raise ValueError(f"x_next must have the shape of x_t {tuple(x_t.shape)}, got "
-                     f"{tuple(x_next.shape)}")
+  chex.assert_shape(x_next, x_t.shape, exception_type=ValueError, custom_message=(
+      f"x_next must have the shape of x_t {tuple(x_t.shape)}, got "
+      f"{tuple(x_next.shape)}"))
   t = check_time(t, "t", 0, reference.num_steps)
   log_q = reference.log_q_step[x_t, x_next].sum(-1)
   return (log_q + log_phi(potential, reference, x_next, t + 1, chunk_elements)
@@ -882,9 +880,9 @@ class Benchmark(struct.PyTreeNode):
     """
     x0 = self._states(x0, "x0")
     y = self._states(y, "y")
-    if y.shape != x0.shape:
-      raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got "
-                       f"{tuple(y.shape)}")
+    chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
+        f"y must have the shape of x0 {tuple(x0.shape)}, got "
+        f"{tuple(y.shape)}"))
     return _jit_plan_log_prob(self, x0, y)
 
   def plan_marginal_logits(self, x0: jax.Array) -> jax.Array:
@@ -937,9 +935,9 @@ class Benchmark(struct.PyTreeNode):
     t = check_time(t, "t", 0, self.num_steps)
     x_t = self._states(x_t, "x_t")
     x_next = self._states(x_next, "x_next")
-    if x_next.shape != x_t.shape:
-      raise ValueError(f"x_next must have the shape of x_t {tuple(x_t.shape)}, got "
-                       f"{tuple(x_next.shape)}")
+    chex.assert_shape(x_next, x_t.shape, exception_type=ValueError, custom_message=(
+        f"x_next must have the shape of x_t {tuple(x_t.shape)}, got "
+        f"{tuple(x_next.shape)}"))
     return _jit_transition_log_prob(self, x_t, x_next, jnp.asarray(t, jnp.int32))
 
   def sample_trajectory(self, rng: jax.Array, x0: jax.Array,
@@ -1119,9 +1117,9 @@ def build_benchmark(potential: CPPotential, reference: ReferenceProcess, source:
     marginals = jnp.asarray(source_log_marginals, dtype)
     if marginals.shape == (s,):
       marginals = jnp.broadcast_to(marginals, (d, s))
-    if marginals.shape != (d, s):
-      raise ValueError(f"source_log_marginals must have shape (S,) or (D, S) = ({d}, {s}), "
-                       f"got {tuple(marginals.shape)}")
+    chex.assert_shape(marginals, (d, s), exception_type=ValueError, custom_message=(
+        f"source_log_marginals must have shape (S,) or (D, S) = ({d}, {s}), "
+        f"got {tuple(marginals.shape)}"))
     if ref_lib._is_concrete(marginals):
       mass = np.exp(np.asarray(marginals, np.float64)).sum(-1)
       if not np.allclose(mass, 1.0, atol=1e-4):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, NamedTuple
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -235,8 +236,8 @@ def conditioning_points(x0: jax.Array, batch_size: int = 128) -> jax.Array:
     (ceil(B / batch_size), D) states.
   """
   x0 = jnp.asarray(x0)
-  if x0.ndim != 2:
-    raise ValueError(f"x0 must have shape (B, D), got {tuple(x0.shape)}")
+  chex.assert_rank(x0, 2, exception_type=ValueError,
+                   custom_message=f"x0 must have shape (B, D), got {tuple(x0.shape)}")
   batch_size = ref_lib._check_positive_int(batch_size, "batch_size", 1)
   return x0[::batch_size]
 
@@ -275,8 +276,8 @@ def conditional_shape_trend(rng: jax.Array, x0_points: jax.Array,
   y_true = jnp.asarray(true_sampler(k_true, xs))
   y_model = jnp.asarray(model_sampler(k_model, xs))
   for name, arr in (("true_sampler output", y_true), ("model_sampler output", y_model)):
-    if arr.shape != xs.shape:
-      raise ValueError(f"{name} must have shape {tuple(xs.shape)}, got {tuple(arr.shape)}")
+    chex.assert_shape(arr, xs.shape, exception_type=ValueError, custom_message=(
+        f"{name} must have shape {tuple(xs.shape)}, got {tuple(arr.shape)}"))
   y_true = check_states(y_true, "true_sampler output", num_categories, d)
   y_model = check_states(y_model, "model_sampler output", num_categories, d)
   return _conditional_scores(y_true, y_model, num_categories, bool(with_trend), p, off)
@@ -328,9 +329,9 @@ def sb_perplexity(benchmark: Benchmark, x0: jax.Array, y_hat: jax.Array) -> jax.
   """
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim)
   y_hat = check_states(y_hat, "y_hat", benchmark.num_categories, benchmark.dim)
-  if y_hat.shape != x0.shape:
-    raise ValueError(f"y_hat must have the shape of x0 {tuple(x0.shape)}, got "
-                     f"{tuple(y_hat.shape)}")
+  chex.assert_shape(y_hat, x0.shape, exception_type=ValueError, custom_message=(
+      f"y_hat must have the shape of x0 {tuple(x0.shape)}, got "
+      f"{tuple(y_hat.shape)}"))
   return _perplexity(benchmark.plan_marginal_logits(x0), y_hat)
 
 
@@ -377,9 +378,9 @@ def mc_conditional_kl(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim)
   y = benchmark.sample_plan(rng, x0)
   model = jnp.asarray(model_log_prob(x0, y))
-  if model.shape != (x0.shape[0],):
-    raise ValueError(f"model_log_prob must return shape ({x0.shape[0]},), got "
-                     f"{tuple(model.shape)}")
+  chex.assert_shape(model, (x0.shape[0],), exception_type=ValueError, custom_message=(
+      f"model_log_prob must return shape ({x0.shape[0]},), got "
+      f"{tuple(model.shape)}"))
   return _mean_difference(benchmark.plan_log_prob(x0, y), model)
 
 
@@ -402,9 +403,9 @@ def categorical_kl(log_p: jax.Array, log_q: jax.Array) -> jax.Array:
   """
   log_p = jax.nn.log_softmax(jnp.asarray(log_p), axis=-1)
   log_q = jax.nn.log_softmax(jnp.asarray(log_q), axis=-1)
-  if log_p.shape != log_q.shape:
-    raise ValueError(f"log_p and log_q must have the same shape, got {tuple(log_p.shape)} "
-                     f"and {tuple(log_q.shape)}")
+  chex.assert_equal_shape([log_p, log_q], exception_type=ValueError, custom_message=(
+      f"log_p and log_q must have the same shape, got {tuple(log_p.shape)} "
+      f"and {tuple(log_q.shape)}"))
   p = jnp.exp(log_p)
   safe_p = jnp.where(p > 0, log_p, 0.0)
   safe_q = jnp.where(p > 0, log_q, 0.0)
@@ -416,9 +417,9 @@ TransitionLogitsFn = Callable[[jax.Array, jax.Array], jax.Array]
 
 def _check_model_logits(out: jax.Array, x_t: jax.Array, s: int) -> jax.Array:
   want = x_t.shape + (s,)
-  if out.shape != want:
-    raise ValueError(f"model_transition_logits must return shape {want}, got "
-                     f"{tuple(out.shape)}")
+  chex.assert_shape(out, want, exception_type=ValueError, custom_message=(
+      f"model_transition_logits must return shape {want}, got "
+      f"{tuple(out.shape)}"))
   return out
 
 
@@ -645,8 +646,8 @@ def exact_conditional_kl_tv(benchmark: Benchmark,
   log_p0 = benchmark.source_log_prob(states)
   log_true = benchmark.plan_log_prob(x0_rep, y_rep)
   model = jnp.asarray(model_log_prob(x0_rep, y_rep))
-  if model.shape != (m * m,):
-    raise ValueError(f"model_log_prob must return shape ({m * m},), got {tuple(model.shape)}")
+  chex.assert_shape(model, (m * m,), exception_type=ValueError, custom_message=(
+      f"model_log_prob must return shape ({m * m},), got {tuple(model.shape)}"))
   return ExactConditionalMetrics(*_exact_kl_tv(log_p0, log_true.reshape(m, m),
                                                model.reshape(m, m)))
 
@@ -716,8 +717,8 @@ def prior_baseline_log_prob(benchmark: Benchmark, x0: jax.Array, y: jax.Array) -
   """
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim)
   y = check_states(y, "y", benchmark.num_categories, benchmark.dim)
-  if y.shape != x0.shape:
-    raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}")
+  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
+      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
   return _pair_table_sum(benchmark.reference_log_kernel(), x0, y)
 
 
@@ -769,9 +770,9 @@ def _featurewise_g(benchmark: Benchmark, rng: jax.Array | None, num_marginal_sam
     logp = benchmark.plan_marginal_logits(x0)  # (n, D, S)
     target_log_marginals = _log_mean_rows(logp)
   target_log_marginals = jnp.asarray(target_log_marginals, benchmark.source_log_marginals.dtype)
-  if target_log_marginals.shape != (d, s):
-    raise ValueError(f"target_log_marginals must have shape (D, S) = ({d}, {s}), got "
-                     f"{tuple(target_log_marginals.shape)}")
+  chex.assert_shape(target_log_marginals, (d, s), exception_type=ValueError, custom_message=(
+      f"target_log_marginals must have shape (D, S) = ({d}, {s}), got "
+      f"{tuple(target_log_marginals.shape)}"))
   if not threshold > 0:
     raise ValueError(f"threshold must be positive, got {threshold}")
   max_iterations = ref_lib._check_positive_int(max_iterations, "max_iterations", 1)
@@ -877,8 +878,8 @@ def featurewise_eot_log_prob(log_conditionals: jax.Array, x0: jax.Array,
   log_conditionals, x0 = _check_log_conditionals(log_conditionals, x0)
   d, s, _ = log_conditionals.shape
   y = check_states(y, "y", s, d)
-  if y.shape != x0.shape:
-    raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}")
+  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
+      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
   return _featurewise_log_prob(log_conditionals, x0, y)
 
 

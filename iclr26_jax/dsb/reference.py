@@ -30,6 +30,7 @@ import functools
 import math
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -74,8 +75,8 @@ def _check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
 def _check_log_square(log_q: jax.Array, name: str) -> None:
   if log_q.ndim != 2 or log_q.shape[0] != log_q.shape[1]:
     raise ValueError(f"{name} must have shape (S, S), got {tuple(log_q.shape)}")
-  if not jnp.issubdtype(log_q.dtype, jnp.floating):
-    raise ValueError(f"{name} must be floating point, got dtype {log_q.dtype}")
+  chex.assert_type(log_q, float, exception_type=ValueError,
+                   custom_message=f"{name} must be floating point, got dtype {log_q.dtype}")
 
 
 def _is_concrete(x: Any) -> bool:
@@ -103,12 +104,13 @@ def check_states(x: Any, name: str, num_categories: int, dim: int | None = None,
   x = jnp.asarray(x)
   want_ndim = 2 if batched else 1
   shape_txt = "(B, D)" if batched else "(D,)"
-  if x.ndim != want_ndim:
-    raise ValueError(f"{name} must have shape {shape_txt}, got {tuple(x.shape)}")
-  if dim is not None and x.shape[-1] != dim:
-    raise ValueError(f"{name} must have last dimension D={dim}, got shape {tuple(x.shape)}")
-  if not jnp.issubdtype(x.dtype, jnp.integer):
-    raise ValueError(f"{name} must hold integer category indices, got dtype {x.dtype}")
+  chex.assert_rank(x, want_ndim, exception_type=ValueError,
+                   custom_message=f"{name} must have shape {shape_txt}, got {tuple(x.shape)}")
+  if dim is not None:
+    chex.assert_axis_dimension(x, -1, dim, exception_type=ValueError, custom_message=(
+        f"{name} must have last dimension D={dim}, got shape {tuple(x.shape)}"))
+  chex.assert_type(x, int, exception_type=ValueError,
+                   custom_message=f"{name} must hold integer category indices, got dtype {x.dtype}")
   if _is_concrete(x) and x.size:
     host = np.asarray(x)  # host-side check: no device computation (and no compilation)
     lo, hi = int(host.min()), int(host.max())
@@ -130,9 +132,9 @@ def check_time(t: Any, name: str, low: int, high: int) -> Any:
       raise ValueError(f"{name} must lie in [{low}, {high}], got {int(t)}")
     return int(t)
   t = jnp.asarray(t)
-  if t.ndim != 0 or not jnp.issubdtype(t.dtype, jnp.integer):
-    raise ValueError(f"{name} must be an integer scalar, got shape {tuple(t.shape)} "
-                     f"dtype {t.dtype}")
+  message = f"{name} must be an integer scalar, got shape {tuple(t.shape)} dtype {t.dtype}"
+  chex.assert_rank(t, 0, exception_type=ValueError, custom_message=message)
+  chex.assert_type(t, int, exception_type=ValueError, custom_message=message)
   if _is_concrete(t) and not low <= int(t) <= high:
     raise ValueError(f"{name} must lie in [{low}, {high}], got {int(t)}")
   return t
@@ -501,8 +503,8 @@ def bridge_log_probs(reference: ReferenceProcess, x0: jax.Array, y: jax.Array,
   s = reference.num_categories
   x0 = check_states(x0, "x0", s)
   y = check_states(y, "y", s, x0.shape[-1])
-  if y.shape != x0.shape:
-    raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}")
+  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
+      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
   n = reference.num_steps
   t = check_time(t, "t", 0, n + 1)
   logits = _rows(reference.log_q_bar[t], x0) + _cols(reference.log_q_bar[n + 1 - t], y)
@@ -527,8 +529,8 @@ def bridge_step_log_probs(reference: ReferenceProcess, x_t: jax.Array, y: jax.Ar
   s = reference.num_categories
   x_t = check_states(x_t, "x_t", s)
   y = check_states(y, "y", s, x_t.shape[-1])
-  if y.shape != x_t.shape:
-    raise ValueError(f"y must have the shape of x_t {tuple(x_t.shape)}, got {tuple(y.shape)}")
+  chex.assert_shape(y, x_t.shape, exception_type=ValueError, custom_message=(
+      f"y must have the shape of x_t {tuple(x_t.shape)}, got {tuple(y.shape)}"))
   n = reference.num_steps
   t = check_time(t, "t", 0, n)
   logits = _rows(reference.log_q_step, x_t) + _cols(reference.log_q_bar[n - t], y)
@@ -572,8 +574,8 @@ def sample_bridge_path(reference: ReferenceProcess, rng: jax.Array, x0: jax.Arra
   s = reference.num_categories
   x0 = check_states(x0, "x0", s).astype(jnp.int32)
   y = check_states(y, "y", s, x0.shape[-1]).astype(jnp.int32)
-  if y.shape != x0.shape:
-    raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}")
+  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
+      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
   n = reference.num_steps
   keys = jax.random.split(rng, n + 1)
 

@@ -51,6 +51,7 @@ import dataclasses
 import functools
 from typing import Any, Callable, NamedTuple
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -153,11 +154,10 @@ def transition_log_probs(endpoint_logits: jax.Array, reference: ReferenceProcess
   Returns:
     (B, D, S) normalised log-probabilities over x_{t+1}^d.
   """
-  if endpoint_logits.ndim != 3 or endpoint_logits.shape[:2] != x_t.shape \
-          or endpoint_logits.shape[2] != reference.num_categories:
-    want = tuple(x_t.shape) + (reference.num_categories,)
-    raise ValueError(f"endpoint_logits must have shape (B, D, S) = {want}, got "
-                     f"{tuple(endpoint_logits.shape)}")
+  want = tuple(x_t.shape) + (reference.num_categories,)
+  message = f"endpoint_logits must have shape (B, D, S) = {want}, got {tuple(endpoint_logits.shape)}"
+  chex.assert_rank(endpoint_logits, 3, exception_type=ValueError, custom_message=message)
+  chex.assert_shape(endpoint_logits, want, exception_type=ValueError, custom_message=message)
   n = reference.num_steps
   t = jnp.broadcast_to(jnp.asarray(t, jnp.int32), x_t.shape[:1])
   log_end = jax.nn.log_softmax(endpoint_logits, axis=-1)  # (B, D, S_e)

@@ -52,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -124,8 +125,8 @@ def dlightsb_m_loss(potential: CPPotential, reference: ReferenceProcess, x0: jax
   s, d = potential.num_categories, potential.dim
   x0 = check_states(x0, "x0", s, d)
   y = check_states(y, "y", s, d)
-  if y.shape != x0.shape:
-    raise ValueError(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}")
+  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
+      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
   t = ref_lib.check_time(t, "t", 0, reference.num_steps)
   k_t, k_next = jax.random.split(rng)
   x_t = dls._categorical_flat(k_t, ref_lib.bridge_log_probs(reference, x0, y, t))
