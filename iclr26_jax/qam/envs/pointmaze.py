@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -30,8 +31,8 @@ ACTION_DIM = 2
 
 
 def _check_last(name, x, n):
-  if x.shape[-1] != n:
-    raise ValueError(f"{name} must have shape (..., {n}); got {x.shape}")
+  chex.assert_axis_dimension(x, -1, n, exception_type=ValueError, custom_message=(
+      f"{name} must have shape (..., {n}); got {x.shape}"))
 
 
 def in_wall(p: jax.Array) -> jax.Array:
@@ -102,9 +103,9 @@ def evaluate(policy: Callable[[jax.Array, jax.Array], jax.Array], key: jax.Array
   def query(carry, q):
     p, done, length = carry
     acts = policy(p, jax.random.fold_in(k_pol, q))
-    if acts.shape != (num_episodes, chunk, 2):
-      raise ValueError(f"policy output must have shape ({num_episodes}, {chunk}, 2); "
-                       f"got {acts.shape}")
+    chex.assert_shape(acts, (num_episodes, chunk, 2), exception_type=ValueError, custom_message=(
+        f"policy output must have shape ({num_episodes}, {chunk}, 2); "
+        f"got {acts.shape}"))
 
     def inner(c, i):
       p, done, length = c
