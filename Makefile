@@ -15,8 +15,9 @@ EIGHT_O0 := XLA_FLAGS="--xla_force_host_platform_device_count=8 --xla_backend_op
 # Every tier runs on two pytest-xdist workers (compiles are single-threaded, so two workers use
 # both CI cores). --dist loadgroup with tests/conftest.py's groups: each file is one
 # unit (its module fixtures built once), except tests marked split_params, whose parameters (the
-# per-config CLI runs, the notebooks) are spread over both workers.
-PAR := -n 2 --dist loadgroup
+# per-config CLI runs, the notebooks) are spread over both workers. --durations lists each tier's
+# slowest tests (what to trim when the suite nears CI's 30 minutes).
+PAR := -n 2 --dist loadgroup --durations=15
 # pytest exits 5 when a tier collects no test; an empty tier is not a failure.
 OK5 := rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 
