@@ -23,6 +23,7 @@ import pickle
 import shlex
 from typing import NamedTuple, Sequence
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -89,8 +90,8 @@ def methane_energy(h, xp=jnp):
   Returns:
     (N,) energies.
   """
-  if h.ndim != 3 or h.shape[1:] != (4, 3):
-    raise ValueError(f"h must have shape (N, 4, 3), got {tuple(h.shape)}.")
+  chex.assert_shape(h, (None, 4, 3), exception_type=ValueError,
+                    custom_message=f"h must have shape (N, 4, 3), got {tuple(h.shape)}.")
   r = xp.sqrt(xp.sum(h * h, axis=-1))  # (N, 4)
   e = xp.sum((1.0 - xp.exp(-MORSE_A * (r - MORSE_R0))) ** 2, axis=-1)
   u = h / r[..., None]
@@ -432,8 +433,8 @@ def teacher_apply(task: TeacherTask, x):
   Returns:
     (N, 1) float32.
   """
-  if x.ndim != 2 or x.shape[1] != task.input_dim:
-    raise ValueError(f"x must have shape (N, {task.input_dim}), got {tuple(x.shape)}.")
+  chex.assert_shape(x, (None, task.input_dim), exception_type=ValueError, custom_message=(
+      f"x must have shape (N, {task.input_dim}), got {tuple(x.shape)}."))
   ws = [(jnp.asarray(w), jnp.asarray(b)) for w, b in task.weights]
   return ((_teacher_raw(ws, x, jnp, task.activation) - task.mean) / task.std)[:, None]
 

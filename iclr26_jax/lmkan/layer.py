@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -61,8 +62,8 @@ def pair_inputs(x):
   Returns:
     (B, P, 2) with P = ⌈N_in/2⌉; pair p holds inputs (2p, 2p+1).
   """
-  if x.ndim != 2:
-    raise ValueError(f"x must have shape (B, N_in), got {tuple(x.shape)}.")
+  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=(
+      f"x must have shape (B, N_in), got {tuple(x.shape)}."))
   b, n = x.shape
   if n % 2:
     x = jnp.pad(x, ((0, 0), (0, 1)))
@@ -84,8 +85,8 @@ def affine_table(weight, grid: SigmaGrid, bias=None):
     table (P, G+1, G+1, N_out), P = ⌈N_in/2⌉, dtype of `weight`.
   """
   weight = jnp.asarray(weight)
-  if weight.ndim != 2:
-    raise ValueError(f"weight must have shape (N_out, N_in), got {tuple(weight.shape)}.")
+  chex.assert_rank(weight, 2, exception_type=ValueError, custom_message=(
+      f"weight must have shape (N_out, N_in), got {tuple(weight.shape)}."))
   if not isinstance(grid, SigmaGrid):
     raise ValueError(f"grid must be a SigmaGrid, got {type(grid).__name__}.")
   q, n = weight.shape
@@ -98,8 +99,8 @@ def affine_table(weight, grid: SigmaGrid, bias=None):
            + w[:, :, 1].T[:, None, None, :] * t[None, None, :, None])
   if bias is not None:
     bias = jnp.asarray(bias, weight.dtype)
-    if bias.shape != (q,):
-      raise ValueError(f"bias must have shape (N_out,) = {(q,)}, got {tuple(bias.shape)}.")
+    chex.assert_shape(bias, (q,), exception_type=ValueError, custom_message=(
+        f"bias must have shape (N_out,) = {(q,)}, got {tuple(bias.shape)}."))
     table = table + bias[None, None, None, :] / p
   return table
 
@@ -135,8 +136,8 @@ def affine_init(n_in: int, grid: SigmaGrid) -> Callable:
     q = shape[-1]
     w = jax.random.normal(key, (q * n_in,), dtype).reshape(q, n_in) / math.sqrt(n_in)
     table = affine_table(w, grid)
-    if table.shape != tuple(shape):
-      raise ValueError(f"affine_init built a table of shape {table.shape}, expected {tuple(shape)}.")
+    chex.assert_shape(table, tuple(shape), exception_type=ValueError, custom_message=(
+        f"affine_init built a table of shape {table.shape}, expected {tuple(shape)}."))
     return table
 
   return init
@@ -211,8 +212,8 @@ class LMKANDense(nn.Module):
     x = jnp.asarray(x)
     if x.ndim < 1 or x.shape[-1] < 1:
       raise ValueError(f"x must have shape (..., N_in) with N_in >= 1, got {tuple(x.shape)}.")
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-      raise ValueError(f"x must be floating, got dtype {x.dtype}.")
+    chex.assert_type(x, float, exception_type=ValueError,
+                     custom_message=f"x must be floating, got dtype {x.dtype}.")
     n_in = x.shape[-1]
     lead = x.shape[:-1]
     p = (n_in + 1) // 2

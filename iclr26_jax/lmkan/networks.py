@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -72,8 +73,8 @@ def patches_kkc(x, kernel_size, strides=(1, 1), padding="SAME"):
   Returns:
     (N, H', W', kh·kw·C), element [..., (a·kw + b)·C + c] = x[n, h'·sh + a − pad, w'·sw + b − pad, c].
   """
-  if x.ndim != 4:
-    raise ValueError(f"x must have shape (N, H, W, C), got {tuple(x.shape)}.")
+  chex.assert_rank(x, 4, exception_type=ValueError, custom_message=(
+      f"x must have shape (N, H, W, C), got {tuple(x.shape)}."))
   kh, kw = _pair(kernel_size, "kernel_size")
   strides = _pair(strides, "strides")
   c = x.shape[-1]
@@ -176,8 +177,8 @@ class LMKANConv(nn.Module):
   @nn.compact
   def __call__(self, x, train: bool = False):
     """x: (N, H, W, C_in) → (N, H', W', features)."""
-    if x.ndim != 4:
-      raise ValueError(f"x must have shape (N, H, W, C), got {tuple(x.shape)}.")
+    chex.assert_rank(x, 4, exception_type=ValueError, custom_message=(
+        f"x must have shape (N, H, W, C), got {tuple(x.shape)}."))
     x = _bn(train, self.bn_momentum, self.bn_epsilon, name="bn")(x)
     p = patches_kkc(x, self.kernel_size, self.strides, self.padding)
     return LMKANDense(self.features, grid_size=self.grid_size, table_init=self.table_init,
@@ -213,8 +214,8 @@ class CNN(nn.Module):
     widths = _check_widths(self.dense_widths, "dense_widths")
     if self.pool not in _POOLS:
       raise ValueError(f"pool must be one of {_POOLS}, got {self.pool!r}.")
-    if x.ndim != 4:
-      raise ValueError(f"x must have shape (N, H, W, C), got {tuple(x.shape)}.")
+    chex.assert_rank(x, 4, exception_type=ValueError, custom_message=(
+        f"x must have shape (N, H, W, C), got {tuple(x.shape)}."))
     k = _pair(self.kernel_size, "kernel_size")
     for i, c in enumerate(channels):
       x = nn.Conv(c, k, padding=self.padding, param_dtype=self.param_dtype, name=f"conv_{i}")(x)
@@ -252,8 +253,8 @@ class LMKANCNN(nn.Module):
     widths = _check_widths(self.dense_widths, "dense_widths")
     if self.pool not in _POOLS:
       raise ValueError(f"pool must be one of {_POOLS}, got {self.pool!r}.")
-    if x.ndim != 4:
-      raise ValueError(f"x must have shape (N, H, W, C), got {tuple(x.shape)}.")
+    chex.assert_rank(x, 4, exception_type=ValueError, custom_message=(
+        f"x must have shape (N, H, W, C), got {tuple(x.shape)}."))
     kw = dict(grid_size=self.grid_size, table_init=self.table_init, init_scale=self.init_scale,
               impl=self.impl, param_dtype=self.param_dtype, bn_momentum=self.bn_momentum,
               bn_epsilon=self.bn_epsilon)
