@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -81,8 +82,8 @@ def sample_p1(key: jax.Array, n: int, task: GaussianMITask) -> jax.Array:
 
 
 def _check_x(x, task):
-  if x.ndim != 2 or x.shape[1] != task.dim:
-    raise ValueError(f"x must be (B, {task.dim}); got {x.shape}")
+  chex.assert_shape(x, (None, task.dim), exception_type=ValueError, custom_message=(
+      f"x must be (B, {task.dim}); got {x.shape}"))
 
 
 def eigen_coordinates(x: jax.Array, task: GaussianMITask) -> jax.Array:
@@ -259,8 +260,8 @@ def additive_noise_joint(rng: np.random.Generator, n: int, task: AdditiveNoiseTa
 
 def additive_noise_log_ratio(x: jax.Array, task: AdditiveNoiseTask) -> jax.Array:
   """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,), −∞ off the joint's support."""
-  if x.ndim != 2 or x.shape[1] != task.dim:
-    raise ValueError(f"x must be (B, {task.dim}); got {x.shape}")
+  chex.assert_shape(x, (None, task.dim), exception_type=ValueError, custom_message=(
+      f"x must be (B, {task.dim}); got {x.shape}"))
   xp = _xp(x)
   p = x.reshape(x.shape[0], task.dim // 2, 2)
   u, y = p[..., 0], p[..., 1]
@@ -311,8 +312,8 @@ def gamma_exponential_joint(rng: np.random.Generator, n: int,
 
 def gamma_exponential_log_ratio(x: jax.Array, task: GammaExponentialTask) -> jax.Array:
   """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,); −∞ outside (0, ∞)²."""
-  if x.ndim != 2 or x.shape[1] != task.dim:
-    raise ValueError(f"x must be (B, {task.dim}); got {x.shape}")
+  chex.assert_shape(x, (None, task.dim), exception_type=ValueError, custom_message=(
+      f"x must be (B, {task.dim}); got {x.shape}"))
   xp = _xp(x)
   p = x.reshape(x.shape[0], task.dim // 2, 2)
   u, y = p[..., 0], p[..., 1]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -109,11 +110,10 @@ def integrate_time_score(score_fn: Callable[[jax.Array, jax.Array], jax.Array], 
   Returns:
     (B,) estimated log p1(x)/p0(x).
   """
-  if x.ndim != 2:
-    raise ValueError(f"x must be (B, d); got {x.shape}")
-  if nodes.shape != weights.shape or nodes.ndim != 1:
-    raise ValueError(f"nodes and weights must be equal (N,) vectors; got {nodes.shape}, "
-                     f"{weights.shape}")
+  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}")
+  message = f"nodes and weights must be equal (N,) vectors; got {nodes.shape}, {weights.shape}"
+  chex.assert_rank(nodes, 1, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape([nodes, weights], exception_type=ValueError, custom_message=message)
   b = x.shape[0]
 
   def step(acc, tw):
@@ -127,8 +127,7 @@ def integrate_time_score(score_fn: Callable[[jax.Array, jax.Array], jax.Array], 
 
 def kl_estimate(log_r: jax.Array) -> jax.Array:
   """KL(p1‖p0) ≈ mean of log r̂ over samples of p1; ``log_r`` (B,) → scalar."""
-  if log_r.ndim != 1:
-    raise ValueError(f"log_r must be (B,); got {log_r.shape}")
+  chex.assert_rank(log_r, 1, exception_type=ValueError, custom_message=f"log_r must be (B,); got {log_r.shape}")
   return jnp.mean(log_r)
 
 
@@ -139,15 +138,14 @@ def mi_estimate(log_r: jax.Array) -> jax.Array:
 
 def std_normal_logpdf(x: jax.Array) -> jax.Array:
   """log N(x; 0, I) for x (B, d) → (B,)."""
-  if x.ndim != 2:
-    raise ValueError(f"x must be (B, d); got {x.shape}")
+  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}")
   return -0.5 * jnp.sum(x ** 2, axis=1) - 0.5 * x.shape[1] * np.log(2.0 * np.pi)
 
 
 def log_likelihood(x: jax.Array, log_r: jax.Array) -> jax.Array:
   """log p̂1(x) = log r̂(x) + log N(x; 0, I) (p0 = N(0, I)); x (B, d), log_r (B,) → (B,)."""
-  if log_r.shape != x.shape[:1]:
-    raise ValueError(f"log_r must be (B,) = ({x.shape[0]},); got {log_r.shape}")
+  chex.assert_shape(log_r, x.shape[:1], exception_type=ValueError, custom_message=(
+      f"log_r must be (B,) = ({x.shape[0]},); got {log_r.shape}"))
   return log_r + std_normal_logpdf(x)
 
 
@@ -223,8 +221,7 @@ def integrate_dopri5(score_fn: Callable[[jax.Array, jax.Array], jax.Array], x: j
   """
   import diffrax  # lazy: only the adaptive method needs it
 
-  if x.ndim != 2:
-    raise ValueError(f"x must be (B, d); got {x.shape}")
+  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}")
   if not t_start < t_end:
     raise ValueError(f"need t_start < t_end; got {t_start}, {t_end}")
   if rtol <= 0 or atol <= 0:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Mapping
 
+import chex
 import jax
 import jax.numpy as jnp
 import optax
@@ -110,8 +111,9 @@ def plain_target(coeffs: PathCoeffs, x0: jax.Array, x1: jax.Array, *, target_eps
   Returns:
     ``(c (B,), data_target (B, d))`` with c = [α̇(‖x0‖² − d) + β̇⟨x0,x1⟩]/α, data −x0/α.
   """
-  if x0.ndim != 2 or x0.shape != x1.shape:
-    raise ValueError(f"x0 and x1 must both be (B, d); got {x0.shape} and {x1.shape}")
+  message = f"x0 and x1 must both be (B, d); got {x0.shape} and {x1.shape}"
+  chex.assert_rank(x0, 2, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape([x0, x1], exception_type=ValueError, custom_message=message)
   d = x0.shape[1]
   a, _, da, db = coeffs
   inv = 1.0 / (a + target_eps)
@@ -129,8 +131,9 @@ def bridge_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, x0: jax.Array
   (flips the ⟨μ̇, z⟩/√v term, the one that carries the pairing of x0 and x1).
   Returns: ``(c (B,), data_target (B, d))``, c = −(d/2)v̇/v + v̇/(2v)‖z‖² + ⟨μ̇, z⟩/√v, data −z/√v.
   """
-  if not (x0.ndim == 2 and x0.shape == x1.shape == z.shape):
-    raise ValueError(f"x0, x1, z must all be (B, d); got {x0.shape}, {x1.shape}, {z.shape}")
+  message = f"x0, x1, z must all be (B, d); got {x0.shape}, {x1.shape}, {z.shape}"
+  chex.assert_rank(x0, 2, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape([x0, x1, z], exception_type=ValueError, custom_message=message)
   d = x0.shape[1]
   _, _, da, db = coeffs
   sigma = jnp.sqrt(v)
@@ -238,8 +241,9 @@ def _check_batch(batch):
   if not isinstance(batch, Mapping) or "x0" not in batch or "x1" not in batch:
     raise ValueError("batch must be a mapping with 'x0' and 'x1' arrays of shape (B, d)")
   x0, x1 = batch["x0"], batch["x1"]
-  if x0.ndim != 2 or x0.shape != x1.shape:
-    raise ValueError(f"batch['x0'] and batch['x1'] must both be (B, d); got {x0.shape}, {x1.shape}")
+  message = f"batch['x0'] and batch['x1'] must both be (B, d); got {x0.shape}, {x1.shape}"
+  chex.assert_rank(x0, 2, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape([x0, x1], exception_type=ValueError, custom_message=message)
   return x0, x1
 
 

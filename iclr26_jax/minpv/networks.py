@@ -14,6 +14,7 @@ the reference's 1000 for the conditional and joint objectives.
 
 from __future__ import annotations
 
+import chex
 import flax.linen as nn
 import jax.numpy as jnp
 
@@ -34,10 +35,9 @@ def time_scale_for(objective: str, time_scale: float) -> float:
 
 def _check_inputs(x, t, dim: int) -> None:
   """x must be (B, dim) and t (B,)."""
-  if x.ndim != 2 or x.shape[1] != dim:
-    raise ValueError(f"x must be (B, {dim}); got {x.shape}")
-  if t.shape != (x.shape[0],):
-    raise ValueError(f"t must be (B,) = ({x.shape[0]},); got {t.shape}")
+  chex.assert_shape(x, (None, dim), exception_type=ValueError, custom_message=f"x must be (B, {dim}); got {x.shape}")
+  chex.assert_shape(t, (x.shape[0],), exception_type=ValueError, custom_message=(
+      f"t must be (B,) = ({x.shape[0]},); got {t.shape}"))
 
 
 class ScoreNetwork(nn.Module):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, NamedTuple
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -208,13 +209,14 @@ def init_path_params(name: str, num_components: int = 5) -> dict:
 
 # -------------------------------------------------------------------------------- interpolants
 def _check_pair(x0, x1):
-  if x0.ndim != 2 or x0.shape != x1.shape:
-    raise ValueError(f"x0 and x1 must both be (B, d); got x0 {x0.shape}, x1 {x1.shape}")
+  message = f"x0 and x1 must both be (B, d); got x0 {x0.shape}, x1 {x1.shape}"
+  chex.assert_rank(x0, 2, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape([x0, x1], exception_type=ValueError, custom_message=message)
 
 
 def _check_coeffs(c: PathCoeffs, batch: int):
-  if jnp.shape(c.alpha) != (batch,):
-    raise ValueError(f"path coefficients must be (B,) = ({batch},); got {jnp.shape(c.alpha)}")
+  chex.assert_shape(c.alpha, (batch,), exception_type=ValueError, custom_message=(
+      f"path coefficients must be (B,) = ({batch},); got {jnp.shape(c.alpha)}"))
 
 
 def interpolate_plain(coeffs: PathCoeffs, x0: jax.Array, x1: jax.Array) -> jax.Array:
