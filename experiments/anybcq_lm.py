@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 
-from absl import app, flags
+from absl import app, flags, logging
 
 from experiments import _cli
 
@@ -67,7 +67,7 @@ def run(*, steps: int = 2000, batch: int = 32, lr: float = 3e-3, width: int = 12
   bits = (2, 3, 4)
   config = method_lib.run_config(cfg, steps=steps, batch=batch, lr=lr, seed=seed,
                                  quant_eval="final", group_size=group_size, rounds=rounds,
-                                 asymmetric=not symmetric, progress_bar=True)
+                                 asymmetric=not symmetric)
   t_start = time.time()
 
   def progress(message):
@@ -106,6 +106,8 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
   opts = _cli.values(fv, NAMES)
   if opts["width"] % opts["heads"]:
     raise app.UsageError(f"--width={opts['width']} must be a multiple of --heads={opts['heads']}")
+  if "verbosity" in fv and not fv["verbosity"].present:
+    logging.set_verbosity(logging.WARNING)  # the trainer's Orbax logs at INFO (as experiments.main)
   run(**opts)
 
 
