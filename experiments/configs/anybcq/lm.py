@@ -48,21 +48,10 @@ def get_config(arg=None):
   c.quant.asymmetric = True    # per-group offset beta
   c.quant.eval = "final"       # quantized perplexities: "final" | "every" evaluation | "never"
 
-  variants, _ = config_lib.parse_arg(arg)
-  if "smoke" in variants:
-    c.num_steps = 20
-    c.batch_size = 16
-    c.log_every = 5
-    c.checkpoint_every = 10
-    c.optim.warmup_steps = 2
-    c.lm.width = 32
-    c.lm.depth = 1
-    c.lm.heads = 2
-    c.lm.mlp_ratio = 1
-    c.lm.context = 32
-    c.data.train_bytes = 20_000
-    c.data.eval_windows = 16
-    c.quant.group_size = 32
-    c.quant.rounds = 2
-    c.quant.methods = ("anybcq", "rtn")  # fixed BCQ compiles a solver per width (~15 s)
-  return config_lib.finalize(c, arg, known_variants=("smoke",))
+  smoke = {"num_steps": 20, "batch_size": 16, "log_every": 5, "checkpoint_every": 10,
+           "optim.warmup_steps": 2, "lm.width": 32, "lm.depth": 1, "lm.heads": 2,
+           "lm.mlp_ratio": 1, "lm.context": 32, "data.train_bytes": 20_000,
+           "data.eval_windows": 16, "quant.group_size": 32, "quant.rounds": 2,
+           # fixed BCQ compiles a solver per width (~15 s)
+           "quant.methods": ("anybcq", "rtn")}
+  return config_lib.experiment(c, arg, {"smoke": smoke}, validate=method.validate)
