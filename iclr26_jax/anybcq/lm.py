@@ -34,6 +34,7 @@ import os
 from typing import Sequence
 
 import flax.linen as nn
+from flax import traverse_util
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -217,16 +218,17 @@ def block_kernel_paths(cfg: LMConfig) -> list[tuple[str, str]]:
 
 def get_path(tree, path):
   """The leaf of a nested dict at ``path`` (a sequence of keys)."""
-  for p in path:
-    tree = tree[p]
-  return tree
+  return traverse_util.flatten_dict(tree)[tuple(path)]
 
 
 def set_path(tree, path, value):
-  """A copy of the nested dict ``tree`` with the leaf at ``path`` replaced (others shared)."""
-  if len(path) == 1:
-    return {**tree, path[0]: value}
-  return {**tree, path[0]: set_path(tree[path[0]], path[1:], value)}
+  """A copy of the nested dict ``tree`` with the leaf at ``path`` replaced (other leaves shared),
+  by ``flax.traverse_util``."""
+  flat = traverse_util.flatten_dict(tree)
+  if tuple(path) not in flat:
+    raise KeyError(f"no leaf at {tuple(path)}")
+  flat[tuple(path)] = value
+  return traverse_util.unflatten_dict(flat)
 
 
 def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
