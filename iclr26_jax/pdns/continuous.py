@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, NamedTuple
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -59,8 +60,8 @@ class ControlNet(nn.Module):
   @nn.compact
   def __call__(self, t: jax.Array, x: jax.Array) -> jax.Array:
     """t: scalar or (B,); x: (B, d) -> (B, d)."""
-    if x.ndim != 2 or x.shape[-1] != self.dim:
-      raise ValueError(f"x must have shape (B, {self.dim}); got {tuple(x.shape)}")
+    chex.assert_shape(x, (None, self.dim), exception_type=ValueError, custom_message=(
+        f"x must have shape (B, {self.dim}); got {tuple(x.shape)}"))
     h = jnp.concatenate([x, fourier_time_features(t, x.shape[0], self.num_freqs, x.dtype)], -1)
     return mlp(h, (self.hidden,) * self.depth, self.dim, activation=nn.silu,
                out_kernel_init=nn.initializers.zeros, out_bias_init=nn.initializers.zeros)
@@ -132,8 +133,9 @@ def em_rollout(u_fn: Callable, params: Any, reference, key: jax.Array, n: int,
   k0, kz = jax.random.split(key)
   if x0 is None:
     x0 = reference.sample_source(k0, n)
-  elif x0.shape != (n, d):
-    raise ValueError(f"x0 must have shape ({n}, {d}); got {tuple(x0.shape)}")
+  else:
+    chex.assert_shape(x0, (n, d), exception_type=ValueError,
+                      custom_message=f"x0 must have shape ({n}, {d}); got {tuple(x0.shape)}")
   dt = 1.0 / num_steps
   keys = jax.random.split(kz, num_steps)
 
@@ -182,11 +184,11 @@ def bridge_matching_loss(params: Any, u_fn: Callable, reference, key: jax.Array,
     raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
   if not 0.0 < t_max < 1.0:
     raise ValueError(f"t_max must lie in (0, 1); got {t_max}")
+  chex.assert_shape(x1, (None, reference.dim), exception_type=ValueError,
+                    custom_message=f"x1 must have shape (B, {reference.dim}); got {tuple(x1.shape)}")
   b, d = x1.shape
-  if d != reference.dim:
-    raise ValueError(f"x1 must have shape (B, {reference.dim}); got {tuple(x1.shape)}")
-  if weights.shape != (b,):
-    raise ValueError(f"weights must have shape ({b},); got {tuple(weights.shape)}")
+  chex.assert_shape(weights, (b,), exception_type=ValueError, custom_message=(
+      f"weights must have shape ({b},); got {tuple(weights.shape)}"))
   k0, kt, kb = jax.random.split(key, 3)
   x0 = reference.sample_source(k0, b, x1.dtype)
   t = jax.random.uniform(kt, (b,), x1.dtype, 0.0, t_max)
@@ -260,8 +262,8 @@ def log_weight_stats(log_w: jax.Array) -> dict:
     dict of scalars: ``eval/log_z`` = logsumexp(W) - log N, ``eval/elbo`` = mean W,
     ``eval/path_kl`` = log_z - elbo, ``eval/ess`` = (sum e^W)^2 / (N sum e^{2W}).
   """
-  if log_w.ndim != 1:
-    raise ValueError(f"log_w must have shape (N,); got {tuple(log_w.shape)}")
+  chex.assert_rank(log_w, 1, exception_type=ValueError, custom_message=(
+      f"log_w must have shape (N,); got {tuple(log_w.shape)}"))
   return {k: v for k, v in metrics.weight_stats(log_w).items() if k.startswith("eval/")}
 
 

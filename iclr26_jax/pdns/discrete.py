@@ -38,6 +38,7 @@ import itertools
 import math
 from typing import Any, Callable, NamedTuple
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -81,8 +82,8 @@ class DenoiserNet(nn.Module):
   @nn.compact
   def __call__(self, z: jax.Array) -> jax.Array:
     """z: (B, D) int -> (B, D, q) log-probabilities."""
-    if z.ndim != 2 or z.shape[1] != self.dim:
-      raise ValueError(f"z must have shape (B, {self.dim}); got {tuple(z.shape)}")
+    chex.assert_shape(z, (None, self.dim), exception_type=ValueError, custom_message=(
+        f"z must have shape (B, {self.dim}); got {tuple(z.shape)}"))
     h = jax.nn.one_hot(z, self.q + 1, dtype=jnp.float32).reshape(z.shape[0], -1)
     logits = mlp(h, (self.hidden,) * self.depth, self.dim * self.q, activation=nn.silu,
                  out_kernel_init=nn.initializers.zeros, out_bias_init=nn.initializers.zeros)
@@ -178,9 +179,10 @@ def path_log_ratio(log_probs_fn: Callable, params: Any, x: jax.Array, order: jax
   Returns:
     (n,) float32.
   """
-  if x.ndim != 2 or order.shape != x.shape:
-    raise ValueError(f"x and order must both have shape (n, D); got {tuple(x.shape)} and "
-                     f"{tuple(order.shape)}")
+  message = (f"x and order must both have shape (n, D); got {tuple(x.shape)} and "
+             f"{tuple(order.shape)}")
+  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape([x, order], exception_type=ValueError, custom_message=message)
   _check_qd(q, x.shape[1])
   return _unmask_scan(log_probs_fn, params, order.astype(jnp.int32), q, None,
                       x.astype(jnp.int32))[1]
@@ -249,9 +251,10 @@ def masked_nll(log_probs_fn: Callable, params: Any, x: jax.Array, mask: jax.Arra
   Returns:
     (B,) float32.
   """
-  if x.ndim != 2 or mask.shape != x.shape:
-    raise ValueError(f"x and mask must both have shape (B, D); got {tuple(x.shape)} and "
-                     f"{tuple(mask.shape)}")
+  message = (f"x and mask must both have shape (B, D); got {tuple(x.shape)} and "
+             f"{tuple(mask.shape)}")
+  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=message)
+  chex.assert_equal_shape([x, mask], exception_type=ValueError, custom_message=message)
   z = jnp.where(mask, q, x).astype(jnp.int32)
   lp = log_probs_fn(params, z)                                              # (B, D, q)
   nll = -jnp.take_along_axis(lp, x.astype(jnp.int32)[..., None], -1)[..., 0]
@@ -316,11 +319,10 @@ def wdce_loss(params: Any, log_probs_fn: Callable, key: jax.Array, x: jax.Array,
     raise ValueError(f"replicates must be >= 1; got {replicates}")
   if antithetic and replicates % 2:
     raise ValueError(f"antithetic masks need an even number of replicates; got {replicates}")
-  if x.ndim != 2:
-    raise ValueError(f"x must have shape (B, D); got {tuple(x.shape)}")
+  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must have shape (B, D); got {tuple(x.shape)}")
   b, dim = x.shape
-  if weights.shape != (b,):
-    raise ValueError(f"weights must have shape ({b},); got {tuple(weights.shape)}")
+  chex.assert_shape(weights, (b,), exception_type=ValueError, custom_message=(
+      f"weights must have shape ({b},); got {tuple(weights.shape)}"))
   mask, scale = _draw_masks(key, b, dim, replicates, formulation, antithetic)
   xr = jnp.broadcast_to(x[:, None], mask.shape).reshape(-1, dim)
   nll = masked_nll(log_probs_fn, params, xr, mask.reshape(-1, dim), q).reshape(b, replicates)

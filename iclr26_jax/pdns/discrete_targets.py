@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from functools import partial
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -68,8 +69,8 @@ class EnumerableTarget(flax.struct.PyTreeNode):
     """Validates log_table (q^D,) finite; stored as float32."""
     t = np.asarray(log_table, np.float64)
     all_states(dim, q)   # validates dim, q and the size
-    if t.shape != (q ** dim,):
-      raise ValueError(f"log_table must have shape ({q ** dim},) = (q^D,); got {t.shape}")
+    chex.assert_shape(t, (q ** dim,), exception_type=ValueError, custom_message=(
+        f"log_table must have shape ({q ** dim},) = (q^D,); got {t.shape}"))
     if not np.all(np.isfinite(t)):
       raise ValueError("log_table must be finite")
     return cls(log_table=jnp.asarray(t, jnp.float32), dim=dim, q=q, name=name)
@@ -83,10 +84,10 @@ class EnumerableTarget(flax.struct.PyTreeNode):
     return all_states(self.dim, self.q)
 
   def _check_x(self, x: jax.Array, name: str = "x", allow_mask: bool = False) -> None:
-    if x.ndim < 1 or x.shape[-1] != self.dim:
-      raise ValueError(f"{name} must have shape (..., {self.dim}); got {tuple(x.shape)}")
-    if not jnp.issubdtype(x.dtype, jnp.integer):
-      raise ValueError(f"{name} must hold integer tokens; got dtype {x.dtype}")
+    chex.assert_shape(x, (..., self.dim), exception_type=ValueError, custom_message=(
+        f"{name} must have shape (..., {self.dim}); got {tuple(x.shape)}"))
+    chex.assert_type(x, int, exception_type=ValueError,
+                     custom_message=f"{name} must hold integer tokens; got dtype {x.dtype}")
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x): (..., D) int in {0..q-1} -> (...,) float32."""
@@ -115,8 +116,8 @@ class EnumerableTarget(flax.struct.PyTreeNode):
   def kl_from(self, log_p: np.ndarray) -> float:
     """Exact KL(p || pi) for a normalised log-table log_p (q^D,) over the same state order."""
     log_p = np.asarray(log_p, np.float64)
-    if log_p.shape != (self.num_states,):
-      raise ValueError(f"log_p must have shape ({self.num_states},); got {log_p.shape}")
+    chex.assert_shape(log_p, (self.num_states,), exception_type=ValueError, custom_message=(
+        f"log_p must have shape ({self.num_states},); got {log_p.shape}"))
     p = np.exp(log_p)
     lp = np.where(p > 0, log_p, 0.0)
     return float(np.sum(p * (lp - self.log_probs())))
@@ -138,8 +139,8 @@ class EnumerableTarget(flax.struct.PyTreeNode):
     Returns:
       (B, D, q) float32 log-probabilities.
     """
-    if z.ndim != 2 or z.shape[1] != self.dim:
-      raise ValueError(f"z must have shape (B, {self.dim}); got {tuple(z.shape)}")
+    chex.assert_shape(z, (None, self.dim), exception_type=ValueError, custom_message=(
+        f"z must have shape (B, {self.dim}); got {tuple(z.shape)}"))
     q, d = self.q, self.dim
     states_oh = jax.nn.one_hot(jnp.asarray(self.states()), q, dtype=jnp.float32)  # (S, D, q)
     states_oh = states_oh.reshape(-1, d * q)

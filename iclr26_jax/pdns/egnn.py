@@ -18,6 +18,7 @@ orthogonal R and translation t, and u(P x) = P u(x) for every particle permutati
 from __future__ import annotations
 
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -60,8 +61,8 @@ class EGNNControl(nn.Module):
   def __call__(self, t: jax.Array, x: jax.Array) -> jax.Array:
     """t: scalar or (B,); x: (B, n s) -> (B, n s) (CoM-free)."""
     n, s = self.n_particles, self.spatial_dim
-    if x.ndim != 2 or x.shape[-1] != n * s:
-      raise ValueError(f"x must have shape (B, {n * s}); got {tuple(x.shape)}")
+    chex.assert_shape(x, (None, n * s), exception_type=ValueError, custom_message=(
+        f"x must have shape (B, {n * s}); got {tuple(x.shape)}"))
     b = x.shape[0]
     pos = x.reshape(b, n, s)
     temb = fourier_time_features(t, b, self.num_freqs, x.dtype)                     # (B, F)

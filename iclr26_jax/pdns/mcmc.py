@@ -36,6 +36,7 @@ import sys
 import time
 from typing import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -73,8 +74,7 @@ def mala(log_prob: Callable, x0: jax.Array, key: jax.Array, *, num_burnin: int, 
     dict with ``samples`` (num_samples, C, d), ``log_prob`` (num_samples, C), ``step_size``
     (C,) frozen h, ``accept_rate`` (C,) mean acceptance probability of the sampling phase.
   """
-  if x0.ndim != 2:
-    raise ValueError(f"x0 must have shape (C, d); got {tuple(x0.shape)}")
+  chex.assert_rank(x0, 2, exception_type=ValueError, custom_message=f"x0 must have shape (C, d); got {tuple(x0.shape)}")
   if num_burnin < 0 or num_samples < 1 or thin < 1:
     raise ValueError(f"need num_burnin >= 0, num_samples >= 1, thin >= 1; got {num_burnin}, "
                      f"{num_samples}, {thin}")

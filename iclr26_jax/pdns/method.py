@@ -65,6 +65,7 @@ import dataclasses
 import math
 from typing import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 import ml_collections
@@ -235,8 +236,8 @@ def lattice_log_prob(x: jax.Array, *, size: int, beta: float, model: str = "isin
   Potts: H = -J sum_i (1[x_i = x_right(i)] + 1[x_i = x_down(i)]). Same convention as
   ``discrete_targets.ising`` / ``potts`` (on L = 2 each pair is counted twice).
   """
-  if x.ndim != 2 or x.shape[1] != size * size:
-    raise ValueError(f"x must have shape (n, {size * size}); got {tuple(x.shape)}")
+  chex.assert_shape(x, (None, size * size), exception_type=ValueError, custom_message=(
+      f"x must have shape (n, {size * size}); got {tuple(x.shape)}"))
   right, down = _periodic_neighbours(size)
   if model == "ising":
     s = 2.0 * x.astype(jnp.float32) - 1.0

@@ -24,6 +24,7 @@ import math
 from functools import partial
 from typing import Callable, Optional
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -36,8 +37,8 @@ __all__ = ["log_z_hat", "elbo", "ess", "ess_per_stage", "weight_stats", "sinkhor
 
 
 def _check_log_w(log_w: jax.Array, ndim: int = 1) -> None:
-  if log_w.ndim != ndim:
-    raise ValueError(f"log_w must have {ndim} dimension(s); got shape {tuple(log_w.shape)}")
+  chex.assert_rank(log_w, ndim, exception_type=ValueError, custom_message=(
+      f"log_w must have {ndim} dimension(s); got shape {tuple(log_w.shape)}"))
 
 
 def log_z_hat(log_w: jax.Array) -> jax.Array:
@@ -198,8 +199,8 @@ def w2_1d(a: jax.Array, b: jax.Array, squared: bool = False) -> jax.Array:
   Returns:
     W2 (or W2^2 if ``squared``), scalar.
   """
-  if a.ndim != 1 or b.ndim != 1:
-    raise ValueError(f"a and b must be 1-D; got {tuple(a.shape)}, {tuple(b.shape)}")
+  chex.assert_rank([a, b], 1, exception_type=ValueError,
+                   custom_message=f"a and b must be 1-D; got {tuple(a.shape)}, {tuple(b.shape)}")
   n, m = a.shape[0], b.shape[0]
   sa, sb = jnp.sort(a), jnp.sort(b)
   if n == m:
@@ -236,8 +237,8 @@ def w1_1d(a: jax.Array, b: jax.Array) -> jax.Array:
   Returns:
     W1, scalar (the area between the two empirical CDFs, evaluated on the merged sorted points).
   """
-  if a.ndim != 1 or b.ndim != 1:
-    raise ValueError(f"a and b must be 1-D; got {tuple(a.shape)}, {tuple(b.shape)}")
+  chex.assert_rank([a, b], 1, exception_type=ValueError,
+                   custom_message=f"a and b must be 1-D; got {tuple(a.shape)}, {tuple(b.shape)}")
   z = jnp.sort(jnp.concatenate([a, b]))
   fa = jnp.searchsorted(jnp.sort(a), z[:-1], side="right") / a.shape[0]
   fb = jnp.searchsorted(jnp.sort(b), z[:-1], side="right") / b.shape[0]
@@ -280,8 +281,8 @@ def particle_metrics(energy_fn: Callable, x: jax.Array, ref: jax.Array, n_partic
 
 def nearest_center(x: jax.Array, centers: jax.Array) -> jax.Array:
   """Index of the nearest center (Euclidean): x (..., d), centers (J, d) -> (...,) int32."""
-  if x.shape[-1] != centers.shape[-1]:
-    raise ValueError(f"x (..., {centers.shape[-1]}) expected; got {tuple(x.shape)}")
+  chex.assert_axis_dimension(x, -1, centers.shape[-1], exception_type=ValueError, custom_message=(
+      f"x (..., {centers.shape[-1]}) expected; got {tuple(x.shape)}"))
   d2 = jnp.sum((x[..., None, :] - centers) ** 2, -1)
   return jnp.argmin(d2, -1).astype(jnp.int32)
 
@@ -306,8 +307,7 @@ def ising_sample_stats(x: jax.Array) -> dict:
   Returns:
     ``abs_mag`` = E|M| / D, ``p_neg`` = P(M < 0), ``p_pos`` = P(M > 0), ``corr`` (D, D) = E s_i s_j.
   """
-  if x.ndim != 2:
-    raise ValueError(f"x must have shape (N, D); got {tuple(x.shape)}")
+  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must have shape (N, D); got {tuple(x.shape)}")
   return _ising_stats_jit(x)
 
 
@@ -337,8 +337,8 @@ def empirical_tv(x: jax.Array, log_probs: np.ndarray, q: int) -> jax.Array:
   enumerated distribution ``log_probs`` (q^D,) in lexicographic order (last site fastest)."""
   lp = jnp.asarray(log_probs)
   dim = x.shape[-1]
-  if lp.shape != (q ** dim,):
-    raise ValueError(f"log_probs must have shape ({q ** dim},) = (q^D,); got {lp.shape}")
+  chex.assert_shape(lp, (q ** dim,), exception_type=ValueError, custom_message=(
+      f"log_probs must have shape ({q ** dim},) = (q^D,); got {lp.shape}"))
   return _tv_jit(x, lp, q)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -32,9 +33,9 @@ __all__ = ["ParticleSystem", "dw4", "lj13", "lj55", "remove_com", "com_free_norm
 
 
 def _check(x: jax.Array, n_particles: int, spatial_dim: int) -> None:
-  if x.ndim < 1 or x.shape[-1] != n_particles * spatial_dim:
-    raise ValueError(f"x must have shape (..., {n_particles * spatial_dim}) = (..., n * s);"
-                     f" got {tuple(x.shape)}")
+  chex.assert_shape(x, (..., n_particles * spatial_dim), exception_type=ValueError, custom_message=(
+      f"x must have shape (..., {n_particles * spatial_dim}) = (..., n * s);"
+      f" got {tuple(x.shape)}"))
 
 
 def remove_com(x: jax.Array, n_particles: int, spatial_dim: int) -> jax.Array:

@@ -36,6 +36,7 @@ import functools
 import math
 from typing import Any, Callable, NamedTuple
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -61,9 +62,9 @@ FEASIBLE, EPS_ABOVE_BRACKET, EPS_BELOW_BRACKET = 0, 1, 2
 
 
 def _check_vec(x: jax.Array, name: str, n: int | None = None) -> None:
-  if x.ndim != 1 or (n is not None and x.shape[0] != n):
-    want = f"({n},)" if n is not None else "(N,)"
-    raise ValueError(f"{name} must have shape {want}; got {tuple(x.shape)}")
+  want = f"({n},)" if n is not None else "(N,)"
+  chex.assert_shape(x, (n,), exception_type=ValueError,
+                    custom_message=f"{name} must have shape {want}; got {tuple(x.shape)}")
 
 
 def stage_log_weights(ell: jax.Array, r: jax.Array, c, lam_prev, stage_target: str = "prox"):

@@ -41,6 +41,7 @@ import math
 import warnings
 from typing import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -52,8 +53,8 @@ SCHEDULES = ("linear_decreasing", "linear_increasing", "explicit")
 
 
 def _check_dim(x: jax.Array, dim: int, name: str) -> None:
-  if x.ndim < 1 or x.shape[-1] != dim:
-    raise ValueError(f"{name} must have shape (..., {dim}); got {tuple(x.shape)}")
+  chex.assert_shape(x, (..., dim), exception_type=ValueError, custom_message=(
+      f"{name} must have shape (..., {dim}); got {tuple(x.shape)}"))
 
 
 def _t_col(t, x: jax.Array) -> jax.Array:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from functools import partial
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -79,13 +80,13 @@ class GaussianMixture(flax.struct.PyTreeNode):
     if w.ndim != 1 or np.any(w <= 0):
       raise ValueError(f"weights must be a positive (J,) vector; got {w}")
     j = w.shape[0]
-    if m.ndim != 2 or m.shape[0] != j:
-      raise ValueError(f"means must have shape ({j}, d); got {m.shape}")
+    chex.assert_shape(m, (j, None), exception_type=ValueError,
+                      custom_message=f"means must have shape ({j}, d); got {m.shape}")
     d = m.shape[1]
     if c.shape == (j, d):
       c = np.einsum("jd,de->jde", c, np.eye(d))
-    if c.shape != (j, d, d):
-      raise ValueError(f"covs must have shape ({j}, {d}, {d}) or ({j}, {d}); got {c.shape}")
+    chex.assert_shape(c, (j, d, d), exception_type=ValueError, custom_message=(
+        f"covs must have shape ({j}, {d}, {d}) or ({j}, {d}); got {c.shape}"))
     if np.any(np.linalg.eigvalsh(c) <= 0):
       raise ValueError("covs must be positive definite")
     chol = np.linalg.cholesky(c)
@@ -102,8 +103,8 @@ class GaussianMixture(flax.struct.PyTreeNode):
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x): (..., d) -> (...,) (jitted)."""
-    if x.shape[-1] != self.dim:
-      raise ValueError(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}")
+    chex.assert_axis_dimension(x, -1, self.dim, exception_type=ValueError, custom_message=(
+        f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"))
     return _jit_log_prob(self, x)
 
   def _log_prob(self, x: jax.Array) -> jax.Array:
@@ -225,8 +226,8 @@ class MixtureOfStudents(flax.struct.PyTreeNode):
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x): (..., d) -> (...,) (jitted)."""
-    if x.shape[-1] != self.dim:
-      raise ValueError(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}")
+    chex.assert_axis_dimension(x, -1, self.dim, exception_type=ValueError, custom_message=(
+        f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"))
     return _jit_log_prob(self, x)
 
   def _log_prob(self, x: jax.Array) -> jax.Array:
@@ -297,8 +298,8 @@ class Funnel(flax.struct.PyTreeNode):
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x): (..., d) -> (...,) (jitted)."""
-    if x.shape[-1] != self.dim:
-      raise ValueError(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}")
+    chex.assert_axis_dimension(x, -1, self.dim, exception_type=ValueError, custom_message=(
+        f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"))
     return _jit_log_prob(self, x)
 
   def _log_prob(self, x: jax.Array) -> jax.Array:
@@ -363,16 +364,16 @@ class ManyWell(flax.struct.PyTreeNode):
 
   def energy(self, x: jax.Array) -> jax.Array:
     """E(x): (..., d) -> (...,)."""
-    if x.shape[-1] != self.dim:
-      raise ValueError(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}")
+    chex.assert_axis_dimension(x, -1, self.dim, exception_type=ValueError, custom_message=(
+        f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"))
     w = x[..., : self.m]
     g = x[..., self.m:]
     return jnp.sum((w ** 2 - self.delta) ** 2, -1) + 0.5 * jnp.sum(g ** 2, -1)
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x) = -E(x): (..., d) -> (...,) (jitted)."""
-    if x.shape[-1] != self.dim:
-      raise ValueError(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}")
+    chex.assert_axis_dimension(x, -1, self.dim, exception_type=ValueError, custom_message=(
+        f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"))
     return _jit_log_prob(self, x)
 
   def _log_prob(self, x: jax.Array) -> jax.Array:
