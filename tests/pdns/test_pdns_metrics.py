@@ -203,3 +203,13 @@ def test_empirical_tv_vs_exact(ising3):
   assert abs(tv_u - exact_u) < 2 * 0.5 * np.sum(np.sqrt(2 / 512 / (math.pi * n))) + 0.01
   with pytest.raises(ValueError, match="log_probs"):
     metrics.empirical_tv(x, lp[:10], 2)
+
+
+def test_shape_checks_name_the_argument():
+  """chex-checked boundaries raise ValueError naming the argument and the shape it got."""
+  a = jnp.arange(4.0)
+  for fn in (metrics.w1_1d, metrics.w2_1d):
+    with pytest.raises(ValueError, match=r"a and b must be 1-D; got \(4,\), \(4, 1\)"):
+      fn(a, a[:, None])
+  with pytest.raises(ValueError, match=r"log_w must have 1 dimension\(s\); got shape \(2, 2\)"):
+    metrics.weight_stats(jnp.zeros((2, 2)))
