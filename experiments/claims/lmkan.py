@@ -12,9 +12,9 @@ CIFAR-10) are quoted for reference; at laptop scale on offline stand-ins the thr
 cheaper at equal accuracy). Spec §14 expects no advantage on the random teacher at this scale.
 
 Laptop scale (default) is shortened from the spec's protocol: methane 1500 steps (spec: 6000),
-teacher 1000 steps, digits 500 steps (config: 2000), two seeds, penalty ablation 500 steps with three
-seeds; even so the four claims take 527 s on a 2-core CPU (973 s when the cores are shared with
-other jobs), most of it in the CPU lookup of the lmKAN runs. `--full` runs the spec's 6000 steps with three seeds.
+teacher 1000 steps, digits 500 steps (config: 2000), two seeds (digits five: see ``_scale``),
+penalty ablation 500 steps with three seeds; most of the time goes to the CPU lookup of the lmKAN
+runs. `--full` runs the spec's 6000 steps with three seeds.
 """
 
 from __future__ import annotations
@@ -48,8 +48,14 @@ def _scale(ctx: ClaimContext) -> dict:
     return dict(steps=6000, seeds=(0, 1, 2), methane_lmkan=(4, 8, 16, 32),
                 methane_mlp=(8, 16, 32, 64, 128), digits_steps=3000, digits_lmkan=(4, 8, 16),
                 digits_cnn=(4, 8, 16, 32), teacher_steps=6000, teacher_lmkan=(8, 16, 32),
-                teacher_mlp=(16, 32, 64, 128), ablation_steps=3000, ablation_seeds=(0, 1, 2, 3, 4))
+                teacher_mlp=(16, 32, 64, 128), ablation_steps=3000, ablation_seeds=(0, 1, 2, 3, 4),
+                digits_seeds=(0, 1, 2))
+  # Digits at 500 steps takes five seeds: the 1347 training images and 449 test images leave the
+  # lmKAN CNN's test error at the mercy of the initialisation (c = 8, measured 2026-12-02: 1.8 /
+  # 2.0 / 4.0 / 2.0 / 2.9 % at seeds 0-4; an earlier draw of seeds 0-1 gave 3.3 %), so two seeds
+  # decided the verdict by chance (FAIL 0.30 with one init stream, PASS 1.57 with the next).
   return dict(steps=1500, seeds=(0, 1), methane_lmkan=(4, 8, 16), methane_mlp=(8, 16, 32, 64),
+              digits_seeds=(0, 1, 2, 3, 4),
               digits_steps=500, digits_lmkan=(4, 8), digits_cnn=(4, 8, 16, 32), teacher_steps=1000,
               teacher_lmkan=(8, 16), teacher_mlp=(16, 32, 64), ablation_steps=500,
               ablation_seeds=(0, 1, 2))
@@ -271,9 +277,9 @@ def _digits(ctx: ClaimContext) -> ClaimResult:
   from iclr26_jax.lmkan.analysis import interpolate_error_at_flops
   sc = _scale(ctx)
   ch = lambda w: f"lmkan.channels=({w},)"
-  lm = _sweep(ctx, "digits", "", sc["digits_lmkan"], sc["seeds"], sc["digits_steps"], ch, "error")
-  cnn = _sweep(ctx, "digits", "cnn", sc["digits_cnn"], sc["seeds"], sc["digits_steps"], ch,
-               "error")
+  seeds = sc["digits_seeds"]
+  lm = _sweep(ctx, "digits", "", sc["digits_lmkan"], seeds, sc["digits_steps"], ch, "error")
+  cnn = _sweep(ctx, "digits", "cnn", sc["digits_cnn"], seeds, sc["digits_steps"], ch, "error")
   gaps = []
   for w, v in lm.items():
     e_cnn = interpolate_error_at_flops([c["flops"] for c in cnn.values()],
@@ -290,7 +296,7 @@ def _digits(ctx: ClaimContext) -> ClaimResult:
                                     "test error", "lmKAN CNN", "ReLU CNN", lm, cnn,
                                     "digits_flops.png", _target(ctx, "digits"),
                                     extra="\n".join(gaps))
-  return ClaimResult(value, _seeds_note(sc, sc["digits_steps"], sc["seeds"], 2000)
+  return ClaimResult(value, _seeds_note(sc, sc["digits_steps"], seeds, 2000)
                      + ", batch 128 (1347 training images).\n\n" + table, plots)
 
 
