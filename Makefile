@@ -54,10 +54,12 @@ reproduce: $(VENV)/.installed-test
 	JAX_PLATFORMS=cpu $(PY) -m experiments.reproduce $(REPRODUCE_ARGS)
 
 # Lint (seconds): ruff, pinned in setup.cfg's [test] extra and configured in pyproject.toml
-# ([tool.ruff]: pyflakes, bugbear and a few pycodestyle / pylint error rules, lines <= 120).
+# ([tool.ruff]: pyflakes, bugbear and a few pycodestyle / pylint error rules, lines <= 120), and
+# the formatter's check (`ruff format`; run `.venv/bin/ruff format .` before committing).
 lint: $(VENV)/.installed-test
-	@echo "== lint: ruff check =="
+	@echo "== lint: ruff check, ruff format --check =="
 	@$(VENV)/bin/ruff check --quiet .
+	@$(VENV)/bin/ruff format --check --quiet . || { echo "run: .venv/bin/ruff format ."; exit 1; }
 
 # Lint first, then the tiers: kernels on one device; core, methods and experiments on 8 fake CPU
 # devices; slow known-answer runs, the two-process rehearsal and notebook execution.
