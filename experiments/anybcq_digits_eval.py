@@ -20,13 +20,16 @@ NAMES = ("steps", "rounds", "symmetric", "seeds")
 
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
-  flags.DEFINE_integer("steps", 300, "Full-batch Adam training steps.", lower_bound=1,
-                       flag_values=fv)
-  flags.DEFINE_integer("rounds", 20, "Alternating refinement rounds T of BCQ / AnyBCQ.",
-                       lower_bound=0, flag_values=fv)
+  flags.DEFINE_integer(
+    "steps", 300, "Full-batch Adam training steps.", lower_bound=1, flag_values=fv
+  )
+  flags.DEFINE_integer(
+    "rounds", 20, "Alternating refinement rounds T of BCQ / AnyBCQ.", lower_bound=0, flag_values=fv
+  )
   flags.DEFINE_bool("symmetric", False, "Symmetric BCQ (beta = 0).", flag_values=fv)
-  flags.DEFINE_integer("seeds", 1, "Number of training seeds (0..n-1).", lower_bound=1,
-                       flag_values=fv)
+  flags.DEFINE_integer(
+    "seeds", 1, "Number of training seeds (0..n-1).", lower_bound=1, flag_values=fv
+  )
 
 
 def run(*, steps: int = 300, rounds: int = 20, symmetric: bool = False, seeds: int = 1) -> None:
@@ -42,8 +45,9 @@ def run(*, steps: int = 300, rounds: int = 20, symmetric: bool = False, seeds: i
     params = digits_eval.train_mlp(xtr, ytr, steps, seed=s)
     r = digits_eval.evaluate(params, xte, yte, rounds=rounds, asymmetric=not symmetric)
     for m in METHODS:
-      print(f"| {s} | {m} | {r['fp']:.4f} | {r[m][4]:.4f} | {r[m][3]:.4f} | {r[m][2]:.4f} |",
-            flush=True)
+      print(
+        f"| {s} | {m} | {r['fp']:.4f} | {r[m][4]:.4f} | {r[m][3]:.4f} | {r[m][2]:.4f} |", flush=True
+      )
     print(f"(seed {s}: {time.time() - t0:.0f} s)")
 
 

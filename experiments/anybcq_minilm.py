@@ -26,49 +26,101 @@ ALL_METHODS = ("anybcq", "bcq", "rtn")
 
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
-  flags.DEFINE_integer("sentences", 300, "Retrieval corpus size: standard-library docstring "
-                       "lines.", lower_bound=1, flag_values=fv)
-  flags.DEFINE_integer("queries", None, "Queries, from disjoint modules (default sentences // 3).",
-                       lower_bound=1, flag_values=fv)
-  flags.DEFINE_list("methods", list(ALL_METHODS), "Comma-separated subset of "
-                    f"{','.join(ALL_METHODS)}.", flag_values=fv)
-  flags.DEFINE_list("bits", ["2", "3", "4"], "Comma-separated bit widths, increasing.",
-                    flag_values=fv)
-  flags.DEFINE_integer("group_size", 128, "Quantization group size along the input dimension.",
-                       lower_bound=1, flag_values=fv)
-  flags.DEFINE_integer("rounds", 20, "Alternating refinement rounds T of BCQ / AnyBCQ.",
-                       lower_bound=0, flag_values=fv)
+  flags.DEFINE_integer(
+    "sentences",
+    300,
+    "Retrieval corpus size: standard-library docstring lines.",
+    lower_bound=1,
+    flag_values=fv,
+  )
+  flags.DEFINE_integer(
+    "queries",
+    None,
+    "Queries, from disjoint modules (default sentences // 3).",
+    lower_bound=1,
+    flag_values=fv,
+  )
+  flags.DEFINE_list(
+    "methods",
+    list(ALL_METHODS),
+    f"Comma-separated subset of {','.join(ALL_METHODS)}.",
+    flag_values=fv,
+  )
+  flags.DEFINE_list(
+    "bits", ["2", "3", "4"], "Comma-separated bit widths, increasing.", flag_values=fv
+  )
+  flags.DEFINE_integer(
+    "group_size",
+    128,
+    "Quantization group size along the input dimension.",
+    lower_bound=1,
+    flag_values=fv,
+  )
+  flags.DEFINE_integer(
+    "rounds", 20, "Alternating refinement rounds T of BCQ / AnyBCQ.", lower_bound=0, flag_values=fv
+  )
   flags.DEFINE_bool("symmetric", False, "Symmetric BCQ (beta = 0).", flag_values=fv)
   flags.DEFINE_integer("k", 5, "k of the top-k retrieval overlap.", lower_bound=1, flag_values=fv)
-  flags.DEFINE_string("out", "anybcq_out/minilm", "Results are also written to OUT.md (the "
-                      "table) and OUT.json (the numbers).", flag_values=fv)
+  flags.DEFINE_string(
+    "out",
+    "anybcq_out/minilm",
+    "Results are also written to OUT.md (the table) and OUT.json (the numbers).",
+    flag_values=fv,
+  )
 
 
-def run(*, sentences: int = 300, queries: int | None = None,
-        methods: tuple[str, ...] = ALL_METHODS, bits: tuple[int, ...] = (2, 3, 4),
-        group_size: int = 128, rounds: int = 20, symmetric: bool = False, k: int = 5,
-        out: str = "anybcq_out/minilm") -> dict:
+def run(
+  *,
+  sentences: int = 300,
+  queries: int | None = None,
+  methods: tuple[str, ...] = ALL_METHODS,
+  bits: tuple[int, ...] = (2, 3, 4),
+  group_size: int = 128,
+  rounds: int = 20,
+  symmetric: bool = False,
+  k: int = 5,
+  out: str = "anybcq_out/minilm",
+) -> dict:
   """Evaluates; prints progress (stderr) and the table (stdout), writes ``out.md`` /
   ``out.json``. Returns the JSON record."""
   from iclr26_jax.anybcq import minilm
 
-  args = dict(sentences=sentences, queries=queries, methods=",".join(methods),
-              bits=",".join(map(str, bits)), group_size=group_size, rounds=rounds,
-              symmetric=symmetric, k=k, out=out)
+  args = dict(
+    sentences=sentences,
+    queries=queries,
+    methods=",".join(methods),
+    bits=",".join(map(str, bits)),
+    group_size=group_size,
+    rounds=rounds,
+    symmetric=symmetric,
+    k=k,
+    out=out,
+  )
   t_start = time.perf_counter()
 
   def progress(message):
     print(f"[{time.perf_counter() - t_start:6.0f} s] {message}", file=sys.stderr, flush=True)
 
-  r = minilm.evaluate_quantized(methods, bits, sentences, queries, group_size=group_size,
-                                rounds=rounds, asymmetric=not symmetric, k=k, progress=progress)
+  r = minilm.evaluate_quantized(
+    methods,
+    bits,
+    sentences,
+    queries,
+    group_size=group_size,
+    rounds=rounds,
+    asymmetric=not symmetric,
+    k=k,
+    progress=progress,
+  )
   f = r["fp"]
   sym = "symmetric" if symmetric else "asymmetric"
-  lines = [f"all-MiniLM-L6-v2, {f['linears']} encoder linears quantized weight-only "
-           f"(g={group_size}, T={rounds}, BCQ {sym}); corpus {f['corpus']} docstring lines, "
-           f"{f['queries']} queries",
-           f"| method | bits | cosine to FP | top-1 agreement | top-{k} overlap |",
-           "|---|---|---|---|---|"]
+  lines = [
+    f"all-MiniLM-L6-v2, {f['linears']} encoder linears quantized weight-only "
+    f"(g={group_size}, T={rounds}, BCQ {sym}); corpus {f['corpus']} docstring lines, "
+    f"{f['queries']} queries",
+    f"| method | bits | cosine to FP | top-1 agreement | top-{k} overlap |",
+    "|---|---|---|---|---|",
+  ]
   for m in methods:
     for p in sorted(bits, reverse=True):
       c = r[m][p]
@@ -89,10 +141,13 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
   methods = tuple(m.strip() for m in opts["methods"])
   bad = [m for m in methods if m not in ALL_METHODS]
   if not methods or bad:
-    raise app.UsageError(f"--methods must be a non-empty subset of {','.join(ALL_METHODS)}; "
-                         f"got {','.join(methods) or '(empty)'}")
+    raise app.UsageError(
+      f"--methods must be a non-empty subset of {','.join(ALL_METHODS)}; "
+      f"got {','.join(methods) or '(empty)'}"
+    )
   from iclr26_jax.anybcq import minilm
   from iclr26_jax.anybcq.quantizer import check_bits
+
   try:
     bits = check_bits(tuple(int(b) for b in opts["bits"]))
   except ValueError as e:

@@ -19,22 +19,26 @@ import sys
 
 from absl import app, flags
 
-_SOLVERS = flags.DEFINE_list("solvers", ["independent", "prior", "featurewise_eot", "dlightsb"],
-                            "Solver names.")
+_SOLVERS = flags.DEFINE_list(
+  "solvers", ["independent", "prior", "featurewise_eot", "dlightsb"], "Solver names."
+)
 _PRESETS = flags.DEFINE_list("presets", ["gaussian_d2_a002"], "Preset names or aliases.")
 _SEEDS = flags.DEFINE_list("seeds", ["0"], "Solver seeds.")
-_STEPS = flags.DEFINE_integer("steps", None, "train_steps of the trained solvers (default: "
-                              "each solver's paper default).")
+_STEPS = flags.DEFINE_integer(
+  "steps", None, "train_steps of the trained solvers (default: each solver's paper default)."
+)
 _OUT = flags.DEFINE_string("out", "dsb_benchmark_out", "Output directory.")
-_SET = flags.DEFINE_multi_string("set", [], "Solver override solver.field=value (repeatable), "
-                                 "e.g. dlightsb.num_potentials=64.")
+_SET = flags.DEFINE_multi_string(
+  "set", [], "Solver override solver.field=value (repeatable), e.g. dlightsb.num_potentials=64."
+)
 _NUM_TEST = flags.DEFINE_integer("num_test", 4096, "Test pairs per preset (paper: 20000).")
 _NUM_POINTS = flags.DEFINE_integer("num_points", 16, "Conditioning points (paper: 157).")
 _COND = flags.DEFINE_integer("cond_samples", 1000, "Conditional samples per point.")
 _NUM_TRAJ = flags.DEFINE_integer("num_traj", 512, "Test sources for the trajectory KLs.")
 _INSTANCE = flags.DEFINE_integer("instance_seed", 0, "Benchmark instance seed.")
-_RECORD = flags.DEFINE_bool("record_errors", False, "Record failing solvers as table rows "
-                            "instead of stopping.")
+_RECORD = flags.DEFINE_bool(
+  "record_errors", False, "Record failing solvers as table rows instead of stopping."
+)
 
 
 def parse_overrides(items: list[str]) -> dict[str, dict]:
@@ -56,18 +60,27 @@ def parse_overrides(items: list[str]) -> dict[str, dict]:
 def main(argv):
   del argv
   from iclr26_jax.dsb import runner
+
   try:
     seeds = [int(s) for s in _SEEDS.value]
   except ValueError:
     raise app.UsageError(f"--seeds must be integers, got {_SEEDS.value}") from None
   try:
     result = runner.run_table(
-        _SOLVERS.value, _PRESETS.value, seeds, steps=_STEPS.value,
-        overrides=parse_overrides(_SET.value), out_dir=_OUT.value,
-        on_error="record" if _RECORD.value else "raise",
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
-        num_test=_NUM_TEST.value, num_points=_NUM_POINTS.value, cond_samples=_COND.value,
-        num_traj=_NUM_TRAJ.value, instance_seed=_INSTANCE.value)
+      _SOLVERS.value,
+      _PRESETS.value,
+      seeds,
+      steps=_STEPS.value,
+      overrides=parse_overrides(_SET.value),
+      out_dir=_OUT.value,
+      on_error="record" if _RECORD.value else "raise",
+      progress=lambda line: print(line, file=sys.stderr, flush=True),
+      num_test=_NUM_TEST.value,
+      num_points=_NUM_POINTS.value,
+      cond_samples=_COND.value,
+      num_traj=_NUM_TRAJ.value,
+      instance_seed=_INSTANCE.value,
+    )
   except ValueError as e:
     raise app.UsageError(str(e)) from e
   print(result["table"])

@@ -29,20 +29,31 @@ from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import distributed
 
 _CONFIG = config_flags.DEFINE_config_file(
-    "config", None, "Experiment config file, optionally with ':ARG' where ARG is "
-    "'variant,...,key=value,...' (e.g. ':smoke,seed=3'); see the grammar above and "
-    "--show_variants.", lock_config=True)
-_WORKDIR = flags.DEFINE_string("workdir", None, "Run directory (checkpoints, metrics, config); "
-                               "required unless --show_variants.")
+  "config",
+  None,
+  "Experiment config file, optionally with ':ARG' where ARG is "
+  "'variant,...,key=value,...' (e.g. ':smoke,seed=3'); see the grammar above and "
+  "--show_variants.",
+  lock_config=True,
+)
+_WORKDIR = flags.DEFINE_string(
+  "workdir", None, "Run directory (checkpoints, metrics, config); required unless --show_variants."
+)
 _MULTIHOST = flags.DEFINE_bool(
-    "multihost", False, "Call jax.distributed.initialize() before touching devices.")
+  "multihost", False, "Call jax.distributed.initialize() before touching devices."
+)
 _ALLOW_CHANGE = flags.DEFINE_bool(
-    "allow_config_change", False, "Resume a run whose stored config.json differs from this "
-    "config (not in the state's structure); the change is recorded in config_history.jsonl "
-    "and metrics.jsonl.")
+  "allow_config_change",
+  False,
+  "Resume a run whose stored config.json differs from this "
+  "config (not in the state's structure); the change is recorded in config_history.jsonl "
+  "and metrics.jsonl.",
+)
 _SHOW_VARIANTS = flags.DEFINE_bool(
-    "show_variants", False, "Print the config file's variants and fields (with ARG applied) "
-    "and exit; runs nothing.")
+  "show_variants",
+  False,
+  "Print the config file's variants and fields (with ARG applied) and exit; runs nothing.",
+)
 flags.mark_flags_as_required(["config"])
 
 
@@ -83,7 +94,7 @@ def parse_flags(argv):
   one line."""
   for arg in argv[1:]:  # --config.OLD.KEY=... of a renamed key: name the new one
     if arg.startswith("--config."):
-      moved = config_lib.renamed_key_error(arg[len("--config."):].partition("=")[0])
+      moved = config_lib.renamed_key_error(arg[len("--config.") :].partition("=")[0])
       if moved is not None:
         print(f"config error: {moved}\n(see --help)", file=sys.stderr)
         sys.exit(2)
@@ -112,9 +123,11 @@ def describe_config(path: str, arg: str | None) -> str:
   with config_lib.recording_variants() as known:
     cfg = module.get_config(arg) if arg is not None else module.get_config()
   fields = config_lib.flat_fields(cfg)
-  lines = [f"config {path}" + (f":{arg}" if arg else ""),
-           "variants: " + (", ".join(sorted(known)) if known else "(none)"),
-           f"fields ({len(fields)}; override with :key=value or --config.key=value):"]
+  lines = [
+    f"config {path}" + (f":{arg}" if arg else ""),
+    "variants: " + (", ".join(sorted(known)) if known else "(none)"),
+    f"fields ({len(fields)}; override with :key=value or --config.key=value):",
+  ]
   width = max((len(k) for k in fields), default=0)
   lines += [f"  {k.ljust(width)} = {v!r}" for k, v in fields.items()]
   return "\n".join(lines)
@@ -123,8 +136,10 @@ def describe_config(path: str, arg: str | None) -> str:
 def summary(metrics: dict, limit: int = 6) -> str:
   """A compact ``key value`` summary: losses first, then the rest, at most ``limit`` entries."""
   keys = sorted(metrics, key=lambda k: ("loss" not in k, k))
-  parts = [f"{k} {metrics[k]:.4g}" if isinstance(metrics[k], float) else f"{k} {metrics[k]}"
-           for k in keys[:limit]]
+  parts = [
+    f"{k} {metrics[k]:.4g}" if isinstance(metrics[k], float) else f"{k} {metrics[k]}"
+    for k in keys[:limit]
+  ]
   if len(keys) > limit:
     parts.append(f"+{len(keys) - limit} more")
   return ", ".join(parts)
@@ -144,13 +159,16 @@ def main(argv):
   from experiments import registry  # after distributed init: nothing touches devices first
   from iclr26_jax.core import trainer
   from iclr26_jax.core import workdir as workdir_lib
+
   config = _CONFIG.value
   method = registry.get_method(config.method)(config)
   try:
-    result = trainer.train(method, config, _WORKDIR.value,
-                           allow_config_change=_ALLOW_CHANGE.value)
-  except (workdir_lib.WorkdirBusyError, workdir_lib.ConfigChangedError,
-          config_lib.ConfigError) as e:
+    result = trainer.train(method, config, _WORKDIR.value, allow_config_change=_ALLOW_CHANGE.value)
+  except (
+    workdir_lib.WorkdirBusyError,
+    workdir_lib.ConfigChangedError,
+    config_lib.ConfigError,
+  ) as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)
   if distributed.is_primary():

@@ -61,10 +61,14 @@ def _define_flags():
   """Flags exist only when this file runs as a script: importing it (the notebook tests do)
   must not clash with another tool's flags of the same name."""
   flags.DEFINE_bool("execute", False, "Execute every notebook and store its outputs.")
-  flags.DEFINE_bool("smoke", False, "With --execute: run with ICLR26_SMOKE=1 (the tests' short "
-                    "mode).")
-  flags.DEFINE_string("repo_slug", "", "GitHub OWNER/NAME for the badge link; empty: Colab's "
-                      "start page (upload the notebook there).")
+  flags.DEFINE_bool(
+    "smoke", False, "With --execute: run with ICLR26_SMOKE=1 (the tests' short mode)."
+  )
+  flags.DEFINE_string(
+    "repo_slug",
+    "",
+    "GitHub OWNER/NAME for the badge link; empty: Colab's start page (upload the notebook there).",
+  )
   flags.DEFINE_list("only", [], "Notebook names (without .ipynb) to process; empty: all.")
   flags.DEFINE_integer("timeout", 1800, "Per-cell timeout in seconds for --execute.")
 
@@ -87,8 +91,10 @@ def badge_markdown(name: str, repo_slug: str = "") -> str:
     how = ""
   else:
     href = "https://colab.research.google.com/"
-    how = (" Colab opens on its start page: File → Upload notebook, then pick this file "
-           f"(`colabs/{name}`), and run the setup cell below first.")
+    how = (
+      " Colab opens on its start page: File → Upload notebook, then pick this file "
+      f"(`colabs/{name}`), and run the setup cell below first."
+    )
   return f"{BADGE_MARK}\n[![Open In Colab]({BADGE_IMG})]({href}){how}"
 
 
@@ -108,13 +114,16 @@ def is_setup(cell) -> bool:
 def with_colab_cells(nb, name: str, repo_slug: str = ""):
   """A copy of ``nb`` with the badge and setup cell (replacing older copies) after the title."""
   import nbformat
+
   nb = copy.deepcopy(nb)
   cells = [c for c in nb.cells if not (is_badge(c) or is_setup(c))]
   head = 1 if cells and cells[0].cell_type == "markdown" else 0
-  new = [nbformat.v4.new_markdown_cell(badge_markdown(name, repo_slug)),
-         nbformat.v4.new_code_cell(SETUP_CELL)]
+  new = [
+    nbformat.v4.new_markdown_cell(badge_markdown(name, repo_slug)),
+    nbformat.v4.new_code_cell(SETUP_CELL),
+  ]
   nb.cells = cells[:head] + new + cells[head:]
-  nbformat.validator.normalize(nb)   # cell ids (nbformat >= 4.5)
+  nbformat.validator.normalize(nb)  # cell ids (nbformat >= 4.5)
   return nb
 
 
@@ -122,15 +131,21 @@ def execute(nb, smoke: bool, timeout: int, cwd: str = COLABS):
   """Runs ``nb`` in a fresh kernel started in ``cwd`` (default ``colabs/``; the tests pass a
   temporary folder so that files the notebook writes land there) and returns it with outputs."""
   from nbclient import NotebookClient
-  env = {"ICLR26_SMOKE": "1" if smoke else "", "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "",
-         "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+  env = {
+    "ICLR26_SMOKE": "1" if smoke else "",
+    "JAX_PLATFORMS": "cpu",
+    "XLA_FLAGS": "",
+    "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+  }
   old = {k: os.environ.get(k) for k in env}
   os.environ.update(env)
   if not smoke:
     del os.environ["ICLR26_SMOKE"]
   try:
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": cwd}}).execute()
+    NotebookClient(
+      nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": cwd}}
+    ).execute()
   finally:
     for k, v in old.items():
       if v is None:
@@ -144,6 +159,7 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments {argv[1:]}")
   import nbformat
+
   try:
     paths = notebook_paths(_FLAGS.only)
   except ValueError as e:
@@ -156,13 +172,22 @@ def main(argv):
       print(f"{name}: executing ({'smoke' if _FLAGS.smoke else 'default'} mode) ...", flush=True)
       nb = execute(nb, _FLAGS.smoke, _FLAGS.timeout)
       mode = "smoke" if _FLAGS.smoke else "default"
-      nb.metadata["iclr26_jax"] = {"executed": time.strftime("%Y-%m-%d"), "mode": mode,
-                                   "seconds": round(time.time() - t0)}
+      nb.metadata["iclr26_jax"] = {
+        "executed": time.strftime("%Y-%m-%d"),
+        "mode": mode,
+        "seconds": round(time.time() - t0),
+      }
       badge = next(c for c in nb.cells if is_badge(c))
-      badge.source += (f"\n\nStored outputs: {mode} settings"
-                       + (" (`ICLR26_SMOKE=1`: few steps, small nets; the figures are a preview, "
-                          "not results; unset it and rerun for the full settings)" if _FLAGS.smoke
-                          else "") + f", executed on a CPU on {time.strftime('%Y-%m-%d')}.")
+      badge.source += (
+        f"\n\nStored outputs: {mode} settings"
+        + (
+          " (`ICLR26_SMOKE=1`: few steps, small nets; the figures are a preview, "
+          "not results; unset it and rerun for the full settings)"
+          if _FLAGS.smoke
+          else ""
+        )
+        + f", executed on a CPU on {time.strftime('%Y-%m-%d')}."
+      )
       print(f"{name}: done in {time.time() - t0:.0f} s", flush=True)
     nbformat.write(nb, path)
     print(f"wrote {os.path.relpath(path, REPO)}", flush=True)

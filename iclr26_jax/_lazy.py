@@ -10,8 +10,9 @@ import importlib
 from typing import Callable
 
 
-def lazy_exports(package: str, exports: dict[str, str],
-                 namespace: dict) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+def lazy_exports(
+  package: str, exports: dict[str, str], namespace: dict
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
   """``(__getattr__, __dir__)`` for ``package`` (its ``__name__``) whose names ``exports`` maps to
   submodules; ``namespace`` is the package's ``globals()``. An unknown name raises
   AttributeError as a plain module would."""

@@ -89,10 +89,16 @@ def tf32x3_dot(a, b, contract=(1, 0), acc_dtype=_F32, emulate=False):
   """a · b for f32 operands with ``TF32_TF32_F32_X3`` (GPU), or its bit-exact emulation."""
   dims = _dims(contract)
   if not emulate:
-    return jax.lax.dot_general(a, b, dims, precision=jax.lax.DotAlgorithmPreset.TF32_TF32_F32_X3,
-                               preferred_element_type=acc_dtype)
+    return jax.lax.dot_general(
+      a,
+      b,
+      dims,
+      precision=jax.lax.DotAlgorithmPreset.TF32_TF32_F32_X3,
+      preferred_element_type=acc_dtype,
+    )
   a_hi, b_hi = round_tf32(a), round_tf32(b)
   a_lo, b_lo = round_tf32(a - a_hi), round_tf32(b - b_hi)
-  d = lambda u, v: jax.lax.dot_general(u, v, dims, precision=HIGHEST,
-                                       preferred_element_type=acc_dtype)
+  d = lambda u, v: jax.lax.dot_general(
+    u, v, dims, precision=HIGHEST, preferred_element_type=acc_dtype
+  )
   return d(a_lo, b_hi) + d(a_hi, b_lo) + d(a_hi, b_hi)

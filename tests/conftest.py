@@ -49,9 +49,12 @@ def python() -> str:
 
 def need_devices(n: int):
   import jax
+
   if jax.device_count() < n:
-    pytest.fail(f"this test needs {n} devices; run it with "
-                "XLA_FLAGS=--xla_force_host_platform_device_count=8 (as `make test` does)")
+    pytest.fail(
+      f"this test needs {n} devices; run it with "
+      "XLA_FLAGS=--xla_force_host_platform_device_count=8 (as `make test` does)"
+    )
   return jax.devices()[:n]
 
 
@@ -61,10 +64,12 @@ class Kill(Exception):
 
 def kill_at(k: int):
   """A ``trainer.train`` hook that raises ``Kill`` right after step ``k``."""
+
   def hook(step, state):
     del state
     if step == k:
       raise Kill(f"simulated kill after step {k}")
+
   return hook
 
 
@@ -72,6 +77,7 @@ def assert_trees_equal(a, b):
   """Bitwise equality of two pytrees of arrays (fetched to the host)."""
   import jax
   import numpy as np
+
   la = jax.tree.leaves(jax.tree.map(np.asarray, jax.device_get(a)))
   lb = jax.tree.leaves(jax.tree.map(np.asarray, jax.device_get(b)))
   assert len(la) == len(lb)
@@ -85,9 +91,11 @@ def config_from_flags(spec: str, *overrides: str):
   in-process on a private ``FlagValues``."""
   from absl import flags
   from ml_collections import config_flags
+
   argv = ["prog", f"--config={os.path.join(REPO, spec)}", *overrides]
   values = flags.FlagValues()
-  config_flags.DEFINE_config_file("config", None, "", flag_values=values, lock_config=True,
-                                  sys_argv=argv)
+  config_flags.DEFINE_config_file(
+    "config", None, "", flag_values=values, lock_config=True, sys_argv=argv
+  )
   values(argv)
   return values.config

@@ -21,14 +21,17 @@ def test_notebook_is_colab_ready(path):
   import nbformat
 
   from experiments import notebooks
+
   nb = nbformat.read(path, as_version=4)
   assert notebooks.is_badge(nb.cells[1]), f"{path}: cell 1 is not the Colab badge"
   assert notebooks.is_setup(nb.cells[2]), f"{path}: cell 2 is not the Colab setup cell"
   assert "".join(nb.cells[2].source) == notebooks.SETUP_CELL, (
-      f"{path}: stale setup cell; run `python -m experiments.notebooks`")
+    f"{path}: stale setup cell; run `python -m experiments.notebooks`"
+  )
   code = [c for c in nb.cells[3:] if c.cell_type == "code"]
   assert code and all(c.execution_count for c in code), (
-      f"{path}: stored without outputs; run `python -m experiments.notebooks --execute`")
+    f"{path}: stored without outputs; run `python -m experiments.notebooks --execute`"
+  )
   assert any(c.outputs for c in code)
   assert "iclr26_jax" in nb.metadata and nb.metadata["iclr26_jax"]["executed"]
 
@@ -38,6 +41,7 @@ def test_setup_cell_is_a_no_op_off_colab(monkeypatch):
   import subprocess
 
   from experiments import notebooks
+
   monkeypatch.delitem(__import__("sys").modules, "google.colab", raising=False)
   monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail(f"ran {a}"))
   cwd = os.getcwd()
@@ -54,6 +58,7 @@ def test_setup_cell_on_colab_clones_installs_and_enters_the_checkout(monkeypatch
   import types
 
   from experiments import notebooks
+
   monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
   monkeypatch.setattr(os.path, "isdir", lambda p: False)
   ran, moved = [], []
@@ -80,6 +85,8 @@ def test_setup_cell_on_colab_clones_installs_and_enters_the_checkout(monkeypatch
 def test_notebook_runs(path, tmp_path):
   import nbformat
   from experiments import notebooks
-  nb = notebooks.execute(nbformat.read(path, as_version=4), smoke=True, timeout=900,
-                         cwd=str(tmp_path))
+
+  nb = notebooks.execute(
+    nbformat.read(path, as_version=4), smoke=True, timeout=900, cwd=str(tmp_path)
+  )
   assert all(c.execution_count for c in nb.cells if c.cell_type == "code")

@@ -31,8 +31,9 @@ import numpy as np
 import torch
 from catsbench.benchmarks.hd import BenchmarkHD, BenchmarkHDConfig
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "dsb", "data",
-                   "catsbench_fixture.npz")
+OUT = os.path.join(
+  os.path.dirname(os.path.abspath(__file__)), "..", "tests", "dsb", "data", "catsbench_fixture.npz"
+)
 D, S, K, N, SKIP, B = 3, 12, 4, 3, 2, 8
 INSTANCES = {"g": ("gaussian", 0.3), "u": ("uniform", 0.05)}
 
@@ -51,10 +52,24 @@ def main():
   out = {}
   for name, (prior, alpha) in INSTANCES.items():
     cfg = BenchmarkHDConfig(
-        dim=D, input_shape=(D,), num_potentials=K, num_categories=S, radius=5.0, alpha=alpha,
-        num_timesteps=N, num_skip_steps=SKIP, prior_type=prior, benchmark_type="gaussian",
-        num_val_samples=1, init_batch_size=1, reverse=False, tau=1.0, params_dtype="float64",
-        eps=0.0, input_distribution="gaussian")
+      dim=D,
+      input_shape=(D,),
+      num_potentials=K,
+      num_categories=S,
+      radius=5.0,
+      alpha=alpha,
+      num_timesteps=N,
+      num_skip_steps=SKIP,
+      prior_type=prior,
+      benchmark_type="gaussian",
+      num_val_samples=1,
+      init_batch_size=1,
+      reverse=False,
+      tau=1.0,
+      params_dtype="float64",
+      eps=0.0,
+      input_distribution="gaussian",
+    )
     bench = BenchmarkHD(cfg, init_benchmark=False)
     with torch.no_grad():
       bench.log_alpha.copy_(torch.as_tensor(log_alpha))
@@ -64,14 +79,27 @@ def main():
       last = torch.full((B,), N + 1, dtype=torch.long)
       log_u = bench._log_u_t(x, last)
       log_c = torch.logsumexp(bench.log_alpha[None, :] + log_u.sum(1), dim=-1)
-      trans = torch.stack([torch.log_softmax(bench.get_transition_logits(
-          x, torch.full((B,), t, dtype=torch.long)), dim=-1) for t in range(N + 1)])
-    out.update({f"{name}/log_alpha": log_alpha, f"{name}/log_cp_cores": log_cp_cores,
-                f"{name}/x0": x0, f"{name}/alpha": np.float64(alpha),
-                f"{name}/log_onestep": bench.prior.log_p_onestep.numpy(),
-                f"{name}/log_cum": bench.prior.log_p_cum.numpy(),
-                f"{name}/plan_marginals": marg.numpy(), f"{name}/log_normalizer": log_c.numpy(),
-                f"{name}/transition_marginals": trans.numpy()})
+      trans = torch.stack(
+        [
+          torch.log_softmax(
+            bench.get_transition_logits(x, torch.full((B,), t, dtype=torch.long)), dim=-1
+          )
+          for t in range(N + 1)
+        ]
+      )
+    out.update(
+      {
+        f"{name}/log_alpha": log_alpha,
+        f"{name}/log_cp_cores": log_cp_cores,
+        f"{name}/x0": x0,
+        f"{name}/alpha": np.float64(alpha),
+        f"{name}/log_onestep": bench.prior.log_p_onestep.numpy(),
+        f"{name}/log_cum": bench.prior.log_p_cum.numpy(),
+        f"{name}/plan_marginals": marg.numpy(),
+        f"{name}/log_normalizer": log_c.numpy(),
+        f"{name}/transition_marginals": trans.numpy(),
+      }
+    )
   np.savez_compressed(OUT, **out)
   print(f"wrote {OUT} ({os.path.getsize(OUT)} bytes)")
 

@@ -26,17 +26,18 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 SENTENCES = [
-    "A man is eating food.",
-    "Héllo, Wörld! Crème brûlée costs $3.50 (or 4,20 EUR) at the café.",
-    "The quick brown fox jumps over the lazy dog; it didn't stop until 10:45 p.m.",
-    "Return the number of items in a container, e.g. len([1, 2, 3]) == 3.",
-    "unaffable antidisestablishmentarianism pneumonoultramicroscopicsilicovolcanoconiosis",
-    "中文字符 and naïve résumé: ÀÉÎÕÜ ñ ç — quotes «like this» & ‘these’.",
-    "Email me at someone@example.com or visit https://example.org/path?x=1&y=2#frag",
-    "   Leading and trailing whitespace\tand\ttabs\nand newlines   ",
+  "A man is eating food.",
+  "Héllo, Wörld! Crème brûlée costs $3.50 (or 4,20 EUR) at the café.",
+  "The quick brown fox jumps over the lazy dog; it didn't stop until 10:45 p.m.",
+  "Return the number of items in a container, e.g. len([1, 2, 3]) == 3.",
+  "unaffable antidisestablishmentarianism pneumonoultramicroscopicsilicovolcanoconiosis",
+  "中文字符 and naïve résumé: ÀÉÎÕÜ ñ ç — quotes «like this» & ‘these’.",
+  "Email me at someone@example.com or visit https://example.org/path?x=1&y=2#frag",
+  "   Leading and trailing whitespace\tand\ttabs\nand newlines   ",
 ]
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "anybcq", "data",
-                   "minilm_golden.npz")
+OUT = os.path.join(
+  os.path.dirname(os.path.abspath(__file__)), "..", "tests", "anybcq", "data", "minilm_golden.npz"
+)
 
 
 def main():
@@ -54,21 +55,32 @@ def main():
   model_dir = os.path.join(list(spec.submodule_search_locations)[0], "model")
   model = SentenceTransformer(model_dir, device="cpu")
   model.eval()
-  enc = model.tokenizer(SENTENCES, padding=True, truncation=True,
-                        max_length=model.max_seq_length, return_tensors="np")
+  enc = model.tokenizer(
+    SENTENCES, padding=True, truncation=True, max_length=model.max_seq_length, return_tensors="np"
+  )
   with torch.no_grad():
-    emb = model.encode(SENTENCES, batch_size=len(SENTENCES), convert_to_numpy=True,
-                       normalize_embeddings=False)
+    emb = model.encode(
+      SENTENCES, batch_size=len(SENTENCES), convert_to_numpy=True, normalize_embeddings=False
+    )
   emb = np.asarray(emb, np.float32)
   norms = np.linalg.norm(emb, axis=1)
   assert np.allclose(norms, 1.0, atol=1e-5), norms  # the Normalize module ran
-  versions = (f"torch {torch.__version__}, sentence-transformers {sentence_transformers.__version__}, "
-              f"transformers {transformers.__version__}, tokenizers {tokenizers.__version__}")
-  np.savez_compressed(OUT, sentences=np.array(SENTENCES), token_ids=enc["input_ids"].astype(np.int32),
-                      attention_mask=enc["attention_mask"].astype(np.int32), embeddings=emb,
-                      versions=np.array(versions))
-  print(f"wrote {os.path.normpath(OUT)} ({os.path.getsize(OUT)} bytes): ids {enc['input_ids'].shape}, "
-        f"embeddings {emb.shape}; {versions}")
+  versions = (
+    f"torch {torch.__version__}, sentence-transformers {sentence_transformers.__version__}, "
+    f"transformers {transformers.__version__}, tokenizers {tokenizers.__version__}"
+  )
+  np.savez_compressed(
+    OUT,
+    sentences=np.array(SENTENCES),
+    token_ids=enc["input_ids"].astype(np.int32),
+    attention_mask=enc["attention_mask"].astype(np.int32),
+    embeddings=emb,
+    versions=np.array(versions),
+  )
+  print(
+    f"wrote {os.path.normpath(OUT)} ({os.path.getsize(OUT)} bytes): ids {enc['input_ids'].shape}, "
+    f"embeddings {emb.shape}; {versions}"
+  )
 
 
 if __name__ == "__main__":

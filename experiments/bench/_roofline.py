@@ -24,19 +24,27 @@ VECTOR_OPS = {"H200": 132 * 64 * 1.98e9, "TPU v5e": 4 * 1024 * 1.5e9}
 UNPACK_OPS_PER_WEIGHT_PLANE = 5
 
 
-def implied_seconds(nbytes: float, flops: float, device: str,
-                    vector_ops: float = 0.0) -> tuple[float, str]:
+def implied_seconds(
+  nbytes: float, flops: float, device: str, vector_ops: float = 0.0
+) -> tuple[float, str]:
   """(lower-bound seconds, "memory" | "compute" | "vector") on ``device`` (a key of ``PEAKS``)."""
   bw, peak = PEAKS[device]
-  times = {"memory": nbytes / bw, "compute": flops / peak, "vector": vector_ops / VECTOR_OPS[device]}
+  times = {
+    "memory": nbytes / bw,
+    "compute": flops / peak,
+    "vector": vector_ops / VECTOR_OPS[device],
+  }
   bound = max(times, key=times.get)
   return times[bound], bound
 
 
 def line(label: str, nbytes: float, flops: float, vector_ops: float = 0.0) -> str:
   """One printable roofline line: bytes, FLOPs, vector ops and the implied time per device."""
-  parts = [f"roofline {label}: {nbytes / 2**20:.2f} MiB, {flops / 1e9:.3f} GFLOP"
-           + (f", {vector_ops / 1e6:.0f} M vector ops" if vector_ops else "") + " per call"]
+  parts = [
+    f"roofline {label}: {nbytes / 2**20:.2f} MiB, {flops / 1e9:.3f} GFLOP"
+    + (f", {vector_ops / 1e6:.0f} M vector ops" if vector_ops else "")
+    + " per call"
+  ]
   for dev in PEAKS:
     t, bound = implied_seconds(nbytes, flops, dev, vector_ops)
     parts.append(f"{dev} >= {t * 1e6:.1f} us ({bound})")

@@ -41,14 +41,16 @@ def tpu_device(target: str):
   os.environ.setdefault("TPU_ACCELERATOR_TYPE", accel)
   os.environ.setdefault("TPU_WORKER_HOSTNAMES", "localhost")
   from jax.experimental import topologies
+
   return topologies.get_topology_desc(topo_name, "tpu").devices[0]
 
 
 def specs_on(device, specs: Sequence) -> tuple:
   """``ShapeDtypeStruct``s (or None) placed on ``device`` (a ``SingleDeviceSharding``)."""
   sh = jax.sharding.SingleDeviceSharding(device)
-  return tuple(None if s is None else jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh)
-               for s in specs)
+  return tuple(
+    None if s is None else jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh) for s in specs
+  )
 
 
 def compile_for_tpu(f: Callable, specs: Sequence, target: str):
@@ -68,14 +70,18 @@ def memory_facts(compiled) -> dict:
     return {}
   if ma is None:
     return {}
-  return {k: int(getattr(ma, k)) for k in ("argument_size_in_bytes", "output_size_in_bytes",
-                                            "temp_size_in_bytes") if hasattr(ma, k)}
+  return {
+    k: int(getattr(ma, k))
+    for k in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes")
+    if hasattr(ma, k)
+  }
 
 
 # ----------------------------------------------------------------------------------------------
 # GPU: Pallas-emitted Triton IR compiled to sm_90a PTX and cubin by the `triton` wheel (its bundled
 # ptxas). Private JAX API (the Triton lowering module) is used to capture each kernel's IR and its
 # num_warps / num_stages: benchmark / test tooling only, never imported by kernels_pallas.
+
 
 def triton_available() -> tuple[bool, str]:
   """``(ok, reason)``: whether the triton wheel (with its bundled ptxas) is importable."""
@@ -94,12 +100,14 @@ def triton_modules(f: Callable, specs: Sequence) -> list[dict]:
   from jax._src.pallas.triton import lowering as tl
 
   def keep(res):
-    caller = sys._getframe(2).f_locals     # the Pallas call site's frame (block settings)
+    caller = sys._getframe(2).f_locals  # the Pallas call site's frame (block settings)
     op = res.module.operation
-    return dict(name=str(op.attributes["sym_name"]).strip('"'),
-                ttir=op.get_asm(enable_debug_info=False),
-                num_warps=int(caller.get("num_warps", 4)),
-                num_stages=int(caller.get("num_stages", 3)))
+    return dict(
+      name=str(op.attributes["sym_name"]).strip('"'),
+      ttir=op.get_asm(enable_debug_info=False),
+      num_warps=int(caller.get("num_warps", 4)),
+      num_stages=int(caller.get("num_stages", 3)),
+    )
 
   return _record_lowering(tl, "lower_jaxpr_to_triton_module", keep, f, specs, "cuda")
 
@@ -135,21 +143,30 @@ def triton_compile(kernel: dict, capability: int = 90) -> dict:
     t0 = time.perf_counter()
     try:
       with contextlib.redirect_stdout(log):
-        k = tcompile(path, target=GPUTarget("cuda", capability, 32),
-                     options=dict(num_warps=kernel["num_warps"], num_stages=kernel["num_stages"]))
+        k = tcompile(
+          path,
+          target=GPUTarget("cuda", capability, 32),
+          options=dict(num_warps=kernel["num_warps"], num_stages=kernel["num_stages"]),
+        )
     finally:
       knobs.cache.dir, knobs.nvidia.dump_ptxas_log = old
     seconds = time.perf_counter() - t0
   text, ptx = log.getvalue(), k.asm["ptx"]
   num = lambda pat: int(m.group(1)) if (m := re.search(pat, text)) else -1
-  return dict(name=kernel["name"], registers=num(r"Used (\d+) registers"),
-              spill_stores=num(r"(\d+) bytes spill stores"),
-              spill_loads=num(r"(\d+) bytes spill loads"), stack=num(r"(\d+) bytes stack frame"),
-              shared=int(k.metadata.shared), mma=len(re.findall(r"\bmma\.sync", ptx)),
-              wgmma=len(re.findall(r"\bwgmma\.mma_async", ptx)),
-              fma_f32=len(re.findall(r"\bfma\.rn\.f32", ptx)),
-              int_to_float=ptx_int_to_float_converts(ptx),
-              mma_loop_instr=ptx_mma_loop_instructions(ptx), seconds=round(seconds, 1))
+  return dict(
+    name=kernel["name"],
+    registers=num(r"Used (\d+) registers"),
+    spill_stores=num(r"(\d+) bytes spill stores"),
+    spill_loads=num(r"(\d+) bytes spill loads"),
+    stack=num(r"(\d+) bytes stack frame"),
+    shared=int(k.metadata.shared),
+    mma=len(re.findall(r"\bmma\.sync", ptx)),
+    wgmma=len(re.findall(r"\bwgmma\.mma_async", ptx)),
+    fma_f32=len(re.findall(r"\bfma\.rn\.f32", ptx)),
+    int_to_float=ptx_int_to_float_converts(ptx),
+    mma_loop_instr=ptx_mma_loop_instructions(ptx),
+    seconds=round(seconds, 1),
+  )
 
 
 def mosaic_modules(f: Callable, specs: Sequence) -> list[str]:
@@ -157,13 +174,20 @@ def mosaic_modules(f: Callable, specs: Sequence) -> list[str]:
   every Pallas kernel in it. Private JAX API: tooling only. A fake chip must be registered for the
   "cpu" device kind when a lowering path queries the chip (the tests' ``fake_tpu_chip`` fixture)."""
   from jax._src.pallas.mosaic import lowering as ml
-  return _record_lowering(ml, "lower_jaxpr_to_pipelined_module",
-                          lambda module: module.operation.get_asm(enable_debug_info=False),
-                          f, specs, "tpu")
+
+  return _record_lowering(
+    ml,
+    "lower_jaxpr_to_pipelined_module",
+    lambda module: module.operation.get_asm(enable_debug_info=False),
+    f,
+    specs,
+    "tpu",
+  )
 
 
-def _record_lowering(module, name: str, keep: Callable, f: Callable, specs: Sequence,
-                     platform: str) -> list:
+def _record_lowering(
+  module, name: str, keep: Callable, f: Callable, specs: Sequence, platform: str
+) -> list:
   """Lowers ``jax.jit(f)`` for ``platform`` with ``module.name`` wrapped to collect
   ``keep(result)`` of every call (the Pallas kernels' lowered modules); restores it after."""
   found = []
@@ -187,6 +211,7 @@ def int_to_float_converts(mosaic_text: str, min_rows: int = 64) -> list[str]:
   ``min_rows`` rows (second-minor dim): per-weight conversions of an unpacked group (g >= 64
   inputs). Per-scale-row conversions (1 row) are not counted."""
   import re
+
   out = []
   for m in re.finditer(r"arith\.(?:si|ui)tofp [^\n]*?: vector<([0-9x]+)x\w+> to", mosaic_text):
     dims = [int(d) for d in m.group(1).split("x")]
@@ -202,6 +227,7 @@ def ptx_mma_loop_instructions(ptx: str) -> int:
   weights one thread handles per iteration (256 · BN / (32 · num_warps)) it gives instructions per
   (weight, plane)."""
   import re
+
   lines = ptx.splitlines()
   best = -1
   for i, line in enumerate(lines):
@@ -212,8 +238,11 @@ def ptx_mma_loop_instructions(ptx: str) -> int:
     end = next((j for j in range(i + 1, len(lines)) if back.search(lines[j])), None)
     if end is None:
       continue
-    body = [l.strip() for l in lines[i + 1:end + 1]
-            if l.startswith("\t") and l.strip() and not l.strip().startswith(("//", "."))]
+    body = [
+      l.strip()
+      for l in lines[i + 1 : end + 1]
+      if l.startswith("\t") and l.strip() and not l.strip().startswith(("//", "."))
+    ]
     if any(re.search(r"\b(?:mma\.sync|wgmma\.mma_async)", l) for l in body):
       best = len(body) if best < 0 else min(best, len(body))
   return best
@@ -222,4 +251,5 @@ def ptx_mma_loop_instructions(ptx: str) -> int:
 def ptx_int_to_float_converts(ptx: str) -> int:
   """Number of integer -> float ``cvt`` instructions in PTX text."""
   import re
+
   return len(re.findall(r"\bcvt\.rn\.(?:f32|f16|bf16|f16x2|bf16x2)\.[su](?:8|16|32|64)\b", ptx))

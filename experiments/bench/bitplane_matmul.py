@@ -89,8 +89,18 @@ def parse_shapes(text: str, platform: str) -> tuple[tuple[int, int], ...]:
   return tuple(shapes)
 
 
-def run(shapes, ms, precisions, *, group_size=128, asymmetric=True, reps=10, warmup=2,
-        variants=False, interpret=False):
+def run(
+  shapes,
+  ms,
+  precisions,
+  *,
+  group_size=128,
+  asymmetric=True,
+  reps=10,
+  warmup=2,
+  variants=False,
+  interpret=False,
+):
   """Times every (shape, M, p) and returns a list of result dicts (also printed as a table).
 
   ``interpret`` runs the kernel columns in Pallas interpret mode (a code-path check on CPU; those
@@ -100,25 +110,37 @@ def run(shapes, ms, precisions, *, group_size=128, asymmetric=True, reps=10, war
   run_kernel = interpret or platform in ("gpu", "tpu")
   kernel_platform = "tpu" if platform == "tpu" else "gpu"
   bw = copy_bandwidth((256 << 20) if platform != "cpu" else (64 << 20))
-  print(f"device: {jax.devices()[0].device_kind} ({platform}); measured copy bandwidth "
-        f"{bw / 1e9:.1f} GB/s; g = {group_size}, {'asymmetric' if asymmetric else 'symmetric'}, "
-        f"bf16 activations and scales")
+  print(
+    f"device: {jax.devices()[0].device_kind} ({platform}); measured copy bandwidth "
+    f"{bw / 1e9:.1f} GB/s; g = {group_size}, {'asymmetric' if asymmetric else 'symmetric'}, "
+    f"bf16 activations and scales"
+  )
   if not run_kernel:
-    print("kernel columns: n/a (Pallas kernels run on TPU/GPU only; interpret mode is not a "
-          "timing)")
+    print(
+      "kernel columns: n/a (Pallas kernels run on TPU/GPU only; interpret mode is not a timing)"
+    )
   elif interpret:
     print("kernel columns: Pallas interpret mode (code-path check only; not a timing)")
-  header = (f"{'N x K':>12} {'M':>4} {'p':>2} {'variant':>9} {'kernel us':>10} {'xla us':>10} "
-            f"{'dense us':>10} {'xla/kern':>8} {'dense/kern':>10} {'dense/xla':>9} "
-            f"{'kern BW':>7} {'xla BW':>7} {'dense BW':>8}")
+  header = (
+    f"{'N x K':>12} {'M':>4} {'p':>2} {'variant':>9} {'kernel us':>10} {'xla us':>10} "
+    f"{'dense us':>10} {'xla/kern':>8} {'dense/kern':>10} {'dense/xla':>9} "
+    f"{'kern BW':>7} {'xla BW':>7} {'dense BW':>8}"
+  )
   print(header)
   print("-" * len(header))
   results = []
   mm = jax.jit(lambda x, w: jnp.dot(x, w))
   for n, k in shapes:
     planes, alpha, beta, precs = fmt.random_bitplane_layer(
-        0, k, n, num_planes=NUM_PLANES, precisions=PRECISIONS, group_size=group_size,
-        asymmetric=asymmetric, dtype=jnp.bfloat16)
+      0,
+      k,
+      n,
+      num_planes=NUM_PLANES,
+      precisions=PRECISIONS,
+      group_size=group_size,
+      asymmetric=asymmetric,
+      dtype=jnp.bfloat16,
+    )
     rng = np.random.default_rng(1)
     w_dense = jnp.asarray(rng.standard_normal((k, n), np.float32) * 0.02, jnp.bfloat16)
     for m in ms:
@@ -131,56 +153,101 @@ def run(shapes, ms, precisions, *, group_size=128, asymmetric=True, reps=10, war
         names = ("partials", "dequant") if variants else (row.variant,)
         for name in names:
           cfg = dataclasses.replace(row, variant=name)
-          kernel_fns[name] = jax.jit(lambda x, pl_, a, b, p, cfg=cfg: ops.bitplane_matmul(
-              x, pl_, a, b, p, impl="pallas", platform=kernel_platform, config=cfg,
-              interpret=interpret))
+          kernel_fns[name] = jax.jit(
+            lambda x, pl_, a, b, p, cfg=cfg: ops.bitplane_matmul(
+              x,
+              pl_,
+              a,
+              b,
+              p,
+              impl="pallas",
+              platform=kernel_platform,
+              config=cfg,
+              interpret=interpret,
+            )
+          )
       for p in precisions:
         if p not in precs:
           raise ValueError(f"--precisions: {p} is not a stored precision {precs}")
         p_arr = jnp.int32(p)
         t_xla = median_time(xla, x, planes, alpha, beta, p_arr, warmup=warmup, reps=reps)
         nbytes = bitplane_bytes(m, k, n, p, group_size, asymmetric)
-        for name, fn in (kernel_fns.items() if kernel_fns else [("-", None)]):
-          t_k = median_time(fn, x, planes, alpha, beta, p_arr, warmup=warmup, reps=reps) if fn else None
-          r = dict(n=n, k=k, m=m, p=p, variant=name, kernel_s=t_k, xla_s=t_xla, dense_s=t_dense,
-                   kernel_bw=(nbytes / t_k / bw) if t_k else None, xla_bw=nbytes / t_xla / bw,
-                   dense_bw=dense_bytes(m, k, n) / t_dense / bw)
+        for name, fn in kernel_fns.items() if kernel_fns else [("-", None)]:
+          t_k = (
+            median_time(fn, x, planes, alpha, beta, p_arr, warmup=warmup, reps=reps) if fn else None
+          )
+          r = dict(
+            n=n,
+            k=k,
+            m=m,
+            p=p,
+            variant=name,
+            kernel_s=t_k,
+            xla_s=t_xla,
+            dense_s=t_dense,
+            kernel_bw=(nbytes / t_k / bw) if t_k else None,
+            xla_bw=nbytes / t_xla / bw,
+            dense_bw=dense_bytes(m, k, n) / t_dense / bw,
+          )
           results.append(r)
           fmt_us = lambda t: f"{t * 1e6:10.1f}" if t else f"{'n/a':>10}"
           ratio = lambda a, b: f"{a / b:.2f}" if (a and b) else "n/a"
           pct = lambda v: f"{100 * v:.0f}%" if v is not None else "n/a"
-          print(f"{f'{n}x{k}':>12} {m:>4} {p:>2} {name:>9} {fmt_us(t_k)} {fmt_us(t_xla)} "
-                f"{fmt_us(t_dense)} {ratio(t_xla, t_k):>8} {ratio(t_dense, t_k):>10} "
-                f"{ratio(t_dense, t_xla):>9} {pct(r['kernel_bw']):>7} {pct(r['xla_bw']):>7} "
-                f"{pct(r['dense_bw']):>8}")
+          print(
+            f"{f'{n}x{k}':>12} {m:>4} {p:>2} {name:>9} {fmt_us(t_k)} {fmt_us(t_xla)} "
+            f"{fmt_us(t_dense)} {ratio(t_xla, t_k):>8} {ratio(t_dense, t_k):>10} "
+            f"{ratio(t_dense, t_xla):>9} {pct(r['kernel_bw']):>7} {pct(r['xla_bw']):>7} "
+            f"{pct(r['dense_bw']):>8}"
+          )
           vname = name if name != "-" else blocks.table_row(kernel_platform, m).config.variant
           bm = blocks.pick_config(kernel_platform, m, k, n, group_size, 2).bm
-          print("    " + _roofline.line(
-              f"{vname} p={p}", nbytes, _roofline.bitplane_flops(m, k, n, p, vname),
-              _roofline.bitplane_vector_ops(m, k, n, p, vname, bm)))
+          print(
+            "    "
+            + _roofline.line(
+              f"{vname} p={p}",
+              nbytes,
+              _roofline.bitplane_flops(m, k, n, p, vname),
+              _roofline.bitplane_vector_ops(m, k, n, p, vname, bm),
+            )
+          )
       print("    " + _roofline.line("bf16 dense", dense_bytes(m, k, n), 2 * m * k * n))
   return results
 
 
 def main(argv=None):
   parser = argparse.ArgumentParser(
-      description=__doc__.split("\n\n")[0],
-      epilog="Default shapes: 'paper' on GPU/TPU, 'quick' on CPU (only the XLA reference and the "
-             "dense matmul run there; the paper shapes take minutes on a small CPU).")
-  parser.add_argument("--shapes", default="auto",
-                      help="auto | paper | quick | comma-separated NxK list (N = out features)")
-  parser.add_argument("--quick", action="store_true", help="small shapes (unless --shapes "
-                      "is given) and fewer repetitions: a CPU sanity run")
-  parser.add_argument("--full", action="store_true", help="the paper's shapes even on CPU (slow there)")
+    description=__doc__.split("\n\n")[0],
+    epilog="Default shapes: 'paper' on GPU/TPU, 'quick' on CPU (only the XLA reference and the "
+    "dense matmul run there; the paper shapes take minutes on a small CPU).",
+  )
+  parser.add_argument(
+    "--shapes",
+    default="auto",
+    help="auto | paper | quick | comma-separated NxK list (N = out features)",
+  )
+  parser.add_argument(
+    "--quick",
+    action="store_true",
+    help="small shapes (unless --shapes is given) and fewer repetitions: a CPU sanity run",
+  )
+  parser.add_argument(
+    "--full", action="store_true", help="the paper's shapes even on CPU (slow there)"
+  )
   parser.add_argument("--ms", default="1,16,256", help="activation rows M")
   parser.add_argument("--precisions", default="2,3,4", help="precisions p (of 2, 3, 4)")
   parser.add_argument("--group_size", type=int, default=128, choices=fmt.GROUP_SIZES)
   parser.add_argument("--symmetric", action="store_true", help="no beta (symmetric BCQ)")
-  parser.add_argument("--variants", action="store_true",
-                      help="time both kernel variants (partials, dequant) at every M")
-  parser.add_argument("--interpret", action="store_true",
-                      help="also run the kernel columns in interpret mode (CPU code-path check; "
-                      "the kernel times are meaningless)")
+  parser.add_argument(
+    "--variants",
+    action="store_true",
+    help="time both kernel variants (partials, dequant) at every M",
+  )
+  parser.add_argument(
+    "--interpret",
+    action="store_true",
+    help="also run the kernel columns in interpret mode (CPU code-path check; "
+    "the kernel times are meaningless)",
+  )
   parser.add_argument("--reps", type=int, default=20)
   parser.add_argument("--warmup", type=int, default=3)
   args = parser.parse_args(argv)
@@ -195,9 +262,17 @@ def main(argv=None):
   if args.reps < 1:
     parser.error("--reps must be >= 1")
   shapes = parse_shapes(args.shapes, _backend.backend())
-  run(shapes, parse_ints(args.ms), parse_ints(args.precisions), group_size=args.group_size,
-      asymmetric=not args.symmetric, reps=args.reps, warmup=args.warmup, variants=args.variants,
-      interpret=args.interpret)
+  run(
+    shapes,
+    parse_ints(args.ms),
+    parse_ints(args.precisions),
+    group_size=args.group_size,
+    asymmetric=not args.symmetric,
+    reps=args.reps,
+    warmup=args.warmup,
+    variants=args.variants,
+    interpret=args.interpret,
+  )
 
 
 if __name__ == "__main__":

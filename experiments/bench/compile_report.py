@@ -42,15 +42,20 @@ PRECISIONS = (2, 3, 4)
 
 
 def _bp_specs(m, x_dtype, s_dtype):
-  return (SDS((m, K), x_dtype), SDS((4, K // 32, N), jnp.uint32),
-          SDS((sum(PRECISIONS), K // 128, N), s_dtype), SDS((len(PRECISIONS), K // 128, N), s_dtype),
-          SDS((), jnp.int32))
+  return (
+    SDS((m, K), x_dtype),
+    SDS((4, K // 32, N), jnp.uint32),
+    SDS((sum(PRECISIONS), K // 128, N), s_dtype),
+    SDS((len(PRECISIONS), K // 128, N), s_dtype),
+    SDS((), jnp.int32),
+  )
 
 
 def _with_vjp(op, n_diff):
   def f(*args):
     y, vjp = jax.vjp(lambda *d: op(*d, *args[n_diff:-1]), *args[:n_diff])
     return y, vjp(args[-1])
+
   return f
 
 
@@ -67,16 +72,17 @@ def cases(platform: str):
         out.append((f"bitplane {bucket} M={m} x={xn} scales={sn} fwd", bop, _bp_specs(m, xd, sd)))
     specs = _bp_specs(m, jnp.bfloat16, jnp.float16)
     grad = lambda x, pl_, a, b, p, op=bop: jax.grad(
-        lambda x, a, b: jnp.sum(jnp.sin(op(x, pl_, a, b, p).astype(jnp.float32))),
-        argnums=(0, 1, 2))(x, a, b)
+      lambda x, a, b: jnp.sum(jnp.sin(op(x, pl_, a, b, p).astype(jnp.float32))), argnums=(0, 1, 2)
+    )(x, a, b)
     out.append((f"bitplane {bucket} M={m} fwd+bwd", grad, specs))
   for plat, bucket, cfg in sblocks.production_configs():
     if plat != platform:
       continue
     G = BUCKET_G[bucket]
     p = max(cfg.fwd_bp, 2) if platform == "tpu" else 8
-    op = functools.partial(sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False,
-                           platform=platform)
+    op = functools.partial(
+      sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False, platform=platform
+    )
     specs = (SDS((512, p, 2), jnp.float32), SDS((p, G + 1, G + 1, 512), jnp.float32))
     out.append((f"spline {bucket} G={G} fwd", op, specs))
     vjp = lambda x, t, g, op=op: jax.vjp(op, x, t)[1](g)
@@ -102,8 +108,18 @@ def tpu_report(targets, only: str = "") -> list[str]:
 
 
 def gpu_report(only: str = "") -> list[str]:
-  keys = ("registers", "spill_stores", "spill_loads", "shared", "mma", "wgmma", "fma_f32",
-          "int_to_float", "mma_loop_instr", "seconds")
+  keys = (
+    "registers",
+    "spill_stores",
+    "spill_loads",
+    "shared",
+    "mma",
+    "wgmma",
+    "fma_f32",
+    "int_to_float",
+    "mma_loop_instr",
+    "seconds",
+  )
   lines = ["| case | kernel | " + " | ".join(keys) + " |", "|---" * (len(keys) + 2) + "|"]
   for label, f, specs in cases("gpu"):
     if only not in label:

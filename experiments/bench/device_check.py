@@ -42,8 +42,10 @@ from kernels_pallas.spline_lookup.grid import SigmaGrid
 BUCKET_M = {"decode": 1, "small": 64, "prefill": 512}
 BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
 PRECISIONS = (2, 3, 4)
-HEADER = ("| op | row | shape | max err / scale | kernel µs | XLA µs | dense µs | kernel/dense "
-          "| roofline µs (H200 / v5e) |")
+HEADER = (
+  "| op | row | shape | max err / scale | kernel µs | XLA µs | dense µs | kernel/dense "
+  "| roofline µs (H200 / v5e) |"
+)
 
 
 def _platform() -> str:
@@ -56,21 +58,30 @@ def _us(t):
 
 
 def _roof(nbytes, flops, vector_ops=0.0):
-  return " / ".join(f"{_roofline.implied_seconds(nbytes, flops, d, vector_ops)[0] * 1e6:.2f}"
-                    for d in _roofline.PEAKS)
+  return " / ".join(
+    f"{_roofline.implied_seconds(nbytes, flops, d, vector_ops)[0] * 1e6:.2f}"
+    for d in _roofline.PEAKS
+  )
 
 
 def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
   out = []
   k = n = 256 if tiny else 4096
-  planes, alpha, beta, _ = fmt.random_bitplane_layer(0, k, n, num_planes=4, precisions=PRECISIONS,
-                                                     group_size=128, asymmetric=True,
-                                                     dtype=jnp.float16)
+  planes, alpha, beta, _ = fmt.random_bitplane_layer(
+    0, k, n, num_planes=4, precisions=PRECISIONS, group_size=128, asymmetric=True, dtype=jnp.float16
+  )
   rng = np.random.default_rng(1)
   w_dense = jnp.asarray(rng.standard_normal((k, n)) * 0.02, jnp.bfloat16)
   dense = jax.jit(lambda x, w: jnp.dot(x, w, preferred_element_type=jnp.float32))
-  kern = jax.jit(functools.partial(bops.bitplane_matmul, impl="pallas", platform=kplat,
-                                   interpret=interpret, out_dtype=jnp.float32))
+  kern = jax.jit(
+    functools.partial(
+      bops.bitplane_matmul,
+      impl="pallas",
+      platform=kplat,
+      interpret=interpret,
+      out_dtype=jnp.float32,
+    )
+  )
   xla = jax.jit(functools.partial(bops.bitplane_matmul, impl="xla", out_dtype=jnp.float32))
   for bucket in buckets:
     m = min(BUCKET_M[bucket], 16) if tiny else BUCKET_M[bucket]
@@ -79,8 +90,9 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
       pp = jnp.int32(p)
       y = kern(x, planes, alpha, beta, pp)
       y_ref = xla(x, planes, alpha, beta, pp)
-      w_abs = jnp.abs(bref.dequantize(planes, alpha.astype(jnp.float32),
-                                      beta.astype(jnp.float32), p))
+      w_abs = jnp.abs(
+        bref.dequantize(planes, alpha.astype(jnp.float32), beta.astype(jnp.float32), p)
+      )
       scale = float(jnp.max(jnp.abs(x.astype(jnp.float32)) @ w_abs))
       err = float(jnp.max(jnp.abs(y - y_ref))) / scale
       t_k = median_time(kern, x, planes, alpha, beta, pp, warmup=warmup, reps=reps)
@@ -88,12 +100,24 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
       t_d = median_time(dense, x, w_dense, warmup=warmup, reps=reps)
       variant = bblocks.table_row(kplat, m).config.variant
       nbytes = p * k * n // 8 + (p + 1) * (k // 128) * n * 2 + m * k * 2 + m * n * 4
-      out.append(dict(op="bitplane_matmul", row=f"{bucket} ({variant}) p={p}",
-                      shape=f"M={m} K={k} N={n}", err=err, kernel=t_k, xla=t_x, dense=t_d,
-                      roof=_roof(nbytes, _roofline.bitplane_flops(m, k, n, p, variant),
-                                 _roofline.bitplane_vector_ops(
-                                     m, k, n, p, variant,
-                                     bblocks.pick_config(kplat, m, k, n, 128, 2).bm))))
+      out.append(
+        dict(
+          op="bitplane_matmul",
+          row=f"{bucket} ({variant}) p={p}",
+          shape=f"M={m} K={k} N={n}",
+          err=err,
+          kernel=t_k,
+          xla=t_x,
+          dense=t_d,
+          roof=_roof(
+            nbytes,
+            _roofline.bitplane_flops(m, k, n, p, variant),
+            _roofline.bitplane_vector_ops(
+              m, k, n, p, variant, bblocks.pick_config(kplat, m, k, n, 128, 2).bm
+            ),
+          ),
+        )
+      )
   return out
 
 
@@ -110,8 +134,11 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
     G = BUCKET_G[bucket]
     grid = SigmaGrid(G)
     table = jnp.asarray(rng.uniform(-0.1, 0.1, (pairs, G + 1, G + 1, q)), jnp.float32)
-    kern = jax.jit(functools.partial(sops.spline_lookup, grid=grid, impl="pallas",
-                                     platform=kplat, interpret=interpret))
+    kern = jax.jit(
+      functools.partial(
+        sops.spline_lookup, grid=grid, impl="pallas", platform=kplat, interpret=interpret
+      )
+    )
     xla = jax.jit(functools.partial(sops.spline_lookup, grid=grid, impl="xla"))
     y, y_ref = kern(xp, table), xla(xp, table)
     err = float(jnp.max(jnp.abs(y - y_ref)) / jnp.max(jnp.abs(y_ref)))
@@ -120,12 +147,23 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
     t_d = median_time(dense, x2, w, warmup=warmup, reps=reps)
     variant = sblocks.table_row(kplat, G).config.variant
     c_pad = sblocks.corner_pad(G)
-    flops = (_roofline.spline_gather_flops(b, pairs, q) if variant == "gather"
-             else _roofline.spline_matrix_flops(b, pairs, q, c_pad,
-                                                passes=3 if kplat == "tpu" else 1))  # bf16x3 dots
-    out.append(dict(op="spline_lookup", row=f"{bucket} ({variant}) G={G}",
-                    shape=f"B={b} {n_in}->{q}", err=err, kernel=t_k, xla=t_x, dense=t_d,
-                    roof=_roof(_roofline.spline_bytes(b, pairs, q, G), flops)))
+    flops = (
+      _roofline.spline_gather_flops(b, pairs, q)
+      if variant == "gather"
+      else _roofline.spline_matrix_flops(b, pairs, q, c_pad, passes=3 if kplat == "tpu" else 1)
+    )  # bf16x3 dots
+    out.append(
+      dict(
+        op="spline_lookup",
+        row=f"{bucket} ({variant}) G={G}",
+        shape=f"B={b} {n_in}->{q}",
+        err=err,
+        kernel=t_k,
+        xla=t_x,
+        dense=t_d,
+        roof=_roof(_roofline.spline_bytes(b, pairs, q, G), flops),
+      )
+    )
   return out
 
 
@@ -136,16 +174,23 @@ def run(*, tiny=False, bitplane_buckets=None, spline_buckets=None, reps=10, warm
   kplat = "tpu" if plat == "cpu" else plat
   bitplane_buckets = bitplane_buckets or [r.bucket for r in bblocks.BLOCK_TABLE[kplat]]
   spline_buckets = spline_buckets or [r.bucket for r in sblocks.BLOCK_TABLE[kplat]]
-  rows = (bitplane_rows(kplat, interpret, tiny, bitplane_buckets, reps, warmup)
-          + spline_rows(kplat, interpret, tiny, spline_buckets, reps, warmup))
+  rows = bitplane_rows(kplat, interpret, tiny, bitplane_buckets, reps, warmup) + spline_rows(
+    kplat, interpret, tiny, spline_buckets, reps, warmup
+  )
   dev = jax.devices()[0].device_kind
-  lines = [f"Device check on {dev} ({plat}; {kplat} kernels"
-           f"{', interpret mode: times are not timings' if interpret else ''}).", "", HEADER,
-           "|---|---|---|---|---|---|---|---|---|"]
+  lines = [
+    f"Device check on {dev} ({plat}; {kplat} kernels"
+    f"{', interpret mode: times are not timings' if interpret else ''}).",
+    "",
+    HEADER,
+    "|---|---|---|---|---|---|---|---|---|",
+  ]
   for r in rows:
     ratio = f"{r['kernel'] / r['dense']:.2f}" if not interpret else "n/a"
-    lines.append(f"| {r['op']} | {r['row']} | {r['shape']} | {r['err']:.2e} | {_us(r['kernel'])} "
-                 f"| {_us(r['xla'])} | {_us(r['dense'])} | {ratio} | {r['roof']} |")
+    lines.append(
+      f"| {r['op']} | {r['row']} | {r['shape']} | {r['err']:.2e} | {_us(r['kernel'])} "
+      f"| {_us(r['xla'])} | {_us(r['dense'])} | {ratio} | {r['roof']} |"
+    )
   return lines, rows
 
 
@@ -158,9 +203,13 @@ def main(argv=None):
   ap.add_argument("--reps", type=int, default=10)
   args = ap.parse_args(argv)
   split = lambda s: [v for v in s.split(",") if v] or None
-  lines, _ = run(tiny=args.tiny, bitplane_buckets=split(args.bitplane_rows),
-                 spline_buckets=split(args.spline_rows), reps=args.reps,
-                 warmup=1 if args.tiny else 2)
+  lines, _ = run(
+    tiny=args.tiny,
+    bitplane_buckets=split(args.bitplane_rows),
+    spline_buckets=split(args.spline_rows),
+    reps=args.reps,
+    warmup=1 if args.tiny else 2,
+  )
   text = "\n".join(lines) + "\n"
   print(text)
   with open(args.out, "w") as fh:

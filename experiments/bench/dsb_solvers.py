@@ -46,8 +46,11 @@ _LABELS = {"dlightsb": "DLightSB", "csbm": "CSBM", "alpha_csbm": "alpha-CSBM"}
 
 
 def _solver(name: str, common: dict, num_potentials: int):
-  steps = dict(batch_size=common["batch_size"], train_steps=common["train_steps"],
-               steps_per_chunk=common["steps_per_chunk"])
+  steps = dict(
+    batch_size=common["batch_size"],
+    train_steps=common["train_steps"],
+    steps_per_chunk=common["steps_per_chunk"],
+  )
   if name == "csbm":
     return CSBM(CSBMConfig(**steps, num_first_iterations=0))
   if name == "alpha_csbm":
@@ -62,10 +65,14 @@ def _timed_chunk(solver, bench):
   cfg = solver.config
   # No donation here: the same state is fed to every timed call.
   if isinstance(solver, CSBM):
-    return (jax.jit(csbm.train_chunk, static_argnums=(2, 3)),
-            (solver.init_state(bench, jax.random.key(0)), bench, cfg, solver.step_fn))
-  return (jax.jit(dls.train_chunk, static_argnums=(2, 3)),
-          (dls.init_state(bench, jax.random.key(0), cfg), bench, cfg, solver.loss_fn))
+    return (
+      jax.jit(csbm.train_chunk, static_argnums=(2, 3)),
+      (solver.init_state(bench, jax.random.key(0)), bench, cfg, solver.step_fn),
+    )
+  return (
+    jax.jit(dls.train_chunk, static_argnums=(2, 3)),
+    (dls.init_state(bench, jax.random.key(0), cfg), bench, cfg, solver.loss_fn),
+  )
 
 
 def _temp_mib(fn, fn_args) -> float:
@@ -82,8 +89,11 @@ def main(argv=None):
   parser.add_argument("--num_potentials", type=int, default=1000)
   parser.add_argument("--batch", type=int, default=128)
   parser.add_argument("--chunk", type=int, default=5, help="optimiser steps per timed call")
-  parser.add_argument("--solvers", default="dlightsb,joint,kl,alpha_csbm",
-                      help=f"comma-separated subset of {_SOLVERS} (joint/kl/mse = DLightSB-M)")
+  parser.add_argument(
+    "--solvers",
+    default="dlightsb,joint,kl,alpha_csbm",
+    help=f"comma-separated subset of {_SOLVERS} (joint/kl/mse = DLightSB-M)",
+  )
   parser.add_argument("--warmup", type=int, default=1)
   parser.add_argument("--reps", type=int, default=3)
   parser.add_argument("--quick", action="store_true", help="DLightSB only, 2-step chunk, 2 reps")
@@ -102,9 +112,11 @@ def main(argv=None):
 
   bench = bm.make_preset(args.preset, seed=0)
   common = dict(batch_size=args.batch, train_steps=args.chunk, steps_per_chunk=args.chunk)
-  print(f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
-        f"preset={args.preset} D={bench.dim} S={bench.num_categories} N={bench.num_steps} "
-        f"K={args.num_potentials} B={args.batch} chunk={args.chunk} reps={args.reps} (median)")
+  print(
+    f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
+    f"preset={args.preset} D={bench.dim} S={bench.num_categories} N={bench.num_steps} "
+    f"K={args.num_potentials} B={args.batch} chunk={args.chunk} reps={args.reps} (median)"
+  )
   header = f"{'solver':<16} {'ms/step':>10} {'steps/s':>9} {'rel':>7} {'temp MiB':>9}"
   print(header)
   print("-" * len(header))
@@ -114,13 +126,19 @@ def main(argv=None):
     sec = median_time(fn, *fn_args, warmup=args.warmup, reps=args.reps) / args.chunk
     first = sec if first is None else first
     label = _LABELS.get(name, f"DLightSB-M/{name}")
-    print(f"{label:<16} {1e3 * sec:>10.1f} {1.0 / sec:>9.3f} {first / sec:>7.2f} "
-          f"{_temp_mib(fn, fn_args):>9.1f}", flush=True)
+    print(
+      f"{label:<16} {1e3 * sec:>10.1f} {1.0 / sec:>9.3f} {first / sec:>7.2f} "
+      f"{_temp_mib(fn, fn_args):>9.1f}",
+      flush=True,
+    )
   chunked = DLightSB(DLightSBConfig(**common, num_potentials=args.num_potentials))
   unchunked = DLightSB(chunked.config.replace(chunk_elements=1 << 62))
   mib = [_temp_mib(*_timed_chunk(sv, bench)) for sv in (chunked, unchunked)]
-  print(f"DLightSB contraction temp MiB: chunked ({chunked.config.chunk_elements} elements per "
-        f"chunk) {mib[0]:.1f} vs unchunked {mib[1]:.1f} ({mib[1] / mib[0]:.1f}x)", flush=True)
+  print(
+    f"DLightSB contraction temp MiB: chunked ({chunked.config.chunk_elements} elements per "
+    f"chunk) {mib[0]:.1f} vs unchunked {mib[1]:.1f} ({mib[1] / mib[0]:.1f}x)",
+    flush=True,
+  )
 
 
 if __name__ == "__main__":

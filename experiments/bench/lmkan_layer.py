@@ -71,14 +71,19 @@ def main(argv=None):
     print("note: on CPU the Pallas path runs in interpret mode; its times mean nothing")
   b, n_in, n_out, g = args.batch, args.n_in, args.n_out, args.grid_size
   x = jax.random.normal(jax.random.key(1), (b, n_in), jnp.float32)
-  print(f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
-        f"B={b} N_in={n_in} N_out={n_out} G={g} impl={impl} reps={args.reps} (median)")
+  print(
+    f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
+    f"B={b} N_in={n_in} N_out={n_out} G={g} impl={impl} reps={args.reps} (median)"
+  )
 
   rows = [
-      ("lmKAN", LMKANDense(n_out, grid_size=g, impl=impl), lmkan_flops.lmkan_flops(n_in, n_out)),
-      ("Dense same shape", nn.Dense(n_out, use_bias=False), lmkan_flops.linear_flops(n_in, n_out)),
-      ("Dense FLOP-matched", nn.Dense(2 * n_out, use_bias=False),
-       lmkan_flops.linear_flops(n_in, 2 * n_out)),
+    ("lmKAN", LMKANDense(n_out, grid_size=g, impl=impl), lmkan_flops.lmkan_flops(n_in, n_out)),
+    ("Dense same shape", nn.Dense(n_out, use_bias=False), lmkan_flops.linear_flops(n_in, n_out)),
+    (
+      "Dense FLOP-matched",
+      nn.Dense(2 * n_out, use_bias=False),
+      lmkan_flops.linear_flops(n_in, 2 * n_out),
+    ),
   ]
   results = []
   for name, module, fl in rows:
@@ -86,17 +91,23 @@ def main(argv=None):
     results.append((name, fl, n_params, t_f, t_fb))
 
   ref_f, ref_fb = results[1][3], results[1][4]
-  header = (f"{'layer':<20} {'FLOPs/sample':>12} {'params':>10} {'fwd ms':>9} {'fwd+bwd ms':>11} "
-            f"{'fwd/Dense':>9} {'f+b/Dense':>9}")
+  header = (
+    f"{'layer':<20} {'FLOPs/sample':>12} {'params':>10} {'fwd ms':>9} {'fwd+bwd ms':>11} "
+    f"{'fwd/Dense':>9} {'f+b/Dense':>9}"
+  )
   print(header)
   print("-" * len(header))
   for name, fl, n_params, t_f, t_fb in results:
-    print(f"{name:<20} {fl:>12,d} {n_params:>10,d} {1e3 * t_f:>9.3f} {1e3 * t_fb:>11.3f} "
-          f"{t_f / ref_f:>9.2f} {t_fb / ref_fb:>9.2f}")
+    print(
+      f"{name:<20} {fl:>12,d} {n_params:>10,d} {1e3 * t_f:>9.3f} {1e3 * t_fb:>11.3f} "
+      f"{t_f / ref_f:>9.2f} {t_fb / ref_fb:>9.2f}"
+    )
   p = (n_in + 1) // 2
   reads = 4 * b * p * n_out * 4  # bytes of table values read by the lookup (f32)
-  print(f"lmKAN effective table-read bandwidth (fwd): {reads / results[0][3] / 1e9:.2f} GB/s; "
-        f"per-pair overhead {lmkan_flops.lmkan_overhead(n_in)[0]:,d} FLOPs/sample (not in FLOPs/sample)")
+  print(
+    f"lmKAN effective table-read bandwidth (fwd): {reads / results[0][3] / 1e9:.2f} GB/s; "
+    f"per-pair overhead {lmkan_flops.lmkan_overhead(n_in)[0]:,d} FLOPs/sample (not in FLOPs/sample)"
+  )
 
 
 if __name__ == "__main__":

@@ -39,14 +39,19 @@ from iclr26_jax.pdns.method import PDNSMethod
 def _configs(quick: bool) -> list[tuple[str, object]]:
   """(label, config) for the continuous and the discrete sampler."""
   if quick:
-    g = gmm40.get_config("prox.buffer_size=512,batch_size=128,prox.epochs_per_stage=2,"
-                         "sampler.sde_steps=20,sampler.hidden=64,sampler.depth=2")
-    i = ising.get_config("target.size=16,prox.buffer_size=256,batch_size=64,"
-                         "prox.epochs_per_stage=2,sampler.hidden=64,sampler.replicates=2")
+    g = gmm40.get_config(
+      "prox.buffer_size=512,batch_size=128,prox.epochs_per_stage=2,"
+      "sampler.sde_steps=20,sampler.hidden=64,sampler.depth=2"
+    )
+    i = ising.get_config(
+      "target.size=16,prox.buffer_size=256,batch_size=64,"
+      "prox.epochs_per_stage=2,sampler.hidden=64,sampler.replicates=2"
+    )
   else:
     g = gmm40.get_config("prox.buffer_size=2048,batch_size=512,prox.epochs_per_stage=2")
-    i = ising.get_config("target.size=16,prox.buffer_size=1024,batch_size=256,"
-                         "prox.epochs_per_stage=2")
+    i = ising.get_config(
+      "target.size=16,prox.buffer_size=1024,batch_size=256,prox.epochs_per_stage=2"
+    )
   return [("GMM-40 d=50 (SDE)", g), ("Ising 16x16 (masked CTMC)", i)]
 
 
@@ -58,7 +63,9 @@ def _stage_runner(method: PDNSMethod):
     def one(st, _):
       st, _ = method.update(st, {})
       return st, None
+
     return jax.lax.scan(one, state, None, length=sps)[0]
+
   return run
 
 
@@ -75,7 +82,7 @@ def _bench(label, cfg, seeds: int, warmup: int, reps: int) -> None:
   state1 = jax.jit(method.init_state)(jax.random.PRNGKey(0))
   keys = jax.random.split(jax.random.PRNGKey(1), seeds)
   states = jax.vmap(method.init_state)(keys)
-  states = states.replace(step=state1.step)           # shared, unbatched step counter
+  states = states.replace(step=state1.step)  # shared, unbatched step counter
   ax = _axes(state1)
   f1 = jax.jit(run)
   fs = jax.jit(jax.vmap(run, in_axes=(ax,), out_axes=ax))
@@ -86,17 +93,19 @@ def _bench(label, cfg, seeds: int, warmup: int, reps: int) -> None:
     t_compile = time.perf_counter() - t0
     t = median_time(compiled, st, warmup=warmup, reps=reps)
     out.append((name, n, t_compile, t))
-  print(f"\n{label}: buffer {cfg.prox.buffer_size}, batch {cfg.batch_size}, {sps} steps/stage, "
-        f"MLP {cfg.sampler.depth} x {cfg.sampler.hidden}")
-  header = (f"{'run':<18} {'compile s':>9} {'stage s':>9} {'steps/s':>9} {'seed-steps/s':>12} "
-            f"{'ratio':>6}")
+  print(
+    f"\n{label}: buffer {cfg.prox.buffer_size}, batch {cfg.batch_size}, {sps} steps/stage, "
+    f"MLP {cfg.sampler.depth} x {cfg.sampler.hidden}"
+  )
+  header = (
+    f"{'run':<18} {'compile s':>9} {'stage s':>9} {'steps/s':>9} {'seed-steps/s':>12} {'ratio':>6}"
+  )
   print(header)
   print("-" * len(header))
   base = sps / out[0][3]
   for name, n, tc, t in out:
     rate = sps / t
-    print(f"{name:<18} {tc:>9.2f} {t:>9.3f} {rate:>9.1f} {n * rate:>12.1f} "
-          f"{n * rate / base:>6.2f}")
+    print(f"{name:<18} {tc:>9.2f} {t:>9.3f} {rate:>9.1f} {n * rate:>12.1f} {n * rate / base:>6.2f}")
 
 
 def main(argv=None):
@@ -111,8 +120,10 @@ def main(argv=None):
   for name in ("seeds", "reps"):
     if getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1")
-  print(f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
-        f"seeds={args.seeds} reps={args.reps} (median of whole-stage calls)")
+  print(
+    f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
+    f"seeds={args.seeds} reps={args.reps} (median of whole-stage calls)"
+  )
   for label, cfg in _configs(args.quick):
     _bench(label, cfg, args.seeds, args.warmup, args.reps)
 

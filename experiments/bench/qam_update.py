@@ -85,17 +85,24 @@ def _batch(size: str):
   _, _, _, h, d, s = SIZES[size]
   ks = jax.random.split(jax.random.PRNGKey(0), 4)
   flat = lambda k, n: jax.random.normal(k, (n,))
-  return {"observations": flat(ks[0], BATCH * s).reshape(BATCH, s),
-          "actions": jnp.clip(0.5 * flat(ks[1], BATCH * h * d), -1, 1).reshape(BATCH, h, d),
-          "rewards": -jnp.abs(flat(ks[2], BATCH)), "masks": jnp.ones((BATCH,)),
-          "valid": jnp.ones((BATCH,)),
-          "next_observations": flat(ks[3], BATCH * s).reshape(BATCH, s)}
+  return {
+    "observations": flat(ks[0], BATCH * s).reshape(BATCH, s),
+    "actions": jnp.clip(0.5 * flat(ks[1], BATCH * h * d), -1, 1).reshape(BATCH, h, d),
+    "rewards": -jnp.abs(flat(ks[2], BATCH)),
+    "masks": jnp.ones((BATCH,)),
+    "valid": jnp.ones((BATCH,)),
+    "next_observations": flat(ks[3], BATCH * s).reshape(BATCH, s),
+  }
 
 
 def _agent(size: str, agent_name: str, compute_dtype: str = "float32") -> QAMAgent:
   _, _, _, _, d, s = SIZES[size]
-  return QAMAgent.create(jax.random.PRNGKey(1), jnp.zeros((1, s)), jnp.zeros((1, d)),
-                         _config(size, agent_name, compute_dtype))
+  return QAMAgent.create(
+    jax.random.PRNGKey(1),
+    jnp.zeros((1, s)),
+    jnp.zeros((1, d)),
+    _config(size, agent_name, compute_dtype),
+  )
 
 
 def removed_forward_gflop(size: str) -> float:
@@ -121,9 +128,11 @@ def _critic_piece(ag: QAMAgent, batch, key):
   def loss(cp):
     a_next = ag._policy_chunks(p, ex, batch["next_observations"], key)
     next_q = ag._q_fn(ex["target_critic"])(batch["next_observations"], a_next)
-    y = critic.pessimistic_target(next_q, batch["rewards"], batch["masks"], cfg.discount,
-                                  cfg.horizon, cfg.rho)
+    y = critic.pessimistic_target(
+      next_q, batch["rewards"], batch["masks"], cfg.discount, cfg.horizon, cfg.rho
+    )
     return critic.td_loss(ag._q_fn(cp)(batch["observations"], actions), y, batch["valid"])
+
   return jax.grad(loss)(p["critic"])
 
 
@@ -151,11 +160,15 @@ def _loss_piece(ag: QAMAgent, batch, xs, adjs, key):
   v_base = ag._velocity(ex["target_bc_flow"])
 
   def loss(actor, bc):
-    am = adjoint.grid_adjoint_matching_loss(ag._velocity(ex["target_bc_flow"], actor), v_base,
-                                            obs, xs, adjs, n)
+    am = adjoint.grid_adjoint_matching_loss(
+      ag._velocity(ex["target_bc_flow"], actor), v_base, obs, xs, adjs, n
+    )
     fm = flows.flow_matching_loss(ag._velocity(bc), obs, actions, key, batch["valid"])
     return am + fm
+
   return jax.grad(loss, argnums=(0, 1))(ag.state.params["actor_flow"], ag.state.params["bc_flow"])
+
+
 # pylint: enable=protected-access
 
 
@@ -205,8 +218,9 @@ class _DonatedLoop:
     return info
 
 
-def _bench_size(size: str, warmup: int, reps: int, agents, pieces: bool,
-                compute_dtype: str) -> list[str]:
+def _bench_size(
+  size: str, warmup: int, reps: int, agents, pieces: bool, compute_dtype: str
+) -> list[str]:
   batch = _batch(size)
   names, calls, compile_s = [], [], []
   for name in agents:
@@ -224,14 +238,16 @@ def _bench_size(size: str, warmup: int, reps: int, agents, pieces: bool,
     xs, adjs = c_roll(ag, batch, key)
     c_loss, tc_loss = _compile(_loss_piece, ag, batch, xs, adjs, key)
     names += ["qam: critic (TD grad)", "qam: rollout + lean adjoint", "qam: loss (AM + BC grad)"]
-    calls += [lambda: c_crit(ag, batch, key), lambda: c_roll(ag, batch, key),
-              lambda: c_loss(ag, batch, xs, adjs, key)]
+    calls += [
+      lambda: c_crit(ag, batch, key),
+      lambda: c_roll(ag, batch, key),
+      lambda: c_loss(ag, batch, xs, adjs, key),
+    ]
     compile_s += [tc_crit, tc_roll, tc_loss]
   times = _interleaved_times(calls, warmup, reps)
 
   width, depth, k, h, d, s = SIZES[size]
-  label = (f"{size} ({depth}×{width}, K={k}, H·d={h}×{d}={h * d}, S={s}, B={BATCH}, "
-           f"{compute_dtype})")
+  label = f"{size} ({depth}×{width}, K={k}, H·d={h}×{d}={h * d}, S={s}, B={BATCH}, {compute_dtype})"
   ref = names.index("bc update") if "bc update" in names else None
   qam = names.index("qam update") if "qam update" in names else None
   rows = []
@@ -242,27 +258,38 @@ def _bench_size(size: str, warmup: int, reps: int, agents, pieces: bool,
     else:
       ratio_med = f"{t_med / times[j][0]:.2f} × {ref_name}"
       ratio_min = f"{t_min / times[j][1]:.2f} × {ref_name}"
-    rows.append(f"| {label} | {name} | {t_c:.1f} | {1e3 * t_med:.1f} | {1e3 * t_min:.1f} | "
-                f"{c_med:.3f} | {1 / t_med:.2f} | {ratio_med} | {ratio_min} |")
+    rows.append(
+      f"| {label} | {name} | {t_c:.1f} | {1e3 * t_med:.1f} | {1e3 * t_min:.1f} | "
+      f"{c_med:.3f} | {1 / t_med:.2f} | {ratio_med} | {ratio_min} |"
+    )
   if pieces and qam is not None:
     pieces_med = sum(t for t, _, _ in times[n_upd:])
     pieces_min = sum(t for _, t, _ in times[n_upd:])
-    rows.append(f"| {label} | qam: sum of the 3 pieces | – | {1e3 * pieces_med:.1f} | "
-                f"{1e3 * pieces_min:.1f} | – | – | {pieces_med / times[qam][0]:.2f} × QAM | "
-                f"{pieces_min / times[qam][1]:.2f} × QAM |")
+    rows.append(
+      f"| {label} | qam: sum of the 3 pieces | – | {1e3 * pieces_med:.1f} | "
+      f"{1e3 * pieces_min:.1f} | – | – | {pieces_med / times[qam][0]:.2f} × QAM | "
+      f"{pieces_min / times[qam][1]:.2f} × QAM |"
+    )
   return rows
 
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("--sizes", default="small,full",
-                      help=f"comma-separated subset of {sorted(SIZES)}")
-  parser.add_argument("--agents", default="qam,fql,bc",
-                      help="comma-separated subset of qam,fql,bc (updates to time)")
-  parser.add_argument("--no-pieces", action="store_true",
-                      help="skip the three-piece split of the QAM update")
-  parser.add_argument("--compute-dtype", default="float32", choices=("float32", "bfloat16"),
-                      help="config.compute_dtype of every agent")
+  parser.add_argument(
+    "--sizes", default="small,full", help=f"comma-separated subset of {sorted(SIZES)}"
+  )
+  parser.add_argument(
+    "--agents", default="qam,fql,bc", help="comma-separated subset of qam,fql,bc (updates to time)"
+  )
+  parser.add_argument(
+    "--no-pieces", action="store_true", help="skip the three-piece split of the QAM update"
+  )
+  parser.add_argument(
+    "--compute-dtype",
+    default="float32",
+    choices=("float32", "bfloat16"),
+    help="config.compute_dtype of every agent",
+  )
   parser.add_argument("--warmup", type=int, default=1)
   parser.add_argument("--reps", type=int, default=5)
   parser.add_argument("--quick", action="store_true", help="1 warm-up call and 3 timed rounds")
@@ -280,19 +307,26 @@ def main(argv=None):
     if x not in ("qam", "fql", "bc"):
       parser.error(f"--agents: unknown agent {x!r}; choose from qam, fql, bc")
   load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-  print(f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
-        f"cpus={os.cpu_count()} load1={load:.1f} warmup={args.warmup} reps={args.reps} "
-        "(per call: median / min over interleaved rounds; updates donated, as in training)")
+  print(
+    f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
+    f"cpus={os.cpu_count()} load1={load:.1f} warmup={args.warmup} reps={args.reps} "
+    "(per call: median / min over interleaved rounds; updates donated, as in training)"
+  )
   for size in sizes:
-    print(f"{size}: L_AM reuses the rollout's v_θ forward: {removed_forward_gflop(size):.3f} "
-          "GFLOP per update not recomputed")
+    print(
+      f"{size}: L_AM reuses the rollout's v_θ forward: {removed_forward_gflop(size):.3f} "
+      "GFLOP per update not recomputed"
+    )
   print()
-  print("| config | what | compile s | ms median | ms min | CPU-s/update (median) | "
-        "calls/s (median) | ratio (medians) | ratio (mins) |")
+  print(
+    "| config | what | compile s | ms median | ms min | CPU-s/update (median) | "
+    "calls/s (median) | ratio (medians) | ratio (mins) |"
+  )
   print("|---|---|---|---|---|---|---|---|---|")
   for size in sizes:
-    for row in _bench_size(size, args.warmup, args.reps, agents, not args.no_pieces,
-                           args.compute_dtype):
+    for row in _bench_size(
+      size, args.warmup, args.reps, agents, not args.no_pieces, args.compute_dtype
+    ):
       print(row, flush=True)
 
 

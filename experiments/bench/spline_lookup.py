@@ -68,22 +68,30 @@ def _paths(platform: str, G: int, b: int, p: int):
     out.insert(0, ("portable", dict(impl="pallas", platform="tpu")))
   elif platform == "gpu":
     row = blocks.table_row("gpu", G).config
-    portable = dataclasses.replace(blocks.table_row("gpu", 8).config, dt_bb=row.dt_bb,
-                                   num_warps=row.num_warps)
+    portable = dataclasses.replace(
+      blocks.table_row("gpu", 8).config, dt_bb=row.dt_bb, num_warps=row.num_warps
+    )
     gather = dataclasses.replace(blocks.table_row("gpu", 26).config)
     out[:0] = [
-        ("portable", dict(impl="pallas", platform="gpu", block_sizes=portable)),
-        ("gather", dict(impl="pallas", platform="gpu", block_sizes=gather)),
-        ("gather+atomic", dict(impl="pallas", platform="gpu",
-                               block_sizes=dataclasses.replace(gather, dtable="atomic"))),
+      ("portable", dict(impl="pallas", platform="gpu", block_sizes=portable)),
+      ("gather", dict(impl="pallas", platform="gpu", block_sizes=gather)),
+      (
+        "gather+atomic",
+        dict(
+          impl="pallas", platform="gpu", block_sizes=dataclasses.replace(gather, dtable="atomic")
+        ),
+      ),
     ]
   return out
 
 
 def _time_path(fn_f, fn_fb, args, warmup, reps):
   try:
-    return median_time(fn_f, *args, warmup=warmup, reps=reps), \
-        median_time(fn_fb, *args, warmup=warmup, reps=reps), None
+    return (
+      median_time(fn_f, *args, warmup=warmup, reps=reps),
+      median_time(fn_fb, *args, warmup=warmup, reps=reps),
+      None,
+    )
   except Exception as e:  # pylint: disable=broad-except  (report and continue with other paths)
     return None, None, f"{type(e).__name__}: {str(e).splitlines()[0][:100]}"
 
@@ -104,10 +112,14 @@ def main(argv=None):
     parser.error("batches and layers must be >= 1, grids >= 3, reps >= 1")
 
   platform = _backend.backend()
-  print(f"backend={platform} device={jax.devices()[0].device_kind} reps={args.reps} (median); "
-        f"ratios are time / dense (same-shape f32 matmul); BW = 4·B·P·N_out·4 bytes / fwd time")
-  header = (f"{'B':>6} {'layer':>9} {'G':>3} {'path':<14} {'fwd ms':>9} {'f+b ms':>9} "
-            f"{'fwd/dense':>9} {'f+b/dense':>9} {'BW GB/s':>8}")
+  print(
+    f"backend={platform} device={jax.devices()[0].device_kind} reps={args.reps} (median); "
+    f"ratios are time / dense (same-shape f32 matmul); BW = 4·B·P·N_out·4 bytes / fwd time"
+  )
+  header = (
+    f"{'B':>6} {'layer':>9} {'G':>3} {'path':<14} {'fwd ms':>9} {'f+b ms':>9} "
+    f"{'fwd/dense':>9} {'f+b/dense':>9} {'BW GB/s':>8}"
+  )
   print(header)
   print("-" * len(header))
   rng = np.random.default_rng(0)
@@ -120,8 +132,10 @@ def main(argv=None):
       d_f = jax.jit(dense)
       d_fb = jax.jit(jax.value_and_grad(lambda x, w: jnp.sum(dense(x, w) ** 2), argnums=(0, 1)))
       t_df, t_dfb, _ = _time_path(d_f, d_fb, (x2, w), args.warmup, args.reps)
-      print(f"{b:>6} {f'{n}->{q}':>9} {'':>3} {'dense':<14} {1e3 * t_df:>9.3f} {1e3 * t_dfb:>9.3f} "
-            f"{1.0:>9.2f} {1.0:>9.2f} {'':>8}")
+      print(
+        f"{b:>6} {f'{n}->{q}':>9} {'':>3} {'dense':<14} {1e3 * t_df:>9.3f} {1e3 * t_dfb:>9.3f} "
+        f"{1.0:>9.2f} {1.0:>9.2f} {'':>8}"
+      )
       xp = x2.reshape(b, p, 2)
       for G in grids:
         grid = SigmaGrid(G)
@@ -132,22 +146,33 @@ def main(argv=None):
           else:
             f = lambda x, t, kw=kw: ops.spline_lookup(x, t, grid, **kw)
           fn_f = jax.jit(f)
-          fn_fb = jax.jit(jax.value_and_grad(lambda x, t, f=f: jnp.sum(f(x, t) ** 2), argnums=(0, 1)))
+          fn_fb = jax.jit(
+            jax.value_and_grad(lambda x, t, f=f: jnp.sum(f(x, t) ** 2), argnums=(0, 1))
+          )
           t_f, t_fb, err = _time_path(fn_f, fn_fb, (xp, table), args.warmup, args.reps)
           if err:
             print(f"{b:>6} {f'{n}->{q}':>9} {G:>3} {name:<14} failed: {err}")
             continue
           bw = 4 * b * p * q * 4 / t_f / 1e9
-          print(f"{b:>6} {f'{n}->{q}':>9} {G:>3} {name:<14} {1e3 * t_f:>9.3f} {1e3 * t_fb:>9.3f} "
-                f"{t_f / t_df:>9.2f} {t_fb / t_dfb:>9.2f} {bw:>8.1f}")
+          print(
+            f"{b:>6} {f'{n}->{q}':>9} {G:>3} {name:<14} {1e3 * t_f:>9.3f} {1e3 * t_fb:>9.3f} "
+            f"{t_f / t_df:>9.2f} {t_fb / t_dfb:>9.2f} {bw:>8.1f}"
+          )
         nbytes = _roofline.spline_bytes(b, p, q, G)
         c_pad = max(128, 1 << ((G + 1) ** 2 - 1).bit_length())
-        print("    " + _roofline.line(f"G={G} gather form", nbytes,
-                                      _roofline.spline_gather_flops(b, p, q)))
-        print("    " + _roofline.line(
+        print(
+          "    "
+          + _roofline.line(f"G={G} gather form", nbytes, _roofline.spline_gather_flops(b, p, q))
+        )
+        print(
+          "    "
+          + _roofline.line(
             f"G={G} matrix form, TPU kernels (C_pad={c_pad}, 3 bf16 MXU passes per f32 dot: "
-            f"{3 * c_pad // 4}x the gather's FLOPs)", nbytes,
-            _roofline.spline_matrix_flops(b, p, q, c_pad, passes=3)))
+            f"{3 * c_pad // 4}x the gather's FLOPs)",
+            nbytes,
+            _roofline.spline_matrix_flops(b, p, q, c_pad, passes=3),
+          )
+        )
 
 
 if __name__ == "__main__":

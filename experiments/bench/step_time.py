@@ -52,8 +52,9 @@ METHODS = ("qam", "lmkan")
 
 def _config(name: str, steps: int, tiny: bool):
   """The benchmark config of ``name`` running ``steps`` trainer steps (no evaluation)."""
-  run = (f"num_steps={steps},log_every={steps},checkpoint_every={steps},eval_every=0,"
-         "progress_bar=False")
+  run = (
+    f"num_steps={steps},log_every={steps},checkpoint_every={steps},eval_every=0,progress_bar=False"
+  )
   if name == "qam":
     size = "smoke,agent.flow_steps=2,agent.horizon=2," if tiny else "data.num_episodes=200,"
     return pointmaze_qam.get_config(size + run)
@@ -63,16 +64,19 @@ def _config(name: str, steps: int, tiny: bool):
 
 def _no_eval(cls):
   """``cls`` on the device path, without evaluation (not timed, and it would compile)."""
+
   class Device(cls):
     def evaluate(self, state):
       del state
       return {}
+
   Device.__name__ = f"{cls.__name__}Device"
   return Device
 
 
 def host_reference(cls):
   """``cls`` on the host path: the previous behaviour (jitted sampler, ``device_get`` per step)."""
+
   class Host(_no_eval(cls)):
     _fetch = None
 
@@ -87,6 +91,7 @@ def host_reference(cls):
       batch = jax.device_get(self._fetch(step))
       rows = shd.process_slice(int(self.config.batch_size))
       return jax.tree.map(lambda v: np.asarray(v)[rows], batch)
+
   Host.__name__ = f"{cls.__name__}Host"
   return Host
 
@@ -108,8 +113,10 @@ def _timed_run(method, config, warmup: int, window: int, windows: int):
 
 
 def _max_abs_diff(a, b) -> float:
-  return max(float(np.max(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64))))
-             for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+  return max(
+    float(np.max(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64))))
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b))
+  )
 
 
 def bench(name: str, warmup: int, window: int, windows: int, rounds: int, tiny: bool) -> dict:
@@ -125,28 +132,33 @@ def bench(name: str, warmup: int, window: int, windows: int, rounds: int, tiny: 
       times[path] += t
   med = {p: statistics.median(t) for p, t in times.items()}
   diff = _max_abs_diff(params["device"], params["host"])
-  print(f"\n{name}: batch {config.batch_size}, {len(times['device'])} windows of {window} steps "
-        f"per path")
+  print(
+    f"\n{name}: batch {config.batch_size}, {len(times['device'])} windows of {window} steps "
+    f"per path"
+  )
   header = f"{'path':<8} {'ms/step':>9} {'min':>9} {'ratio':>7}"
   print(header)
   print("-" * len(header))
   for path in paths:
-    print(f"{path:<8} {med[path]:>9.3f} {min(times[path]):>9.3f} "
-          f"{med[path] / med['device']:>7.2f}")
+    print(f"{path:<8} {med[path]:>9.3f} {min(times[path]):>9.3f} {med[path] / med['device']:>7.2f}")
   print(f"final params max|device - host| = {diff:.3g}")
   return {"device_ms": med["device"], "host_ms": med["host"], "params_diff": diff}
 
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("--methods", default=",".join(METHODS),
-                      help=f"comma-separated subset of {','.join(METHODS)}")
+  parser.add_argument(
+    "--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}"
+  )
   parser.add_argument("--warmup", type=int, default=5, help="untimed steps (the first compiles)")
   parser.add_argument("--window", type=int, default=20, help="steps per timed window")
   parser.add_argument("--windows", type=int, default=5, help="timed windows per run")
   parser.add_argument("--rounds", type=int, default=2, help="runs per path, alternating paths")
-  parser.add_argument("--tiny", action="store_true",
-                      help="smoke sizes and fewer flow steps / layers (cheap compiles): for tests")
+  parser.add_argument(
+    "--tiny",
+    action="store_true",
+    help="smoke sizes and fewer flow steps / layers (cheap compiles): for tests",
+  )
   args = parser.parse_args(argv)
   methods = [m for m in args.methods.split(",") if m]
   bad = sorted(set(methods) - set(METHODS))
@@ -155,10 +167,13 @@ def main(argv=None):
   for name in ("warmup", "window", "windows", "rounds"):
     if getattr(args, name) < 1:
       parser.error(f"--{name} must be >= 1")
-  print(f"backend={jax.default_backend()} devices={jax.device_count()} "
-        f"({jax.devices()[0].device_kind}) ratio = ms/step over the device path's, same run")
-  return {m: bench(m, args.warmup, args.window, args.windows, args.rounds, args.tiny)
-          for m in methods}
+  print(
+    f"backend={jax.default_backend()} devices={jax.device_count()} "
+    f"({jax.devices()[0].device_kind}) ratio = ms/step over the device path's, same run"
+  )
+  return {
+    m: bench(m, args.warmup, args.window, args.windows, args.rounds, args.tiny) for m in methods
+  }
 
 
 if __name__ == "__main__":

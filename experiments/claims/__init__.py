@@ -18,6 +18,7 @@ from typing import Callable
 @dataclasses.dataclass
 class ClaimContext:
   """What a claim's ``run`` gets: an output directory of its own and the scale."""
+
   outdir: str
   full: bool = False
   seed: int = 0
@@ -26,6 +27,7 @@ class ClaimContext:
 @dataclasses.dataclass
 class ClaimResult:
   """A measured value, a few lines of detail (Markdown) and the plots written to outdir."""
+
   value: float
   details: str = ""
   plots: list[str] = dataclasses.field(default_factory=list)
@@ -46,6 +48,7 @@ class Claim:
     threshold: the pass boundary (defaults to the reference).
     run: ``run(ctx) -> ClaimResult``.
   """
+
   name: str
   method: str
   config: str

@@ -45,20 +45,40 @@ def _target(ctx, task):
 
 def _scale(ctx: ClaimContext) -> dict:
   if ctx.full:
-    return dict(steps=6000, seeds=(0, 1, 2), methane_lmkan=(4, 8, 16, 32),
-                methane_mlp=(8, 16, 32, 64, 128), digits_steps=3000, digits_lmkan=(4, 8, 16),
-                digits_cnn=(4, 8, 16, 32), teacher_steps=6000, teacher_lmkan=(8, 16, 32),
-                teacher_mlp=(16, 32, 64, 128), ablation_steps=3000, ablation_seeds=(0, 1, 2, 3, 4),
-                digits_seeds=(0, 1, 2))
+    return dict(
+      steps=6000,
+      seeds=(0, 1, 2),
+      methane_lmkan=(4, 8, 16, 32),
+      methane_mlp=(8, 16, 32, 64, 128),
+      digits_steps=3000,
+      digits_lmkan=(4, 8, 16),
+      digits_cnn=(4, 8, 16, 32),
+      teacher_steps=6000,
+      teacher_lmkan=(8, 16, 32),
+      teacher_mlp=(16, 32, 64, 128),
+      ablation_steps=3000,
+      ablation_seeds=(0, 1, 2, 3, 4),
+      digits_seeds=(0, 1, 2),
+    )
   # Digits at 500 steps takes five seeds: the 1347 training images and 449 test images leave the
   # lmKAN CNN's test error at the mercy of the initialisation (c = 8, measured 2026-12-02: 1.8 /
   # 2.0 / 4.0 / 2.0 / 2.9 % at seeds 0-4; an earlier draw of seeds 0-1 gave 3.3 %), so two seeds
   # decided the verdict by chance (FAIL 0.30 with one init stream, PASS 1.57 with the next).
-  return dict(steps=1500, seeds=(0, 1), methane_lmkan=(4, 8, 16), methane_mlp=(8, 16, 32, 64),
-              digits_seeds=(0, 1, 2, 3, 4),
-              digits_steps=500, digits_lmkan=(4, 8), digits_cnn=(4, 8, 16, 32), teacher_steps=1000,
-              teacher_lmkan=(8, 16), teacher_mlp=(16, 32, 64), ablation_steps=500,
-              ablation_seeds=(0, 1, 2))
+  return dict(
+    steps=1500,
+    seeds=(0, 1),
+    methane_lmkan=(4, 8, 16),
+    methane_mlp=(8, 16, 32, 64),
+    digits_seeds=(0, 1, 2, 3, 4),
+    digits_steps=500,
+    digits_lmkan=(4, 8),
+    digits_cnn=(4, 8, 16, 32),
+    teacher_steps=1000,
+    teacher_lmkan=(8, 16),
+    teacher_mlp=(16, 32, 64),
+    ablation_steps=500,
+    ablation_seeds=(0, 1, 2),
+  )
 
 
 def _train(ctx: ClaimContext, config: str, arg: str) -> dict:
@@ -67,12 +87,14 @@ def _train(ctx: ClaimContext, config: str, arg: str) -> dict:
 
   from iclr26_jax.core import trainer
   from iclr26_jax.lmkan.method import LMKANMethod
+
   key = (config, arg, ctx.full)
   if key not in _RUNS:
     # Under the first claim's (freshly wiped) output directory: every report trains afresh.
     root = _ROOT.setdefault(ctx.full, os.path.join(ctx.outdir, "runs"))
-    workdir = os.path.join(root, config, arg.replace(",", "__").replace("=", "-")
-                           .replace("(", "").replace(")", ""))
+    workdir = os.path.join(
+      root, config, arg.replace(",", "__").replace("=", "-").replace("(", "").replace(")", "")
+    )
     module = importlib.import_module(f"experiments.configs.lmkan.{config}")
     cfg = module.get_config(arg + ",progress_bar=False")
     _RUNS[key] = trainer.train(LMKANMethod(cfg), cfg, workdir).eval_metrics
@@ -85,9 +107,19 @@ def _sweep(ctx, config, variant, widths, seeds, steps, widths_arg, metric, batch
   for w in widths:
     runs = []
     for s in seeds:
-      arg = ",".join(x for x in (variant, f"seed={s}", f"num_steps={steps}",
-                                 f"checkpoint_every={steps}", f"log_every={max(steps // 5, 1)}",
-                                 f"batch_size={batch}" if batch else "", widths_arg(w)) if x)
+      arg = ",".join(
+        x
+        for x in (
+          variant,
+          f"seed={s}",
+          f"num_steps={steps}",
+          f"checkpoint_every={steps}",
+          f"log_every={max(steps // 5, 1)}",
+          f"batch_size={batch}" if batch else "",
+          widths_arg(w),
+        )
+        if x
+      )
       runs.append(_train(ctx, config, arg))
     m0 = runs[0]
     if metric == "error":
@@ -96,12 +128,16 @@ def _sweep(ctx, config, variant, widths, seeds, steps, widths_arg, metric, batch
     else:
       err = [m["eval/mse_over_var"] for m in runs]
       err_tm = [m["eval/mse_over_var_trainmode"] for m in runs]
-    train_err = ([1.0 - m["eval/train_accuracy"] for m in runs] if metric == "error" else None)
-    out[w] = dict(flops=m0["model/flops_per_sample"], total=m0["model/flops_total_per_sample"],
-                  train_err=train_err,
-                  params=m0["model/params"],
-                  us=float(np.median([m["model/infer_us_per_sample"] for m in runs])),
-                  err=err, err_tm=err_tm)
+    train_err = [1.0 - m["eval/train_accuracy"] for m in runs] if metric == "error" else None
+    out[w] = dict(
+      flops=m0["model/flops_per_sample"],
+      total=m0["model/flops_total_per_sample"],
+      train_err=train_err,
+      params=m0["model/params"],
+      us=float(np.median([m["model/infer_us_per_sample"] for m in runs])),
+      err=err,
+      err_tm=err_tm,
+    )
   return out
 
 
@@ -113,6 +149,7 @@ def _ratios(model: dict, base: dict, target: float) -> dict:
   """The honest read-outs: at the most accurate model point and at the target error, each without
   ("head") and with ("total") overhead FLOPs."""
   from iclr26_jax.lmkan.analysis import flop_ratio_at_matched_error, flops_to_reach
+
   best_w = min(model, key=lambda w: _mean(model[w]["err"]))
   p = model[best_w]
   res = dict(best_w=best_w, best_err=_mean(p["err"]))
@@ -121,16 +158,20 @@ def _ratios(model: dict, base: dict, target: float) -> dict:
     be = [_mean(v["err"]) for v in base.values()]
     r = flop_ratio_at_matched_error(bf, be, p[col], _mean(p["err"]))
     res[f"best_{col}"] = r
-    fm = flops_to_reach([v[col] for v in model.values()], [_mean(v["err"]) for v in model.values()],
-                        target)
+    fm = flops_to_reach(
+      [v[col] for v in model.values()], [_mean(v["err"]) for v in model.values()], target
+    )
     fb = flops_to_reach(bf, be, target)
     res[f"target_{col}"] = (fb.flops / fm.flops, fm, fb)
   return res
 
 
 def _fmt_ratio(r) -> str:
-  tag = {"exact": "", "lower_bound": " (≥: lmKAN beats every baseline)",
-         "upper_bound": " (≤: lmKAN worse than the smallest baseline)"}[r.kind]
+  tag = {
+    "exact": "",
+    "lower_bound": " (≥: lmKAN beats every baseline)",
+    "upper_bound": " (≤: lmKAN worse than the smallest baseline)",
+  }[r.kind]
   return f"{r.ratio:.2f}{tag}"
 
 
@@ -145,45 +186,65 @@ def _compare(ctx, title, ylabel, model_name, base_name, model, base, fname, targ
   """Table (FLOPs, FLOPs with overhead, CPU wall time, error eval/train-mode), the honest ratios
   and the accuracy–FLOPs plot (both families, error bars, without and with overhead)."""
   import matplotlib
+
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
   import jax
 
-  lines = [f"| model | width | FLOPs/sample | FLOPs incl. overhead | {jax.default_backend().upper()} "
-           f"µs/sample | params | {ylabel} eval (mean ± std) | {ylabel} BN train-mode |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    f"| model | width | FLOPs/sample | FLOPs incl. overhead | {jax.default_backend().upper()} "
+    f"µs/sample | params | {ylabel} eval (mean ± std) | {ylabel} BN train-mode |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+  ]
   for name, fam in ((base_name, base), (model_name, model)):
     for w, v in fam.items():
-      lines.append(f"| {name} | {w} | {v['flops']:,.0f} | {v['total']:,.0f} | {v['us']:.3f} | "
-                   f"{v['params']:,.0f} | {_mean(v['err']):.4f} ± {np.std(v['err']):.4f} | "
-                   f"{_mean(v['err_tm']):.4f} |")
+      lines.append(
+        f"| {name} | {w} | {v['flops']:,.0f} | {v['total']:,.0f} | {v['us']:.3f} | "
+        f"{v['params']:,.0f} | {_mean(v['err']):.4f} ± {np.std(v['err']):.4f} | "
+        f"{_mean(v['err_tm']):.4f} |"
+      )
   r = _ratios(model, base, target)
-  out = ["", f"Most accurate {model_name} point: width {r['best_w']}, {ylabel} {r['best_err']:.4f}.",
-         f"- {base_name} FLOPs to reach it / its FLOPs: **{_fmt_ratio(r['best_total'])} with "
-         f"overhead**, {_fmt_ratio(r['best_flops'])} without.",
-         f"Fixed target {ylabel} = {target}: {base_name} FLOPs to reach it / {model_name} FLOPs to "
-         "reach it:"]
+  out = [
+    "",
+    f"Most accurate {model_name} point: width {r['best_w']}, {ylabel} {r['best_err']:.4f}.",
+    f"- {base_name} FLOPs to reach it / its FLOPs: **{_fmt_ratio(r['best_total'])} with "
+    f"overhead**, {_fmt_ratio(r['best_flops'])} without.",
+    f"Fixed target {ylabel} = {target}: {base_name} FLOPs to reach it / {model_name} FLOPs to "
+    "reach it:",
+  ]
   for col, label in (("total", "with overhead"), ("flops", "without overhead")):
     ratio, fm, fb = r[f"target_{col}"]
     if fm.kind == "not_reached" or fb.kind == "not_reached":
       who = [n for n, f in ((model_name, fm), (base_name, fb)) if f.kind == "not_reached"]
-      out.append(f"- {label}: not measurable ({' and '.join(who)} "
-                 f"{'never reaches' if len(who) == 1 else 'never reach'} {target}).")
+      out.append(
+        f"- {label}: not measurable ({' and '.join(who)} "
+        f"{'never reaches' if len(who) == 1 else 'never reach'} {target})."
+      )
     else:
       out.append(f"- {label}: {ratio:.2f} ({fb.flops:,.0f} vs {fm.flops:,.0f} FLOPs).")
   if extra:
     out.append(extra)
 
   fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-  for ax, col, sub in ((axes[0], "flops", "headline FLOPs"), (axes[1], "total",
-                                                              "FLOPs incl. overhead")):
+  for ax, col, sub in (
+    (axes[0], "flops", "headline FLOPs"),
+    (axes[1], "total", "FLOPs incl. overhead"),
+  ):
     for name, fam, c in ((base_name, base, "tab:red"), (model_name, model, "tab:blue")):
       xs = [v[col] for v in fam.values()]
-      ax.errorbar(xs, [_mean(v["err"]) for v in fam.values()],
-                  [np.std(v["err"]) for v in fam.values()], marker="o", c=c, capsize=3, label=name)
+      ax.errorbar(
+        xs,
+        [_mean(v["err"]) for v in fam.values()],
+        [np.std(v["err"]) for v in fam.values()],
+        marker="o",
+        c=c,
+        capsize=3,
+        label=name,
+      )
       for w, v in fam.items():
-        ax.annotate(str(w), (v[col], _mean(v["err"])), textcoords="offset points", xytext=(3, 3),
-                    fontsize=7)
+        ax.annotate(
+          str(w), (v[col], _mean(v["err"])), textcoords="offset points", xytext=(3, 3), fontsize=7
+        )
     ax.axhline(target, c="gray", ls=":", lw=1, label=f"target {target}")
     ax.set_xscale("log")
     ax.set_xlabel(f"inference {sub} per sample")
@@ -199,9 +260,9 @@ def _compare(ctx, title, ylabel, model_name, base_name, model, base, fname, targ
 
 
 def _seeds_note(sc, steps, seeds, spec):
-  return (f"{steps} steps (spec: {spec}), seeds {tuple(seeds)}"
-          + ("" if steps >= spec else f" — shortened from the spec's {spec} to fit the laptop "
-             "budget"))
+  return f"{steps} steps (spec: {spec}), seeds {tuple(seeds)}" + (
+    "" if steps >= spec else f" — shortened from the spec's {spec} to fit the laptop budget"
+  )
 
 
 def _methane(ctx: ClaimContext) -> ClaimResult:
@@ -209,11 +270,20 @@ def _methane(ctx: ClaimContext) -> ClaimResult:
   hid = lambda w: f"lmkan.hidden=({w},{w})"
   lm = _sweep(ctx, "methane", "", sc["methane_lmkan"], sc["seeds"], sc["steps"], hid, "mse")
   mlp = _sweep(ctx, "methane", "mlp", sc["methane_mlp"], sc["seeds"], sc["steps"], hid, "mse")
-  value, table, plots, _ = _compare(ctx, "methane-like surrogate (12→h→h→1)", "test MSE/Var",
-                                    "lmKAN G=8", "ReLU MLP", lm, mlp, "methane_flops.png",
-                                    _target(ctx, "methane"))
-  return ClaimResult(value, _seeds_note(sc, sc["steps"], sc["seeds"], 6000) + ", batch 512.\n\n"
-                     + table, plots)
+  value, table, plots, _ = _compare(
+    ctx,
+    "methane-like surrogate (12→h→h→1)",
+    "test MSE/Var",
+    "lmKAN G=8",
+    "ReLU MLP",
+    lm,
+    mlp,
+    "methane_flops.png",
+    _target(ctx, "methane"),
+  )
+  return ClaimResult(
+    value, _seeds_note(sc, sc["steps"], sc["seeds"], 6000) + ", batch 512.\n\n" + table, plots
+  )
 
 
 def _linear_regression(activation="sin"):
@@ -221,6 +291,7 @@ def _linear_regression(activation="sin"):
   import jax
 
   from iclr26_jax.lmkan import data
+
   task = data.make_teacher(0, activation=activation)
   x, y = map(np.asarray, data.teacher_batch(task, jax.random.key(123), 16384))
   xt, yt = data.teacher_test_set(task)
@@ -233,10 +304,15 @@ def _teacher_note(lm, lin):
   rows = []
   for w, v in lm.items():
     e, t = _mean(v["err"]), _mean(v["err_tm"])
-    rows.append(f"h = {w}: {e:.4f} ({'below' if e < lin else 'NOT below'} linear regression; "
-                f"eval / train-mode BN = {e / t:.3f})")
-  return (f"Linear regression (least squares): {lin:.4f}. lmKAN " + "; ".join(rows)
-          + ". Spec §14 expects no FLOP advantage on this task at laptop scale.")
+    rows.append(
+      f"h = {w}: {e:.4f} ({'below' if e < lin else 'NOT below'} linear regression; "
+      f"eval / train-mode BN = {e / t:.3f})"
+    )
+  return (
+    f"Linear regression (least squares): {lin:.4f}. lmKAN "
+    + "; ".join(rows)
+    + ". Spec §14 expects no FLOP advantage on this task at laptop scale."
+  )
 
 
 def _teacher(ctx: ClaimContext) -> ClaimResult:
@@ -247,11 +323,20 @@ def _teacher(ctx: ClaimContext) -> ClaimResult:
   mlp = _sweep(ctx, "teacher", "mlp", sc["teacher_mlp"], sc["seeds"], steps, hid, "mse")
   lin = _linear_regression()
   value, table, plots, _ = _compare(
-      ctx, "32-D random sin teacher (32→h→h→h→1)", "test MSE/Var", "lmKAN G=8", "ReLU MLP", lm,
-      mlp, "teacher_flops.png", _target(ctx, "teacher"),
-      extra=_teacher_note(lm, lin))
-  return ClaimResult(value, _seeds_note(sc, steps, sc["seeds"], 6000) + ", batch 512.\n\n" + table,
-                     plots)
+    ctx,
+    "32-D random sin teacher (32→h→h→h→1)",
+    "test MSE/Var",
+    "lmKAN G=8",
+    "ReLU MLP",
+    lm,
+    mlp,
+    "teacher_flops.png",
+    _target(ctx, "teacher"),
+    extra=_teacher_note(lm, lin),
+  )
+  return ClaimResult(
+    value, _seeds_note(sc, steps, sc["seeds"], 6000) + ", batch 512.\n\n" + table, plots
+  )
 
 
 def _penalty(ctx: ClaimContext) -> ClaimResult:
@@ -260,21 +345,33 @@ def _penalty(ctx: ClaimContext) -> ClaimResult:
   steps, seeds = sc["ablation_steps"], sc["ablation_seeds"]
   hid = lambda w: f"lmkan.hidden=({w},{w}),lmkan.teacher_activation=tanh,lmkan.test_size=4096"
   on = _sweep(ctx, "teacher", "", (8,), seeds, steps, hid, "mse", batch=256)[8]["err"]
-  off = _sweep(ctx, "teacher", "", (8,), seeds, steps,
-               lambda w: hid(w) + ",lmkan.hessian=False", "mse", batch=256)[8]["err"]
+  off = _sweep(
+    ctx,
+    "teacher",
+    "",
+    (8,),
+    seeds,
+    steps,
+    lambda w: hid(w) + ",lmkan.hessian=False",
+    "mse",
+    batch=256,
+  )[8]["err"]
   diff = np.asarray(off) - np.asarray(on)
   se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
-  details = (f"lmKAN 32→8→8→1 on the tanh teacher (ω = 1.75), G = 8, {steps} steps of batch 256, "
-             f"seeds {tuple(seeds)} (paired): test MSE/Var with the two-phase Hessian schedule "
-             f"{np.mean(on):.4f} ± {np.std(on):.4f}, with λ = 0 throughout {np.mean(off):.4f} ± "
-             f"{np.std(off):.4f}; paired difference (off − on) {np.mean(diff):+.4f} ± {se:.4f} "
-             f"(standard error). Value = without / with. Linear regression: "
-             f"{_linear_regression('tanh'):.4f}.")
+  details = (
+    f"lmKAN 32→8→8→1 on the tanh teacher (ω = 1.75), G = 8, {steps} steps of batch 256, "
+    f"seeds {tuple(seeds)} (paired): test MSE/Var with the two-phase Hessian schedule "
+    f"{np.mean(on):.4f} ± {np.std(on):.4f}, with λ = 0 throughout {np.mean(off):.4f} ± "
+    f"{np.std(off):.4f}; paired difference (off − on) {np.mean(diff):+.4f} ± {se:.4f} "
+    f"(standard error). Value = without / with. Linear regression: "
+    f"{_linear_regression('tanh'):.4f}."
+  )
   return ClaimResult(float(np.mean(off) / np.mean(on)), details)
 
 
 def _digits(ctx: ClaimContext) -> ClaimResult:
   from iclr26_jax.lmkan.analysis import interpolate_error_at_flops
+
   sc = _scale(ctx)
   ch = lambda w: f"lmkan.channels=({w},)"
   seeds = sc["digits_seeds"]
@@ -282,48 +379,93 @@ def _digits(ctx: ClaimContext) -> ClaimResult:
   cnn = _sweep(ctx, "digits", "cnn", sc["digits_cnn"], seeds, sc["digits_steps"], ch, "error")
   gaps = []
   for w, v in lm.items():
-    e_cnn = interpolate_error_at_flops([c["flops"] for c in cnn.values()],
-                                       [_mean(c["err"]) for c in cnn.values()], v["flops"])
-    gaps.append(f"lmKAN CNN c={w}: {100 * _mean(v['err']):.2f}% vs CNN of equal FLOPs "
-                f"{100 * e_cnn:.2f}% (gap {100 * (_mean(v['err']) - e_cnn):+.2f} pp; train-mode "
-                f"BN {100 * _mean(v['err_tm']):.2f}%).")
-  gaps.append("Training-set error (eval mode) against test error, the generalisation gap on the "
-              "1347 training images: " + "; ".join(
-                  f"{name} {w}: train {100 * _mean(v['train_err']):.2f}% / test "
-                  f"{100 * _mean(v['err']):.2f}% ({v['params']:,.0f} params)"
-                  for name, fam in (("lmKAN CNN", lm), ("CNN", cnn)) for w, v in fam.items()) + ".")
-  value, table, plots, _ = _compare(ctx, "sklearn digits (conv3×3(c) → pool → dense 10)",
-                                    "test error", "lmKAN CNN", "ReLU CNN", lm, cnn,
-                                    "digits_flops.png", _target(ctx, "digits"),
-                                    extra="\n".join(gaps))
-  return ClaimResult(value, _seeds_note(sc, sc["digits_steps"], seeds, 2000)
-                     + ", batch 128 (1347 training images).\n\n" + table, plots)
+    e_cnn = interpolate_error_at_flops(
+      [c["flops"] for c in cnn.values()], [_mean(c["err"]) for c in cnn.values()], v["flops"]
+    )
+    gaps.append(
+      f"lmKAN CNN c={w}: {100 * _mean(v['err']):.2f}% vs CNN of equal FLOPs "
+      f"{100 * e_cnn:.2f}% (gap {100 * (_mean(v['err']) - e_cnn):+.2f} pp; train-mode "
+      f"BN {100 * _mean(v['err_tm']):.2f}%)."
+    )
+  gaps.append(
+    "Training-set error (eval mode) against test error, the generalisation gap on the "
+    "1347 training images: "
+    + "; ".join(
+      f"{name} {w}: train {100 * _mean(v['train_err']):.2f}% / test "
+      f"{100 * _mean(v['err']):.2f}% ({v['params']:,.0f} params)"
+      for name, fam in (("lmKAN CNN", lm), ("CNN", cnn))
+      for w, v in fam.items()
+    )
+    + "."
+  )
+  value, table, plots, _ = _compare(
+    ctx,
+    "sklearn digits (conv3×3(c) → pool → dense 10)",
+    "test error",
+    "lmKAN CNN",
+    "ReLU CNN",
+    lm,
+    cnn,
+    "digits_flops.png",
+    _target(ctx, "digits"),
+    extra="\n".join(gaps),
+  )
+  return ClaimResult(
+    value,
+    _seeds_note(sc, sc["digits_steps"], seeds, 2000)
+    + ", batch 128 (1347 training images).\n\n"
+    + table,
+    plots,
+  )
 
 
 CLAIMS = [
-    Claim(name="lmkan/methane_flop_ratio", method="lmkan",
-          config="experiments/configs/lmkan/methane.py (lmkan and :mlp, several widths)",
-          measure="MLP FLOPs needed to reach the most accurate lmKAN point's test MSE/Var over its "
-                  "FLOPs, both incl. overhead (BN, σ/cell/weights, exp, biases); > 1: lmKAN cheaper",
-          reference=12.9, reference_source="paper Fig. 1 (H100 time on DFT methane; direction "
-          "checked here)", direction="higher", threshold=1.0, run=_methane),
-    Claim(name="lmkan/hessian_penalty_helps", method="lmkan",
-          config="experiments/configs/lmkan/teacher.py:lmkan.teacher_activation=tanh vs "
-                 "lmkan.hessian=False",
-          measure="test MSE/Var without the penalty over with it (lmKAN 32→8→8→1, tanh teacher, "
-                  "≥ 3 seeds)",
-          reference=1.1, reference_source="spec R2: training without the penalty is clearly "
-          "worse (> 10% here)", direction="higher", run=_penalty),
-    Claim(name="lmkan/digits_flop_ratio", method="lmkan",
-          config="experiments/configs/lmkan/digits.py (lmkan_cnn and :cnn)",
-          measure="CNN FLOPs needed to reach the most accurate lmKAN CNN's test error over its "
-                  "FLOPs, incl. overhead",
-          reference=2.1, reference_source="paper Fig. 1 (CIFAR-10; direction checked here)",
-          direction="higher", threshold=1.0, run=_digits),
-    Claim(name="lmkan/teacher_flop_ratio", method="lmkan",
-          config="experiments/configs/lmkan/teacher.py (lmkan and :mlp)",
-          measure="MLP FLOPs needed to reach the most accurate lmKAN point's test MSE/Var over its "
-                  "FLOPs, incl. overhead",
-          reference=6.0, reference_source="paper Fig. 1 (general function approximation)",
-          direction="higher", threshold=1.0, run=_teacher),
+  Claim(
+    name="lmkan/methane_flop_ratio",
+    method="lmkan",
+    config="experiments/configs/lmkan/methane.py (lmkan and :mlp, several widths)",
+    measure="MLP FLOPs needed to reach the most accurate lmKAN point's test MSE/Var over its "
+    "FLOPs, both incl. overhead (BN, σ/cell/weights, exp, biases); > 1: lmKAN cheaper",
+    reference=12.9,
+    reference_source="paper Fig. 1 (H100 time on DFT methane; direction checked here)",
+    direction="higher",
+    threshold=1.0,
+    run=_methane,
+  ),
+  Claim(
+    name="lmkan/hessian_penalty_helps",
+    method="lmkan",
+    config="experiments/configs/lmkan/teacher.py:lmkan.teacher_activation=tanh vs "
+    "lmkan.hessian=False",
+    measure="test MSE/Var without the penalty over with it (lmKAN 32→8→8→1, tanh teacher, "
+    "≥ 3 seeds)",
+    reference=1.1,
+    reference_source="spec R2: training without the penalty is clearly worse (> 10% here)",
+    direction="higher",
+    run=_penalty,
+  ),
+  Claim(
+    name="lmkan/digits_flop_ratio",
+    method="lmkan",
+    config="experiments/configs/lmkan/digits.py (lmkan_cnn and :cnn)",
+    measure="CNN FLOPs needed to reach the most accurate lmKAN CNN's test error over its "
+    "FLOPs, incl. overhead",
+    reference=2.1,
+    reference_source="paper Fig. 1 (CIFAR-10; direction checked here)",
+    direction="higher",
+    threshold=1.0,
+    run=_digits,
+  ),
+  Claim(
+    name="lmkan/teacher_flop_ratio",
+    method="lmkan",
+    config="experiments/configs/lmkan/teacher.py (lmkan and :mlp)",
+    measure="MLP FLOPs needed to reach the most accurate lmKAN point's test MSE/Var over its "
+    "FLOPs, incl. overhead",
+    reference=6.0,
+    reference_source="paper Fig. 1 (general function approximation)",
+    direction="higher",
+    threshold=1.0,
+    run=_teacher,
+  ),
 ]

@@ -115,26 +115,41 @@ import numpy as np
 
 from experiments.claims import Claim, ClaimContext, ClaimResult
 
-_RUNS: dict = {}   # (config module, arg) -> (eval metrics, per-stage log, samples or None)
+_RUNS: dict = {}  # (config module, arg) -> (eval metrics, per-stage log, samples or None)
 _ROOT: dict = {}
 
-_QUIET = "progress_bar=False,eval_every=1000000"   # one evaluation, at the end
+_QUIET = "progress_bar=False,eval_every=1000000"  # one evaluation, at the end
 
 
 def _scale(ctx: ClaimContext) -> dict:
   if ctx.full:
-    return dict(seeds=(1, 2, 3, 4, 5), ab_size=8, ab_beta=0.6, hidden=128, mix_stages=15,
-                mix_epochs=20, mix_buffer=4096)
-  return dict(seeds=(0, 1, 2, 3, 4), ab_size=4, ab_beta=1.0, hidden=64, mix_stages=10,
-              mix_epochs=20,
-              mix_buffer=2048)
+    return dict(
+      seeds=(1, 2, 3, 4, 5),
+      ab_size=8,
+      ab_beta=0.6,
+      hidden=128,
+      mix_stages=15,
+      mix_epochs=20,
+      mix_buffer=4096,
+    )
+  return dict(
+    seeds=(0, 1, 2, 3, 4),
+    ab_size=4,
+    ab_beta=1.0,
+    hidden=64,
+    mix_stages=10,
+    mix_epochs=20,
+    mix_buffer=2048,
+  )
 
 
 def _ising_arg(sc, size, beta, seed, baseline=False):
   b = "baseline," if baseline else ""
-  return (f"{b}target.size={size},target.beta={beta},sampler.hidden={sc['hidden']},"
-          "prox.buffer_size=2048,prox.epsilon=0.3,prox.epochs_per_stage=4,prox.num_stages=30,"
-          f"prox.refine_stages=3,eval.num_samples=4096,seed={seed},{_QUIET}")
+  return (
+    f"{b}target.size={size},target.beta={beta},sampler.hidden={sc['hidden']},"
+    "prox.buffer_size=2048,prox.epsilon=0.3,prox.epochs_per_stage=4,prox.num_stages=30,"
+    f"prox.refine_stages=3,eval.num_samples=4096,seed={seed},{_QUIET}"
+  )
 
 
 def _ab_arg(sc, size, beta, seed, baseline=False):
@@ -145,8 +160,10 @@ def _ab_arg(sc, size, beta, seed, baseline=False):
     return _ising_arg(sc, size, beta, seed, baseline)
   assert beta == 0.6, beta
   b = "baseline," if baseline else ""
-  return (f"{b}laptop,prox.epochs_per_stage=16,eval.num_samples=4096,seed={seed},"
-          "progress_bar=False,eval_every=512")
+  return (
+    f"{b}laptop,prox.epochs_per_stage=16,eval.num_samples=4096,seed={seed},"
+    "progress_bar=False,eval_every=512"
+  )
 
 
 def _train(ctx: ClaimContext, module: str, arg: str, keep_samples: bool = False):
@@ -158,6 +175,7 @@ def _train(ctx: ClaimContext, module: str, arg: str, keep_samples: bool = False)
 
   from iclr26_jax.core import trainer
   from iclr26_jax.pdns.method import PDNSMethod
+
   key = (module, arg, ctx.full)
   if key not in _RUNS or (keep_samples and _RUNS[key][2] is None):
     root = _ROOT.setdefault(ctx.full, os.path.join(ctx.outdir, "runs"))
@@ -177,6 +195,7 @@ def _stage_log(workdir: str) -> list[dict]:
   row of an evaluation logged at or after it and before the next training row (the stage's end:
   an eval at step k S follows the stage-k training rows)."""
   import json
+
   by_step: dict = {}
   with open(os.path.join(workdir, "metrics.jsonl")) as f:
     for line in f:
@@ -195,11 +214,13 @@ def _stage_log(workdir: str) -> list[dict]:
 
 # ------------------------------------------------------------------------------ (a) 4x4 Ising
 
+
 def _ising_exact(size: int, beta: float) -> np.ndarray:
   """pi over all 2^(L^2) states (row-major sites, bit d of the index = token of site d)."""
   from iclr26_jax.pdns.method import lattice_log_prob
+
   d = size * size
-  idx = np.arange(2 ** d, dtype=np.int64)
+  idx = np.arange(2**d, dtype=np.int64)
   x = ((idx[:, None] >> np.arange(d)) & 1).astype(np.int32)
   lp = np.asarray(lattice_log_prob(x, size=size, beta=beta), np.float64)
   p = np.exp(lp - lp.max())
@@ -213,39 +234,50 @@ def _ising4(ctx: ClaimContext) -> ClaimResult:
   pi, states, log_z_exact = _ising_exact(size, beta)
   d = size * size
   codes = x.astype(np.int64) @ (1 << np.arange(d, dtype=np.int64))
-  emp = np.bincount(codes, minlength=2 ** d) / codes.shape[0]
+  emp = np.bincount(codes, minlength=2**d) / codes.shape[0]
   tv = 0.5 * np.abs(emp - pi).sum()
   rng = np.random.default_rng(ctx.seed)
-  floor = [0.5 * np.abs(np.bincount(rng.choice(2 ** d, codes.shape[0], p=pi), minlength=2 ** d)
-                        / codes.shape[0] - pi).sum() for _ in range(3)]
+  floor = [
+    0.5
+    * np.abs(
+      np.bincount(rng.choice(2**d, codes.shape[0], p=pi), minlength=2**d) / codes.shape[0] - pi
+    ).sum()
+    for _ in range(3)
+  ]
   mag = (2 * states - 1).sum(1)
   err = abs(ev["eval/log_z"] - ev["eval/log_z_true"])
-  rows = ["| quantity | PDNS | exact |", "| --- | --- | --- |",
-          f"| log Z | {ev['eval/log_z']:.4f} | {ev['eval/log_z_true']:.6f} (enumeration: "
-          f"{log_z_exact:.6f}) |",
-          f"| log Z − 16 log 2 | {ev['eval/log_z_rel_ref']:.4f} | "
-          f"{ev['eval/log_z_true'] - d * math.log(2):.6f} |",
-          f"| ESS (4096 paths) | {ev['eval/ess']:.3f} | 1 |",
-          f"| P(M < 0) | {ev['eval/p_neg']:.4f} | {float(pi[mag < 0].sum()):.5f} |",
-          f"| E abs(M) / D | {ev['eval/magnetization']:.4f} | "
-          f"{ev['eval/magnetization_true']:.4f} |",
-          f"| TV(samples, π) over 2^16 states | {tv:.4f} | i.i.d. floor at N = "
-          f"{codes.shape[0]}: {np.mean(floor):.4f} ± {np.std(floor):.4f} |"]
+  rows = [
+    "| quantity | PDNS | exact |",
+    "| --- | --- | --- |",
+    f"| log Z | {ev['eval/log_z']:.4f} | {ev['eval/log_z_true']:.6f} (enumeration: "
+    f"{log_z_exact:.6f}) |",
+    f"| log Z − 16 log 2 | {ev['eval/log_z_rel_ref']:.4f} | "
+    f"{ev['eval/log_z_true'] - d * math.log(2):.6f} |",
+    f"| ESS (4096 paths) | {ev['eval/ess']:.3f} | 1 |",
+    f"| P(M < 0) | {ev['eval/p_neg']:.4f} | {float(pi[mag < 0].sum()):.5f} |",
+    f"| E abs(M) / D | {ev['eval/magnetization']:.4f} | {ev['eval/magnetization_true']:.4f} |",
+    f"| TV(samples, π) over 2^16 states | {tv:.4f} | i.i.d. floor at N = "
+    f"{codes.shape[0]}: {np.mean(floor):.4f} ± {np.std(floor):.4f} |",
+  ]
   last = stages[-1] if stages else {}
   details = (
-      f"Config `ising.py:{_ising_arg(sc, size, beta, ctx.seed)}` ({len(stages)} logged stages; "
-      f"final stage c = {last.get('stage/c', float('nan')):.3g}, λ = "
-      f"{last.get('stage/lambda', float('nan')):.3g}). Samples are the EMA model's unweighted "
-      "samples; log Ẑ and ESS from the path weights W = ℓ + r.\n\n" + "\n".join(rows))
+    f"Config `ising.py:{_ising_arg(sc, size, beta, ctx.seed)}` ({len(stages)} logged stages; "
+    f"final stage c = {last.get('stage/c', float('nan')):.3g}, λ = "
+    f"{last.get('stage/lambda', float('nan')):.3g}). Samples are the EMA model's unweighted "
+    "samples; log Ẑ and ESS from the path weights W = ℓ + r.\n\n" + "\n".join(rows)
+  )
   return ClaimResult(err, details)
 
 
 # ------------------------------------------------------------------------- (b) 10-D mixture
 
+
 def _mix_arg(sc, seed):
-  return (f"prox.buffer_size={sc['mix_buffer']},prox.epochs_per_stage={sc['mix_epochs']},"
-          f"prox.num_stages={sc['mix_stages']},prox.refine_stages=3,eval.num_samples=4096,"
-          f"seed={seed},{_QUIET}")
+  return (
+    f"prox.buffer_size={sc['mix_buffer']},prox.epochs_per_stage={sc['mix_epochs']},"
+    f"prox.num_stages={sc['mix_stages']},prox.refine_stages=3,eval.num_samples=4096,"
+    f"seed={seed},{_QUIET}"
+  )
 
 
 def _mixture(ctx: ClaimContext) -> ClaimResult:
@@ -253,23 +285,30 @@ def _mixture(ctx: ClaimContext) -> ClaimResult:
   arg = _mix_arg(sc, ctx.seed)
   ev, stages, _ = _train(ctx, "two_mode_10d", arg)
   err = abs(ev["eval/log_z"] - ev["eval/log_z_true"])
-  rows = ["| quantity | PDNS | exact |", "| --- | --- | --- |",
-          f"| log Z | {ev['eval/log_z']:.4f} | {ev['eval/log_z_true']:.4f} |",
-          f"| ELBO | {ev['eval/elbo']:.4f} | ≤ log Z |",
-          f"| ESS (4096 paths) | {ev['eval/ess']:.3f} | 1 (EM bias caps it below 1) |",
-          f"| weight of mode 0 | {ev['eval/mode_weight_0']:.4f} | 0.3 |",
-          f"| weight of mode 1 | {ev['eval/mode_weight_1']:.4f} | 0.7 |",
-          f"| mode-weight TV | {ev['eval/mode_weight_tv']:.4f} | 0 |"]
-  details = (f"Config `two_mode_10d.py:{arg}` ({len(stages)} logged stages), 100 EM steps, "
-             "OU reference σ̄ = 3. Mode weights of the EMA model's unweighted samples (nearest "
-             "mean).\n\n" + "\n".join(rows))
+  rows = [
+    "| quantity | PDNS | exact |",
+    "| --- | --- | --- |",
+    f"| log Z | {ev['eval/log_z']:.4f} | {ev['eval/log_z_true']:.4f} |",
+    f"| ELBO | {ev['eval/elbo']:.4f} | ≤ log Z |",
+    f"| ESS (4096 paths) | {ev['eval/ess']:.3f} | 1 (EM bias caps it below 1) |",
+    f"| weight of mode 0 | {ev['eval/mode_weight_0']:.4f} | 0.3 |",
+    f"| weight of mode 1 | {ev['eval/mode_weight_1']:.4f} | 0.7 |",
+    f"| mode-weight TV | {ev['eval/mode_weight_tv']:.4f} | 0 |",
+  ]
+  details = (
+    f"Config `two_mode_10d.py:{arg}` ({len(stages)} logged stages), 100 EM steps, "
+    "OU reference σ̄ = 3. Mode weights of the EMA model's unweighted samples (nearest "
+    "mean).\n\n" + "\n".join(rows)
+  )
   return ClaimResult(err, details)
 
 
 # ---------------------------------------------------------------------- (c) PDNS vs eta = inf
 
+
 def _ab(ctx: ClaimContext) -> ClaimResult:
   import matplotlib
+
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
 
@@ -278,31 +317,43 @@ def _ab(ctx: ClaimContext) -> ClaimResult:
   res = {}
   for label, base in (("PDNS (ε = 0.3)", False), ("η = ∞ baseline", True)):
     res[label] = [_train(ctx, "ising", _ab_arg(sc, size, beta, s, base)) for s in sc["seeds"]]
-  sign = {k: [abs(r[0]["eval/p_neg"] - r[0]["eval/p_neg_true"]) for r in v]
-          for k, v in res.items()}
+  sign = {k: [abs(r[0]["eval/p_neg"] - r[0]["eval/p_neg_true"]) for r in v] for k, v in res.items()}
   lz = {k: [abs(r[0]["eval/log_z"] - r[0]["eval/log_z_true"]) for r in v] for k, v in res.items()}
   ms = lambda xs: f"{np.mean(xs):.3f} ± {np.std(xs):.3f}"
-  rows = ["| method | P̂(M < 0) per seed | sign-balance error | log Ẑ abs. error | ESS | "
-          "E abs(M) / D abs. error |", "| --- | --- | --- | --- | --- | --- |"]
+  rows = [
+    "| method | P̂(M < 0) per seed | sign-balance error | log Ẑ abs. error | ESS | "
+    "E abs(M) / D abs. error |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ]
   for k, v in res.items():
     per_seed = ", ".join(f"{r[0]['eval/p_neg']:.3f}" for r in v)
     rows.append(
-        f"| {k} | {per_seed} | {ms(sign[k])} | "
-        f"{ms(lz[k])} | {ms([r[0]['eval/ess'] for r in v])} | "
-        f"{ms([r[0]['eval/magnetization_error'] for r in v])} |")
+      f"| {k} | {per_seed} | {ms(sign[k])} | "
+      f"{ms(lz[k])} | {ms([r[0]['eval/ess'] for r in v])} | "
+      f"{ms([r[0]['eval/magnetization_error'] for r in v])} |"
+    )
   pd_label, bl_label = list(res)
   value = float(np.mean(sign[bl_label]) - np.mean(sign[pd_label]))
 
   fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
   for i, (k, v) in enumerate(res.items()):
-    axes[0].scatter(np.full(len(v), i) + np.linspace(-0.1, 0.1, len(v)),
-                    [r[0]["eval/p_neg"] for r in v], s=40)
-    axes[1].scatter(np.full(len(v), i) + np.linspace(-0.1, 0.1, len(v)),
-                    [r[0]["eval/log_z"] - r[0]["eval/log_z_true"] for r in v], s=40)
+    axes[0].scatter(
+      np.full(len(v), i) + np.linspace(-0.1, 0.1, len(v)), [r[0]["eval/p_neg"] for r in v], s=40
+    )
+    axes[1].scatter(
+      np.full(len(v), i) + np.linspace(-0.1, 0.1, len(v)),
+      [r[0]["eval/log_z"] - r[0]["eval/log_z_true"] for r in v],
+      s=40,
+    )
     for j, r in enumerate(v):
       st = r[1]
-      axes[2].plot([s["stage/index"] for s in st], [s["stage/ess"] for s in st],
-                   color=f"C{i}", alpha=0.7, label=k if j == 0 else None)
+      axes[2].plot(
+        [s["stage/index"] for s in st],
+        [s["stage/ess"] for s in st],
+        color=f"C{i}",
+        alpha=0.7,
+        label=k if j == 0 else None,
+      )
   axes[0].axhline(res[pd_label][0][0]["eval/p_neg_true"], color="k", ls="--", lw=1)
   axes[0].set_ylabel("P̂(M < 0)  (exact: dashed)")
   axes[1].axhline(0, color="k", ls="--", lw=1)
@@ -327,16 +378,17 @@ def _ab(ctx: ClaimContext) -> ClaimResult:
   n_stages = len(res[pd_label][0][1])
 
   details = (
-      f"{size}×{size} periodic Ising, β = {beta}, h = 0 (exact P(M < 0) = "
-      f"{res[pd_label][0][0]['eval/p_neg_true']:.4f}, log Z = "
-      f"{res[pd_label][0][0]['eval/log_z_true']:.4f} by row transfer matrix). Both arms: "
-      f"`ising.py:{_ab_arg(sc, size, beta, 0)}` (baseline adds the `baseline` variant: c = 1 at "
-      f"every one of the same {n_stages} stages; equal steps, buffers and energy evaluations), "
-      "seeds "
-      f"{sc['seeds']}, 4096 evaluation samples of the EMA model. Mean ± std over seeds.\n\n"
-      + "\n".join(rows)
-      + f"\n\nValue = mean sign-balance error of the baseline − that of PDNS = {value:.3f} "
-      f"(PDNS {np.mean(sign[pd_label]):.3f}, baseline {np.mean(sign[bl_label]):.3f})." + extra)
+    f"{size}×{size} periodic Ising, β = {beta}, h = 0 (exact P(M < 0) = "
+    f"{res[pd_label][0][0]['eval/p_neg_true']:.4f}, log Z = "
+    f"{res[pd_label][0][0]['eval/log_z_true']:.4f} by row transfer matrix). Both arms: "
+    f"`ising.py:{_ab_arg(sc, size, beta, 0)}` (baseline adds the `baseline` variant: c = 1 at "
+    f"every one of the same {n_stages} stages; equal steps, buffers and energy evaluations), "
+    "seeds "
+    f"{sc['seeds']}, 4096 evaluation samples of the EMA model. Mean ± std over seeds.\n\n"
+    + "\n".join(rows)
+    + f"\n\nValue = mean sign-balance error of the baseline − that of PDNS = {value:.3f} "
+    f"(PDNS {np.mean(sign[pd_label]):.3f}, baseline {np.mean(sign[bl_label]):.3f})." + extra
+  )
   return ClaimResult(value, details, plots)
 
 
@@ -346,38 +398,54 @@ def _per_seed(res: dict, seeds, count_rule: bool) -> str:
   ``--full`` run, the only one it was stated for) also whether the rule holds: PDNS keeps both
   signs (0.1 < P^(M < 0) < 0.9) in >= 4/5 of the seeds, the baseline in <= 1/5, and PDNS's median
   TV is the lower."""
-  rows = ["| method | seed | P̂(M < 0) | abs(log Ẑ − log Z) | ESS | TV(law of M, exact law) |",
-          "| --- | --- | --- | --- | --- | --- |"]
+  rows = [
+    "| method | seed | P̂(M < 0) | abs(log Ẑ − log Z) | ESS | TV(law of M, exact law) |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ]
   summ = {}
   for k, v in res.items():
     for sd, (ev, _, _) in zip(seeds, v):
-      rows.append(f"| {k} | {sd} | {ev['eval/p_neg']:.4f} | "
-                  f"{abs(ev['eval/log_z'] - ev['eval/log_z_true']):.3f} | {ev['eval/ess']:.4f} | "
-                  f"{ev['eval/mag_tv']:.3f} |")
-    summ[k] = (sum(0.1 < r[0]["eval/p_neg"] < 0.9 for r in v), len(v),
-               float(np.median([r[0]["eval/mag_tv"] for r in v])))
+      rows.append(
+        f"| {k} | {sd} | {ev['eval/p_neg']:.4f} | "
+        f"{abs(ev['eval/log_z'] - ev['eval/log_z_true']):.3f} | {ev['eval/ess']:.4f} | "
+        f"{ev['eval/mag_tv']:.3f} |"
+      )
+    summ[k] = (
+      sum(0.1 < r[0]["eval/p_neg"] < 0.9 for r in v),
+      len(v),
+      float(np.median([r[0]["eval/mag_tv"] for r in v])),
+    )
   (pk, (pb, n, ptv)), (bk, (bb, _, btv)) = summ.items()
   ok = pb >= 0.8 * n and bb <= 0.2 * n and ptv < btv
-  rule = (f" Count rule stated for the 8×8 (--full) run (PDNS ≥ 4/5, baseline ≤ 1/5, lower "
-          f"median TV): {'met' if ok else 'not met'}." if count_rule else "")
-  return ("\n\n" + "\n".join(rows) + f"\n\nBoth signs kept (0.1 < P̂(M < 0) < 0.9): {pk} {pb}/{n} "
-          f"seeds, {bk} {bb}/{n}; median TV of the law of M: {ptv:.3f} vs {btv:.3f}.{rule}")
+  rule = (
+    f" Count rule stated for the 8×8 (--full) run (PDNS ≥ 4/5, baseline ≤ 1/5, lower "
+    f"median TV): {'met' if ok else 'not met'}."
+    if count_rule
+    else ""
+  )
+  return (
+    "\n\n" + "\n".join(rows) + f"\n\nBoth signs kept (0.1 < P̂(M < 0) < 0.9): {pk} {pb}/{n} "
+    f"seeds, {bk} {bb}/{n}; median TV of the law of M: {ptv:.3f} vs {btv:.3f}.{rule}"
+  )
 
 
 def _stage_plot(res: dict, size: int, beta: float, outdir: str) -> str:
   """log Ẑ − log Z, P̂(M < 0) and the TV of the law of M after every stage (EMA evaluation,
   4096 paths): mean ± std over seeds (band) and each seed (thin lines); returns the PNG path."""
   import matplotlib.pyplot as plt
-  keys = (("log Ẑ − log Z", lambda e: e["eval/log_z"] - e["eval/log_z_true"]),
-          ("P̂(M < 0)", lambda e: e["eval/p_neg"]),
-          ("TV(law of M, exact)", lambda e: e.get("eval/mag_tv", float("nan"))))
+
+  keys = (
+    ("log Ẑ − log Z", lambda e: e["eval/log_z"] - e["eval/log_z_true"]),
+    ("P̂(M < 0)", lambda e: e["eval/p_neg"]),
+    ("TV(law of M, exact)", lambda e: e.get("eval/mag_tv", float("nan"))),
+  )
   fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
   for i, (k, v) in enumerate(res.items()):
-    logs = [[st for st in r[1] if "eval/p_neg" in st] for r in v]     # stages with an eval
+    logs = [[st for st in r[1] if "eval/p_neg" in st] for r in v]  # stages with an eval
     n = min(len(lg) for lg in logs)
     stage = np.array([logs[0][j]["stage/index"] for j in range(n)])
     for ax, (name, get) in zip(axes, keys):
-      y = np.array([[get(lg[j]) for j in range(n)] for lg in logs])   # (seeds, stages)
+      y = np.array([[get(lg[j]) for j in range(n)] for lg in logs])  # (seeds, stages)
       m, sd = y.mean(0), y.std(0)
       ax.plot(stage, m, color=f"C{i}", lw=2, label=f"{k} (mean ± std, {len(v)} seeds)")
       ax.fill_between(stage, m - sd, m + sd, color=f"C{i}", alpha=0.2)
@@ -399,29 +467,47 @@ def _stage_plot(res: dict, size: int, beta: float, outdir: str) -> str:
 
 
 CLAIMS = [
-    Claim(name="pdns/ising4_log_z", method="pdns",
-          config="experiments/configs/pdns/ising.py:target.size=4,target.beta=0.6,"
-                 "prox.buffer_size=2048,prox.epsilon=0.3,prox.num_stages=30",
-          measure="|log Ẑ − log Z| (nats) of the trained discrete sampler on the 4×4 Ising "
-                  "lattice at β = 0.6; ESS, P(M<0), E|M| and TV in the details",
-          reference=0.0, reference_source="exact enumeration / transfer matrix (spec §14 table: "
-          "log Z = 20.056533); pass within 0.1 nats", direction="lower", threshold=0.1,
-          run=_ising4),
-    Claim(name="pdns/two_mode_10d", method="pdns",
-          config="experiments/configs/pdns/two_mode_10d.py",
-          measure="|log Ẑ − log Z| (nats) on the 10-D 0.3/0.7 two-mode mixture; mode weights "
-                  "in "
-                  "the details",
-          reference=0.0, reference_source="closed form (log Z = 2 by construction); pass within "
-          "0.3 nats", direction="lower", threshold=0.3, run=_mixture),
-    Claim(name="pdns/prox_vs_eta_inf", method="pdns",
-          config="experiments/configs/pdns/ising.py:target.size=4,target.beta=1.0,... "
-                 "(PDNS) vs the same with the baseline variant; --full: ising.py:laptop (8×8, "
-                 "β = 0.6, prox.epochs_per_stage=16) vs the same with baseline, seeds 1-5",
-          measure="mean |P̂(M<0) − P(M<0)| of the η = ∞ baseline minus that of PDNS over "
-                  "seeds "
-                  "(equal budget)",
-          reference=0.5, reference_source="paper claim (Fig. 1): the baseline collapses onto one "
-          "sign (error 0.5), PDNS stays balanced; pass if the advantage is ≥ 0.2",
-          direction="higher", threshold=0.2, run=_ab),
+  Claim(
+    name="pdns/ising4_log_z",
+    method="pdns",
+    config="experiments/configs/pdns/ising.py:target.size=4,target.beta=0.6,"
+    "prox.buffer_size=2048,prox.epsilon=0.3,prox.num_stages=30",
+    measure="|log Ẑ − log Z| (nats) of the trained discrete sampler on the 4×4 Ising "
+    "lattice at β = 0.6; ESS, P(M<0), E|M| and TV in the details",
+    reference=0.0,
+    reference_source="exact enumeration / transfer matrix (spec §14 table: "
+    "log Z = 20.056533); pass within 0.1 nats",
+    direction="lower",
+    threshold=0.1,
+    run=_ising4,
+  ),
+  Claim(
+    name="pdns/two_mode_10d",
+    method="pdns",
+    config="experiments/configs/pdns/two_mode_10d.py",
+    measure="|log Ẑ − log Z| (nats) on the 10-D 0.3/0.7 two-mode mixture; mode weights "
+    "in "
+    "the details",
+    reference=0.0,
+    reference_source="closed form (log Z = 2 by construction); pass within 0.3 nats",
+    direction="lower",
+    threshold=0.3,
+    run=_mixture,
+  ),
+  Claim(
+    name="pdns/prox_vs_eta_inf",
+    method="pdns",
+    config="experiments/configs/pdns/ising.py:target.size=4,target.beta=1.0,... "
+    "(PDNS) vs the same with the baseline variant; --full: ising.py:laptop (8×8, "
+    "β = 0.6, prox.epochs_per_stage=16) vs the same with baseline, seeds 1-5",
+    measure="mean |P̂(M<0) − P(M<0)| of the η = ∞ baseline minus that of PDNS over "
+    "seeds "
+    "(equal budget)",
+    reference=0.5,
+    reference_source="paper claim (Fig. 1): the baseline collapses onto one "
+    "sign (error 0.5), PDNS stays balanced; pass if the advantage is ≥ 0.2",
+    direction="higher",
+    threshold=0.2,
+    run=_ab,
+  ),
 ]

@@ -13,19 +13,59 @@ Modules: ``quantizer`` (greedy + alternating refinement, progressive expansion, 
 (storage accounting, paper Table 1 arithmetic).
 """
 
-from iclr26_jax.anybcq.calibration import (BlockCalibration, activation_aware_scales, block_mse,
-                                           calibrate_block, output_error, refit_precision)
+from iclr26_jax.anybcq.calibration import (
+  BlockCalibration,
+  activation_aware_scales,
+  block_mse,
+  calibrate_block,
+  output_error,
+  refit_precision,
+)
 from iclr26_jax.anybcq.layer import QuantizedDense, dense_variables
-from iclr26_jax.anybcq.memory import (LinearMemory, fixed_precision_nbytes, linear_nbytes,
-                                      llama31_8b_linear_shapes, model_nbytes, table1)
-from iclr26_jax.anybcq.quantizer import (PackedWeight, QuantizedWeight, QuantizeInfo, RTNWeight,
-                                         expand_precision, fixed_bcq_quantize, greedy_bcq_quantize,
-                                         quantize, quantize_with_info, rtn_quantize)
+from iclr26_jax.anybcq.memory import (
+  LinearMemory,
+  fixed_precision_nbytes,
+  linear_nbytes,
+  llama31_8b_linear_shapes,
+  model_nbytes,
+  table1,
+)
+from iclr26_jax.anybcq.quantizer import (
+  PackedWeight,
+  QuantizedWeight,
+  QuantizeInfo,
+  RTNWeight,
+  expand_precision,
+  fixed_bcq_quantize,
+  greedy_bcq_quantize,
+  quantize,
+  quantize_with_info,
+  rtn_quantize,
+)
 
 __all__ = [
-    "BlockCalibration", "LinearMemory", "PackedWeight", "QuantizeInfo", "QuantizedDense",
-    "QuantizedWeight", "RTNWeight", "activation_aware_scales", "block_mse", "calibrate_block",
-    "dense_variables", "expand_precision", "fixed_bcq_quantize", "fixed_precision_nbytes",
-    "greedy_bcq_quantize", "linear_nbytes", "llama31_8b_linear_shapes", "model_nbytes",
-    "output_error", "quantize", "quantize_with_info", "refit_precision", "rtn_quantize", "table1",
+  "BlockCalibration",
+  "LinearMemory",
+  "PackedWeight",
+  "QuantizeInfo",
+  "QuantizedDense",
+  "QuantizedWeight",
+  "RTNWeight",
+  "activation_aware_scales",
+  "block_mse",
+  "calibrate_block",
+  "dense_variables",
+  "expand_precision",
+  "fixed_bcq_quantize",
+  "fixed_precision_nbytes",
+  "greedy_bcq_quantize",
+  "linear_nbytes",
+  "llama31_8b_linear_shapes",
+  "model_nbytes",
+  "output_error",
+  "quantize",
+  "quantize_with_info",
+  "refit_precision",
+  "rtn_quantize",
+  "table1",
 ]

@@ -35,13 +35,24 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from iclr26_jax.anybcq.quantizer import (RIDGE, QuantizedWeight, check_bits, check_weight,
-                                         dequantize_planes, expand_precision, quantize,
-                                         ridge_solve)
+from iclr26_jax.anybcq.quantizer import (
+  RIDGE,
+  QuantizedWeight,
+  check_bits,
+  check_weight,
+  dequantize_planes,
+  expand_precision,
+  quantize,
+  ridge_solve,
+)
 
 __all__ = [
-    "BlockCalibration", "calibrate_block", "activation_aware_scales", "refit_precision",
-    "output_error", "block_mse",
+  "BlockCalibration",
+  "calibrate_block",
+  "activation_aware_scales",
+  "refit_precision",
+  "output_error",
+  "block_mse",
 ]
 
 
@@ -54,12 +65,20 @@ def _check_x_or_h(x, hessian, k):
     raise ValueError("pass exactly one of x (M, K) calibration inputs or hessian (K, K) = X^T X")
   if hessian is None:
     x = jnp.asarray(x, jnp.float32)
-    chex.assert_shape(x, (None, k), exception_type=ValueError,
-                      custom_message=f"x must be (M, K) with K = {k}; got shape {x.shape}")
+    chex.assert_shape(
+      x,
+      (None, k),
+      exception_type=ValueError,
+      custom_message=f"x must be (M, K) with K = {k}; got shape {x.shape}",
+    )
     return jnp.einsum("mk,ml->kl", x, x, precision=jax.lax.Precision.HIGHEST)
   h = jnp.asarray(hessian, jnp.float32)
-  chex.assert_shape(h, (k, k), exception_type=ValueError,
-                    custom_message=f"hessian must be (K, K) = ({k}, {k}); got shape {h.shape}")
+  chex.assert_shape(
+    h,
+    (k, k),
+    exception_type=ValueError,
+    custom_message=f"hessian must be (K, K) = ({k}, {k}); got shape {h.shape}",
+  )
   return h
 
 
@@ -76,23 +95,32 @@ def _aa_core(w, signs, h, beta, group_size, fit_beta, ridge, row_batch):
   hv = h.reshape(gr, g, gr, g)
 
   def one_row(args):
-    s_n, t_n = args                                                   # (G, g, p'), (K,)
-    tmat = jnp.einsum("agi,agbh->aibh", s_n, hv, precision=hi)        # (G, p', G, g)
-    a = jnp.einsum("aibh,bhj->aibj", tmat, s_n, precision=hi)         # (G, p', G, p')
+    s_n, t_n = args  # (G, g, p'), (K,)
+    tmat = jnp.einsum("agi,agbh->aibh", s_n, hv, precision=hi)  # (G, p', G, g)
+    a = jnp.einsum("aibh,bhj->aibj", tmat, s_n, precision=hi)  # (G, p', G, p')
     d = a.shape[0] * a.shape[1]
     rhs = jnp.einsum("aibh,bh->ai", tmat, t_n.reshape(gr, g), precision=hi)
     theta = ridge_solve(a.reshape(d, d), rhs.reshape(d), ridge)
     return theta.reshape(gr, -1)
 
-  theta = jax.lax.map(one_row, (s, target), batch_size=row_batch)     # (N, G, p')
+  theta = jax.lax.map(one_row, (s, target), batch_size=row_batch)  # (N, G, p')
   if fit_beta:
     return theta[..., :-1], theta[..., -1]
   return theta, beta
 
 
-def activation_aware_scales(w, signs, x=None, *, hessian=None, group_size: int = 128,
-                            beta=None, fit_beta: bool = False, ridge: float = RIDGE,
-                            row_batch: int = 32):
+def activation_aware_scales(
+  w,
+  signs,
+  x=None,
+  *,
+  hessian=None,
+  group_size: int = 128,
+  beta=None,
+  fit_beta: bool = False,
+  ridge: float = RIDGE,
+  row_batch: int = 32,
+):
   """Output-MSE-optimal scales of one linear for fixed codes (AnyBCQ section 5's closed form).
 
   For each output row n, with H = X^T X and D_n (K, (K/g) p) holding b_{n,G,i} in group G's rows of
@@ -115,23 +143,39 @@ def activation_aware_scales(w, signs, x=None, *, hessian=None, group_size: int =
   w = check_weight(w, group_size)
   n, k = w.shape
   signs = jnp.asarray(signs)
-  chex.assert_shape(signs, (None, n, k), exception_type=ValueError,
-                    custom_message=f"signs must be (p, N, K) = (p, {n}, {k}); got shape {signs.shape}")
+  chex.assert_shape(
+    signs,
+    (None, n, k),
+    exception_type=ValueError,
+    custom_message=f"signs must be (p, N, K) = (p, {n}, {k}); got shape {signs.shape}",
+  )
   if beta is not None and fit_beta:
     raise ValueError("pass either beta (fixed offsets) or fit_beta=True, not both")
   if beta is not None:
     beta = jnp.asarray(beta, jnp.float32)
-    chex.assert_shape(beta, (n, k // group_size), exception_type=ValueError,
-                      custom_message=f"beta must be (N, K/g) = ({n}, {k // group_size}); got {beta.shape}")
+    chex.assert_shape(
+      beta,
+      (n, k // group_size),
+      exception_type=ValueError,
+      custom_message=f"beta must be (N, K/g) = ({n}, {k // group_size}); got {beta.shape}",
+    )
   h = _check_x_or_h(x, hessian, k)
   if not bool(jnp.all(jnp.isfinite(h))):
     raise ValueError("x / hessian contains non-finite (NaN/Inf) values")
-  return _aa_core(jnp.asarray(w), signs, h, beta, int(group_size), bool(fit_beta), float(ridge),
-                  int(row_batch))
+  return _aa_core(
+    jnp.asarray(w), signs, h, beta, int(group_size), bool(fit_beta), float(ridge), int(row_batch)
+  )
 
 
-def refit_precision(qw: QuantizedWeight, w, x=None, precision: int | None = None, *,
-                    hessian=None, fit_beta: bool | None = None) -> QuantizedWeight:
+def refit_precision(
+  qw: QuantizedWeight,
+  w,
+  x=None,
+  precision: int | None = None,
+  *,
+  hessian=None,
+  fit_beta: bool | None = None,
+) -> QuantizedWeight:
   """``qw`` with alpha^(p) (and beta^(p)) replaced by the activation-aware closed form.
 
   Args:
@@ -152,8 +196,9 @@ def refit_precision(qw: QuantizedWeight, w, x=None, precision: int | None = None
   precs = qw.bits if precision is None else (precision,)
   for p in precs:
     fixed = None if fit_beta else qw.beta(p)
-    alpha, beta = activation_aware_scales(w, qw.planes(p), hessian=hessian,
-                                          group_size=qw.group_size, beta=fixed, fit_beta=fit_beta)
+    alpha, beta = activation_aware_scales(
+      w, qw.planes(p), hessian=hessian, group_size=qw.group_size, beta=fixed, fit_beta=fit_beta
+    )
     qw = qw.with_scales(p, alpha, beta if fit_beta else None)
   return qw
 
@@ -162,8 +207,9 @@ def output_error(w, w_hat, x) -> float:
   """Relative output error ``||X (W - W_hat)^T||_F / ||X W^T||_F`` for W, W_hat (N, K), X (M, K)."""
   w, w_hat, x = (np.asarray(a, np.float64) for a in (w, w_hat, x))
   if w.shape != w_hat.shape or w.ndim != 2 or x.ndim != 2 or x.shape[1] != w.shape[1]:
-    raise ValueError(f"output_error: need w, w_hat (N, K) and x (M, K); got {w.shape}, "
-                     f"{w_hat.shape}, {x.shape}")
+    raise ValueError(
+      f"output_error: need w, w_hat (N, K) and x (M, K); got {w.shape}, {w_hat.shape}, {x.shape}"
+    )
   return float(np.linalg.norm(x @ (w - w_hat).T) / np.linalg.norm(x @ w.T))
 
 
@@ -183,6 +229,7 @@ class BlockCalibration(NamedTuple):
   outputs_q: block outputs on ``x_q`` at precision p with the calibrated scales (the next block's
     quantized-path inputs).
   """
+
   quantized: dict
   mse_init: dict
   mse_calibrated: dict
@@ -192,8 +239,9 @@ class BlockCalibration(NamedTuple):
 
 
 def _weights_of(signs, alphas, betas, group_size):
-  return {name: dequantize_planes(signs[name], alphas[name], betas[name], group_size)
-          for name in signs}
+  return {
+    name: dequantize_planes(signs[name], alphas[name], betas[name], group_size) for name in signs
+  }
 
 
 @functools.partial(jax.jit, static_argnames=("block_fn", "group_size"))
@@ -202,8 +250,9 @@ def _block_mse(block_fn, signs, alphas, betas, x, y_ref, group_size):
   return jnp.mean(jnp.square(y - y_ref)), y
 
 
-def block_mse(block_fn: Callable, quantized: Mapping[str, QuantizedWeight], precision: int, x,
-              y_ref) -> float:
+def block_mse(
+  block_fn: Callable, quantized: Mapping[str, QuantizedWeight], precision: int, x, y_ref
+) -> float:
   """Element-mean MSE of ``block_fn(W_hat^(p), x)`` against ``y_ref``."""
   names = sorted(quantized)
   g = quantized[names[0]].group_size
@@ -213,10 +262,27 @@ def block_mse(block_fn: Callable, quantized: Mapping[str, QuantizedWeight], prec
   return float(_block_mse(block_fn, signs, alphas, betas, jnp.asarray(x), jnp.asarray(y_ref), g)[0])
 
 
-@functools.partial(jax.jit, static_argnames=("block_fn", "group_size", "steps", "batch_size",
-                                             "input_prob", "train_beta"))
-def _train_stage(block_fn, signs, alphas, betas, x_fp, x_q, y_fp, key, lr, *, group_size, steps,
-                 batch_size, input_prob, train_beta):
+@functools.partial(
+  jax.jit,
+  static_argnames=("block_fn", "group_size", "steps", "batch_size", "input_prob", "train_beta"),
+)
+def _train_stage(
+  block_fn,
+  signs,
+  alphas,
+  betas,
+  x_fp,
+  x_q,
+  y_fp,
+  key,
+  lr,
+  *,
+  group_size,
+  steps,
+  batch_size,
+  input_prob,
+  train_beta,
+):
   trainable = {"alpha": alphas}
   if train_beta:
     trainable["beta"] = betas
@@ -263,12 +329,23 @@ def _pos_int(v, name):
   return int(v)
 
 
-def calibrate_block(block_fn: Callable[[Mapping[str, jax.Array], jax.Array], jax.Array],
-                    weights: Mapping[str, Any], x_fp, x_q=None, *,
-                    bits: Sequence[int] = (2, 3, 4), group_size: int = 128,
-                    asymmetric: bool = False, rounds: int = 20, steps: int = 500,
-                    lr: float = 1e-4, batch_size: int = 32, input_prob: float = 0.5,
-                    train_beta: bool = True, seed: int = 0) -> BlockCalibration:
+def calibrate_block(
+  block_fn: Callable[[Mapping[str, jax.Array], jax.Array], jax.Array],
+  weights: Mapping[str, Any],
+  x_fp,
+  x_q=None,
+  *,
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  asymmetric: bool = False,
+  rounds: int = 20,
+  steps: int = 500,
+  lr: float = 1e-4,
+  batch_size: int = 32,
+  input_prob: float = 0.5,
+  train_beta: bool = True,
+  seed: int = 0,
+) -> BlockCalibration:
   """Quantizes every linear of one block and calibrates its scales per precision (AnyBCQ section 6).
 
   Args:
@@ -294,7 +371,9 @@ def calibrate_block(block_fn: Callable[[Mapping[str, jax.Array], jax.Array], jax
     raise ValueError("weights must be a non-empty dict {name: (N, K) weight}")
   bits = check_bits(bits)
   if any(b - a != 1 for a, b in zip(bits, bits[1:])):
-    raise ValueError(f"calibrate_block: bits must be consecutive (p_L, p_L+1, ..., p_H); got {bits}")
+    raise ValueError(
+      f"calibrate_block: bits must be consecutive (p_L, p_L+1, ..., p_H); got {bits}"
+    )
   steps = _pos_int(steps, "steps")
   batch_size = _pos_int(batch_size, "batch_size")
   if not 0.0 <= float(input_prob) <= 1.0:
@@ -318,8 +397,12 @@ def calibrate_block(block_fn: Callable[[Mapping[str, jax.Array], jax.Array], jax
   else:
     xq_of = {p: jnp.asarray(x_q, jnp.float32) for p in bits}
   for p, arr in xq_of.items():
-    chex.assert_shape(arr, x_fp.shape, exception_type=ValueError, custom_message=(
-        f"x_q (precision {p}) must have x_fp's shape {x_fp.shape}; got {arr.shape}"))
+    chex.assert_shape(
+      arr,
+      x_fp.shape,
+      exception_type=ValueError,
+      custom_message=(f"x_q (precision {p}) must have x_fp's shape {x_fp.shape}; got {arr.shape}"),
+    )
   w_fp = {nm: jnp.asarray(w_np[nm]) for nm in names}
   y_fp = block_fn(w_fp, x_fp)
   train_beta = bool(train_beta) and bool(asymmetric)
@@ -340,12 +423,25 @@ def calibrate_block(block_fn: Callable[[Mapping[str, jax.Array], jax.Array], jax
     mse, _ = _block_mse(block_fn, signs, alphas, betas, xq, y_fp, int(group_size))
     mse_init[p] = float(mse)
     alphas, betas, loss = _train_stage(
-        block_fn, signs, alphas, betas, x_fp, xq, y_fp, jax.random.fold_in(key, p),
-        jnp.float32(lr), group_size=int(group_size), steps=steps, batch_size=batch_size,
-        input_prob=float(input_prob), train_beta=train_beta)
-    quantized = {nm: quantized[nm].with_scales(p, alphas[nm][..., :p],
-                                               betas[nm] if train_beta else None)
-                 for nm in names}
+      block_fn,
+      signs,
+      alphas,
+      betas,
+      x_fp,
+      xq,
+      y_fp,
+      jax.random.fold_in(key, p),
+      jnp.float32(lr),
+      group_size=int(group_size),
+      steps=steps,
+      batch_size=batch_size,
+      input_prob=float(input_prob),
+      train_beta=train_beta,
+    )
+    quantized = {
+      nm: quantized[nm].with_scales(p, alphas[nm][..., :p], betas[nm] if train_beta else None)
+      for nm in names
+    }
     snaps[p] = {nm: (quantized[nm].alpha(p), quantized[nm].beta(p)) for nm in names}
     mse, y_q = _block_mse(block_fn, signs, alphas, betas, xq, y_fp, int(group_size))
     mse_cal[p] = float(mse)

@@ -27,17 +27,55 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-__all__ = ["TRAIN_MODULES", "VALID_MODULES", "VOCAB_SIZE", "Corpus", "module_lines", "load_corpus",
-           "encode", "decode"]
+__all__ = [
+  "TRAIN_MODULES",
+  "VALID_MODULES",
+  "VOCAB_SIZE",
+  "Corpus",
+  "module_lines",
+  "load_corpus",
+  "encode",
+  "decode",
+]
 
 TRAIN_MODULES = (
-    "argparse", "collections", "contextlib", "csv", "dataclasses", "difflib", "email.message",
-    "fractions", "functools", "heapq", "inspect", "json.decoder", "json.encoder", "logging",
-    "pathlib", "pprint", "random", "shutil", "statistics", "string", "subprocess", "tarfile",
-    "textwrap", "threading", "typing", "unittest.case", "urllib.parse", "zipfile",
+  "argparse",
+  "collections",
+  "contextlib",
+  "csv",
+  "dataclasses",
+  "difflib",
+  "email.message",
+  "fractions",
+  "functools",
+  "heapq",
+  "inspect",
+  "json.decoder",
+  "json.encoder",
+  "logging",
+  "pathlib",
+  "pprint",
+  "random",
+  "shutil",
+  "statistics",
+  "string",
+  "subprocess",
+  "tarfile",
+  "textwrap",
+  "threading",
+  "typing",
+  "unittest.case",
+  "urllib.parse",
+  "zipfile",
 )
 VALID_MODULES = (
-    "calendar", "configparser", "ftplib", "gettext", "smtplib", "socketserver", "tempfile",
+  "calendar",
+  "configparser",
+  "ftplib",
+  "gettext",
+  "smtplib",
+  "socketserver",
+  "tempfile",
 )
 VOCAB_SIZE = 256
 
@@ -84,6 +122,7 @@ def module_lines(name: str) -> list[str]:
 
 class Corpus(NamedTuple):
   """Train / validation lines (disjoint line sets, disjoint source modules)."""
+
   train: tuple[str, ...]
   valid: tuple[str, ...]
 
@@ -95,8 +134,9 @@ class Corpus(NamedTuple):
     return encode("\n".join(self.valid) + "\n")
 
 
-def load_corpus(train_modules: Sequence[str] = TRAIN_MODULES,
-                valid_modules: Sequence[str] = VALID_MODULES) -> Corpus:
+def load_corpus(
+  train_modules: Sequence[str] = TRAIN_MODULES, valid_modules: Sequence[str] = VALID_MODULES
+) -> Corpus:
   """Builds the corpus; a line is kept only at its first occurrence (train modules first).
 
   Raises:
@@ -129,6 +169,7 @@ def decode(tokens) -> str:
   """Inverse of ``encode`` (ids must lie in [0, 255])."""
   arr = np.asarray(tokens)
   if arr.ndim != 1 or (arr.size and (arr.min() < 0 or arr.max() >= VOCAB_SIZE)):
-    raise ValueError(f"decode: tokens must be a 1-D array of ids in [0, {VOCAB_SIZE}); got shape "
-                     f"{arr.shape}")
+    raise ValueError(
+      f"decode: tokens must be a 1-D array of ids in [0, {VOCAB_SIZE}); got shape {arr.shape}"
+    )
   return arr.astype(np.uint8).tobytes().decode("utf-8")

@@ -30,6 +30,7 @@ LAYERS = ("fc0", "fc1", "fc2")
 
 class MLP(nn.Module):
   """64-256-256-10 ReLU MLP: x ``(B, 64)`` -> logits ``(B, 10)``."""
+
   hidden: int = 256
 
   @nn.compact
@@ -44,6 +45,7 @@ def load_split(test_fraction: float = 0.25, seed: int = 0):
     ``(x_train (n, 64) f32, y_train (n,) i32, x_test, y_test)``.
   """
   from sklearn.datasets import load_digits
+
   d = load_digits()
   x = (d.data / 16.0).astype(np.float32)
   y = d.target.astype(np.int32)
@@ -80,14 +82,22 @@ def train_mlp(x, y, steps: int = 300, lr: float = 3e-3, seed: int = 0):
       g = jax.grad(loss_fn)(p)
       u, s = tx.update(g, s, p)
       return (optax.apply_updates(p, u), s), None
+
     return jax.lax.scan(body, (params, opt_state), None, length=steps)[0][0]
 
   return run(params, opt_state)
 
 
-def evaluate(params, x_test, y_test, bits: Sequence[int] = (2, 3, 4),
-             methods: Sequence[str] = METHODS, group_size: int = 128, rounds: int = 20,
-             asymmetric: bool = True) -> dict:
+def evaluate(
+  params,
+  x_test,
+  y_test,
+  bits: Sequence[int] = (2, 3, 4),
+  methods: Sequence[str] = METHODS,
+  group_size: int = 128,
+  rounds: int = 20,
+  asymmetric: bool = True,
+) -> dict:
   """Test accuracy ``{"fp": acc, method: {p: acc}}`` (group size min(group_size, K) per layer)."""
   out = {"fp": accuracy(params, x_test, y_test)}
   for m in methods:
@@ -99,6 +109,10 @@ def evaluate(params, x_test, y_test, bits: Sequence[int] = (2, 3, 4),
 if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
   import shlex
   import sys
-  print(f"iclr26_jax.anybcq.digits_eval is a library module; its command line moved: "
-        f"python -m experiments.anybcq_digits_eval {shlex.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+
+  print(
+    f"iclr26_jax.anybcq.digits_eval is a library module; its command line moved: "
+    f"python -m experiments.anybcq_digits_eval {shlex.join(sys.argv[1:])}".rstrip(),
+    file=sys.stderr,
+  )
   sys.exit(2)

@@ -51,8 +51,12 @@ def dense_variables(qw: QuantizedWeight, bias=None) -> dict:
     params["beta"] = packed.beta
   if bias is not None:
     bias = jnp.asarray(bias, jnp.float32)
-    chex.assert_shape(bias, (qw.shape[0],), exception_type=ValueError,
-                      custom_message=f"bias must have shape (N,) = ({qw.shape[0]},); got {bias.shape}")
+    chex.assert_shape(
+      bias,
+      (qw.shape[0],),
+      exception_type=ValueError,
+      custom_message=f"bias must have shape (N,) = ({qw.shape[0]},); got {bias.shape}",
+    )
     params["bias"] = bias
   return {PLANES_COLLECTION: {"planes": packed.planes}, "params": params}
 
@@ -69,6 +73,7 @@ class QuantizedDense(nn.Module):
     impl: "auto" | "xla" | "pallas", forwarded to ``bitplane_matmul``.
     interpret: Pallas interpret mode (CPU testing); None = interpret on CPU only.
   """
+
   features: int
   bits: Sequence[int] = (2, 3, 4)
   group_size: int = 128
@@ -101,14 +106,24 @@ class QuantizedDense(nn.Module):
       raise ValueError(f"group_size g = {g} must divide K_pad = {k_pad}")
     if isinstance(precision, int) and not isinstance(precision, bool) and precision not in bits:
       raise ValueError(f"precision {precision} is out of range: the stored precisions are {bits}")
-    planes = self.variable(PLANES_COLLECTION, "planes", jnp.zeros,
-                           (bits[-1], k_pad // bp_format.BITS, n), jnp.uint32).value
+    planes = self.variable(
+      PLANES_COLLECTION, "planes", jnp.zeros, (bits[-1], k_pad // bp_format.BITS, n), jnp.uint32
+    ).value
     alpha = self.param("alpha", nn.initializers.zeros, (sum(bits), k_pad // g, n), jnp.float32)
     beta = None
     if self.asymmetric:
       beta = self.param("beta", nn.initializers.zeros, (len(bits), k_pad // g, n), jnp.float32)
-    y = bitplane_matmul(x, planes, alpha, beta, precision, precisions=bits, group_size=g,
-                        impl=self.impl, interpret=self.interpret)
+    y = bitplane_matmul(
+      x,
+      planes,
+      alpha,
+      beta,
+      precision,
+      precisions=bits,
+      group_size=g,
+      impl=self.impl,
+      interpret=self.interpret,
+    )
     if self.use_bias:
       y = y + self.param("bias", nn.initializers.zeros, (n,), jnp.float32).astype(y.dtype)
     return y

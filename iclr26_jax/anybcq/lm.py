@@ -40,11 +40,23 @@ import jax.numpy as jnp
 import numpy as np
 
 from iclr26_jax.anybcq import corpus as corpus_lib
-from iclr26_jax.anybcq.quantizer import (check_bits, fixed_bcq_quantize, quantize, rtn_quantize)
+from iclr26_jax.anybcq.quantizer import check_bits, fixed_bcq_quantize, quantize, rtn_quantize
 
-__all__ = ["LMConfig", "TinyLM", "BLOCK_LINEARS", "METHODS", "init_lm", "lm_logits", "perplexity",
-           "token_nll", "train_lm", "eval_windows", "quantize_kernels", "quantize_lm",
-           "block_kernel_paths"]
+__all__ = [
+  "LMConfig",
+  "TinyLM",
+  "BLOCK_LINEARS",
+  "METHODS",
+  "init_lm",
+  "lm_logits",
+  "perplexity",
+  "token_nll",
+  "train_lm",
+  "eval_windows",
+  "quantize_kernels",
+  "quantize_lm",
+  "block_kernel_paths",
+]
 
 BLOCK_LINEARS = ("qkv", "attn_out", "mlp_in", "mlp_out")
 METHODS = ("anybcq", "bcq", "rtn")
@@ -53,6 +65,7 @@ METHODS = ("anybcq", "bcq", "rtn")
 @dataclasses.dataclass(frozen=True)
 class LMConfig:
   """Tiny causal LM hyperparameters (hashable: used as a static jit argument)."""
+
   vocab: int = corpus_lib.VOCAB_SIZE
   width: int = 128
   depth: int = 2
@@ -71,6 +84,7 @@ class LMConfig:
 
 class Block(nn.Module):
   """Pre-LN transformer block: x + Attn(LN(x)), then x + MLP(LN(x)). x: ``(B, T, width)``."""
+
   cfg: LMConfig
 
   @nn.compact
@@ -80,7 +94,7 @@ class Block(nn.Module):
     hd = d // c.heads
     h = nn.LayerNorm(name="ln_attn")(x)
     qkv = nn.Dense(3 * d, name="qkv")(h).reshape(b, t, 3, c.heads, hd)
-    q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]                 # (B, T, H, hd)
+    q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # (B, T, H, hd)
     s = jnp.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(hd)
     causal = jnp.tril(jnp.ones((t, t), bool))
     s = jnp.where(causal, s, jnp.finfo(s.dtype).min)
@@ -93,6 +107,7 @@ class Block(nn.Module):
 
 class TinyLM(nn.Module):
   """Byte-level causal LM: tokens ``(B, T)`` int (T <= context) -> logits ``(B, T, vocab)``."""
+
   cfg: LMConfig
 
   @nn.compact
@@ -136,8 +151,9 @@ token_nll.__doc__ = """Per-position next-token NLL ``(B, L - 1)`` of tokens ``(B
 def _check_tokens(tokens, cfg: LMConfig) -> jnp.ndarray:
   arr = np.asarray(tokens)
   if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[1] > cfg.context + 1:
-    raise ValueError(f"tokens must be (B, L) with 2 <= L <= context + 1 = {cfg.context + 1}; got "
-                     f"shape {arr.shape}")
+    raise ValueError(
+      f"tokens must be (B, L) with 2 <= L <= context + 1 = {cfg.context + 1}; got shape {arr.shape}"
+    )
   if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= cfg.vocab:
     raise ValueError(f"tokens must be integer ids in [0, {cfg.vocab})")
   return jnp.asarray(arr, jnp.int32)
@@ -165,9 +181,19 @@ def eval_windows(stream, context: int) -> np.ndarray:
   return stream[idx].astype(np.int32)
 
 
-def train_lm(train_stream, cfg: LMConfig = LMConfig(), steps: int = 2000, batch: int = 32,
-             lr: float = 3e-3, weight_decay: float = 0.01, seed: int = 0, log_every: int = 0,
-             *, workdir: str | None = None, valid_windows=None):
+def train_lm(
+  train_stream,
+  cfg: LMConfig = LMConfig(),
+  steps: int = 2000,
+  batch: int = 32,
+  lr: float = 3e-3,
+  weight_decay: float = 0.01,
+  seed: int = 0,
+  log_every: int = 0,
+  *,
+  workdir: str | None = None,
+  valid_windows=None,
+):
   """Trains ``TinyLM(cfg)`` through the shared trainer (``anybcq.method.AnyBCQLMMethod``).
 
   AdamW with a warm-up cosine schedule (``max(1, min(100, steps // 10))`` warm-up steps) and
@@ -194,10 +220,10 @@ def train_lm(train_stream, cfg: LMConfig = LMConfig(), steps: int = 2000, batch:
   from iclr26_jax.core import metrics as metrics_lib
   from iclr26_jax.core import trainer
 
-  config = method_lib.run_config(cfg, steps=steps, batch=batch, lr=lr,
-                                 weight_decay=weight_decay, seed=seed, log_every=log_every)
-  method = method_lib.AnyBCQLMMethod(config, train_stream=train_stream,
-                                     valid_windows=valid_windows)
+  config = method_lib.run_config(
+    cfg, steps=steps, batch=batch, lr=lr, weight_decay=weight_decay, seed=seed, log_every=log_every
+  )
+  method = method_lib.AnyBCQLMMethod(config, train_stream=train_stream, valid_windows=valid_windows)
 
   def run(wd):
     result = trainer.train(method, config, wd)
@@ -231,9 +257,16 @@ def set_path(tree, path, value):
   return traverse_util.unflatten_dict(flat)
 
 
-def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
-                     bits: Sequence[int] = (2, 3, 4), group_size: int = 128, rounds: int = 20,
-                     asymmetric: bool = True, progress=None) -> dict[int, dict]:
+def quantize_kernels(
+  params,
+  paths: Sequence[Sequence[str]],
+  method: str,
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  rounds: int = 20,
+  asymmetric: bool = True,
+  progress=None,
+) -> dict[int, dict]:
   """Replaces the Dense kernels at ``paths`` by their dequantized p-bit versions, for each p in bits.
 
   A Flax kernel is ``(K, N)`` = (in, out); the quantizer's weight is its transpose ``(N, K)``, grouped
@@ -275,9 +308,15 @@ def quantize_kernels(params, paths: Sequence[Sequence[str]], method: str,
   return out
 
 
-def quantize_lm(params, method: str, bits: Sequence[int] = (2, 3, 4), group_size: int = 128,
-                rounds: int = 20, asymmetric: bool = True,
-                cfg: LMConfig | None = None) -> dict[int, dict]:
+def quantize_lm(
+  params,
+  method: str,
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  rounds: int = 20,
+  asymmetric: bool = True,
+  cfg: LMConfig | None = None,
+) -> dict[int, dict]:
   """Quantizes every block linear of a ``TinyLM`` (embedding, positions and head stay FP).
 
   Returns ``{p: params_p}``; see ``quantize_kernels`` for ``method`` and the settings.
@@ -293,6 +332,10 @@ def quantize_lm(params, method: str, bits: Sequence[int] = (2, 3, 4), group_size
 if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
   import shlex
   import sys
-  print(f"iclr26_jax.anybcq.lm is a library module; its command line moved: "
-        f"python -m experiments.anybcq_lm {shlex.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+
+  print(
+    f"iclr26_jax.anybcq.lm is a library module; its command line moved: "
+    f"python -m experiments.anybcq_lm {shlex.join(sys.argv[1:])}".rstrip(),
+    file=sys.stderr,
+  )
   sys.exit(2)

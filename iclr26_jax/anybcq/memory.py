@@ -21,26 +21,37 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 __all__ = [
-    "LinearMemory", "linear_nbytes", "fixed_precision_nbytes", "model_nbytes",
-    "llama31_8b_linear_shapes", "table1", "PAPER_TABLE1_GB", "PACK_TILE",
+  "LinearMemory",
+  "linear_nbytes",
+  "fixed_precision_nbytes",
+  "model_nbytes",
+  "llama31_8b_linear_shapes",
+  "table1",
+  "PAPER_TABLE1_GB",
+  "PACK_TILE",
 ]
 
 PACK_TILE = 256  # inputs per pack tile of the kernel layout (K_pad = round_up(K, 256))
 
 # Paper Table 1 (Llama-3.1-8B, GB): (scales, binary) per fixed-precision BCQ model and for AnyBCQ 2..4.
 PAPER_TABLE1_GB = {
-    "bcq2": (0.24, 1.95), "bcq3": (0.36, 2.92), "bcq4": (0.49, 3.89), "bcq_total": 9.85,
-    "anybcq": (1.09, 3.89), "anybcq_total": 4.99,
+  "bcq2": (0.24, 1.95),
+  "bcq3": (0.36, 2.92),
+  "bcq4": (0.49, 3.89),
+  "bcq_total": 9.85,
+  "anybcq": (1.09, 3.89),
+  "anybcq_total": 4.99,
 }
 
 
 class LinearMemory(NamedTuple):
   """Bytes of one quantized linear (or a sum of them)."""
-  planes_bytes: int                 # p_H * K * N / 8
-  alpha_bytes: int                  # sum_p p * (K/g) * N * scale_bytes
-  beta_bytes: int                   # |P| * (K/g) * N * scale_bytes (0 when symmetric)
-  total_bytes: int                  # stored bytes (planes + alpha + beta)
-  per_precision: dict               # {p: bytes a precision-p matmul reads}
+
+  planes_bytes: int  # p_H * K * N / 8
+  alpha_bytes: int  # sum_p p * (K/g) * N * scale_bytes
+  beta_bytes: int  # |P| * (K/g) * N * scale_bytes (0 when symmetric)
+  total_bytes: int  # stored bytes (planes + alpha + beta)
+  per_precision: dict  # {p: bytes a precision-p matmul reads}
 
 
 def _pos_int(v, name):
@@ -58,9 +69,16 @@ def _check_bits(bits) -> tuple[int, ...]:
   return out
 
 
-def linear_nbytes(out_features: int, in_features: int, bits: Sequence[int] = (2, 3, 4),
-                  group_size: int = 128, *, asymmetric: bool = False, scale_bytes: int = 2,
-                  padded: bool = False) -> LinearMemory:
+def linear_nbytes(
+  out_features: int,
+  in_features: int,
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  *,
+  asymmetric: bool = False,
+  scale_bytes: int = 2,
+  padded: bool = False,
+) -> LinearMemory:
   """Storage of one AnyBCQ linear W (N, K) = (out_features, in_features).
 
   Args:
@@ -90,35 +108,63 @@ def linear_nbytes(out_features: int, in_features: int, bits: Sequence[int] = (2,
   planes = bits[-1] * k * n // 8
   alpha = sum(bits) * groups * n * sb
   beta = len(bits) * groups * n * sb if asymmetric else 0
-  per = {p: p * k * n // 8 + p * groups * n * sb + (groups * n * sb if asymmetric else 0)
-         for p in bits}
+  per = {
+    p: p * k * n // 8 + p * groups * n * sb + (groups * n * sb if asymmetric else 0) for p in bits
+  }
   return LinearMemory(planes, alpha, beta, planes + alpha + beta, per)
 
 
 def _add(a: LinearMemory, b: LinearMemory) -> LinearMemory:
-  per = {p: a.per_precision.get(p, 0) + b.per_precision.get(p, 0)
-         for p in sorted(set(a.per_precision) | set(b.per_precision))}
-  return LinearMemory(a.planes_bytes + b.planes_bytes, a.alpha_bytes + b.alpha_bytes,
-                      a.beta_bytes + b.beta_bytes, a.total_bytes + b.total_bytes, per)
+  per = {
+    p: a.per_precision.get(p, 0) + b.per_precision.get(p, 0)
+    for p in sorted(set(a.per_precision) | set(b.per_precision))
+  }
+  return LinearMemory(
+    a.planes_bytes + b.planes_bytes,
+    a.alpha_bytes + b.alpha_bytes,
+    a.beta_bytes + b.beta_bytes,
+    a.total_bytes + b.total_bytes,
+    per,
+  )
 
 
-def fixed_precision_nbytes(out_features: int, in_features: int, bits: Sequence[int] = (2, 3, 4),
-                           group_size: int = 128, *, asymmetric: bool = False,
-                           scale_bytes: int = 2, padded: bool = False) -> LinearMemory:
+def fixed_precision_nbytes(
+  out_features: int,
+  in_features: int,
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  *,
+  asymmetric: bool = False,
+  scale_bytes: int = 2,
+  padded: bool = False,
+) -> LinearMemory:
   """Storage of separate fixed-precision BCQ models, one per width in ``bits``, for one linear.
 
   Returns the sum over widths (planes = sum(bits) * K * N / 8); ``per_precision[p]`` is model p alone.
   """
   total = None
   for b in _check_bits(bits):
-    one = linear_nbytes(out_features, in_features, (b,), group_size, asymmetric=asymmetric,
-                        scale_bytes=scale_bytes, padded=padded)
+    one = linear_nbytes(
+      out_features,
+      in_features,
+      (b,),
+      group_size,
+      asymmetric=asymmetric,
+      scale_bytes=scale_bytes,
+      padded=padded,
+    )
     total = one if total is None else _add(total, one)
   return total
 
 
-def model_nbytes(shapes: Sequence[tuple[int, int]], bits: Sequence[int] = (2, 3, 4),
-                 group_size: int = 128, *, fixed: bool = False, **kw) -> LinearMemory:
+def model_nbytes(
+  shapes: Sequence[tuple[int, int]],
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  *,
+  fixed: bool = False,
+  **kw,
+) -> LinearMemory:
   """Sum of ``linear_nbytes`` (or ``fixed_precision_nbytes`` when ``fixed``) over ``(N, K)`` shapes."""
   shapes = list(shapes)
   if not shapes:
@@ -144,8 +190,12 @@ def llama31_8b_linear_shapes() -> list[tuple[int, int]]:
   return layer * 32
 
 
-def table1(shapes: Sequence[tuple[int, int]] | None = None, group_size: int = 128,
-           bits: Sequence[int] = (2, 3, 4), gb: float = 1e9) -> dict:
+def table1(
+  shapes: Sequence[tuple[int, int]] | None = None,
+  group_size: int = 128,
+  bits: Sequence[int] = (2, 3, 4),
+  gb: float = 1e9,
+) -> dict:
   """Table 1 arithmetic: scales and binary sizes (in units of ``gb`` bytes) per model.
 
   Args:

@@ -37,8 +37,7 @@ from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.core.trainer import Method
 
-__all__ = ["AnyBCQLMMethod", "QUANT_EVAL", "default_config", "lm_config", "run_config",
-           "validate"]
+__all__ = ["AnyBCQLMMethod", "QUANT_EVAL", "default_config", "lm_config", "run_config", "validate"]
 
 QUANT_EVAL = ("final", "every", "never")
 _LM_FIELDS = ("width", "depth", "heads", "mlp_ratio", "context")
@@ -97,20 +96,33 @@ def validate(config: ml_collections.ConfigDict) -> None:
   Raises:
     ConfigError: naming the first bad key.
   """
-  config_lib.require(config, "optim", *(f"lm.{f}" for f in _LM_FIELDS), "data.train_modules",
-                     "data.valid_modules", "data.train_bytes", "data.eval_windows",
-                     "quant.methods", "quant.bits", "quant.group_size", "quant.rounds",
-                     "quant.asymmetric", "quant.eval")
+  config_lib.require(
+    config,
+    "optim",
+    *(f"lm.{f}" for f in _LM_FIELDS),
+    "data.train_modules",
+    "data.valid_modules",
+    "data.train_bytes",
+    "data.eval_windows",
+    "quant.methods",
+    "quant.bits",
+    "quant.group_size",
+    "quant.rounds",
+    "quant.asymmetric",
+    "quant.eval",
+  )
   for f in _LM_FIELDS:
     _int(config, f"lm.{f}", 1)
   if config.lm.width % config.lm.heads:
-    raise _err("lm.width", f"= {config.lm.width} must be divisible by lm.heads = "
-               f"{config.lm.heads}")
+    raise _err("lm.width", f"= {config.lm.width} must be divisible by lm.heads = {config.lm.heads}")
   _int(config, "data.train_bytes", 0)
   _int(config, "data.eval_windows", 0)
   if 0 < config.data.train_bytes <= config.lm.context + 1:
-    raise _err("data.train_bytes", f"= {config.data.train_bytes} must exceed lm.context + 1 = "
-               f"{config.lm.context + 1} (or be 0: the whole training stream)")
+    raise _err(
+      "data.train_bytes",
+      f"= {config.data.train_bytes} must exceed lm.context + 1 = "
+      f"{config.lm.context + 1} (or be 0: the whole training stream)",
+    )
   q = config.quant
   methods = tuple(q.methods)
   if not methods or len(set(methods)) != len(methods) or not set(methods) <= set(lm.METHODS):
@@ -136,11 +148,21 @@ def lm_config(config: ml_collections.ConfigDict) -> lm.LMConfig:
   return lm.LMConfig(**{f: int(config.lm[f]) for f in _LM_FIELDS})
 
 
-def run_config(cfg: lm.LMConfig = lm.LMConfig(), *, steps: int = 2000, batch: int = 32,
-               lr: float = 3e-3, weight_decay: float = 0.01, seed: int = 0,
-               log_every: int = 0, quant_eval: str = "never", group_size: int = 128,
-               rounds: int = 20, asymmetric: bool = True,
-               progress_bar: bool = False) -> ml_collections.ConfigDict:
+def run_config(
+  cfg: lm.LMConfig = lm.LMConfig(),
+  *,
+  steps: int = 2000,
+  batch: int = 32,
+  lr: float = 3e-3,
+  weight_decay: float = 0.01,
+  seed: int = 0,
+  log_every: int = 0,
+  quant_eval: str = "never",
+  group_size: int = 128,
+  rounds: int = 20,
+  asymmetric: bool = True,
+  progress_bar: bool = False,
+) -> ml_collections.ConfigDict:
   """The locked run config of ``lm.train_lm`` and ``experiments.anybcq_lm`` (their arguments).
 
   Warm-up: ``max(1, min(100, steps // 10))`` steps, then cosine decay to 0 at ``steps``;
@@ -162,8 +184,9 @@ def run_config(cfg: lm.LMConfig = lm.LMConfig(), *, steps: int = 2000, batch: in
   for f in _LM_FIELDS:
     c.lm[f] = getattr(cfg, f)
   if cfg.vocab != corpus_lib.VOCAB_SIZE:
-    raise ValueError(f"the corpus is bytes: LMConfig.vocab must be {corpus_lib.VOCAB_SIZE}; "
-                     f"got {cfg.vocab}")
+    raise ValueError(
+      f"the corpus is bytes: LMConfig.vocab must be {corpus_lib.VOCAB_SIZE}; got {cfg.vocab}"
+    )
   c.quant.group_size = int(group_size)
   c.quant.rounds = int(rounds)
   c.quant.asymmetric = bool(asymmetric)
@@ -186,6 +209,7 @@ class AnyBCQLMMethod(Method):
     progress: optional ``progress(message)`` called before each quantization method in
       ``evaluate`` (the CLI prints it).
   """
+
   name = "anybcq_lm"
 
   def __init__(self, config: ml_collections.ConfigDict, train_stream=None, valid_windows=None):
@@ -202,19 +226,23 @@ class AnyBCQLMMethod(Method):
         raise _err("data", str(e)) from None
     stream = np.asarray(corp.train_bytes() if train_stream is None else train_stream)
     if stream.ndim != 1 or not np.issubdtype(stream.dtype, np.integer):
-      raise ValueError(f"train_stream must be a 1-D integer array; got {stream.dtype} "
-                       f"{stream.shape}")
+      raise ValueError(
+        f"train_stream must be a 1-D integer array; got {stream.dtype} {stream.shape}"
+      )
     if d.train_bytes:
-      stream = stream[:int(d.train_bytes)]
+      stream = stream[: int(d.train_bytes)]
     if stream.size <= self.cfg.context + 1:
-      raise _err("data", f"gives a training stream of {stream.size} tokens; need more than "
-                 f"lm.context + 1 = {self.cfg.context + 1}")
+      raise _err(
+        "data",
+        f"gives a training stream of {stream.size} tokens; need more than "
+        f"lm.context + 1 = {self.cfg.context + 1}",
+      )
     self.train = stream.astype(np.int32)
     if valid_windows is None:
       valid_windows = lm.eval_windows(corp.valid_bytes(), self.cfg.context)
     valid = np.asarray(valid_windows)
     if d.eval_windows:
-      valid = valid[:int(d.eval_windows)]
+      valid = valid[: int(d.eval_windows)]
     self.valid = np.asarray(lm._check_tokens(valid, self.cfg))  # (n, L) int32, L <= context + 1
     self.tx = optim.make_optimizer(config.optim, int(config.num_steps))
 
@@ -225,16 +253,16 @@ class AnyBCQLMMethod(Method):
 
   def update(self, state, batch):
     """One AdamW step on the mean next-byte NLL of ``batch["tokens"]`` ``(B, context + 1)``."""
-    loss, grads = jax.value_and_grad(
-        lambda p: lm._mean_nll(self.cfg, p, batch["tokens"]))(state.params)
+    loss, grads = jax.value_and_grad(lambda p: lm._mean_nll(self.cfg, p, batch["tokens"]))(
+      state.params
+    )
     state, grad_norm = state.apply_gradients(grads)
     return state, {"train/loss": loss, "train/grad_norm": grad_norm}
 
   def window_starts(self, step: int) -> np.ndarray:
     """Start offsets ``(batch_size,)`` of the global batch of ``step`` in the training stream."""
     rng = np.random.default_rng([int(self.config.seed), int(step)])
-    return rng.integers(0, self.train.size - self.cfg.context - 1,
-                        size=int(self.config.batch_size))
+    return rng.integers(0, self.train.size - self.cfg.context - 1, size=int(self.config.batch_size))
 
   def get_batch(self, step):
     """This process's rows: ``{"tokens": (B_local, context + 1) int32}``."""
@@ -251,10 +279,12 @@ class AnyBCQLMMethod(Method):
       bits = tuple(int(b) for b in q.bits)
       for m in q.methods:
         if self.progress is not None:
-          self.progress(f"{m}: quantizing the block linears to "
-                        f"{'/'.join(map(str, bits))} bits and evaluating")
-        trees = lm.quantize_lm(params, m, bits, int(q.group_size), int(q.rounds),
-                               bool(q.asymmetric), self.cfg)
+          self.progress(
+            f"{m}: quantizing the block linears to {'/'.join(map(str, bits))} bits and evaluating"
+          )
+        trees = lm.quantize_lm(
+          params, m, bits, int(q.group_size), int(q.rounds), bool(q.asymmetric), self.cfg
+        )
         for p in bits:
           out[f"eval/ppl_{m}_{p}"] = lm.perplexity(trees[p], self.valid, self.cfg)
     return out

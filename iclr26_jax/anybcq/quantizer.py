@@ -43,17 +43,37 @@ from iclr26_jax.anybcq import memory
 from kernels_pallas.bitplane_matmul import format as bp_format
 
 __all__ = [
-    "QuantizedWeight", "QuantizeInfo", "PackedWeight", "RTNWeight", "quantize", "quantize_with_info",
-    "expand_precision", "rtn_quantize", "greedy_bcq_quantize", "fixed_bcq_quantize", "greedy_init",
-    "ls_refit", "ridge_solve", "canonicalize", "code_table", "code_search", "refine", "expand",
-    "group_errors", "dequantize_planes",
-    "check_weight", "check_bits", "RIDGE", "FP16_MAX", "MAX_BASE_BITS",
+  "QuantizedWeight",
+  "QuantizeInfo",
+  "PackedWeight",
+  "RTNWeight",
+  "quantize",
+  "quantize_with_info",
+  "expand_precision",
+  "rtn_quantize",
+  "greedy_bcq_quantize",
+  "fixed_bcq_quantize",
+  "greedy_init",
+  "ls_refit",
+  "ridge_solve",
+  "canonicalize",
+  "code_table",
+  "code_search",
+  "refine",
+  "expand",
+  "group_errors",
+  "dequantize_planes",
+  "check_weight",
+  "check_bits",
+  "RIDGE",
+  "FP16_MAX",
+  "MAX_BASE_BITS",
 ]
 
-RIDGE = 1e-6            # ridge = RIDGE * trace(A) / dim: keeps collinear-plane systems finite
-FP16_MAX = 65504.0      # scales are stored in 16 bits: expansion clamps alpha to the fp16 range
-MAX_BASE_BITS = 8       # exact code search enumerates 2^q levels (256 at most)
-SMALL_SOLVE = 6         # systems up to this size use an unrolled Cholesky (fast batched solves)
+RIDGE = 1e-6  # ridge = RIDGE * trace(A) / dim: keeps collinear-plane systems finite
+FP16_MAX = 65504.0  # scales are stored in 16 bits: expansion clamps alpha to the fp16 range
+MAX_BASE_BITS = 8  # exact code search enumerates 2^q levels (256 at most)
+SMALL_SOLVE = 6  # systems up to this size use an unrolled Cholesky (fast batched solves)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,11 +87,19 @@ def check_weight(w, group_size: int, name: str = "w") -> np.ndarray:
     ValueError: not a 2-D real array, empty, K not a multiple of g, or non-finite entries.
   """
   if isinstance(w, jax.core.Tracer):
-    raise ValueError(f"{name}: the quantizer validates its input on the host; pass a concrete "
-                     "array, not a traced value (the cores it calls are jitted)")
+    raise ValueError(
+      f"{name}: the quantizer validates its input on the host; pass a concrete "
+      "array, not a traced value (the cores it calls are jitted)"
+    )
   arr = np.asarray(w)
-  chex.assert_rank(arr, 2, exception_type=ValueError, custom_message=(
-      f"{name} must be a 2-D (N, K) = (out, in) weight matrix; got shape {arr.shape}"))
+  chex.assert_rank(
+    arr,
+    2,
+    exception_type=ValueError,
+    custom_message=(
+      f"{name} must be a 2-D (N, K) = (out, in) weight matrix; got shape {arr.shape}"
+    ),
+  )
   if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
     raise ValueError(f"{name} must be a real array; got dtype {arr.dtype}")
   n, k = arr.shape
@@ -79,22 +107,29 @@ def check_weight(w, group_size: int, name: str = "w") -> np.ndarray:
     raise ValueError(f"{name} must be non-empty; got shape {arr.shape}")
   g = _check_group_size(group_size)
   if k % g:
-    raise ValueError(f"{name}: input dim K = {k} is not a multiple of group_size g = {g} "
-                     f"(K % g = {k % g})")
+    raise ValueError(
+      f"{name}: input dim K = {k} is not a multiple of group_size g = {g} (K % g = {k % g})"
+    )
   arr = arr.astype(np.float32)
   finite = np.isfinite(arr)
   if not finite.all():
     bad = np.argwhere(~finite)[0]
-    raise ValueError(f"{name} has {int((~finite).sum())} non-finite (NaN/Inf) entries, e.g. at "
-                     f"(row {bad[0]}, col {bad[1]}) = {arr[bad[0], bad[1]]}")
+    raise ValueError(
+      f"{name} has {int((~finite).sum())} non-finite (NaN/Inf) entries, e.g. at "
+      f"(row {bad[0]}, col {bad[1]}) = {arr[bad[0], bad[1]]}"
+    )
   if np.abs(arr).max() > FP16_MAX:
-    raise ValueError(f"{name}: |w| max {np.abs(arr).max():.3g} exceeds the fp16 range "
-                     f"{FP16_MAX} of the 16-bit scales")
+    raise ValueError(
+      f"{name}: |w| max {np.abs(arr).max():.3g} exceeds the fp16 range "
+      f"{FP16_MAX} of the 16-bit scales"
+    )
   return arr
 
 
 def _check_group_size(group_size) -> int:
-  if isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) or group_size < 1:
+  if (
+    isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) or group_size < 1
+  ):
     raise ValueError(f"group_size must be a positive int; got {group_size!r}")
   return int(group_size)
 
@@ -109,11 +144,13 @@ def check_bits(bits) -> tuple[int, ...]:
   except (TypeError, ValueError) as e:
     raise ValueError(f"bits must be an int or a sequence of ints; got {bits!r}") from e
   if not ok or not out or any(b < 1 for b in out) or any(a >= b for a, b in zip(out, out[1:])):
-    raise ValueError(f"bits must be strictly increasing positive ints (base precision first); "
-                     f"got {bits!r}")
+    raise ValueError(
+      f"bits must be strictly increasing positive ints (base precision first); got {bits!r}"
+    )
   if out[0] > MAX_BASE_BITS:
-    raise ValueError(f"base precision {out[0]} > {MAX_BASE_BITS}: the exact code search enumerates "
-                     f"2^q levels")
+    raise ValueError(
+      f"base precision {out[0]} > {MAX_BASE_BITS}: the exact code search enumerates 2^q levels"
+    )
   return out
 
 
@@ -253,7 +290,7 @@ def code_table(q: int, dtype=jnp.float32):
 
   Row 0 is all +1, so ties (broken towards the lowest row) prefer +1, matching sign(0) = +1.
   """
-  c = np.arange(2 ** q)[:, None]
+  c = np.arange(2**q)[:, None]
   bits = (c >> np.arange(q)[None, :]) & 1
   return jnp.asarray(1 - 2 * bits, dtype)
 
@@ -271,9 +308,9 @@ def code_search(w, alpha, beta):
     B ``(..., g, q)`` of ±1 in w's dtype.
   """
   q = alpha.shape[-1]
-  table = code_table(q, w.dtype)                                    # (2^q, q)
+  table = code_table(q, w.dtype)  # (2^q, q)
   levels = beta[..., None] + jnp.einsum("...i,ci->...c", alpha, table)
-  dist = jnp.square(w[..., :, None] - levels[..., None, :])          # (..., g, 2^q)
+  dist = jnp.square(w[..., :, None] - levels[..., None, :])  # (..., g, 2^q)
   idx = jnp.argmin(dist, axis=-1)
   return table[idx]
 
@@ -339,7 +376,7 @@ def expand(w, B, alpha, beta, rounds: int):
     a, _ = carry
     resid = wb - jnp.einsum("...gi,...i->...g", B, a[..., :p])
     b = _sign(resid)
-    cross = jnp.einsum("...gi,...g->...i", B, b)                       # (..., p)
+    cross = jnp.einsum("...gi,...g->...i", B, b)  # (..., p)
     top = jnp.concatenate([gram_old, cross[..., :, None]], axis=-1)
     bottom = jnp.concatenate([cross, jnp.full(cross.shape[:-1] + (1,), g, cross.dtype)], axis=-1)
     gram = jnp.concatenate([top, bottom[..., None, :]], axis=-2)
@@ -405,8 +442,9 @@ def _to_signs(B):
 def _from_signs(signs, group_size):
   """int8 (q, N, K) -> f32 (N, G, g, q)."""
   q, n, k = signs.shape
-  return jnp.transpose(signs.astype(jnp.float32).reshape(q, n, k // group_size, group_size),
-                       (1, 2, 3, 0))
+  return jnp.transpose(
+    signs.astype(jnp.float32).reshape(q, n, k // group_size, group_size), (1, 2, 3, 0)
+  )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,12 +456,13 @@ class PackedWeight(NamedTuple):
 
   The kernel computes y = x @ W_hat with W_hat (K, N), i.e. the transpose of the (N, K) weight.
   """
-  planes: jax.Array             # uint32 (NB, K_pad/32, N)
-  alpha: jax.Array              # f32 (S, K_pad/g, N), S = sum(precisions); row offset(p) + b
-  beta: jax.Array | None        # f32 (|P|, K_pad/g, N) or None (symmetric)
+
+  planes: jax.Array  # uint32 (NB, K_pad/32, N)
+  alpha: jax.Array  # f32 (S, K_pad/g, N), S = sum(precisions); row offset(p) + b
+  beta: jax.Array | None  # f32 (|P|, K_pad/g, N) or None (symmetric)
   precisions: tuple[int, ...]
   group_size: int
-  in_features: int              # logical K (x.shape[-1])
+  in_features: int  # logical K (x.shape[-1])
 
 
 class QuantizedWeight(struct.PyTreeNode):
@@ -436,6 +475,7 @@ class QuantizedWeight(struct.PyTreeNode):
     bits: the stored precisions P (static), ascending; bits[0] is the base precision.
     group_size: g (static).
   """
+
   signs: jax.Array
   alphas: tuple
   betas: tuple | None
@@ -457,11 +497,13 @@ class QuantizedWeight(struct.PyTreeNode):
 
   def _index(self, precision) -> int:
     if isinstance(precision, bool) or not isinstance(precision, (int, np.integer)):
-      raise ValueError(f"precision must be a Python int, one of the stored bits {self.bits}; got "
-                       f"{precision!r}")
+      raise ValueError(
+        f"precision must be a Python int, one of the stored bits {self.bits}; got {precision!r}"
+      )
     if int(precision) not in self.bits:
-      raise ValueError(f"precision {int(precision)} is out of range: the stored precisions are "
-                       f"{self.bits}")
+      raise ValueError(
+        f"precision {int(precision)} is out of range: the stored precisions are {self.bits}"
+      )
     return self.bits.index(int(precision))
 
   def alpha(self, precision: int) -> jax.Array:
@@ -476,33 +518,44 @@ class QuantizedWeight(struct.PyTreeNode):
   def planes(self, precision: int) -> jax.Array:
     """The ±1 planes precision p uses: int8 ``(p, N, K)``."""
     self._index(precision)
-    return self.signs[:int(precision)]
+    return self.signs[: int(precision)]
 
   def dequantize(self, precision: int) -> jax.Array:
     """``W_hat^(p) = beta^(p) + sum_{i<p} alpha^(p)_i B_i``: f32 ``(N, K)``."""
     i = self._index(precision)
     beta = None if self.betas is None else self.betas[i]
-    return dequantize_planes(self.signs[:int(precision)], self.alphas[i], beta, self.group_size)
+    return dequantize_planes(self.signs[: int(precision)], self.alphas[i], beta, self.group_size)
 
   def with_scales(self, precision: int, alpha, beta=None) -> "QuantizedWeight":
     """A copy with alpha^(p) (and beta^(p), if asymmetric) replaced; shapes are checked."""
     i = self._index(precision)
     alpha = jnp.asarray(alpha, jnp.float32)
-    chex.assert_shape(alpha, self.alphas[i].shape, exception_type=ValueError, custom_message=(
-        f"alpha^({precision}) must have shape {self.alphas[i].shape}; got {alpha.shape}"))
-    alphas = self.alphas[:i] + (alpha,) + self.alphas[i + 1:]
+    chex.assert_shape(
+      alpha,
+      self.alphas[i].shape,
+      exception_type=ValueError,
+      custom_message=(
+        f"alpha^({precision}) must have shape {self.alphas[i].shape}; got {alpha.shape}"
+      ),
+    )
+    alphas = self.alphas[:i] + (alpha,) + self.alphas[i + 1 :]
     betas = self.betas
     if betas is not None and beta is not None:
       beta = jnp.asarray(beta, jnp.float32)
-      chex.assert_shape(beta, betas[i].shape, exception_type=ValueError, custom_message=(
-          f"beta^({precision}) must have shape {betas[i].shape}; got {beta.shape}"))
-      betas = betas[:i] + (beta,) + betas[i + 1:]
+      chex.assert_shape(
+        beta,
+        betas[i].shape,
+        exception_type=ValueError,
+        custom_message=(f"beta^({precision}) must have shape {betas[i].shape}; got {beta.shape}"),
+      )
+      betas = betas[:i] + (beta,) + betas[i + 1 :]
     elif betas is None and beta is not None:
       raise ValueError("with_scales: this weight is symmetric (no beta); pass beta=None")
     return self.replace(alphas=alphas, betas=betas)
 
-  def nbytes(self, precision: int | None = None, *, padded: bool = False,
-             scale_bytes: int = 2) -> int:
+  def nbytes(
+    self, precision: int | None = None, *, padded: bool = False, scale_bytes: int = 2
+  ) -> int:
     """Storage accounting (specs/anybcq.md section 7), see ``memory.linear_nbytes``.
 
     ``precision=None``: bytes stored (all planes, every precision's scales). ``precision=p``: bytes a
@@ -510,8 +563,15 @@ class QuantizedWeight(struct.PyTreeNode):
     pack tile (the stored layout) instead of the logical K. Scales count ``scale_bytes`` each (16-bit).
     """
     n, k = self.shape
-    rep = memory.linear_nbytes(n, k, self.bits, self.group_size, asymmetric=self.asymmetric,
-                               scale_bytes=scale_bytes, padded=padded)
+    rep = memory.linear_nbytes(
+      n,
+      k,
+      self.bits,
+      self.group_size,
+      asymmetric=self.asymmetric,
+      scale_bytes=scale_bytes,
+      padded=padded,
+    )
     if precision is None:
       return rep.total_bytes
     self._index(precision)
@@ -533,8 +593,10 @@ class QuantizedWeight(struct.PyTreeNode):
       raise ValueError(f"to_packed: K = {k} must be a multiple of 32 for the packed format")
     k_pad = -(-k // bp_format.TILE) * bp_format.TILE
     if k_pad % g:
-      raise ValueError(f"to_packed: group_size g = {g} must divide K_pad = {k_pad} (K = {k} "
-                       "rounded up to the 256-input pack tile)")
+      raise ValueError(
+        f"to_packed: group_size g = {g} must divide K_pad = {k_pad} (K = {k} "
+        "rounded up to the 256-input pack tile)"
+      )
     planes = bp_format.pack_planes(jnp.transpose(self.signs, (0, 2, 1)))
     gp = k_pad // g
     pad = ((0, 0), (0, gp - self.num_groups), (0, 0))
@@ -551,21 +613,27 @@ class QuantizedWeight(struct.PyTreeNode):
     planes, alpha, beta, precisions, g, k = packed
     precisions = check_bits(precisions)
     bp_format.check_planes(planes)
-    chex.assert_axis_dimension(alpha, 0, sum(precisions), exception_type=ValueError,
-                               custom_message=(f"from_packed: alpha has {alpha.shape[0]} rows; "
-                                               f"precisions {precisions} need {sum(precisions)}"))
+    chex.assert_axis_dimension(
+      alpha,
+      0,
+      sum(precisions),
+      exception_type=ValueError,
+      custom_message=(
+        f"from_packed: alpha has {alpha.shape[0]} rows; "
+        f"precisions {precisions} need {sum(precisions)}"
+      ),
+    )
     if k % g:
       raise ValueError(f"from_packed: in_features K = {k} is not a multiple of g = {g}")
     signs = jnp.transpose(bp_format.unpack_planes(planes, k=k), (0, 2, 1)).astype(jnp.int8)
     gr = k // g
     alphas, off = [], 0
     for p in precisions:
-      alphas.append(jnp.transpose(alpha[off:off + p, :gr], (2, 1, 0)).astype(jnp.float32))
+      alphas.append(jnp.transpose(alpha[off : off + p, :gr], (2, 1, 0)).astype(jnp.float32))
       off += p
     betas = None
     if beta is not None:
-      betas = tuple(jnp.transpose(beta[i, :gr]).astype(jnp.float32)
-                    for i in range(len(precisions)))
+      betas = tuple(jnp.transpose(beta[i, :gr]).astype(jnp.float32) for i in range(len(precisions)))
     return cls(signs=signs, alphas=tuple(alphas), betas=betas, bits=precisions, group_size=g)
 
 
@@ -577,6 +645,7 @@ class QuantizeInfo(NamedTuple):
   negative_alpha: per expansion, the number of groups whose new scale alpha_{p+1} ended negative (the
     case in which the sign step is no longer the exact minimiser; reported, not hidden).
   """
+
   base_errors: jax.Array
   expand_errors: tuple
   negative_alpha: tuple
@@ -587,6 +656,7 @@ class RTNWeight(struct.PyTreeNode):
 
   codes: uint8 ``(N, K)`` in [0, 2^b - 1]; scale, zero: f32 ``(N, G)``; w_hat = zero + code * scale.
   """
+
   codes: jax.Array
   scale: jax.Array
   zero: jax.Array
@@ -612,8 +682,13 @@ def _group(w: np.ndarray, g: int):
   return jnp.asarray(w).reshape(n, k // g, g)
 
 
-def quantize_with_info(w, bits: Sequence[int] = (2, 3, 4), group_size: int = 128,
-                       rounds: int = 20, asymmetric: bool = False):
+def quantize_with_info(
+  w,
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  rounds: int = 20,
+  asymmetric: bool = False,
+):
   """``quantize`` plus per-group error histories (``QuantizeInfo``)."""
   g = _check_group_size(group_size)
   w = check_weight(w, g)
@@ -631,14 +706,24 @@ def quantize_with_info(w, bits: Sequence[int] = (2, 3, 4), group_size: int = 128
       negatives.append(neg)
     alphas.append(alpha)
     betas.append(beta)
-  qw = QuantizedWeight(signs=_to_signs(B), alphas=tuple(alphas),
-                       betas=tuple(betas) if asymmetric else None, bits=bits, group_size=g)
+  qw = QuantizedWeight(
+    signs=_to_signs(B),
+    alphas=tuple(alphas),
+    betas=tuple(betas) if asymmetric else None,
+    bits=bits,
+    group_size=g,
+  )
   info = QuantizeInfo(base_errs, tuple(expand_errs), tuple(int(n) for n in negatives))
   return qw, info
 
 
-def quantize(w, bits: Sequence[int] = (2, 3, 4), group_size: int = 128, rounds: int = 20,
-             asymmetric: bool = False) -> QuantizedWeight:
+def quantize(
+  w,
+  bits: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  rounds: int = 20,
+  asymmetric: bool = False,
+) -> QuantizedWeight:
   """AnyBCQ multi-precision quantization of one weight matrix (Park et al., ICLR 2026).
 
   Args:
@@ -674,8 +759,12 @@ def expand_precision(qw: QuantizedWeight, w, rounds: int = 20) -> QuantizedWeigh
     raise ValueError(f"expand_precision: qw must be a QuantizedWeight; got {type(qw).__name__}")
   g = qw.group_size
   w = check_weight(w, g)
-  chex.assert_shape(w, qw.shape, exception_type=ValueError,
-                    custom_message=f"expand_precision: w has shape {w.shape} but qw is {qw.shape}")
+  chex.assert_shape(
+    w,
+    qw.shape,
+    exception_type=ValueError,
+    custom_message=f"expand_precision: w has shape {w.shape} but qw is {qw.shape}",
+  )
   rounds = _check_rounds(rounds)
   p = qw.bits[-1]
   wg = _group(w, g)
@@ -684,12 +773,14 @@ def expand_precision(qw: QuantizedWeight, w, rounds: int = 20) -> QuantizedWeigh
   b_new, alpha, _, _ = _expand_core(wg, B, qw.alphas[-1], beta, rounds=rounds)
   signs = jnp.concatenate([qw.signs, _to_signs(b_new[..., None])], axis=0)
   betas = None if qw.betas is None else qw.betas + (qw.betas[-1],)
-  return QuantizedWeight(signs=signs, alphas=qw.alphas + (alpha,), betas=betas,
-                         bits=qw.bits + (p + 1,), group_size=g)
+  return QuantizedWeight(
+    signs=signs, alphas=qw.alphas + (alpha,), betas=betas, bits=qw.bits + (p + 1,), group_size=g
+  )
 
 
-def fixed_bcq_quantize(w, bits: int, group_size: int = 128, rounds: int = 20,
-                       asymmetric: bool = False) -> QuantizedWeight:
+def fixed_bcq_quantize(
+  w, bits: int, group_size: int = 128, rounds: int = 20, asymmetric: bool = False
+) -> QuantizedWeight:
   """Fixed-precision alternating BCQ baseline: the base procedure (greedy + T rounds) at one width.
 
   One independent model per width (no shared planes). Args as ``quantize``; ``bits`` is one int.
@@ -699,8 +790,9 @@ def fixed_bcq_quantize(w, bits: int, group_size: int = 128, rounds: int = 20,
   return quantize(w, (b,), group_size, rounds, asymmetric)
 
 
-def greedy_bcq_quantize(w, bits: int, group_size: int = 128, asymmetric: bool = False,
-                        refit: bool = False) -> QuantizedWeight:
+def greedy_bcq_quantize(
+  w, bits: int, group_size: int = 128, asymmetric: bool = False, refit: bool = False
+) -> QuantizedWeight:
   """Greedy BCQ baseline (``refit=True``: greedy + one exact LS scale refit, no alternation).
 
   Args as ``quantize``; ``bits`` is one int. Returns a ``QuantizedWeight`` with ``bits == (bits,)``.
@@ -709,8 +801,13 @@ def greedy_bcq_quantize(w, bits: int, group_size: int = 128, asymmetric: bool = 
   g = _check_group_size(group_size)
   w = check_weight(w, g)
   B, alpha, beta = _greedy_core(_group(w, g), q=b, asymmetric=bool(asymmetric), refit=bool(refit))
-  return QuantizedWeight(signs=_to_signs(B), alphas=(alpha,),
-                         betas=(beta,) if asymmetric else None, bits=(b,), group_size=g)
+  return QuantizedWeight(
+    signs=_to_signs(B),
+    alphas=(alpha,),
+    betas=(beta,) if asymmetric else None,
+    bits=(b,),
+    group_size=g,
+  )
 
 
 def _single_bits(bits) -> int:
@@ -723,7 +820,7 @@ def _single_bits(bits) -> int:
 def _rtn_core(wg, bits):
   lo = jnp.min(wg, axis=-1)
   hi = jnp.max(wg, axis=-1)
-  levels = (2 ** bits - 1).astype(wg.dtype)  # bits is traced: one compile serves every width
+  levels = (2**bits - 1).astype(wg.dtype)  # bits is traced: one compile serves every width
   scale = (hi - lo) / levels
   safe = jnp.where(scale > 0, scale, 1.0)  # constant group: every code 0, w_hat = lo exactly
   codes = jnp.clip(jnp.round((wg - lo[..., None]) / safe[..., None]), 0, levels)

@@ -123,10 +123,11 @@ def abstract_like(tree: Any, shardings: Any | None = None) -> Any:
   """``ShapeDtypeStruct`` leaves (with ``shardings`` when given) for an Orbax restore target."""
   if shardings is None:
     return jax.tree.map(
-        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=getattr(x, "sharding", None)),
-        tree)
-  return jax.tree.map(lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s),
-                      tree, shardings)
+      lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=getattr(x, "sharding", None)), tree
+    )
+  return jax.tree.map(
+    lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), tree, shardings
+  )
 
 
 class Checkpointer:
@@ -148,10 +149,12 @@ class Checkpointer:
 
   def _open(self):
     options = ocp.CheckpointManagerOptions(
-        max_to_keep=self._keep, create=True, enable_async_checkpointing=self._async)
+      max_to_keep=self._keep, create=True, enable_async_checkpointing=self._async
+    )
     # The handler is named so that ``item_metadata`` works before any save or restore.
-    self._mgr = ocp.CheckpointManager(self.directory, options=options,
-                                      item_handlers=ocp.StandardCheckpointHandler())
+    self._mgr = ocp.CheckpointManager(
+      self.directory, options=options, item_handlers=ocp.StandardCheckpointHandler()
+    )
     self.quarantined: list[int] = []  # steps moved to corrupt/ by restore, in order
 
   def steps(self) -> list[int]:
@@ -210,7 +213,8 @@ class Checkpointer:
     """
     self.wait()
     target = jax.tree.map(
-        lambda x: x if isinstance(x, jax.ShapeDtypeStruct) else abstract_like(x), target)
+      lambda x: x if isinstance(x, jax.ShapeDtypeStruct) else abstract_like(x), target
+    )
     want = structure(target)
     candidates = [step] if step is not None else list(reversed(self.steps()))
     for s in candidates:
@@ -224,8 +228,9 @@ class Checkpointer:
       diff = structure_diff(saved, want)
       if diff:
         raise CheckpointMismatchError(
-            f"checkpoint step {s} in {self.directory} does not match the state being restored "
-            f"(it was written by a run with another structure): {'; '.join(diff)}")
+          f"checkpoint step {s} in {self.directory} does not match the state being restored "
+          f"(it was written by a run with another structure): {'; '.join(diff)}"
+        )
       try:
         with _tolerant_event_loops():
           tree = self._mgr.restore(s, args=ocp.args.StandardRestore(target))
@@ -239,9 +244,11 @@ class Checkpointer:
   def _give_up(self, step: int, error: Exception) -> None:
     """One warning line for an unreadable checkpoint, then moves it to ``corrupt/``."""
     first = str(error).splitlines()[0][:200] if str(error) else ""
-    msg = (f"checkpoint step {step} in {self.directory} is unreadable "
-           f"({type(error).__name__}: {first}); moved to corrupt/, "
-           "falling back to the previous one")
+    msg = (
+      f"checkpoint step {step} in {self.directory} is unreadable "
+      f"({type(error).__name__}: {first}); moved to corrupt/, "
+      "falling back to the previous one"
+    )
     logging.info(msg)
     if jax.process_index() == 0:
       print("WARNING: " + msg, file=sys.stderr, flush=True)

@@ -29,25 +29,25 @@ class ConfigError(ValueError):
 # ``experiments.main`` for ``--config.KEY=`` flags). Keep this table in step with the README's
 # "Renamed config keys" list.
 RENAMED_KEYS: dict[str, str] = {
-    "lmkan.lr": "optim.learning_rate",
-    # PDNS: the stage optimiser (``pdns.method.prox_config`` maps ``optim`` onto ``ProxConfig``)
-    "prox.learning_rate": "optim.learning_rate",
-    "prox.b1": "optim.b1",
-    "prox.b2": "optim.b2",
-    "prox.grad_clip": "optim.grad_clip",
-    # DSB: the solver's optimiser (``dsb.method.solver_config`` maps ``optim`` onto the dataclass)
-    "hparams.optimizer": "optim.name",
-    "hparams.learning_rate": "optim.learning_rate",
-    "hparams.b1": "optim.b1",
-    "hparams.b2": "optim.b2",
-    "hparams.weight_decay": "optim.weight_decay",
-    "hparams.grad_clip": "optim.grad_clip",
+  "lmkan.lr": "optim.learning_rate",
+  # PDNS: the stage optimiser (``pdns.method.prox_config`` maps ``optim`` onto ``ProxConfig``)
+  "prox.learning_rate": "optim.learning_rate",
+  "prox.b1": "optim.b1",
+  "prox.b2": "optim.b2",
+  "prox.grad_clip": "optim.grad_clip",
+  # DSB: the solver's optimiser (``dsb.method.solver_config`` maps ``optim`` onto the dataclass)
+  "hparams.optimizer": "optim.name",
+  "hparams.learning_rate": "optim.learning_rate",
+  "hparams.b1": "optim.b1",
+  "hparams.b2": "optim.b2",
+  "hparams.weight_decay": "optim.weight_decay",
+  "hparams.grad_clip": "optim.grad_clip",
 }
 
 
 # Whole subtrees that moved: every key below the old prefix lives below the new one.
 RENAMED_PREFIXES: dict[str, str] = {
-    "agent.optim.": "optim.",  # QAM: the run's optimiser is config.optim, not the agent's
+  "agent.optim.": "optim.",  # QAM: the run's optimiser is config.optim, not the agent's
 }
 
 
@@ -56,15 +56,20 @@ def renamed_key_error(key: str) -> ConfigError | None:
   new = RENAMED_KEYS.get(key)
   for old_prefix, new_prefix in RENAMED_PREFIXES.items():
     if new is None and key.startswith(old_prefix):
-      new = new_prefix + key[len(old_prefix):]
+      new = new_prefix + key[len(old_prefix) :]
   if new is None:
     return None
-  return ConfigError(f"config key '{key}' was renamed: use '{new}' (see the README's "
-                     "'Renamed config keys')")
+  return ConfigError(
+    f"config key '{key}' was renamed: use '{new}' (see the README's 'Renamed config keys')"
+  )
 
 
-def optim_fields(optim: ml_collections.ConfigDict, fields: dict[str, str],
-                 fixed: ml_collections.ConfigDict, owner: str) -> dict[str, Any]:
+def optim_fields(
+  optim: ml_collections.ConfigDict,
+  fields: dict[str, str],
+  fixed: ml_collections.ConfigDict,
+  owner: str,
+) -> dict[str, Any]:
   """The optimiser fields of a solver dataclass from the run's ``config.optim``.
 
   Rooms whose solvers keep their optimiser settings in a frozen dataclass (a jit cache key)
@@ -94,8 +99,10 @@ def optim_fields(optim: ml_collections.ConfigDict, fields: dict[str, str],
     elif key not in fixed:
       raise ConfigError(f"unknown config key 'optim.{key}' (fields: {sorted(fixed.keys())})")
     elif value != fixed[key]:
-      raise ConfigError(f"config key 'optim.{key}': {owner} has {key} = {fixed[key]!r} "
-                        f"(it reads only {sorted(fields)} from optim); got {value!r}")
+      raise ConfigError(
+        f"config key 'optim.{key}': {owner} has {key} = {fixed[key]!r} "
+        f"(it reads only {sorted(fields)} from optim); got {value!r}"
+      )
   return out
 
 
@@ -178,8 +185,7 @@ def check_variants(variants: Iterable[str], known: Iterable[str]) -> None:
     rec.update(known)
   unknown = sorted(set(variants) - set(known))
   if unknown:
-    raise ConfigError(
-        f"unknown config variant(s) {unknown}; this config knows {sorted(known)}")
+    raise ConfigError(f"unknown config variant(s) {unknown}; this config knows {sorted(known)}")
 
 
 def _bare_words(raw: str) -> tuple[str, ...] | None:
@@ -225,7 +231,8 @@ def _coerce(key: str, old: Any, raw: str) -> Any:
     if isinstance(old, tuple) and isinstance(value, list):
       return tuple(value)
     raise ConfigError(
-        f"config key '{key}' is a {type(old).__name__}; got {type(value).__name__} {raw!r}")
+      f"config key '{key}' is a {type(old).__name__}; got {type(value).__name__} {raw!r}"
+    )
   return value
 
 
@@ -246,7 +253,8 @@ def apply_overrides(cfg: ml_collections.ConfigDict, overrides: dict[str, Any]) -
         where = ".".join(parts[:i]) or "<root>"
         options = sorted(node.keys()) if isinstance(node, ml_collections.ConfigDict) else []
         raise ConfigError(
-            f"unknown config key '{key}' ('{part}' is not a field of {where}; fields: {options})")
+          f"unknown config key '{key}' ('{part}' is not a field of {where}; fields: {options})"
+        )
       if i < len(parts) - 1:
         node = node[part]
     leaf = parts[-1]
@@ -256,8 +264,9 @@ def apply_overrides(cfg: ml_collections.ConfigDict, overrides: dict[str, Any]) -
       node[leaf] = value
 
 
-def finalize(cfg: ml_collections.ConfigDict, arg: str | None,
-             known_variants: Iterable[str] = ("smoke",)) -> ml_collections.ConfigDict:
+def finalize(
+  cfg: ml_collections.ConfigDict, arg: str | None, known_variants: Iterable[str] = ("smoke",)
+) -> ml_collections.ConfigDict:
   """Applies the ``key=value`` part of ``arg`` and locks the config.
 
   The caller applies its variants first (it knows what ``smoke`` means); this checks that
@@ -277,11 +286,14 @@ SMOKE_TRAINER: dict[str, Any] = {"num_steps": 20, "log_every": 5, "checkpoint_ev
 Variant = Union[Mapping[str, Any], Callable[[ml_collections.ConfigDict], None]]
 
 
-def experiment(cfg: ml_collections.ConfigDict, arg: str | None,
-               variants: Mapping[str, Variant] | None = None, *,
-               one_of: Mapping[str, Iterable[str]] | None = None,
-               validate: Callable[[ml_collections.ConfigDict], Any] | None = None,
-               ) -> ml_collections.ConfigDict:
+def experiment(
+  cfg: ml_collections.ConfigDict,
+  arg: str | None,
+  variants: Mapping[str, Variant] | None = None,
+  *,
+  one_of: Mapping[str, Iterable[str]] | None = None,
+  validate: Callable[[ml_collections.ConfigDict], Any] | None = None,
+) -> ml_collections.ConfigDict:
   """The end of every config file's ``get_config(arg)``: variants, overrides, checks, lock.
 
   A config file builds its settings as plain assignments on the room's ``default_config()``
@@ -371,18 +383,18 @@ def trainer_defaults() -> ml_collections.ConfigDict:
   fields.
   """
   c = ml_collections.ConfigDict()
-  c.method = ""                 # registry name of the method room
-  c.seed = 0                    # root PRNG seed; every step folds its index into it
-  c.num_steps = 1000            # total optimizer steps
-  c.batch_size = 256            # global batch size (split over processes and devices)
-  c.log_every = 100             # steps between metric fetches / log lines
-  c.eval_every = 1000           # steps between evaluations (0 = only at the end)
-  c.checkpoint_every = 1000     # steps between checkpoints (the last step is always saved)
-  c.keep_checkpoints = 3        # how many checkpoints Orbax keeps
+  c.method = ""  # registry name of the method room
+  c.seed = 0  # root PRNG seed; every step folds its index into it
+  c.num_steps = 1000  # total optimizer steps
+  c.batch_size = 256  # global batch size (split over processes and devices)
+  c.log_every = 100  # steps between metric fetches / log lines
+  c.eval_every = 1000  # steps between evaluations (0 = only at the end)
+  c.checkpoint_every = 1000  # steps between checkpoints (the last step is always saved)
+  c.keep_checkpoints = 3  # how many checkpoints Orbax keeps
   # mesh axes in order, name -> size; -1 = all remaining devices (at most one axis)
   c.mesh = ml_collections.ConfigDict({"data": -1})
   c.param_sharding = "replicated"  # "replicated" or "fsdp" (largest divisible dim over 'data')
-  c.progress_bar = True         # tqdm bar on process 0
+  c.progress_bar = True  # tqdm bar on process 0
   # metric backends on process 0: "jsonl" (<workdir>/metrics.jsonl) and/or "tensorboard"
   # (<workdir>/tensorboard/, needs tensorboardX); --config.writers=jsonl,tensorboard
   c.writers = ("jsonl",)

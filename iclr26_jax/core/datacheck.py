@@ -33,5 +33,6 @@ def require_finite(array: np.ndarray, source: str, row_offset: int = 0) -> None:
   value = a[first][col] if a.ndim >= 1 else a[()]
   where = f", column {col[0] if len(col) == 1 else col}" if col else ""
   raise ValueError(
-      f"{source}: non-finite value {value} at data row {first + row_offset}{where} "
-      f"(0-based; {int(rows.sum())} bad row(s) in all); fix or drop those rows")
+    f"{source}: non-finite value {value} at data row {first + row_offset}{where} "
+    f"(0-based; {int(rows.sum())} bad row(s) in all); fix or drop those rows"
+  )

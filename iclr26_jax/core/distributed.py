@@ -48,17 +48,22 @@ def maybe_initialize(multihost: bool | None = None) -> bool:
       kwargs["process_id"] = int(os.environ["ICLR26_PROCESS_ID"])
     except KeyError as e:
       raise ValueError(
-          f"ICLR26_COORDINATOR is set but {e.args[0]} is not; set ICLR26_NUM_PROCESSES and "
-          "ICLR26_PROCESS_ID too (or unset all three on a TPU pod / SLURM cluster)") from None
+        f"ICLR26_COORDINATOR is set but {e.args[0]} is not; set ICLR26_NUM_PROCESSES and "
+        "ICLR26_PROCESS_ID too (or unset all three on a TPU pod / SLURM cluster)"
+      ) from None
   if "ICLR26_LOCAL_DEVICES" in os.environ:
     # CPU rehearsal: k CPU devices per process, collectives over gloo.
     jax.config.update("jax_num_cpu_devices", int(os.environ["ICLR26_LOCAL_DEVICES"]))
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
   jax.distributed.initialize(**kwargs)
   _INITIALIZED = True
-  logging.info("jax.distributed: process %d of %d, %d local / %d global devices",
-               jax.process_index(), jax.process_count(), jax.local_device_count(),
-               jax.device_count())
+  logging.info(
+    "jax.distributed: process %d of %d, %d local / %d global devices",
+    jax.process_index(),
+    jax.process_count(),
+    jax.local_device_count(),
+    jax.device_count(),
+  )
   return True
 
 

@@ -48,7 +48,8 @@ def writer_names(writers: Iterable[str] | str) -> tuple[str, ...]:
   for item in writers:
     if not isinstance(item, str):
       raise config_lib.ConfigError(
-          f"config key 'writers' holds names of metric writers; got {item!r} in {writers!r}")
+        f"config key 'writers' holds names of metric writers; got {item!r} in {writers!r}"
+      )
     for name in item.split(","):
       name = name.strip().strip("'\"").strip()
       if name and name not in names:
@@ -56,8 +57,9 @@ def writer_names(writers: Iterable[str] | str) -> tuple[str, ...]:
   unknown = [n for n in names if n not in WRITERS]
   if unknown:
     raise config_lib.ConfigError(
-        f"config key 'writers': unknown metric writer(s) {unknown}; allowed: {list(WRITERS)} "
-        "(e.g. --config.writers=jsonl,tensorboard)")
+      f"config key 'writers': unknown metric writer(s) {unknown}; allowed: {list(WRITERS)} "
+      "(e.g. --config.writers=jsonl,tensorboard)"
+    )
   if "tensorboard" in names:
     _import_tensorboardx()
   return tuple(names)
@@ -69,8 +71,8 @@ def _import_tensorboardx():
     import tensorboardX
   except ImportError as e:
     raise config_lib.ConfigError(
-        "config key 'writers' asks for 'tensorboard', which needs the tensorboardX package "
-        f"(pure Python, no tensorflow): {TENSORBOARD_PIP}  (or pip install -e '.[tensorboard]')"
+      "config key 'writers' asks for 'tensorboard', which needs the tensorboardX package "
+      f"(pure Python, no tensorflow): {TENSORBOARD_PIP}  (or pip install -e '.[tensorboard]')"
     ) from e
   return tensorboardX
 
@@ -112,24 +114,33 @@ class TensorBoardWriter:
     _import_tensorboardx()
     from tensorboardX.event_file_writer import EventsWriter
     from tensorboardX.proto import event_pb2, summary_pb2
+
     self._event_pb2, self._summary_pb2 = event_pb2, summary_pb2
     os.makedirs(logdir, exist_ok=True)
     runs = len(glob.glob(os.path.join(logdir, "events.out.tfevents.*")))
     # EventsWriter writes the file_version event first; the file is opened "wb".
     self._writer = EventsWriter(os.path.join(logdir, "events"), filename_suffix=f".{runs:05d}")
     if purge_step is not None:
-      self._writer.write_event(event_pb2.Event(
-          wall_time=time.time(), step=int(purge_step),
-          session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START)))
+      self._writer.write_event(
+        event_pb2.Event(
+          wall_time=time.time(),
+          step=int(purge_step),
+          session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START),
+        )
+      )
     self._writer.flush()
 
   def write(self, step: int, values: Mapping[str, float]) -> None:
     """Appends ``values`` (tag -> float) at ``step`` and flushes."""
-    summary = self._summary_pb2.Summary(value=[
+    summary = self._summary_pb2.Summary(
+      value=[
         self._summary_pb2.Summary.Value(tag=k, simple_value=float(v))
-        for k, v in sorted(values.items())])
-    self._writer.write_event(self._event_pb2.Event(wall_time=time.time(), step=int(step),
-                                                   summary=summary))
+        for k, v in sorted(values.items())
+      ]
+    )
+    self._writer.write_event(
+      self._event_pb2.Event(wall_time=time.time(), step=int(step), summary=summary)
+    )
     self._writer.flush()
 
   def flush(self) -> None:
@@ -155,8 +166,14 @@ class MetricWriter:
     writers: backend names (``config.writers``; see ``writer_names``).
   """
 
-  def __init__(self, workdir: str, enabled: bool | None = None, echo: bool = True,
-               filename: str = "metrics.jsonl", writers: Iterable[str] = ("jsonl",)):
+  def __init__(
+    self,
+    workdir: str,
+    enabled: bool | None = None,
+    echo: bool = True,
+    filename: str = "metrics.jsonl",
+    writers: Iterable[str] = ("jsonl",),
+  ):
     self.enabled = (jax.process_index() == 0) if enabled is None else enabled
     self.writers = writer_names(writers)
     self.path = os.path.join(workdir, filename)

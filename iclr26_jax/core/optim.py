@@ -16,18 +16,18 @@ import optax
 
 def optim_defaults() -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
-  c.name = "adam"             # "adam" | "adamw" | "sgd"
-  c.learning_rate = 1e-3      # peak learning rate
-  c.schedule = "constant"     # "constant" | "cosine" | "warmup_cosine"
-  c.warmup_steps = 0          # linear warm-up steps (warmup_cosine)
-  c.decay_steps = 0           # cosine decay length; 0 = the run's num_steps
-  c.end_lr_factor = 0.0       # final LR as a fraction of the peak (cosine schedules)
-  c.weight_decay = 0.0        # decoupled weight decay (adamw)
+  c.name = "adam"  # "adam" | "adamw" | "sgd"
+  c.learning_rate = 1e-3  # peak learning rate
+  c.schedule = "constant"  # "constant" | "cosine" | "warmup_cosine"
+  c.warmup_steps = 0  # linear warm-up steps (warmup_cosine)
+  c.decay_steps = 0  # cosine decay length; 0 = the run's num_steps
+  c.end_lr_factor = 0.0  # final LR as a fraction of the peak (cosine schedules)
+  c.weight_decay = 0.0  # decoupled weight decay (adamw)
   c.b1 = 0.9
   c.b2 = 0.999
   c.eps = 1e-8
-  c.momentum = 0.0            # sgd momentum
-  c.grad_clip = 0.0           # clip by global norm; 0 disables
+  c.momentum = 0.0  # sgd momentum
+  c.grad_clip = 0.0  # clip by global norm; 0 disables
   return c
 
 
@@ -41,12 +41,14 @@ def make_schedule(cfg: ml_collections.ConfigDict, num_steps: int) -> optax.Sched
     return optax.cosine_decay_schedule(lr, max(decay, 1), alpha=cfg.end_lr_factor)
   if cfg.schedule == "warmup_cosine":
     return optax.warmup_cosine_decay_schedule(
-        0.0, lr, cfg.warmup_steps, max(decay, cfg.warmup_steps + 1), lr * cfg.end_lr_factor)
+      0.0, lr, cfg.warmup_steps, max(decay, cfg.warmup_steps + 1), lr * cfg.end_lr_factor
+    )
   raise ValueError(f"optim.schedule must be constant|cosine|warmup_cosine; got {cfg.schedule!r}")
 
 
-def make_optimizer(cfg: ml_collections.ConfigDict, num_steps: int,
-                   schedule: optax.Schedule | None = None) -> optax.GradientTransformation:
+def make_optimizer(
+  cfg: ml_collections.ConfigDict, num_steps: int, schedule: optax.Schedule | None = None
+) -> optax.GradientTransformation:
   """clip → optimizer with schedule, as one optax chain.
 
   Args:

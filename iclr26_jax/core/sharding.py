@@ -52,8 +52,10 @@ def make_mesh(axes: Mapping[str, int] | None = None, devices=None) -> Mesh:
   need = int(np.prod(list(shape.values())))
   if need < len(devices):
     if jax.process_count() > 1:
-      raise ValueError(f"mesh: axes {shape} cover {need} of {len(devices)} devices; a "
-                       "multi-process mesh must use every device (use -1)")
+      raise ValueError(
+        f"mesh: axes {shape} cover {need} of {len(devices)} devices; a "
+        "multi-process mesh must use every device (use -1)"
+      )
     logging.info("mesh %s uses the first %d of %d devices", shape, need, len(devices))
     devices = devices[:need]
   arr = np.asarray(devices, dtype=object).reshape(tuple(shape.values()))
@@ -70,8 +72,7 @@ def batch_sharding(mesh: Mesh, ndim: int = 1, axis: str = DATA) -> NamedSharding
   return NamedSharding(mesh, P(axis, *([None] * (ndim - 1))))
 
 
-def fsdp_spec(shape: tuple[int, ...], axis_size: int, axis: str = DATA,
-              min_size: int = 1024) -> P:
+def fsdp_spec(shape: tuple[int, ...], axis_size: int, axis: str = DATA, min_size: int = 1024) -> P:
   """Shards the largest dimension divisible by ``axis_size`` (small arrays stay replicated)."""
   if int(np.prod(shape)) < min_size or axis_size == 1:
     return P()
@@ -84,21 +85,23 @@ def fsdp_spec(shape: tuple[int, ...], axis_size: int, axis: str = DATA,
   return P()
 
 
-def state_shardings(abstract_state: Any, mesh: Mesh, mode: str = "replicated",
-                    axis: str = DATA, min_size: int = 1024) -> Any:
+def state_shardings(
+  abstract_state: Any, mesh: Mesh, mode: str = "replicated", axis: str = DATA, min_size: int = 1024
+) -> Any:
   """Shardings for every array leaf of a state: replicated, or FSDP over ``axis``."""
   if mode == "replicated":
     return jax.tree.map(lambda _: replicated(mesh), abstract_state)
   if mode == "fsdp":
     size = mesh.shape[axis]
     return jax.tree.map(
-        lambda x: NamedSharding(mesh, fsdp_spec(tuple(x.shape), size, axis, min_size)),
-        abstract_state)
+      lambda x: NamedSharding(mesh, fsdp_spec(tuple(x.shape), size, axis, min_size)), abstract_state
+    )
   raise ValueError(f"param_sharding must be 'replicated' or 'fsdp'; got {mode!r}")
 
 
-def process_slice(global_size: int, process_index: int | None = None,
-                  process_count: int | None = None) -> slice:
+def process_slice(
+  global_size: int, process_index: int | None = None, process_count: int | None = None
+) -> slice:
   """The rows of a global batch that belong to this process.
 
   Raises:
@@ -127,8 +130,9 @@ def global_batch(local_batch: Any, mesh: Mesh, axis: str = DATA) -> Any:
     x = np.asarray(x)
     global_rows = x.shape[0] * jax.process_count()
     if global_rows % n_axis:
-      raise ValueError(f"global batch of {global_rows} rows is not divisible by the "
-                       f"'{axis}' axis of size {n_axis}")
+      raise ValueError(
+        f"global batch of {global_rows} rows is not divisible by the '{axis}' axis of size {n_axis}"
+      )
     return jax.make_array_from_process_local_data(batch_sharding(mesh, x.ndim, axis), x)
 
   return jax.tree.map(put, local_batch)
@@ -177,8 +181,10 @@ def constrain_batch(batch: Any, mesh: Mesh, axis: str = DATA) -> Any:
 
   def constrain(x):
     if x.ndim == 0 or x.shape[0] % n_axis:
-      raise ValueError(f"a device batch leaf of shape {tuple(x.shape)} cannot be split over the "
-                       f"'{axis}' axis of size {n_axis} (need (B, ...) with B divisible by it)")
+      raise ValueError(
+        f"a device batch leaf of shape {tuple(x.shape)} cannot be split over the "
+        f"'{axis}' axis of size {n_axis} (need (B, ...) with B divisible by it)"
+      )
     return jax.lax.with_sharding_constraint(x, batch_sharding(mesh, x.ndim, axis))
 
   return jax.tree.map(constrain, batch)

@@ -45,18 +45,19 @@ def default_config() -> ml_collections.ConfigDict:
   c.optim.learning_rate = 3e-2
   c.optim.schedule = "cosine"
   c.toy = ml_collections.ConfigDict()
-  c.toy.dim = 8               # input dimension d
-  c.toy.hidden = ()           # hidden widths; () = linear model (has a closed-form optimum)
-  c.toy.num_examples = 4096   # size of the fixed dataset
-  c.toy.noise = 0.1           # label noise σ
-  c.toy.input_noise = 0.0     # std of Gaussian input jitter drawn from the step key (0 = off)
-  c.toy.nan_at_step = -1      # fault injection for tests: the loss of this step is NaN
+  c.toy.dim = 8  # input dimension d
+  c.toy.hidden = ()  # hidden widths; () = linear model (has a closed-form optimum)
+  c.toy.num_examples = 4096  # size of the fixed dataset
+  c.toy.noise = 0.1  # label noise σ
+  c.toy.input_noise = 0.0  # std of Gaussian input jitter drawn from the step key (0 = off)
+  c.toy.nan_at_step = -1  # fault injection for tests: the loss of this step is NaN
   c.toy.data_on_device = False  # True: the dataset stays on the devices (Method.device_data)
   return c
 
 
 class MLP(nn.Module):
   """``(B, d) -> (B,)`` MLP with ReLU hidden layers."""
+
   hidden: Sequence[int]
 
   @nn.compact
@@ -84,6 +85,7 @@ def ols_solution(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
 
 class ToyRegression(Method):
   """Least-squares regression; ``update`` reports loss, grad_norm and the learning rate."""
+
   name = "toy_regression"
 
   def __init__(self, config):
@@ -140,7 +142,6 @@ class ToyRegression(Method):
     if not self.config.toy.hidden:
       w, b = ols_solution(self.x, self.y)
       dense = jax.device_get(state.params["params"]["Dense_0"])
-      err = np.concatenate([np.asarray(dense["kernel"])[:, 0] - w,
-                            np.asarray(dense["bias"]) - b])
+      err = np.concatenate([np.asarray(dense["kernel"])[:, 0] - w, np.asarray(dense["bias"]) - b])
       out["eval/ols_param_error"] = float(np.max(np.abs(err)))
     return out

@@ -50,6 +50,7 @@ class TrainState(flax.struct.PyTreeNode):
     apply_fn: the model's apply function (static).
     tx: the optax transform (static).
   """
+
   step: jax.Array
   params: Any
   opt_state: Any
@@ -61,9 +62,15 @@ class TrainState(flax.struct.PyTreeNode):
   @classmethod
   def create(cls, *, params, tx, rng, apply_fn=None, extras=None) -> "TrainState":
     """A fresh state at step 0 with ``tx.init(params)``."""
-    return cls(step=jnp.zeros((), jnp.int32), params=params, opt_state=tx.init(params),
-               rng=jnp.asarray(rng), extras={} if extras is None else extras,
-               apply_fn=apply_fn, tx=tx)
+    return cls(
+      step=jnp.zeros((), jnp.int32),
+      params=params,
+      opt_state=tx.init(params),
+      rng=jnp.asarray(rng),
+      extras={} if extras is None else extras,
+      apply_fn=apply_fn,
+      tx=tx,
+    )
 
   def step_key(self, *names: str | int) -> jax.Array:
     """The key of this step: ``fold_in(root, step)`` then each stream name in turn
@@ -83,8 +90,13 @@ class TrainState(flax.struct.PyTreeNode):
 
   def arrays(self) -> dict:
     """The checkpointed part: a dict of the array leaves."""
-    return {"step": self.step, "params": self.params, "opt_state": self.opt_state,
-            "rng": self.rng, "extras": self.extras}
+    return {
+      "step": self.step,
+      "params": self.params,
+      "opt_state": self.opt_state,
+      "rng": self.rng,
+      "extras": self.extras,
+    }
 
   def with_arrays(self, tree: dict) -> "TrainState":
     """This state with its array leaves replaced by ``tree`` (from ``arrays()``)."""

@@ -67,6 +67,7 @@ class Method:
     name: registry name.
     config: the locked run config.
   """
+
   name: str = "method"
 
   def __init__(self, config: ml_collections.ConfigDict):
@@ -139,6 +140,7 @@ def make_step_fn(update: Callable) -> Callable:
   ``first_bad`` (int32 scalar, -1 while all is well) records the first step whose watched
   metrics were not finite.
   """
+
   def step(state, batch, first_bad):
     step_index = state.step
     new_state, metrics = update(state, batch)
@@ -148,6 +150,7 @@ def make_step_fn(update: Callable) -> Callable:
         ok = ok & jnp.all(jnp.isfinite(v))
     first_bad = jnp.where((first_bad < 0) & ~ok, step_index.astype(jnp.int32), first_bad)
     return new_state, metrics, first_bad
+
   return step
 
 
@@ -163,12 +166,23 @@ def make_device_step_fn(method: Method, mesh) -> Callable:
   def step(state, data, first_bad):
     batch = shd.constrain_batch(method.device_batch(data, state.step), mesh)
     return inner(state, batch, first_bad)
+
   return step
 
 
 def _validate(config: ml_collections.ConfigDict) -> None:
-  config_lib.require(config, "seed", "num_steps", "batch_size", "log_every", "eval_every",
-                     "checkpoint_every", "keep_checkpoints", "mesh", "param_sharding")
+  config_lib.require(
+    config,
+    "seed",
+    "num_steps",
+    "batch_size",
+    "log_every",
+    "eval_every",
+    "checkpoint_every",
+    "keep_checkpoints",
+    "mesh",
+    "param_sharding",
+  )
   for key in ("num_steps", "batch_size", "log_every", "checkpoint_every", "keep_checkpoints"):
     if int(config[key]) <= 0:
       raise config_lib.ConfigError(f"config key '{key}' must be positive; got {config[key]}")
@@ -182,9 +196,14 @@ def _writers(config: ml_collections.ConfigDict) -> tuple[str, ...]:
   return tuple(config.get("writers", ("jsonl",)))
 
 
-def train(method: Method, config: ml_collections.ConfigDict, workdir: str,
-          *, hooks: tuple[Callable[[int, TrainState], None], ...] = (),
-          allow_config_change: bool = False) -> TrainResult:
+def train(
+  method: Method,
+  config: ml_collections.ConfigDict,
+  workdir: str,
+  *,
+  hooks: tuple[Callable[[int, TrainState], None], ...] = (),
+  allow_config_change: bool = False,
+) -> TrainResult:
   """Trains ``method`` to ``config.num_steps`` in ``workdir``, resuming if possible.
 
   The workdir belongs to one run: it is locked for the duration (``workdir.WorkdirLock``; a
@@ -228,10 +247,15 @@ def _lock(workdir: str) -> workdir_lib.WorkdirLock | None:
     except workdir_lib.WorkdirBusyError as e:
       error = e
     if lock is not None and lock.stale_owner:
-      print(f"note: took over the stale lock of a finished run (pid "
-            f"{lock.stale_owner.get('pid')}) in {workdir}", file=sys.stderr, flush=True)
+      print(
+        f"note: took over the stale lock of a finished run (pid "
+        f"{lock.stale_owner.get('pid')}) in {workdir}",
+        file=sys.stderr,
+        flush=True,
+      )
   if jax.process_count() > 1:
     from jax.experimental import multihost_utils
+
     ok = int(multihost_utils.broadcast_one_to_all(np.int32(error is None)))
     if not ok and error is None:
       raise workdir_lib.WorkdirBusyError(f"process 0 could not lock workdir {workdir}")
@@ -240,8 +264,9 @@ def _lock(workdir: str) -> workdir_lib.WorkdirLock | None:
   return lock
 
 
-def _check_identity(config, workdir: str, ckpt: ckpt_lib.Checkpointer, target,
-                    allow_config_change: bool) -> dict:
+def _check_identity(
+  config, workdir: str, ckpt: ckpt_lib.Checkpointer, target, allow_config_change: bool
+) -> dict:
   """Compares ``config`` with the run stored in ``workdir``; raises before anything changes.
 
   Returns:
@@ -268,8 +293,9 @@ def _check_identity(config, workdir: str, ckpt: ckpt_lib.Checkpointer, target,
   return changes
 
 
-def _train(method: Method, config: ml_collections.ConfigDict, workdir: str, hooks,
-           allow_config_change: bool) -> TrainResult:
+def _train(
+  method: Method, config: ml_collections.ConfigDict, workdir: str, hooks, allow_config_change: bool
+) -> TrainResult:
   primary = jax.process_index() == 0
   mesh = shd.make_mesh(dict(config.mesh))
   rng = jax.random.PRNGKey(int(config.seed))
@@ -277,13 +303,27 @@ def _train(method: Method, config: ml_collections.ConfigDict, workdir: str, hook
   abstract = jax.eval_shape(method.init_state, rng)
   state_sh = shd.state_shardings(abstract, mesh, config.param_sharding)
   target = ckpt_lib.abstract_like(abstract.arrays(), state_sh.arrays())
-  ckpt = ckpt_lib.Checkpointer(os.path.join(workdir, "checkpoints"),
-                               keep=int(config.keep_checkpoints))
+  ckpt = ckpt_lib.Checkpointer(
+    os.path.join(workdir, "checkpoints"), keep=int(config.keep_checkpoints)
+  )
   # Touches no file until its first write or truncate_after; closed on success and on errors.
   writer = metrics_lib.MetricWriter(workdir, writers=_writers(config))
   try:
-    return _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstract,
-                state_sh, target, ckpt, writer, primary)
+    return _run(
+      method,
+      config,
+      workdir,
+      hooks,
+      allow_config_change,
+      mesh,
+      rng,
+      abstract,
+      state_sh,
+      target,
+      ckpt,
+      writer,
+      primary,
+    )
   finally:
     try:
       ckpt.close()
@@ -291,8 +331,21 @@ def _train(method: Method, config: ml_collections.ConfigDict, workdir: str, hook
       writer.close()
 
 
-def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstract, state_sh,
-         target, ckpt, writer, primary) -> TrainResult:
+def _run(
+  method,
+  config,
+  workdir,
+  hooks,
+  allow_config_change,
+  mesh,
+  rng,
+  abstract,
+  state_sh,
+  target,
+  ckpt,
+  writer,
+  primary,
+) -> TrainResult:
   changes = _check_identity(config, workdir, ckpt, target, allow_config_change)
   had = len(ckpt.steps())
   restored = ckpt.restore(target)
@@ -303,16 +356,21 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
     resumed_from = None
     writer.truncate_after(0)  # lines of a run killed before its first checkpoint
     if had and primary:
-      print(f"WARNING: none of the {had} checkpoint(s) in {ckpt.directory} could be read "
-            "(moved to corrupt/); starting fresh from step 0", file=sys.stderr, flush=True)
+      print(
+        f"WARNING: none of the {had} checkpoint(s) in {ckpt.directory} could be read "
+        "(moved to corrupt/); starting fresh from step 0",
+        file=sys.stderr,
+        flush=True,
+      )
     logging.info("initialised a new run in %s", workdir)
   else:
     resumed_from, tree = restored
     state = abstract.with_arrays(tree)
     writer.truncate_after(resumed_from)
     if primary:
-      print(f"resumed from checkpoint step {resumed_from} in {workdir}", file=sys.stderr,
-            flush=True)
+      print(
+        f"resumed from checkpoint step {resumed_from} in {workdir}", file=sys.stderr, flush=True
+      )
   if changes and primary:
     # Every accepted change goes to the history; the metrics log gets an event line only for
     # changes to the run itself (not for the display or device-topology keys).
@@ -320,10 +378,13 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
     workdir_lib.record_change(workdir, at, changes)
     significant = {k: v for k, v in changes.items() if not workdir_lib.is_runtime_key(k)}
     if significant:
-      writer.event(at, "config_change",
-                   changes={k: [o, n] for k, (o, n) in significant.items()})
-      print(f"config changed at step {at} (recorded in {workdir_lib.HISTORY_NAME}): "
-            f"{workdir_lib.format_changes(significant)}", file=sys.stderr, flush=True)
+      writer.event(at, "config_change", changes={k: [o, n] for k, (o, n) in significant.items()})
+      print(
+        f"config changed at step {at} (recorded in {workdir_lib.HISTORY_NAME}): "
+        f"{workdir_lib.format_changes(significant)}",
+        file=sys.stderr,
+        flush=True,
+      )
 
   rep = shd.replicated(mesh)
   first_bad = jax.device_put(jnp.array(-1, jnp.int32), rep)
@@ -336,8 +397,12 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
   if data is not None:  # device path: the data goes to the devices once, here
     data = shd.replicate(data, mesh)
     data_sh = jax.tree.map(lambda x: x.sharding, data)
-    step_fn = jax.jit(make_device_step_fn(method, mesh), in_shardings=(state_sh, data_sh, rep),
-                      out_shardings=(state_sh, rep, rep), donate_argnums=(0,))
+    step_fn = jax.jit(
+      make_device_step_fn(method, mesh),
+      in_shardings=(state_sh, data_sh, rep),
+      out_shardings=(state_sh, rep, rep),
+      donate_argnums=(0,),
+    )
   bar = None
   # The bar starts after the first update returns, so its rate and ETA leave out compile time.
   want_bar = bool(primary and config.progress_bar and start < num_steps)
@@ -350,8 +415,7 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
   # on a host with fewer cores than devices, the pool can starve one device's step until the
   # rendezvous' 40 s termination timeout aborts the process (seen with 8 fake devices on 2
   # cores). Waiting for each step there bounds the queue; accelerators keep async dispatch.
-  sync_each_step = mesh.devices.size > 1 and all(
-      d.platform == "cpu" for d in mesh.devices.flat)
+  sync_each_step = mesh.devices.size > 1 and all(d.platform == "cpu" for d in mesh.devices.flat)
 
   def check_finite(step: int):
     nonlocal last_checked
@@ -359,11 +423,15 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
     if bad >= 0:
       ckpt.wait()
       good = ckpt.latest_step()
-      where = (f"last good checkpoint: step {good} in {ckpt.directory}" if good is not None
-               else "no checkpoint was written yet")
+      where = (
+        f"last good checkpoint: step {good} in {ckpt.directory}"
+        if good is not None
+        else "no checkpoint was written yet"
+      )
       raise NonFiniteError(
-          f"non-finite loss or gradient norm at step {bad + 1} (first bad update among steps "
-          f"{last_checked + 1}..{step}); training stopped; {where}")
+        f"non-finite loss or gradient norm at step {bad + 1} (first bad update among steps "
+        f"{last_checked + 1}..{step}); training stopped; {where}"
+      )
     last_checked = step
 
   try:
@@ -374,9 +442,12 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
         batch = shd.global_batch(method.get_batch(step - 1), mesh)
         if step_fn is None:
           batch_sh = jax.tree.map(lambda x: x.sharding, batch)
-          step_fn = jax.jit(make_step_fn(method.update),
-                            in_shardings=(state_sh, batch_sh, rep),
-                            out_shardings=(state_sh, rep, rep), donate_argnums=(0,))
+          step_fn = jax.jit(
+            make_step_fn(method.update),
+            in_shardings=(state_sh, batch_sh, rep),
+            out_shardings=(state_sh, rep, rep),
+            donate_argnums=(0,),
+          )
         state, metrics, first_bad = step_fn(state, batch, first_bad)
       if sync_each_step:
         first_bad.block_until_ready()
@@ -386,8 +457,16 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
         bar.update(1)
       elif want_bar:
         from tqdm.auto import tqdm
-        bar = tqdm(total=num_steps, initial=step, desc=method.name, unit="step",
-                   dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+
+        bar = tqdm(
+          total=num_steps,
+          initial=step,
+          desc=method.name,
+          unit="step",
+          dynamic_ncols=True,
+          mininterval=1.0,
+          file=sys.stderr,
+        )
         writer.bar = bar
       is_last = step == num_steps
       if step % int(config.log_every) == 0 or is_last:
@@ -409,5 +488,10 @@ def _run(method, config, workdir, hooks, allow_config_change, mesh, rng, abstrac
     ckpt.wait()
   if start >= num_steps and not eval_metrics:
     eval_metrics = dict(method.evaluate(state))
-  return TrainResult(state=state, metrics=last_metrics, eval_metrics=eval_metrics,
-                     workdir=workdir, resumed_from=resumed_from)
+  return TrainResult(
+    state=state,
+    metrics=last_metrics,
+    eval_metrics=eval_metrics,
+    workdir=workdir,
+    resumed_from=resumed_from,
+  )

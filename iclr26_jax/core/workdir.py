@@ -107,8 +107,12 @@ class WorkdirLock:
     except FileExistsError:
       return False
     pid = os.getpid()
-    info = {"pid": pid, "host": socket.gethostname(), "proc_start": _proc_start_time(pid),
-            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    info = {
+      "pid": pid,
+      "host": socket.gethostname(),
+      "proc_start": _proc_start_time(pid),
+      "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
     with os.fdopen(fd, "w") as f:
       json.dump(info, f)
     self._info = info
@@ -150,13 +154,19 @@ class WorkdirLock:
         if self._create():
           return self
         info = self._read() or {}
-      who = (f"pid {info.get('pid', '?')} on host {info.get('host', '?')}, started "
-             f"{info.get('started', '?')}")
-      hint = (f"; it is on another host, so if that run is gone delete {self.path}"
-              if alive is None else "")
+      who = (
+        f"pid {info.get('pid', '?')} on host {info.get('host', '?')}, started "
+        f"{info.get('started', '?')}"
+      )
+      hint = (
+        f"; it is on another host, so if that run is gone delete {self.path}"
+        if alive is None
+        else ""
+      )
       raise WorkdirBusyError(
-          f"workdir {self.workdir} is in use by another run ({who}){hint}. Wait for it to "
-          "finish or use another --workdir.")
+        f"workdir {self.workdir} is in use by another run ({who}){hint}. Wait for it to "
+        "finish or use another --workdir."
+      )
 
   def release(self) -> None:
     """Removes the lock if this object still owns it."""
@@ -178,6 +188,7 @@ def flatten(d: dict) -> dict[str, Any]:
   """``{"a": {"b": 1}} -> {"a.b": 1}`` (an empty dict stays a leaf), by
   ``flax.traverse_util.flatten_dict``."""
   from flax import traverse_util
+
   flat = traverse_util.flatten_dict(d, keep_empty_nodes=True, sep=".")
   return {k: ({} if v is traverse_util.empty_node else v) for k, v in flat.items()}
 
@@ -209,27 +220,35 @@ def load_config(workdir: str) -> dict | None:
 
 
 def structural_error(workdir: str, changes: dict, diff: list[str]) -> ConfigChangedError:
-  keys = format_changes(changes) if changes else (
-      "no config key differs from config.json, so the code that builds the state changed")
+  keys = (
+    format_changes(changes)
+    if changes
+    else ("no config key differs from config.json, so the code that builds the state changed")
+  )
   return ConfigChangedError(
-      f"workdir {workdir} holds a run whose checkpointed state has a different structure from "
-      f"the one this config builds, so it cannot be resumed (nothing was changed). Differing "
-      f"config keys: {keys}. State leaves: {'; '.join(diff)}. Use another --workdir, or run "
-      "again with the stored config (config.json).")
+    f"workdir {workdir} holds a run whose checkpointed state has a different structure from "
+    f"the one this config builds, so it cannot be resumed (nothing was changed). Differing "
+    f"config keys: {keys}. State leaves: {'; '.join(diff)}. Use another --workdir, or run "
+    "again with the stored config (config.json)."
+  )
 
 
 def nonstructural_error(workdir: str, changes: dict) -> ConfigChangedError:
   return ConfigChangedError(
-      f"the config differs from the run stored in {workdir}/config.json (nothing was changed): "
-      f"{format_changes(changes)}. Run again with the stored config to resume, pass "
-      "--allow_config_change (trainer.train(..., allow_config_change=True)) to continue this "
-      f"run with the new values (recorded in {HISTORY_NAME} and metrics.jsonl), or use "
-      "another --workdir.")
+    f"the config differs from the run stored in {workdir}/config.json (nothing was changed): "
+    f"{format_changes(changes)}. Run again with the stored config to resume, pass "
+    "--allow_config_change (trainer.train(..., allow_config_change=True)) to continue this "
+    f"run with the new values (recorded in {HISTORY_NAME} and metrics.jsonl), or use "
+    "another --workdir."
+  )
 
 
 def record_change(workdir: str, step: int, changes: dict[str, tuple[Any, Any]]) -> None:
   """Appends ``{"time", "step", "changes": {key: [old, new]}}`` to ``config_history.jsonl``."""
-  rec = {"time": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "step": int(step),
-         "changes": {k: [o, n] for k, (o, n) in changes.items()}}
+  rec = {
+    "time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    "step": int(step),
+    "changes": {k: [o, n] for k, (o, n) in changes.items()},
+  }
   with open(os.path.join(workdir, HISTORY_NAME), "a") as f:
     f.write(json.dumps(rec) + "\n")

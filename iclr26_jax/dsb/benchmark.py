@@ -52,37 +52,37 @@ from iclr26_jax.dsb import reference as ref_lib
 from iclr26_jax.dsb.reference import ReferenceProcess, check_states, check_time
 
 __all__ = [
-    "DEFAULT_CHUNK_ELEMENTS",
-    "POTENTIAL_KINDS",
-    "SOURCE_KINDS",
-    "BASE_STEPS",
-    "CPPotential",
-    "Benchmark",
-    "log_u_table",
-    "log_potential",
-    "log_phi",
-    "log_normalizer",
-    "component_log_weights",
-    "plan_log_prob",
-    "plan_marginal_log_probs",
-    "sample_plan",
-    "transition_log_prob",
-    "transition_marginal_log_probs",
-    "sample_sb_step",
-    "sample_markov",
-    "gaussian_bump_potential",
-    "sample_centres",
-    "uniform_random_potential",
-    "quantise",
-    "source_bin_log_probs",
-    "SOURCE_RANGE",
-    "build_benchmark",
-    "make_benchmark",
-    "HD_PRESETS",
-    "IMAGE_PRESETS",
-    "TINY_PRESETS",
-    "PRESETS",
-    "make_preset",
+  "DEFAULT_CHUNK_ELEMENTS",
+  "POTENTIAL_KINDS",
+  "SOURCE_KINDS",
+  "BASE_STEPS",
+  "CPPotential",
+  "Benchmark",
+  "log_u_table",
+  "log_potential",
+  "log_phi",
+  "log_normalizer",
+  "component_log_weights",
+  "plan_log_prob",
+  "plan_marginal_log_probs",
+  "sample_plan",
+  "transition_log_prob",
+  "transition_marginal_log_probs",
+  "sample_sb_step",
+  "sample_markov",
+  "gaussian_bump_potential",
+  "sample_centres",
+  "uniform_random_potential",
+  "quantise",
+  "source_bin_log_probs",
+  "SOURCE_RANGE",
+  "build_benchmark",
+  "make_benchmark",
+  "HD_PRESETS",
+  "IMAGE_PRESETS",
+  "TINY_PRESETS",
+  "PRESETS",
+  "make_preset",
 ]
 
 DEFAULT_CHUNK_ELEMENTS = 1 << 24  # elements per chunk intermediate (64 MiB in float32)
@@ -131,17 +131,39 @@ class CPPotential(struct.PyTreeNode):
 
 def _check_potential(potential: CPPotential, reference: ReferenceProcess) -> None:
   log_alpha, cores = potential.log_alpha, potential.log_cp_cores
-  chex.assert_rank(cores, 3, exception_type=ValueError, custom_message=(
-      f"potential.log_cp_cores must have shape (D, S, K), got {tuple(cores.shape)}"))
-  chex.assert_shape(log_alpha, (cores.shape[2],), exception_type=ValueError, custom_message=(
+  chex.assert_rank(
+    cores,
+    3,
+    exception_type=ValueError,
+    custom_message=(f"potential.log_cp_cores must have shape (D, S, K), got {tuple(cores.shape)}"),
+  )
+  chex.assert_shape(
+    log_alpha,
+    (cores.shape[2],),
+    exception_type=ValueError,
+    custom_message=(
       f"potential.log_alpha must have shape (K,) = ({cores.shape[2]},), got "
-      f"{tuple(log_alpha.shape)}"))
+      f"{tuple(log_alpha.shape)}"
+    ),
+  )
   s = reference.num_categories
-  chex.assert_axis_dimension(cores, 1, s, exception_type=ValueError, custom_message=(
-      f"potential.log_cp_cores has S={cores.shape[1]} categories but the reference has S={s}"))
-  chex.assert_shape(reference.log_q_bar, (None, s, s), exception_type=ValueError, custom_message=(
-      f"reference.log_q_bar must have shape (N + 2, S, S), got "
-      f"{tuple(reference.log_q_bar.shape)}"))
+  chex.assert_axis_dimension(
+    cores,
+    1,
+    s,
+    exception_type=ValueError,
+    custom_message=(
+      f"potential.log_cp_cores has S={cores.shape[1]} categories but the reference has S={s}"
+    ),
+  )
+  chex.assert_shape(
+    reference.log_q_bar,
+    (None, s, s),
+    exception_type=ValueError,
+    custom_message=(
+      f"reference.log_q_bar must have shape (N + 2, S, S), got {tuple(reference.log_q_bar.shape)}"
+    ),
+  )
 
 
 def _check_chunk(chunk_elements: Any) -> int:
@@ -164,8 +186,9 @@ def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int):
   return jax.lax.map(jax.checkpoint(fn), xs, batch_size=rows)
 
 
-def log_u_table(log_q_m: jax.Array, log_cp_cores: jax.Array,
-                chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def log_u_table(
+  log_q_m: jax.Array, log_cp_cores: jax.Array, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+) -> jax.Array:
   """log U_m[d, x, k] = log u_k^d(x; m) = logsumexp_s(log Q̄_m[x, s] + log r_k^d(s)) (Eq. 5).
 
   Row x of Q̄_m is read explicitly (no symmetry assumed). Mapped over chunks of coordinates so
@@ -181,12 +204,19 @@ def log_u_table(log_q_m: jax.Array, log_cp_cores: jax.Array,
   """
   log_q_m = jnp.asarray(log_q_m)
   log_cp_cores = jnp.asarray(log_cp_cores)
-  chex.assert_rank(log_cp_cores, 3, exception_type=ValueError, custom_message=(
-      f"log_cp_cores must have shape (D, S, K), got {tuple(log_cp_cores.shape)}"))
+  chex.assert_rank(
+    log_cp_cores,
+    3,
+    exception_type=ValueError,
+    custom_message=(f"log_cp_cores must have shape (D, S, K), got {tuple(log_cp_cores.shape)}"),
+  )
   s, k = log_cp_cores.shape[1], log_cp_cores.shape[2]
-  chex.assert_shape(log_q_m, (s, s), exception_type=ValueError, custom_message=(
-      f"log_q_m must have shape (S, S) = ({s}, {s}), got "
-      f"{tuple(log_q_m.shape)}"))
+  chex.assert_shape(
+    log_q_m,
+    (s, s),
+    exception_type=ValueError,
+    custom_message=(f"log_q_m must have shape (S, S) = ({s}, {s}), got {tuple(log_q_m.shape)}"),
+  )
   chunk_elements = _check_chunk(chunk_elements)
 
   def per_coordinate(cores_d):  # (S, K) -> (S, K)
@@ -200,9 +230,11 @@ def _gather_own(log_u: jax.Array, x_row: jax.Array) -> jax.Array:
   return log_u[jnp.arange(x_row.shape[0]), x_row]
 
 
-def _log_phi_rows(log_alpha: jax.Array, log_u: jax.Array, x: jax.Array,
-                  chunk_elements: int) -> jax.Array:
+def _log_phi_rows(
+  log_alpha: jax.Array, log_u: jax.Array, x: jax.Array, chunk_elements: int
+) -> jax.Array:
   """logsumexp_k(log a_k + sum_d log U[d, x^d, k]) for every row of x: (B, D) -> (B,)."""
+
   def row(x_row):
     return jax.nn.logsumexp(log_alpha + _gather_own(log_u, x_row).sum(0))
 
@@ -210,8 +242,9 @@ def _log_phi_rows(log_alpha: jax.Array, log_u: jax.Array, x: jax.Array,
   return _map_rows(row, x, d * k, chunk_elements)
 
 
-def log_potential(potential: CPPotential, y: jax.Array,
-                  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def log_potential(
+  potential: CPPotential, y: jax.Array, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+) -> jax.Array:
   """log v(y) = logsumexp_k(log a_k + sum_d log r_k^d(y^d)) (Eq. 4).
 
   Args:
@@ -223,12 +256,16 @@ def log_potential(potential: CPPotential, y: jax.Array,
     (B,) log-potential.
   """
   y = check_states(y, "y", potential.num_categories, potential.dim)
-  return _log_phi_rows(potential.log_alpha, potential.log_cp_cores, y,
-                       _check_chunk(chunk_elements))
+  return _log_phi_rows(potential.log_alpha, potential.log_cp_cores, y, _check_chunk(chunk_elements))
 
 
-def log_phi(potential: CPPotential, reference: ReferenceProcess, x: jax.Array, t: Any,
-            chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def log_phi(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x: jax.Array,
+  t: Any,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """log phi_t(x) = log sum_k a_k prod_d u_k^d(x^d; N+1-t) (phi_0 = c, phi_{N+1} = v; Eq. 9).
 
   Args:
@@ -250,8 +287,12 @@ def log_phi(potential: CPPotential, reference: ReferenceProcess, x: jax.Array, t
   return _log_phi_rows(potential.log_alpha, table, x, chunk_elements)
 
 
-def log_normalizer(potential: CPPotential, reference: ReferenceProcess, x0: jax.Array,
-                   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def log_normalizer(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x0: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """log c(x_0) = log sum_k a_k prod_d u_k^d(x_0^d; N+1) (Eq. 6).
 
   Args:
@@ -266,8 +307,12 @@ def log_normalizer(potential: CPPotential, reference: ReferenceProcess, x0: jax.
   return log_phi(potential, reference, x0, 0, chunk_elements)
 
 
-def component_log_weights(potential: CPPotential, reference: ReferenceProcess, x0: jax.Array,
-                          chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def component_log_weights(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x0: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """log w_k(x_0) of the plan's mixture (Eq. 7), normalised over k.
 
   Args:
@@ -290,8 +335,13 @@ def component_log_weights(potential: CPPotential, reference: ReferenceProcess, x
   return _map_rows(row, x0, potential.dim * potential.num_potentials, chunk_elements)
 
 
-def plan_log_prob(potential: CPPotential, reference: ReferenceProcess, x0: jax.Array,
-                  y: jax.Array, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def plan_log_prob(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x0: jax.Array,
+  y: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """Exact log pi(y | x_0) = sum_d log Q̄_{N+1}(x_0^d, y^d) + log v(y) - log c(x_0).
 
   Args:
@@ -307,17 +357,27 @@ def plan_log_prob(potential: CPPotential, reference: ReferenceProcess, x0: jax.A
   _check_potential(potential, reference)
   x0 = check_states(x0, "x0", potential.num_categories, potential.dim)
   y = check_states(y, "y", potential.num_categories, potential.dim)
-  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
-      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
+  chex.assert_shape(
+    y,
+    x0.shape,
+    exception_type=ValueError,
+    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
+  )
   kernel = reference.log_kernel()
   log_q = kernel[x0, y].sum(-1)
-  return (log_q + log_potential(potential, y, chunk_elements)
-          - log_normalizer(potential, reference, x0, chunk_elements))
+  return (
+    log_q
+    + log_potential(potential, y, chunk_elements)
+    - log_normalizer(potential, reference, x0, chunk_elements)
+  )
 
 
-def plan_marginal_log_probs(potential: CPPotential, reference: ReferenceProcess,
-                            x0: jax.Array,
-                            chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def plan_marginal_log_probs(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x0: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """Per-coordinate plan marginals (Eq. 8).
 
   log pi^d(y^d | x_0) = log sum_k w_k(x_0) g_k^d(y^d | x_0^d).
@@ -348,9 +408,15 @@ def plan_marginal_log_probs(potential: CPPotential, reference: ReferenceProcess,
   return _map_rows(row, x0, d * s * k, chunk_elements)
 
 
-def _mixture_step_sample(keys: jax.Array, x: jax.Array, log_alpha: jax.Array,
-                         log_u_cur: jax.Array, log_u_next: jax.Array, log_q: jax.Array,
-                         chunk_elements: int) -> jax.Array:
+def _mixture_step_sample(
+  keys: jax.Array,
+  x: jax.Array,
+  log_alpha: jax.Array,
+  log_u_cur: jax.Array,
+  log_u_next: jax.Array,
+  log_q: jax.Array,
+  chunk_elements: int,
+) -> jax.Array:
   """Draws x' ~ sum_k w_k(x) prod_d Q(x^d, x'^d) U_next[d, x'^d, k] / U_cur[d, x^d, k].
 
   w_k(x) ∝ a_k prod_d U_cur[d, x^d, k]. Gumbel-max for the component, then every coordinate
@@ -372,8 +438,13 @@ def _mixture_step_sample(keys: jax.Array, x: jax.Array, log_alpha: jax.Array,
   return _map_rows(row, (keys, x), d * (s + k), chunk_elements)
 
 
-def sample_plan(potential: CPPotential, reference: ReferenceProcess, rng: jax.Array,
-                x0: jax.Array, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def sample_plan(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  rng: jax.Array,
+  x0: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """One-shot plan sample y ~ pi(. | x_0) (Eq. 7).
 
   Component k* ~ w(x_0) by Gumbel-max, then y^d ~ g_{k*}^d(. | x_0^d) independently.
@@ -394,13 +465,19 @@ def sample_plan(potential: CPPotential, reference: ReferenceProcess, rng: jax.Ar
   kernel = reference.log_kernel()
   table = log_u_table(kernel, potential.log_cp_cores, chunk_elements)
   keys = jax.random.split(rng, x0.shape[0])
-  return _mixture_step_sample(keys, x0, potential.log_alpha, table, potential.log_cp_cores,
-                              kernel, chunk_elements)
+  return _mixture_step_sample(
+    keys, x0, potential.log_alpha, table, potential.log_cp_cores, kernel, chunk_elements
+  )
 
 
-def transition_log_prob(potential: CPPotential, reference: ReferenceProcess, x_t: jax.Array,
-                        x_next: jax.Array, t: Any,
-                        chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def transition_log_prob(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x_t: jax.Array,
+  x_next: jax.Array,
+  t: Any,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """Joint SB transition log p(x_{t+1} | x_t) (Eq. 9).
 
   log p = sum_d log Q_step(x_t^d, x_{t+1}^d) + log phi_{t+1}(x_{t+1}) - log phi_t(x_t).
@@ -419,18 +496,30 @@ def transition_log_prob(potential: CPPotential, reference: ReferenceProcess, x_t
   _check_potential(potential, reference)
   x_t = check_states(x_t, "x_t", potential.num_categories, potential.dim)
   x_next = check_states(x_next, "x_next", potential.num_categories, potential.dim)
-  chex.assert_shape(x_next, x_t.shape, exception_type=ValueError, custom_message=(
-      f"x_next must have the shape of x_t {tuple(x_t.shape)}, got "
-      f"{tuple(x_next.shape)}"))
+  chex.assert_shape(
+    x_next,
+    x_t.shape,
+    exception_type=ValueError,
+    custom_message=(
+      f"x_next must have the shape of x_t {tuple(x_t.shape)}, got {tuple(x_next.shape)}"
+    ),
+  )
   t = check_time(t, "t", 0, reference.num_steps)
   log_q = reference.log_q_step[x_t, x_next].sum(-1)
-  return (log_q + log_phi(potential, reference, x_next, t + 1, chunk_elements)
-          - log_phi(potential, reference, x_t, t, chunk_elements))
+  return (
+    log_q
+    + log_phi(potential, reference, x_next, t + 1, chunk_elements)
+    - log_phi(potential, reference, x_t, t, chunk_elements)
+  )
 
 
-def transition_marginal_log_probs(potential: CPPotential, reference: ReferenceProcess,
-                                  x_t: jax.Array, t: Any,
-                                  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def transition_marginal_log_probs(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x_t: jax.Array,
+  t: Any,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """Per-coordinate marginals of the SB transition (Eq. 11).
 
   p^d(x_{t+1}^d = j | x_t) ∝ Q_step(x_t^d, j) sum_k a_k u_k^d(j; N-t) L_k^d(x_t), where
@@ -454,14 +543,21 @@ def transition_marginal_log_probs(potential: CPPotential, reference: ReferencePr
   cores = potential.log_cp_cores
   u_cur = log_u_table(reference.log_q_bar[n + 1 - t], cores, chunk_elements)
   u_next = log_u_table(reference.log_q_bar[n - t], cores, chunk_elements)
-  return _transition_marginals_from_tables(potential.log_alpha, u_cur, u_next,
-                                           reference.log_q_step, x_t, chunk_elements)
+  return _transition_marginals_from_tables(
+    potential.log_alpha, u_cur, u_next, reference.log_q_step, x_t, chunk_elements
+  )
 
 
-def _transition_marginals_from_tables(log_alpha: jax.Array, u_cur: jax.Array, u_next: jax.Array,
-                                      log_q_step: jax.Array, x_t: jax.Array,
-                                      chunk_elements: int) -> jax.Array:
+def _transition_marginals_from_tables(
+  log_alpha: jax.Array,
+  u_cur: jax.Array,
+  u_next: jax.Array,
+  log_q_step: jax.Array,
+  x_t: jax.Array,
+  chunk_elements: int,
+) -> jax.Array:
   """Eq. 11 given the tables U_{N+1-t} (u_cur) and U_{N-t} (u_next), both (D, S, K)."""
+
   def row(x_row):
     own = _gather_own(u_cur, x_row)  # (D, K)
     finite = jnp.isfinite(own)
@@ -475,9 +571,14 @@ def _transition_marginals_from_tables(log_alpha: jax.Array, u_cur: jax.Array, u_
   return _map_rows(row, x_t, d * s * k, chunk_elements)
 
 
-def sample_sb_step(potential: CPPotential, reference: ReferenceProcess, rng: jax.Array,
-                   x_t: jax.Array, t: Any,
-                   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def sample_sb_step(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  rng: jax.Array,
+  x_t: jax.Array,
+  t: Any,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """One step of the Markov SB chain: x_{t+1} ~ p(. | x_t) (Eq. 9).
 
   Args:
@@ -500,12 +601,18 @@ def sample_sb_step(potential: CPPotential, reference: ReferenceProcess, rng: jax
   u_cur = log_u_table(reference.log_q_bar[n + 1 - t], cores, chunk_elements)
   u_next = log_u_table(reference.log_q_bar[n - t], cores, chunk_elements)
   keys = jax.random.split(rng, x_t.shape[0])
-  return _mixture_step_sample(keys, x_t, potential.log_alpha, u_cur, u_next,
-                              reference.log_q_step, chunk_elements)
+  return _mixture_step_sample(
+    keys, x_t, potential.log_alpha, u_cur, u_next, reference.log_q_step, chunk_elements
+  )
 
 
-def sample_markov(potential: CPPotential, reference: ReferenceProcess, rng: jax.Array,
-                  x0: jax.Array, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def sample_markov(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  rng: jax.Array,
+  x0: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """Rolls out the Markov SB chain x_0 -> x_{N+1} (Eq. 9), one ``lax.scan`` over t.
 
   Args:
@@ -530,8 +637,9 @@ def sample_markov(potential: CPPotential, reference: ReferenceProcess, rng: jax.
     key, t = inputs
     u_next = log_u_table(reference.log_q_bar[n - t], cores, chunk_elements)
     keys = jax.random.split(key, x_t.shape[0])
-    x_next = _mixture_step_sample(keys, x_t, potential.log_alpha, u_cur, u_next,
-                                  reference.log_q_step, chunk_elements)
+    x_next = _mixture_step_sample(
+      keys, x_t, potential.log_alpha, u_cur, u_next, reference.log_q_step, chunk_elements
+    )
     return (x_next, u_next), x_next
 
   keys = jax.random.split(rng, n + 1)
@@ -566,8 +674,9 @@ def quantise(z: jax.Array, num_categories: int, half_range: float) -> jax.Array:
   return jnp.searchsorted(edges, z, side="left").astype(jnp.int32)
 
 
-def source_bin_log_probs(source: str, num_categories: int,
-                         source_range: float = SOURCE_RANGE) -> np.ndarray:
+def source_bin_log_probs(
+  source: str, num_categories: int, source_range: float = SOURCE_RANGE
+) -> np.ndarray:
   """Exact per-coordinate log-probabilities of the quantised ``gaussian`` / ``uniform`` sources.
 
   gaussian: z ~ N(0, 1) quantised by S - 1 edges over [-source_range, source_range];
@@ -619,12 +728,20 @@ def _as_key(seed: Any) -> jax.Array:
     return seed
   if jnp.issubdtype(seed.dtype, jnp.integer) and seed.ndim == 0:
     return jax.random.key(seed)
-  raise ValueError(f"seed must be an int, an integer scalar or a PRNG key, got dtype "
-                   f"{seed.dtype} shape {tuple(seed.shape)}")
+  raise ValueError(
+    f"seed must be an int, an integer scalar or a PRNG key, got dtype "
+    f"{seed.dtype} shape {tuple(seed.shape)}"
+  )
 
 
-def gaussian_bump_potential(rng: jax.Array, dim: int, num_categories: int, num_potentials: int,
-                            bump_sigma: float = 2.0, dtype: Any = jnp.float32) -> CPPotential:
+def gaussian_bump_potential(
+  rng: jax.Array,
+  dim: int,
+  num_categories: int,
+  num_potentials: int,
+  bump_sigma: float = 2.0,
+  dtype: Any = jnp.float32,
+) -> CPPotential:
   """Gaussian-bump CP potential on quantised sphere centres (``benchmark_type="gaussian"``).
 
   a_k = 1/K; K centres uniform on the sphere of radius 5 in R^D by per-centre rejection
@@ -653,8 +770,9 @@ def gaussian_bump_potential(rng: jax.Array, dim: int, num_categories: int, num_p
   return _gaussian_bump_potential(rng, d, s, k, float(bump_sigma), jnp.dtype(dtype))
 
 
-def sample_centres(rng: jax.Array, num_potentials: int, dim: int, dtype: Any = jnp.float32
-                   ) -> tuple[jax.Array, jax.Array]:
+def sample_centres(
+  rng: jax.Array, num_potentials: int, dim: int, dtype: Any = jnp.float32
+) -> tuple[jax.Array, jax.Array]:
   """Bump centres on the sphere of radius 5 by per-centre rejection, as catsbench does.
 
   Centre k is redrawn (at most 100 tries) until its distances to the centres accepted before
@@ -689,8 +807,7 @@ def _sample_centres(rng, k, d, dtype):
     pick = jnp.where(jnp.any(ok), jnp.argmax(ok), _CENTRE_MAX_TRIES - 1)
     return centres.at[idx].set(cand[pick]), jnp.any(ok)
 
-  centres, accepted = jax.lax.scan(place, jnp.zeros((k, d), dtype),
-                                   (jnp.arange(k), cands))
+  centres, accepted = jax.lax.scan(place, jnp.zeros((k, d), dtype), (jnp.arange(k), cands))
   return centres, accepted
 
 
@@ -700,14 +817,16 @@ def _gaussian_bump_potential(rng, d, s, k, bump_sigma, dtype) -> CPPotential:
   mu = quantise(centres, s, _CENTRE_RANGE).astype(dtype)  # (K, D)
   grid = jnp.arange(s, dtype=dtype)
   sigma = jnp.asarray(bump_sigma, dtype)
-  log_r = (-0.5 * ((grid[None, :, None] - mu.T[:, None, :]) / sigma) ** 2
-           - jnp.log(sigma * jnp.sqrt(2.0 * jnp.pi).astype(dtype)))  # (D, S, K)
+  log_r = -0.5 * ((grid[None, :, None] - mu.T[:, None, :]) / sigma) ** 2 - jnp.log(
+    sigma * jnp.sqrt(2.0 * jnp.pi).astype(dtype)
+  )  # (D, S, K)
   log_alpha = jnp.full((k,), -math.log(k), dtype)
   return CPPotential(log_alpha=log_alpha, log_cp_cores=log_r.astype(dtype))
 
 
-def uniform_random_potential(rng: jax.Array, dim: int, num_categories: int,
-                             num_potentials: int, dtype: Any = jnp.float32) -> CPPotential:
+def uniform_random_potential(
+  rng: jax.Array, dim: int, num_categories: int, num_potentials: int, dtype: Any = jnp.float32
+) -> CPPotential:
   """Random CP potential (``benchmark_type="uniform"``): a_k = 1/K, log r ~ U[0, 1).
 
   Args:
@@ -880,9 +999,12 @@ class Benchmark(struct.PyTreeNode):
     """
     x0 = self._states(x0, "x0")
     y = self._states(y, "y")
-    chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
-        f"y must have the shape of x0 {tuple(x0.shape)}, got "
-        f"{tuple(y.shape)}"))
+    chex.assert_shape(
+      y,
+      x0.shape,
+      exception_type=ValueError,
+      custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
+    )
     return _jit_plan_log_prob(self, x0, y)
 
   def plan_marginal_logits(self, x0: jax.Array) -> jax.Array:
@@ -935,13 +1057,17 @@ class Benchmark(struct.PyTreeNode):
     t = check_time(t, "t", 0, self.num_steps)
     x_t = self._states(x_t, "x_t")
     x_next = self._states(x_next, "x_next")
-    chex.assert_shape(x_next, x_t.shape, exception_type=ValueError, custom_message=(
-        f"x_next must have the shape of x_t {tuple(x_t.shape)}, got "
-        f"{tuple(x_next.shape)}"))
+    chex.assert_shape(
+      x_next,
+      x_t.shape,
+      exception_type=ValueError,
+      custom_message=(
+        f"x_next must have the shape of x_t {tuple(x_t.shape)}, got {tuple(x_next.shape)}"
+      ),
+    )
     return _jit_transition_log_prob(self, x_t, x_next, jnp.asarray(t, jnp.int32))
 
-  def sample_trajectory(self, rng: jax.Array, x0: jax.Array,
-                        method: str = "markov") -> jax.Array:
+  def sample_trajectory(self, rng: jax.Array, x0: jax.Array, method: str = "markov") -> jax.Array:
     """Samples SB trajectories x_0..x_{N+1} from x_0.
 
     Args:
@@ -971,8 +1097,7 @@ class Benchmark(struct.PyTreeNode):
     Returns:
       (B, D, S) normalised log-probabilities.
     """
-    return ref_lib.bridge_log_probs(self.reference, self._states(x0, "x0"),
-                                    self._states(y, "y"), t)
+    return ref_lib.bridge_log_probs(self.reference, self._states(x0, "x0"), self._states(y, "y"), t)
 
 
 # Jitted implementations of the Benchmark methods (the benchmark is a pytree argument; its static
@@ -1041,14 +1166,14 @@ def _jit_log_potential(bench, y):
 
 @jax.jit
 def _jit_transition_logits(bench, x_t, t):
-  return transition_marginal_log_probs(bench.potential, bench.reference, x_t, t,
-                                       bench.chunk_elements)
+  return transition_marginal_log_probs(
+    bench.potential, bench.reference, x_t, t, bench.chunk_elements
+  )
 
 
 @jax.jit
 def _jit_transition_log_prob(bench, x_t, x_next, t):
-  return transition_log_prob(bench.potential, bench.reference, x_t, x_next, t,
-                             bench.chunk_elements)
+  return transition_log_prob(bench.potential, bench.reference, x_t, x_next, t, bench.chunk_elements)
 
 
 @jax.jit
@@ -1073,11 +1198,18 @@ def _jit_bridge_path(reference, rng, x0, y):
 # --------------------------------------------------------------------------------------------
 
 
-def build_benchmark(potential: CPPotential, reference: ReferenceProcess, source: str = "gaussian",
-                    *, source_log_marginals: Any = None, source_samples: Any = None,
-                    potential_kind: str = "custom", reverse: bool = False,
-                    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
-                    source_range: float = SOURCE_RANGE) -> Benchmark:
+def build_benchmark(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  source: str = "gaussian",
+  *,
+  source_log_marginals: Any = None,
+  source_samples: Any = None,
+  potential_kind: str = "custom",
+  reverse: bool = False,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  source_range: float = SOURCE_RANGE,
+) -> Benchmark:
   """Assembles a Benchmark from a potential, a reference and a source specification.
 
   Any positive potential gives a valid benchmark (the benchmark principle); this constructor
@@ -1117,14 +1249,22 @@ def build_benchmark(potential: CPPotential, reference: ReferenceProcess, source:
     marginals = jnp.asarray(source_log_marginals, dtype)
     if marginals.shape == (s,):
       marginals = jnp.broadcast_to(marginals, (d, s))
-    chex.assert_shape(marginals, (d, s), exception_type=ValueError, custom_message=(
+    chex.assert_shape(
+      marginals,
+      (d, s),
+      exception_type=ValueError,
+      custom_message=(
         f"source_log_marginals must have shape (S,) or (D, S) = ({d}, {s}), "
-        f"got {tuple(marginals.shape)}"))
+        f"got {tuple(marginals.shape)}"
+      ),
+    )
     if ref_lib._is_concrete(marginals):
       mass = np.exp(np.asarray(marginals, np.float64)).sum(-1)
       if not np.allclose(mass, 1.0, atol=1e-4):
-        raise ValueError("source_log_marginals must be normalised over S, got masses in "
-                         f"[{mass.min():.6g}, {mass.max():.6g}]")
+        raise ValueError(
+          "source_log_marginals must be normalised over S, got masses in "
+          f"[{mass.min():.6g}, {mass.max():.6g}]"
+        )
   elif source == "empirical":
     if source_samples is None:
       raise ValueError("source_samples (n, D) is required for source='empirical'")
@@ -1133,19 +1273,38 @@ def build_benchmark(potential: CPPotential, reference: ReferenceProcess, source:
     marginals = jnp.log(counts) - jnp.log(jnp.asarray(samples.shape[0], dtype))
   else:
     raise ValueError(f"source must be one of {SOURCE_KINDS}, got {source!r}")
-  return Benchmark(potential=potential, reference=reference, source_log_marginals=marginals,
-                   source_samples=samples, source=source, potential_kind=potential_kind,
-                   reverse=bool(reverse), chunk_elements=chunk_elements,
-                   source_range=float(source_range))
+  return Benchmark(
+    potential=potential,
+    reference=reference,
+    source_log_marginals=marginals,
+    source_samples=samples,
+    source=source,
+    potential_kind=potential_kind,
+    reverse=bool(reverse),
+    chunk_elements=chunk_elements,
+    source_range=float(source_range),
+  )
 
 
-def make_benchmark(dim: int, num_categories: int, reference: str = "gaussian",
-                   alpha: float = 0.02, num_steps: int = 15, num_skip_steps: int = 8,
-                   num_potentials: int = 5, seed: Any = 0, source: str = "gaussian", *,
-                   potential: str = "gaussian", bump_sigma: float = 2.0,
-                   source_samples: Any = None, reverse: bool = False, dtype: Any = jnp.float32,
-                   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
-                   source_range: float = SOURCE_RANGE) -> Benchmark:
+def make_benchmark(
+  dim: int,
+  num_categories: int,
+  reference: str = "gaussian",
+  alpha: float = 0.02,
+  num_steps: int = 15,
+  num_skip_steps: int = 8,
+  num_potentials: int = 5,
+  seed: Any = 0,
+  source: str = "gaussian",
+  *,
+  potential: str = "gaussian",
+  bump_sigma: float = 2.0,
+  source_samples: Any = None,
+  reverse: bool = False,
+  dtype: Any = jnp.float32,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  source_range: float = SOURCE_RANGE,
+) -> Benchmark:
   """Generates a CatSBench-style instance deterministically from a seed (spec §6).
 
   The reference kernel is Q̄_{N+1} = Q_alpha^{(N+1) s}; the presets keep (N + 1) s = 128.
@@ -1187,9 +1346,16 @@ def make_benchmark(dim: int, num_categories: int, reference: str = "gaussian",
     pot = uniform_random_potential(key, d, s, k, dtype)
   else:
     raise ValueError(f"potential must be one of {POTENTIAL_KINDS}, got {potential!r}")
-  return build_benchmark(pot, ref, source, source_samples=source_samples,
-                         potential_kind=potential, reverse=reverse,
-                         chunk_elements=chunk_elements, source_range=source_range)
+  return build_benchmark(
+    pot,
+    ref,
+    source,
+    source_samples=source_samples,
+    potential_kind=potential,
+    reverse=reverse,
+    chunk_elements=chunk_elements,
+    source_range=source_range,
+  )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1203,9 +1369,18 @@ def _hd_presets() -> dict[str, dict[str, Any]]:
     for ref, alphas in (("gaussian", (0.02, 0.05)), ("uniform", (0.005, 0.01))):
       for a in alphas:
         out[f"hd_d{d}_s50_prior_{ref}_a{a}"] = dict(
-            dim=d, num_categories=50, reference=ref, alpha=a, num_steps=15,
-            num_skip_steps=8, num_potentials=5, source="gaussian", potential="gaussian",
-            bump_sigma=2.0, source_range=SOURCE_RANGE)
+          dim=d,
+          num_categories=50,
+          reference=ref,
+          alpha=a,
+          num_steps=15,
+          num_skip_steps=8,
+          num_potentials=5,
+          source="gaussian",
+          potential="gaussian",
+          bump_sigma=2.0,
+          source_range=SOURCE_RANGE,
+        )
   return out
 
 
@@ -1216,27 +1391,54 @@ N(0, I) quantised over [-7, 7] (``source_range`` = 7, as catsbench's HEAD; the c
 package defaults to [-3, 3], which spreads p_0 over more categories: std ≈ 8 vs ≈ 3.4)."""
 
 IMAGE_PRESETS: dict[str, dict[str, Any]] = {
-    f"image_d3072_s256_prior_gaussian_a{a}": dict(
-        dim=3072, num_categories=256, reference="gaussian", alpha=a, num_steps=15,
-        num_skip_steps=8, num_potentials=10, source="empirical", potential="gaussian",
-        bump_sigma=15.0, reverse=True)
-    for a in (0.01, 0.02)
+  f"image_d3072_s256_prior_gaussian_a{a}": dict(
+    dim=3072,
+    num_categories=256,
+    reference="gaussian",
+    alpha=a,
+    num_steps=15,
+    num_skip_steps=8,
+    num_potentials=10,
+    source="empirical",
+    potential="gaussian",
+    bump_sigma=15.0,
+    reverse=True,
+  )
+  for a in (0.01, 0.02)
 }
 """The coloured-MNIST configurations: p_0 is supplied as an array of generator samples (pixels
 0..255, flattened 3 x 32 x 32)."""
 
 TINY_PRESETS: dict[str, dict[str, Any]] = {
-    # D = 2, S = 6 (36 states, 1296 pairs): the runner's and the claims' enumerable instance.
-    "tiny_d2_s6_uniform": dict(dim=2, num_categories=6, reference="uniform", alpha=0.05,
-                               num_steps=3, num_skip_steps=2, num_potentials=3,
-                               source="gaussian", potential="uniform", bump_sigma=2.0,
-                               source_range=SOURCE_RANGE),
-    # D = 2, S = 10 (10^4 pairs): the ``tiny`` variant of the experiment configs; the
-    # independent coupling sits at an exact conditional KL of about 0.9.
-    "tiny_d2_s10_uniform": dict(dim=2, num_categories=10, reference="uniform", alpha=0.05,
-                                num_steps=3, num_skip_steps=2, num_potentials=3,
-                                source="gaussian", potential="uniform", bump_sigma=2.0,
-                                source_range=SOURCE_RANGE),
+  # D = 2, S = 6 (36 states, 1296 pairs): the runner's and the claims' enumerable instance.
+  "tiny_d2_s6_uniform": dict(
+    dim=2,
+    num_categories=6,
+    reference="uniform",
+    alpha=0.05,
+    num_steps=3,
+    num_skip_steps=2,
+    num_potentials=3,
+    source="gaussian",
+    potential="uniform",
+    bump_sigma=2.0,
+    source_range=SOURCE_RANGE,
+  ),
+  # D = 2, S = 10 (10^4 pairs): the ``tiny`` variant of the experiment configs; the
+  # independent coupling sits at an exact conditional KL of about 0.9.
+  "tiny_d2_s10_uniform": dict(
+    dim=2,
+    num_categories=10,
+    reference="uniform",
+    alpha=0.05,
+    num_steps=3,
+    num_skip_steps=2,
+    num_potentials=3,
+    source="gaussian",
+    potential="uniform",
+    bump_sigma=2.0,
+    source_range=SOURCE_RANGE,
+  ),
 }
 """Enumerable instances for exact KL / TV (uniform reference, lambda^8 ~ 0.55, random rank-3
 potential; M = 8 base steps, not the HD presets' 128)."""
@@ -1248,8 +1450,14 @@ experiment configs, the runner and the claims)."""
 _PRESET_IDENTITY = ("dim", "num_categories", "reference", "alpha", "num_skip_steps")
 
 
-def make_preset(name: str, seed: Any = 0, *, num_steps: int | None = None,
-                source_samples: Any = None, **overrides: Any) -> Benchmark:
+def make_preset(
+  name: str,
+  seed: Any = 0,
+  *,
+  num_steps: int | None = None,
+  source_samples: Any = None,
+  **overrides: Any,
+) -> Benchmark:
   """Builds a named preset (``hd_d{D}_s50_prior_{gaussian|uniform}_a{alpha}``, an image preset
   or a tiny enumerable one, ``TINY_PRESETS``).
 
@@ -1270,21 +1478,23 @@ def make_preset(name: str, seed: Any = 0, *, num_steps: int | None = None,
     raise ValueError(f"name must be one of {sorted(PRESETS)}, got {name!r}")
   bad = sorted(set(overrides) & set(_PRESET_IDENTITY))
   if bad:
-    raise ValueError(f"overrides may not change the preset's {bad}; use num_steps to "
-                     "re-grid")
+    raise ValueError(f"overrides may not change the preset's {bad}; use num_steps to re-grid")
   kwargs = dict(PRESETS[name])
   if num_steps is not None:
     n = ref_lib._check_positive_int(num_steps, "num_steps", 0)
     if name in TINY_PRESETS:
       raise ValueError(f"num_steps re-grids the M = {BASE_STEPS} presets, not {name!r}")
     if BASE_STEPS % (n + 1):
-      raise ValueError(f"num_steps + 1 must divide {BASE_STEPS} (M stays {BASE_STEPS}), "
-                       f"got num_steps={n}")
+      raise ValueError(
+        f"num_steps + 1 must divide {BASE_STEPS} (M stays {BASE_STEPS}), got num_steps={n}"
+      )
     kwargs.update(num_steps=n, num_skip_steps=BASE_STEPS // (n + 1))
   if kwargs["source"] == "empirical":
     if source_samples is None:
-      raise ValueError(f"preset {name!r} needs source_samples: an (n, {kwargs['dim']}) "
-                       "int array of generator samples with pixels in [0, 256)")
+      raise ValueError(
+        f"preset {name!r} needs source_samples: an (n, {kwargs['dim']}) "
+        "int array of generator samples with pixels in [0, 256)"
+      )
     kwargs["source_samples"] = source_samples
   elif source_samples is not None:
     raise ValueError(f"source_samples is only used by the image presets, not {name!r}")

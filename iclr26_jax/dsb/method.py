@@ -52,22 +52,52 @@ from iclr26_jax.dsb.solvers import csbm
 from iclr26_jax.dsb.solvers import dlightsb as dls
 from iclr26_jax.dsb.solvers.csbm import CSBM
 
-__all__ = ["SOLVERS", "TINY", "PRESET_NAMES", "DEFAULT_PRESET", "ONE_PRESET", "OPTIM_FIELDS",
-           "default_config", "preset_variant", "smoke", "variants", "optim_config", "solver_config",
-           "DSBMethod", "make_benchmark"]
+__all__ = [
+  "SOLVERS",
+  "TINY",
+  "PRESET_NAMES",
+  "DEFAULT_PRESET",
+  "ONE_PRESET",
+  "OPTIM_FIELDS",
+  "default_config",
+  "preset_variant",
+  "smoke",
+  "variants",
+  "optim_config",
+  "solver_config",
+  "DSBMethod",
+  "make_benchmark",
+]
 
 SOLVERS = {name: entry for name, entry in runner.SOLVERS.items() if entry.trained}
 """The trained rows of ``runner.SOLVERS`` (the one solver table)."""
 _TRAINER_OWNED = ("train_steps", "steps_per_chunk", "batch_size")
-OPTIM_FIELDS = {"name": "optimizer", "learning_rate": "learning_rate", "b1": "b1", "b2": "b2",
-                "weight_decay": "weight_decay", "grad_clip": "grad_clip"}
+OPTIM_FIELDS = {
+  "name": "optimizer",
+  "learning_rate": "learning_rate",
+  "b1": "b1",
+  "b2": "b2",
+  "weight_decay": "weight_decay",
+  "grad_clip": "grad_clip",
+}
 """``config.optim`` key -> solver dataclass field (``name`` only where the dataclass has an
 ``optimizer`` field: DLightSB-type; CSBM-type solvers always use AdamW)."""
 
 TINY = "tiny_d2_s10_uniform"  # the ``tiny`` variant (``benchmark.TINY_PRESETS``)
 PRESET_NAMES = tuple(sorted(bm.HD_PRESETS)) + tuple(sorted(bm.TINY_PRESETS)) + ("tiny",)
-_BENCH_FIELDS = ("dim", "num_categories", "reference", "alpha", "num_steps", "num_skip_steps",
-                 "num_potentials", "potential", "bump_sigma", "source", "source_range")
+_BENCH_FIELDS = (
+  "dim",
+  "num_categories",
+  "reference",
+  "alpha",
+  "num_steps",
+  "num_skip_steps",
+  "num_potentials",
+  "potential",
+  "bump_sigma",
+  "source",
+  "source_range",
+)
 
 
 def _preset_fields(name: str) -> dict[str, Any]:
@@ -88,48 +118,54 @@ def optim_config(solver: str) -> ml_collections.ConfigDict:
   cfg_cls, fields = _solver_fields(entry)
   defaults = cfg_cls(**(entry.fixed or {}))
   o = core_optim.optim_defaults()
-  o.name = "adamw"                # CSBM-type: always AdamW (``csbm._make_tx``)
+  o.name = "adamw"  # CSBM-type: always AdamW (``csbm._make_tx``)
   for key, field in fields.items():
     o[key] = getattr(defaults, field)
   return o
 
 
-def default_config(solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
-                   ) -> ml_collections.ConfigDict:
+def default_config(
+  solver: str, preset: str = "hd_d16_s50_prior_gaussian_a0.02"
+) -> ml_collections.ConfigDict:
   """The unlocked default config of ``solver`` on ``preset`` (paper hyperparameters)."""
   if solver not in SOLVERS:
-    raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
-                                 f"got {solver!r}")
+    raise config_lib.ConfigError(
+      f"config key 'solver' must be one of {sorted(SOLVERS)}; got {solver!r}"
+    )
   entry = SOLVERS[solver]
   cfg_cls, steps = entry.config_cls, entry.paper_steps
   c = config_lib.trainer_defaults()
   c.method = "dsb"
-  c.solver = solver             # dlightsb | dlightsb_m | dlightsb_m_joint | csbm | alpha_csbm
-  c.seed = 5                    # the reference scripts train with seed 5
-  c.num_steps = steps           # = the solver's train_steps
-  c.batch_size = 128            # = the solver's batch_size (alpha-CSBM: two halves)
+  c.solver = solver  # dlightsb | dlightsb_m | dlightsb_m_joint | csbm | alpha_csbm
+  c.seed = 5  # the reference scripts train with seed 5
+  c.num_steps = steps  # = the solver's train_steps
+  c.batch_size = 128  # = the solver's batch_size (alpha-CSBM: two halves)
   c.log_every = 1000
   c.eval_every = 20_000
   c.checkpoint_every = 10_000
   b = c.benchmark = ml_collections.ConfigDict()
-  b.preset = preset             # label: one of PRESET_NAMES (fields below may be overridden)
-  b.seed = 0                    # instance seed (our instances differ from the released files)
+  b.preset = preset  # label: one of PRESET_NAMES (fields below may be overridden)
+  b.seed = 0  # instance seed (our instances differ from the released files)
   for key, value in _preset_fields(preset).items():
-    b[key] = value            # dim, num_categories, reference, alpha, num_steps, ...
+    b[key] = value  # dim, num_categories, reference, alpha, num_steps, ...
   c.optim = optim_config(solver)  # the solver's optimiser, paper values (see the docstring)
   # The solver dataclass's other fields (documented there), paper defaults.
   defaults = cfg_cls(**(entry.fixed or {}))
   c.hparams = ml_collections.ConfigDict(
-      {f.name: getattr(defaults, f.name) for f in dataclasses.fields(cfg_cls)
-       if f.name not in _TRAINER_OWNED and f.name not in OPTIM_FIELDS.values()})
+    {
+      f.name: getattr(defaults, f.name)
+      for f in dataclasses.fields(cfg_cls)
+      if f.name not in _TRAINER_OWNED and f.name not in OPTIM_FIELDS.values()
+    }
+  )
   e = c.eval = ml_collections.ConfigDict()
-  e.seed = 2                    # the reference scripts test with seed 2
-  e.num_test = 20_000           # test sources (shape, perplexity; conditioning points)
-  e.point_every = 128           # one conditioning point per evaluation batch of 128
-  e.cond_samples = 1000         # conditional samples per point, truth and model
-  e.cond_trend = True           # also cond trend ((D S)^2 pair histograms per point)
-  e.traj_samples = 1024         # sources of the forward trajectory KL
-  e.exact_max_states = 256      # exact KL / TV by enumeration when S^D <= this
+  e.seed = 2  # the reference scripts test with seed 2
+  e.num_test = 20_000  # test sources (shape, perplexity; conditioning points)
+  e.point_every = 128  # one conditioning point per evaluation batch of 128
+  e.cond_samples = 1000  # conditional samples per point, truth and model
+  e.cond_trend = True  # also cond trend ((D S)^2 pair histograms per point)
+  e.traj_samples = 1024  # sources of the forward trajectory KL
+  e.exact_max_states = 256  # exact KL / TV by enumeration when S^D <= this
   return c
 
 
@@ -141,21 +177,30 @@ ONE_PRESET = {"presets": PRESET_NAMES}
 def preset_variant(name: str) -> dict[str, Any]:
   """The variant ``name`` (a preset of ``PRESET_NAMES``) as dotted-key overrides: its label and
   its ``benchmark`` fields."""
-  return {"benchmark.preset": name,
-          **{f"benchmark.{k}": v for k, v in _preset_fields(name).items()}}
+  return {
+    "benchmark.preset": name,
+    **{f"benchmark.{k}": v for k, v in _preset_fields(name).items()},
+  }
 
 
 def smoke(c: ml_collections.ConfigDict) -> None:
   """The ``smoke`` variant: the ``tiny`` instance (a preset named with ``smoke`` replaces it:
   ``variants`` applies presets after ``smoke``), 20 steps of batch 32, a small evaluation and
   model (DLightSB-type: K = 16; CSBM-type: width 32, epochs of 5 steps, 1 warm-up cycle)."""
-  fields = {**preset_variant("tiny"), "batch_size": 32, "eval.num_test": 64, "eval.point_every": 32,
-            "eval.cond_samples": 64, "eval.traj_samples": 32}
+  fields = {
+    **preset_variant("tiny"),
+    "batch_size": 32,
+    "eval.num_test": 64,
+    "eval.point_every": 32,
+    "eval.cond_samples": 64,
+    "eval.traj_samples": 32,
+  }
   if c.solver.startswith("dlightsb"):
     fields["hparams.num_potentials"] = 16
   else:
-    fields.update({"hparams.hidden": 32, "hparams.epoch_steps": 5,
-                   "hparams.num_first_iterations": 1})
+    fields.update(
+      {"hparams.hidden": 32, "hparams.epoch_steps": 5, "hparams.num_first_iterations": 1}
+    )
   config_lib.apply_smoke(c, **fields)
 
 
@@ -184,10 +229,19 @@ def make_benchmark(cfg: ml_collections.ConfigDict) -> bm.Benchmark:
   b = cfg.benchmark
   try:
     return bm.make_benchmark(
-        int(b.dim), int(b.num_categories), b.reference, float(b.alpha), int(b.num_steps),
-        int(b.num_skip_steps), int(b.num_potentials), seed=int(b.seed), source=b.source,
-        potential=b.potential, bump_sigma=float(b.bump_sigma),
-        source_range=float(b.source_range))
+      int(b.dim),
+      int(b.num_categories),
+      b.reference,
+      float(b.alpha),
+      int(b.num_steps),
+      int(b.num_skip_steps),
+      int(b.num_potentials),
+      seed=int(b.seed),
+      source=b.source,
+      potential=b.potential,
+      bump_sigma=float(b.bump_sigma),
+      source_range=float(b.source_range),
+    )
   except ValueError as e:
     raise config_lib.ConfigError(f"config key 'benchmark': {e}") from None
 
@@ -202,16 +256,21 @@ def solver_config(cfg: ml_collections.ConfigDict):
       ``optim`` key the solver does not read set away from its value.
   """
   if cfg.solver not in SOLVERS:
-    raise config_lib.ConfigError(f"config key 'solver' must be one of {sorted(SOLVERS)}; "
-                                 f"got {cfg.solver!r}")
+    raise config_lib.ConfigError(
+      f"config key 'solver' must be one of {sorted(SOLVERS)}; got {cfg.solver!r}"
+    )
   entry = SOLVERS[cfg.solver]
   cfg_cls, fields = _solver_fields(entry)
-  optim = config_lib.optim_fields(cfg.optim, fields, optim_config(cfg.solver),
-                                  f"the {cfg.solver} optimiser")
+  optim = config_lib.optim_fields(
+    cfg.optim, fields, optim_config(cfg.solver), f"the {cfg.solver} optimiser"
+  )
   try:
-    return cfg_cls(train_steps=int(cfg.num_steps), steps_per_chunk=1,
-                   batch_size=int(cfg.batch_size),
-                   **{**cfg.hparams.to_dict(), **optim, **(entry.fixed or {})})
+    return cfg_cls(
+      train_steps=int(cfg.num_steps),
+      steps_per_chunk=1,
+      batch_size=int(cfg.batch_size),
+      **{**cfg.hparams.to_dict(), **optim, **(entry.fixed or {})},
+    )
   except (TypeError, ValueError) as e:
     msg = str(e)  # the dataclass names the field first; name the run-config key
     key = next((f"optim.{k}" for k, f in fields.items() if msg.startswith(f"{f} ")), "hparams")
@@ -238,10 +297,16 @@ class DSBMethod(Method):
     s, d = self.problem.num_categories, self.problem.dim
     max_states = int(e.exact_max_states)
     self.eval_ctx = runner.prepare_preset(
-        self.problem, num_test=num_test, num_points=max(1, num_test // every),
-        cond_samples=int(e.cond_samples), num_traj=min(int(e.traj_samples), num_test),
-        max_exact_pairs=max_states * max_states if s ** d <= max_states else 0,
-        trend=bool(e.cond_trend), eval_seed=int(e.seed), name=str(config.benchmark.preset))
+      self.problem,
+      num_test=num_test,
+      num_points=max(1, num_test // every),
+      cond_samples=int(e.cond_samples),
+      num_traj=min(int(e.traj_samples), num_test),
+      max_exact_pairs=max_states * max_states if s**d <= max_states else 0,
+      trend=bool(e.cond_trend),
+      eval_seed=int(e.seed),
+      name=str(config.benchmark.preset),
+    )
     self.eval_key = jax.random.key(int(e.seed))
 
   # -- training ------------------------------------------------------------------------------
@@ -266,8 +331,9 @@ class DSBMethod(Method):
   def model(self, state) -> runner.Model:
     """The evaluated model in the runner's interface (CSBM-type: forward EMA parameters)."""
     if self.csbm_type:
-      return self.entry.adapter(csbm.make_output(state, self.problem, self.solver_cfg),
-                                self.problem, 0)
+      return self.entry.adapter(
+        csbm.make_output(state, self.problem, self.solver_cfg), self.problem, 0
+      )
     return self.entry.adapter(state.params, self.problem, 0)
 
   def evaluate(self, state):
@@ -275,6 +341,5 @@ class DSBMethod(Method):
     ctx = self.eval_ctx
     metrics = runner.evaluate_model(ctx, self.model(state), jax.random.fold_in(self.eval_key, 1))
     out = {f"eval/{k}": v for k, v in metrics.items() if v == v}  # NaN = not defined
-    out["eval/sb_perplexity_truth"] = float(dsb_metrics.sb_perplexity(self.problem, ctx.x0,
-                                                                      ctx.y))
+    out["eval/sb_perplexity_truth"] = float(dsb_metrics.sb_perplexity(self.problem, ctx.x0, ctx.y))
     return out

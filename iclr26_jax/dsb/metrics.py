@@ -43,36 +43,36 @@ from iclr26_jax.dsb.benchmark import Benchmark
 from iclr26_jax.dsb.reference import check_states
 
 __all__ = [
-    "marginal_histograms",
-    "pair_histograms",
-    "shape_score",
-    "trend_score",
-    "TREND_CONVENTIONS",
-    "conditioning_points",
-    "conditional_shape_trend",
-    "sb_perplexity",
-    "marginal_entropies",
-    "mc_conditional_kl",
-    "categorical_kl",
-    "trajectory_kl_forward",
-    "trajectory_kl_reverse",
-    "enumerate_states",
-    "exact_joint_log_probs",
-    "exact_target_log_probs",
-    "ExactConditionalMetrics",
-    "exact_conditional_kl_tv",
-    "independent_baseline_sample",
-    "prior_baseline_sample",
-    "prior_baseline_log_prob",
-    "featurewise_eot_potential",
-    "featurewise_eot_log_conditionals",
-    "featurewise_eot_sample",
-    "featurewise_eot_log_prob",
-    "state_index",
-    "exact_plan_from_transition_logits",
-    "C2ST_ENCODINGS",
-    "C2STResult",
-    "c2st",
+  "marginal_histograms",
+  "pair_histograms",
+  "shape_score",
+  "trend_score",
+  "TREND_CONVENTIONS",
+  "conditioning_points",
+  "conditional_shape_trend",
+  "sb_perplexity",
+  "marginal_entropies",
+  "mc_conditional_kl",
+  "categorical_kl",
+  "trajectory_kl_forward",
+  "trajectory_kl_reverse",
+  "enumerate_states",
+  "exact_joint_log_probs",
+  "exact_target_log_probs",
+  "ExactConditionalMetrics",
+  "exact_conditional_kl_tv",
+  "independent_baseline_sample",
+  "prior_baseline_sample",
+  "prior_baseline_log_prob",
+  "featurewise_eot_potential",
+  "featurewise_eot_log_conditionals",
+  "featurewise_eot_sample",
+  "featurewise_eot_log_prob",
+  "state_index",
+  "exact_plan_from_transition_logits",
+  "C2ST_ENCODINGS",
+  "C2STResult",
+  "c2st",
 ]
 
 TREND_CONVENTIONS = ("off_diagonal", "with_diagonal")
@@ -141,8 +141,10 @@ def pair_histograms(y: jax.Array, num_categories: int) -> jax.Array:
   if b == 0:
     raise ValueError("y must hold at least one sample")
   if (d * num_categories) ** 2 > _PAIR_HIST_LIMIT:
-    raise ValueError(f"y: D^2 S^2 = {(d * num_categories) ** 2} pair-histogram entries exceed "
-                     f"the limit {_PAIR_HIST_LIMIT}; trend is not defined for this size")
+    raise ValueError(
+      f"y: D^2 S^2 = {(d * num_categories) ** 2} pair-histogram entries exceed "
+      f"the limit {_PAIR_HIST_LIMIT}; trend is not defined for this size"
+    )
   return _pair_histograms(y, num_categories)
 
 
@@ -182,13 +184,15 @@ def _check_convention(convention: str, dim: int) -> bool:
     raise ValueError(f"convention must be one of {TREND_CONVENTIONS}, got {convention!r}")
   off = convention == "off_diagonal"
   if off and dim < 2:
-    raise ValueError("the off-diagonal trend needs D >= 2 coordinates; use "
-                     "convention='with_diagonal'")
+    raise ValueError(
+      "the off-diagonal trend needs D >= 2 coordinates; use convention='with_diagonal'"
+    )
   return off
 
 
-def trend_score(y: jax.Array, y_hat: jax.Array, num_categories: int,
-                convention: str = "off_diagonal") -> jax.Array:
+def trend_score(
+  y: jax.Array, y_hat: jax.Array, num_categories: int, convention: str = "off_diagonal"
+) -> jax.Array:
   """Trend = 1 - mean over ordered coordinate pairs (i, j) of TV of S x S pair histograms.
 
   ``convention="off_diagonal"`` averages the D (D - 1) pairs i != j (catsbench 1.4, the
@@ -236,18 +240,26 @@ def conditioning_points(x0: jax.Array, batch_size: int = 128) -> jax.Array:
     (ceil(B / batch_size), D) states.
   """
   x0 = jnp.asarray(x0)
-  chex.assert_rank(x0, 2, exception_type=ValueError,
-                   custom_message=f"x0 must have shape (B, D), got {tuple(x0.shape)}")
+  chex.assert_rank(
+    x0,
+    2,
+    exception_type=ValueError,
+    custom_message=f"x0 must have shape (B, D), got {tuple(x0.shape)}",
+  )
   batch_size = ref_lib._check_positive_int(batch_size, "batch_size", 1)
   return x0[::batch_size]
 
 
-def conditional_shape_trend(rng: jax.Array, x0_points: jax.Array,
-                            true_sampler: Callable[[jax.Array, jax.Array], jax.Array],
-                            model_sampler: Callable[[jax.Array, jax.Array], jax.Array],
-                            num_categories: int, num_samples: int = 1000,
-                            with_trend: bool = True,
-                            trend_convention: str = "off_diagonal") -> dict[str, jax.Array]:
+def conditional_shape_trend(
+  rng: jax.Array,
+  x0_points: jax.Array,
+  true_sampler: Callable[[jax.Array, jax.Array], jax.Array],
+  model_sampler: Callable[[jax.Array, jax.Array], jax.Array],
+  num_categories: int,
+  num_samples: int = 1000,
+  with_trend: bool = True,
+  trend_convention: str = "off_diagonal",
+) -> dict[str, jax.Array]:
   """Conditional shape / trend: shape and trend between truth and model samples given each x_0.
 
   Each sampler is called once on all points repeated ``num_samples`` times.
@@ -276,8 +288,12 @@ def conditional_shape_trend(rng: jax.Array, x0_points: jax.Array,
   y_true = jnp.asarray(true_sampler(k_true, xs))
   y_model = jnp.asarray(model_sampler(k_model, xs))
   for name, arr in (("true_sampler output", y_true), ("model_sampler output", y_model)):
-    chex.assert_shape(arr, xs.shape, exception_type=ValueError, custom_message=(
-        f"{name} must have shape {tuple(xs.shape)}, got {tuple(arr.shape)}"))
+    chex.assert_shape(
+      arr,
+      xs.shape,
+      exception_type=ValueError,
+      custom_message=(f"{name} must have shape {tuple(xs.shape)}, got {tuple(arr.shape)}"),
+    )
   y_true = check_states(y_true, "true_sampler output", num_categories, d)
   y_model = check_states(y_model, "model_sampler output", num_categories, d)
   return _conditional_scores(y_true, y_model, num_categories, bool(with_trend), p, off)
@@ -289,9 +305,14 @@ def _repeat_rows(x: jax.Array, n: int) -> jax.Array:
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3, 4, 5))
-def _conditional_scores(y_true: jax.Array, y_model: jax.Array, num_categories: int,
-                        with_trend: bool, num_points: int, off_diagonal: bool
-                        ) -> dict[str, jax.Array]:
+def _conditional_scores(
+  y_true: jax.Array,
+  y_model: jax.Array,
+  num_categories: int,
+  with_trend: bool,
+  num_points: int,
+  off_diagonal: bool,
+) -> dict[str, jax.Array]:
   s = num_categories
   d = y_true.shape[-1]
   y_true = y_true.reshape(num_points, -1, d)
@@ -302,13 +323,16 @@ def _conditional_scores(y_true: jax.Array, y_model: jax.Array, num_categories: i
     tv_1d = 0.5 * jnp.abs(_histogram(yt, s) - _histogram(ym, s)).sum(-1)
     out = {"cond_shape": 1.0 - jnp.mean(tv_1d)}
     if with_trend:
-      out["cond_trend"] = 1.0 - _pair_tv_mean(_pair_histograms(yt, s),
-                                              _pair_histograms(ym, s), off_diagonal)
+      out["cond_trend"] = 1.0 - _pair_tv_mean(
+        _pair_histograms(yt, s), _pair_histograms(ym, s), off_diagonal
+      )
     return out
 
   if with_trend and (d * s) ** 2 > _PAIR_HIST_LIMIT:
-    raise ValueError(f"num_categories: D^2 S^2 = {(d * s) ** 2} pair-histogram entries exceed "
-                     f"the limit {_PAIR_HIST_LIMIT}; use with_trend=False")
+    raise ValueError(
+      f"num_categories: D^2 S^2 = {(d * s) ** 2} pair-histogram entries exceed "
+      f"the limit {_PAIR_HIST_LIMIT}; use with_trend=False"
+    )
   scores = jax.lax.map(per_point, (y_true, y_model))
   return {k: jnp.mean(v) for k, v in scores.items()}
 
@@ -329,9 +353,12 @@ def sb_perplexity(benchmark: Benchmark, x0: jax.Array, y_hat: jax.Array) -> jax.
   """
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim)
   y_hat = check_states(y_hat, "y_hat", benchmark.num_categories, benchmark.dim)
-  chex.assert_shape(y_hat, x0.shape, exception_type=ValueError, custom_message=(
-      f"y_hat must have the shape of x0 {tuple(x0.shape)}, got "
-      f"{tuple(y_hat.shape)}"))
+  chex.assert_shape(
+    y_hat,
+    x0.shape,
+    exception_type=ValueError,
+    custom_message=(f"y_hat must have the shape of x0 {tuple(x0.shape)}, got {tuple(y_hat.shape)}"),
+  )
   return _perplexity(benchmark.plan_marginal_logits(x0), y_hat)
 
 
@@ -359,8 +386,12 @@ def _entropies(h: jax.Array) -> jax.Array:
   return -jnp.sum(jnp.where(h > 0, h * jnp.log(jnp.where(h > 0, h, 1.0)), 0.0), axis=-1)
 
 
-def mc_conditional_kl(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                      model_log_prob: Callable[[jax.Array, jax.Array], jax.Array]) -> jax.Array:
+def mc_conditional_kl(
+  rng: jax.Array,
+  benchmark: Benchmark,
+  x0: jax.Array,
+  model_log_prob: Callable[[jax.Array, jax.Array], jax.Array],
+) -> jax.Array:
   """Unbiased Monte Carlo estimate of E_{x_0} KL(pi*(.|x_0) || pi_theta(.|x_0)).
 
   Draws y ~ pi*(. | x_0) and averages log pi*(y | x_0) - log pi_theta(y | x_0); both densities
@@ -378,9 +409,12 @@ def mc_conditional_kl(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim)
   y = benchmark.sample_plan(rng, x0)
   model = jnp.asarray(model_log_prob(x0, y))
-  chex.assert_shape(model, (x0.shape[0],), exception_type=ValueError, custom_message=(
-      f"model_log_prob must return shape ({x0.shape[0]},), got "
-      f"{tuple(model.shape)}"))
+  chex.assert_shape(
+    model,
+    (x0.shape[0],),
+    exception_type=ValueError,
+    custom_message=(f"model_log_prob must return shape ({x0.shape[0]},), got {tuple(model.shape)}"),
+  )
   return _mean_difference(benchmark.plan_log_prob(x0, y), model)
 
 
@@ -403,9 +437,13 @@ def categorical_kl(log_p: jax.Array, log_q: jax.Array) -> jax.Array:
   """
   log_p = jax.nn.log_softmax(jnp.asarray(log_p), axis=-1)
   log_q = jax.nn.log_softmax(jnp.asarray(log_q), axis=-1)
-  chex.assert_equal_shape([log_p, log_q], exception_type=ValueError, custom_message=(
-      f"log_p and log_q must have the same shape, got {tuple(log_p.shape)} "
-      f"and {tuple(log_q.shape)}"))
+  chex.assert_equal_shape(
+    [log_p, log_q],
+    exception_type=ValueError,
+    custom_message=(
+      f"log_p and log_q must have the same shape, got {tuple(log_p.shape)} and {tuple(log_q.shape)}"
+    ),
+  )
   p = jnp.exp(log_p)
   safe_p = jnp.where(p > 0, log_p, 0.0)
   safe_q = jnp.where(p > 0, log_q, 0.0)
@@ -417,15 +455,24 @@ TransitionLogitsFn = Callable[[jax.Array, jax.Array], jax.Array]
 
 def _check_model_logits(out: jax.Array, x_t: jax.Array, s: int) -> jax.Array:
   want = x_t.shape + (s,)
-  chex.assert_shape(out, want, exception_type=ValueError, custom_message=(
-      f"model_transition_logits must return shape {want}, got "
-      f"{tuple(out.shape)}"))
+  chex.assert_shape(
+    out,
+    want,
+    exception_type=ValueError,
+    custom_message=(f"model_transition_logits must return shape {want}, got {tuple(out.shape)}"),
+  )
   return out
 
 
-def _trajectory_kl(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                   model_transition_logits: Callable, forward: bool,
-                   model_params: Any = None, model_potential: Any = None) -> jax.Array:
+def _trajectory_kl(
+  rng: jax.Array,
+  benchmark: Benchmark,
+  x0: jax.Array,
+  model_transition_logits: Callable,
+  forward: bool,
+  model_params: Any = None,
+  model_potential: Any = None,
+) -> jax.Array:
   n = benchmark.num_steps
   if n < 1:
     raise ValueError(f"trajectory KL needs num_steps N >= 1 (it is scaled by D N), got {n}")
@@ -434,18 +481,35 @@ def _trajectory_kl(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim).astype(jnp.int32)
   if model_potential is not None:
     if not isinstance(model_potential, bm.CPPotential):
-      raise ValueError("model_potential must be a CPPotential, got "
-                       f"{type(model_potential).__name__}")
+      raise ValueError(
+        f"model_potential must be a CPPotential, got {type(model_potential).__name__}"
+      )
     bm._check_potential(model_potential, benchmark.reference)
-  return _trajectory_kl_jit(rng, benchmark, x0, model_transition_logits, forward, model_params,
-                            model_params is not None, model_potential)
+  return _trajectory_kl_jit(
+    rng,
+    benchmark,
+    x0,
+    model_transition_logits,
+    forward,
+    model_params,
+    model_params is not None,
+    model_potential,
+  )
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4, 6))
-def _trajectory_kl_jit(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                       model_fn: Callable, forward: bool, model_params: Any,
-                       has_params: bool, model_potential: Any) -> jax.Array:
+def _trajectory_kl_jit(
+  rng: jax.Array,
+  benchmark: Benchmark,
+  x0: jax.Array,
+  model_fn: Callable,
+  forward: bool,
+  model_params: Any,
+  has_params: bool,
+  model_potential: Any,
+) -> jax.Array:
   if has_params:
+
     def model_transition_logits(x_t, t):
       return model_fn(model_params, x_t, t)
   else:
@@ -463,22 +527,26 @@ def _trajectory_kl_jit(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
     key, t = inputs
     u_next = bm.log_u_table(ref.log_q_bar[n - t], cores, chunk)
     mu_next = model_tables(n - t) if own_chain else mu_cur
-    true_logp = bm._transition_marginals_from_tables(pot.log_alpha, u_cur, u_next,
-                                                     ref.log_q_step, x_t, chunk)
+    true_logp = bm._transition_marginals_from_tables(
+      pot.log_alpha, u_cur, u_next, ref.log_q_step, x_t, chunk
+    )
     model_logp = jax.nn.log_softmax(
-        _check_model_logits(jnp.asarray(model_transition_logits(x_t, t)), x_t, s), axis=-1)
+      _check_model_logits(jnp.asarray(model_transition_logits(x_t, t)), x_t, s), axis=-1
+    )
     if forward:
       kl = categorical_kl(true_logp, model_logp)
       keys = jax.random.split(key, x_t.shape[0])
-      x_next = bm._mixture_step_sample(keys, x_t, pot.log_alpha, u_cur, u_next,
-                                       ref.log_q_step, chunk)
+      x_next = bm._mixture_step_sample(
+        keys, x_t, pot.log_alpha, u_cur, u_next, ref.log_q_step, chunk
+      )
     elif own_chain:
       # A CP model's own chain is a mixture of products (Eq. 9 with its potential): the
       # rollout draws the component first, as the peer does, not per-coordinate marginals.
       kl = categorical_kl(model_logp, true_logp)
       keys = jax.random.split(key, x_t.shape[0])
-      x_next = bm._mixture_step_sample(keys, x_t, model_potential.log_alpha, mu_cur,
-                                       mu_next, ref.log_q_step, chunk)
+      x_next = bm._mixture_step_sample(
+        keys, x_t, model_potential.log_alpha, mu_cur, mu_next, ref.log_q_step, chunk
+      )
     else:
       kl = categorical_kl(model_logp, true_logp)
       x_next = jax.random.categorical(key, model_logp, axis=-1).astype(jnp.int32)
@@ -487,14 +555,19 @@ def _trajectory_kl_jit(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
   keys = jax.random.split(rng, n + 1)
   u_first = bm.log_u_table(ref.log_q_bar[n + 1], cores, chunk)
   mu_first = model_tables(n + 1) if own_chain else jnp.zeros((), u_first.dtype)
-  _, per_step = jax.lax.scan(step, (x0, u_first, mu_first),
-                             (keys, jnp.arange(n + 1, dtype=jnp.int32)))
+  _, per_step = jax.lax.scan(
+    step, (x0, u_first, mu_first), (keys, jnp.arange(n + 1, dtype=jnp.int32))
+  )
   return jnp.mean(per_step) * benchmark.dim * n
 
 
-def trajectory_kl_forward(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                          model_transition_logits: Callable, model_params: Any = None
-                          ) -> jax.Array:
+def trajectory_kl_forward(
+  rng: jax.Array,
+  benchmark: Benchmark,
+  x0: jax.Array,
+  model_transition_logits: Callable,
+  model_params: Any = None,
+) -> jax.Array:
   """Forward trajectory KL along true SB rollouts (Eq. 9 chain from x_0).
 
   Value: mean_{t,b,d} KL(p*^d(.|x_t) || p_theta^d(.|x_t)) * D N, with p* from Eq. 11.
@@ -513,13 +586,19 @@ def trajectory_kl_forward(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
   Returns:
     scalar KL (≈ a sum over the N + 1 steps and D coordinates).
   """
-  return _trajectory_kl(rng, benchmark, x0, model_transition_logits, forward=True,
-                        model_params=model_params)
+  return _trajectory_kl(
+    rng, benchmark, x0, model_transition_logits, forward=True, model_params=model_params
+  )
 
 
-def trajectory_kl_reverse(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
-                          model_transition_logits: Callable, model_params: Any = None,
-                          model_potential: Any = None) -> jax.Array:
+def trajectory_kl_reverse(
+  rng: jax.Array,
+  benchmark: Benchmark,
+  x0: jax.Array,
+  model_transition_logits: Callable,
+  model_params: Any = None,
+  model_potential: Any = None,
+) -> jax.Array:
   """Reverse trajectory KL along model rollouts: mean_{t,b,d} KL(p_theta^d(.|x_t) || p*^d(.|x_t))
   * D N.
 
@@ -540,8 +619,15 @@ def trajectory_kl_reverse(rng: jax.Array, benchmark: Benchmark, x0: jax.Array,
   Returns:
     scalar KL.
   """
-  return _trajectory_kl(rng, benchmark, x0, model_transition_logits, forward=False,
-                        model_params=model_params, model_potential=model_potential)
+  return _trajectory_kl(
+    rng,
+    benchmark,
+    x0,
+    model_transition_logits,
+    forward=False,
+    model_params=model_params,
+    model_potential=model_potential,
+  )
 
 
 # --------------------------------------------------------------------------------------------
@@ -562,9 +648,8 @@ def enumerate_states(dim: int, num_categories: int, max_states: int = 1 << 16) -
   """
   d = ref_lib._check_positive_int(dim, "dim", 1)
   s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
-  if s ** d > max_states:
-    raise ValueError(f"dim/num_categories: S^D = {s ** d} states exceed max_states="
-                     f"{max_states}")
+  if s**d > max_states:
+    raise ValueError(f"dim/num_categories: S^D = {s**d} states exceed max_states={max_states}")
   grids = np.meshgrid(*([np.arange(s)] * d), indexing="ij")
   return jnp.asarray(np.stack([g.reshape(-1) for g in grids], axis=-1), jnp.int32)
 
@@ -573,16 +658,22 @@ def _enumerated_pairs(benchmark: Benchmark, max_pairs: int):
   s, d = benchmark.num_categories, benchmark.dim
   max_pairs = ref_lib._check_positive_int(max_pairs, "max_pairs", 1)
   if s ** (2 * d) > max_pairs:
-    raise ValueError(f"benchmark: S^(2D) = {s ** (2 * d)} pairs exceed max_pairs={max_pairs}; "
-                     "exact metrics need a tiny instance")
+    raise ValueError(
+      f"benchmark: S^(2D) = {s ** (2 * d)} pairs exceed max_pairs={max_pairs}; "
+      "exact metrics need a tiny instance"
+    )
   states = np.asarray(enumerate_states(d, s, max_states=max_pairs))
   m = states.shape[0]
-  return (jnp.asarray(states), jnp.asarray(np.repeat(states, m, axis=0)),
-          jnp.asarray(np.tile(states, (m, 1))))
+  return (
+    jnp.asarray(states),
+    jnp.asarray(np.repeat(states, m, axis=0)),
+    jnp.asarray(np.tile(states, (m, 1))),
+  )
 
 
-def exact_joint_log_probs(benchmark: Benchmark, max_pairs: int = 1 << 22
-                          ) -> tuple[jax.Array, jax.Array, jax.Array]:
+def exact_joint_log_probs(
+  benchmark: Benchmark, max_pairs: int = 1 << 22
+) -> tuple[jax.Array, jax.Array, jax.Array]:
   """Enumerates the plan: states, log p_0 and log pi*(y | x_0) for every pair.
 
   Args:
@@ -600,8 +691,9 @@ def exact_joint_log_probs(benchmark: Benchmark, max_pairs: int = 1 << 22
   return states, log_p0, jnp.reshape(log_cond, (m, m))
 
 
-def exact_target_log_probs(benchmark: Benchmark, max_pairs: int = 1 << 22
-                           ) -> tuple[jax.Array, jax.Array]:
+def exact_target_log_probs(
+  benchmark: Benchmark, max_pairs: int = 1 << 22
+) -> tuple[jax.Array, jax.Array]:
   """Exact p_1 on a tiny instance: log p_1(y) = logsumexp_{x_0}(log p_0(x_0) + log pi*(y | x_0)).
 
   Args:
@@ -627,9 +719,11 @@ class ExactConditionalMetrics(NamedTuple):
   tv: jax.Array
 
 
-def exact_conditional_kl_tv(benchmark: Benchmark,
-                            model_log_prob: Callable[[jax.Array, jax.Array], jax.Array],
-                            max_pairs: int = 1 << 22) -> ExactConditionalMetrics:
+def exact_conditional_kl_tv(
+  benchmark: Benchmark,
+  model_log_prob: Callable[[jax.Array, jax.Array], jax.Array],
+  max_pairs: int = 1 << 22,
+) -> ExactConditionalMetrics:
   """Exact E_{x_0 ~ p_0} KL(pi*(.|x_0) || pi_theta(.|x_0)) and E_{p_0} TV by enumeration.
 
   Args:
@@ -646,19 +740,22 @@ def exact_conditional_kl_tv(benchmark: Benchmark,
   log_p0 = benchmark.source_log_prob(states)
   log_true = benchmark.plan_log_prob(x0_rep, y_rep)
   model = jnp.asarray(model_log_prob(x0_rep, y_rep))
-  chex.assert_shape(model, (m * m,), exception_type=ValueError, custom_message=(
-      f"model_log_prob must return shape ({m * m},), got {tuple(model.shape)}"))
-  return ExactConditionalMetrics(*_exact_kl_tv(log_p0, log_true.reshape(m, m),
-                                               model.reshape(m, m)))
+  chex.assert_shape(
+    model,
+    (m * m,),
+    exception_type=ValueError,
+    custom_message=(f"model_log_prob must return shape ({m * m},), got {tuple(model.shape)}"),
+  )
+  return ExactConditionalMetrics(*_exact_kl_tv(log_p0, log_true.reshape(m, m), model.reshape(m, m)))
 
 
 @jax.jit
-def _exact_kl_tv(log_p0: jax.Array, log_true: jax.Array,
-                 log_model: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _exact_kl_tv(
+  log_p0: jax.Array, log_true: jax.Array, log_model: jax.Array
+) -> tuple[jax.Array, jax.Array]:
   p_true = jnp.exp(log_true)
   p0 = jnp.exp(log_p0)
-  kl_terms = jnp.where(p_true > 0, p_true * (log_true - jnp.where(p_true > 0, log_model, 0.0)),
-                       0.0)
+  kl_terms = jnp.where(p_true > 0, p_true * (log_true - jnp.where(p_true > 0, log_model, 0.0)), 0.0)
   kl = jnp.sum(jnp.where(p0 > 0, p0 * kl_terms.sum(-1), 0.0))
   tv = jnp.sum(p0 * 0.5 * jnp.abs(p_true - jnp.exp(log_model)).sum(-1))
   return kl, tv
@@ -717,8 +814,12 @@ def prior_baseline_log_prob(benchmark: Benchmark, x0: jax.Array, y: jax.Array) -
   """
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim)
   y = check_states(y, "y", benchmark.num_categories, benchmark.dim)
-  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
-      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
+  chex.assert_shape(
+    y,
+    x0.shape,
+    exception_type=ValueError,
+    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
+  )
   return _pair_table_sum(benchmark.reference_log_kernel(), x0, y)
 
 
@@ -728,8 +829,9 @@ def _pair_table_sum(log_kernel: jax.Array, x0: jax.Array, y: jax.Array) -> jax.A
 
 
 @functools.partial(jax.jit, static_argnames=("threshold", "max_iterations"))
-def _featurewise_sinkhorn(log_kernel: jax.Array, log_a: jax.Array, log_b: jax.Array,
-                          threshold: float, max_iterations: int) -> jax.Array:
+def _featurewise_sinkhorn(
+  log_kernel: jax.Array, log_a: jax.Array, log_b: jax.Array, threshold: float, max_iterations: int
+) -> jax.Array:
   from ott.geometry import geometry
   from ott.problems.linear import linear_problem
   from ott.solvers.linear import sinkhorn
@@ -757,9 +859,14 @@ def _log_mean_rows(logp: jax.Array) -> jax.Array:
   return jax.nn.logsumexp(logp, axis=0) - jnp.log(jnp.asarray(logp.shape[0], logp.dtype))
 
 
-def _featurewise_g(benchmark: Benchmark, rng: jax.Array | None, num_marginal_samples: int,
-                   target_log_marginals: jax.Array | None, threshold: float,
-                   max_iterations: int) -> jax.Array:
+def _featurewise_g(
+  benchmark: Benchmark,
+  rng: jax.Array | None,
+  num_marginal_samples: int,
+  target_log_marginals: jax.Array | None,
+  threshold: float,
+  max_iterations: int,
+) -> jax.Array:
   """(D, S) target-side Sinkhorn potentials g^d of the 1-D EOT problems (eps = 1)."""
   d, s = benchmark.dim, benchmark.num_categories
   if target_log_marginals is None:
@@ -770,21 +877,35 @@ def _featurewise_g(benchmark: Benchmark, rng: jax.Array | None, num_marginal_sam
     logp = benchmark.plan_marginal_logits(x0)  # (n, D, S)
     target_log_marginals = _log_mean_rows(logp)
   target_log_marginals = jnp.asarray(target_log_marginals, benchmark.source_log_marginals.dtype)
-  chex.assert_shape(target_log_marginals, (d, s), exception_type=ValueError, custom_message=(
+  chex.assert_shape(
+    target_log_marginals,
+    (d, s),
+    exception_type=ValueError,
+    custom_message=(
       f"target_log_marginals must have shape (D, S) = ({d}, {s}), got "
-      f"{tuple(target_log_marginals.shape)}"))
+      f"{tuple(target_log_marginals.shape)}"
+    ),
+  )
   if not threshold > 0:
     raise ValueError(f"threshold must be positive, got {threshold}")
   max_iterations = ref_lib._check_positive_int(max_iterations, "max_iterations", 1)
-  return _featurewise_sinkhorn(benchmark.reference_log_kernel(), benchmark.source_log_marginals,
-                               target_log_marginals, float(threshold), max_iterations)
+  return _featurewise_sinkhorn(
+    benchmark.reference_log_kernel(),
+    benchmark.source_log_marginals,
+    target_log_marginals,
+    float(threshold),
+    max_iterations,
+  )
 
 
-def featurewise_eot_potential(benchmark: Benchmark, rng: jax.Array | None = None,
-                              num_marginal_samples: int = 20_000,
-                              target_log_marginals: jax.Array | None = None,
-                              threshold: float = 1e-6,
-                              max_iterations: int = 10_000) -> bm.CPPotential:
+def featurewise_eot_potential(
+  benchmark: Benchmark,
+  rng: jax.Array | None = None,
+  num_marginal_samples: int = 20_000,
+  target_log_marginals: jax.Array | None = None,
+  threshold: float = 1e-6,
+  max_iterations: int = 10_000,
+) -> bm.CPPotential:
   """The feature-wise EOT baseline as a rank-1 CP Schrödinger potential.
 
   The product of the 1-D EOT plans, prod_d Q̄_{N+1}(x_0^d, y^d) e^{g^d(y^d)} / Z^d(x_0^d), is the
@@ -796,17 +917,21 @@ def featurewise_eot_potential(benchmark: Benchmark, rng: jax.Array | None = None
   Returns:
     CPPotential with log_alpha (1,) and log_cp_cores (D, S, 1).
   """
-  g = _featurewise_g(benchmark, rng, num_marginal_samples, target_log_marginals, threshold,
-                     max_iterations)
+  g = _featurewise_g(
+    benchmark, rng, num_marginal_samples, target_log_marginals, threshold, max_iterations
+  )
   g = g - jnp.max(g, axis=-1, keepdims=True)  # per-coordinate constants cancel in the plan
   return bm.CPPotential(log_alpha=jnp.zeros((1,), g.dtype), log_cp_cores=g[:, :, None])
 
 
-def featurewise_eot_log_conditionals(benchmark: Benchmark, rng: jax.Array | None = None,
-                                     num_marginal_samples: int = 20_000,
-                                     target_log_marginals: jax.Array | None = None,
-                                     threshold: float = 1e-6,
-                                     max_iterations: int = 10_000) -> jax.Array:
+def featurewise_eot_log_conditionals(
+  benchmark: Benchmark,
+  rng: jax.Array | None = None,
+  num_marginal_samples: int = 20_000,
+  target_log_marginals: jax.Array | None = None,
+  threshold: float = 1e-6,
+  max_iterations: int = 10_000,
+) -> jax.Array:
   """Feature-wise EOT baseline: the exact 1-D EOT plan of each coordinate (ott-jax Sinkhorn).
 
   Coordinate d solves min KL(P ‖ p_0^d ⊗ Q̄_{N+1}) over couplings of (p_0^d, p_1^d), i.e. cost
@@ -825,24 +950,26 @@ def featurewise_eot_log_conditionals(benchmark: Benchmark, rng: jax.Array | None
   Returns:
     (D, S, S) log conditionals log P^d(y^d | x_0^d) (rows indexed by x_0^d).
   """
-  g = _featurewise_g(benchmark, rng, num_marginal_samples, target_log_marginals, threshold,
-                     max_iterations)
+  g = _featurewise_g(
+    benchmark, rng, num_marginal_samples, target_log_marginals, threshold, max_iterations
+  )
   return _conditionals_from_g(benchmark.reference_log_kernel(), g)
 
 
-def _check_log_conditionals(log_conditionals: jax.Array,
-                            x0: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _check_log_conditionals(
+  log_conditionals: jax.Array, x0: jax.Array
+) -> tuple[jax.Array, jax.Array]:
   log_conditionals = jnp.asarray(log_conditionals)
   if log_conditionals.ndim != 3 or log_conditionals.shape[1] != log_conditionals.shape[2]:
-    raise ValueError(f"log_conditionals must have shape (D, S, S), got "
-                     f"{tuple(log_conditionals.shape)}")
+    raise ValueError(
+      f"log_conditionals must have shape (D, S, S), got {tuple(log_conditionals.shape)}"
+    )
   d, s, _ = log_conditionals.shape
   x0 = check_states(x0, "x0", s, d)
   return log_conditionals, x0
 
 
-def featurewise_eot_sample(log_conditionals: jax.Array, rng: jax.Array,
-                           x0: jax.Array) -> jax.Array:
+def featurewise_eot_sample(log_conditionals: jax.Array, rng: jax.Array, x0: jax.Array) -> jax.Array:
   """Samples y^d ~ P^d(. | x_0^d) independently per coordinate.
 
   Args:
@@ -863,8 +990,7 @@ def _featurewise_sample(log_conditionals: jax.Array, rng: jax.Array, x0: jax.Arr
   return jax.random.categorical(rng, logits, axis=-1).astype(jnp.int32)
 
 
-def featurewise_eot_log_prob(log_conditionals: jax.Array, x0: jax.Array,
-                             y: jax.Array) -> jax.Array:
+def featurewise_eot_log_prob(log_conditionals: jax.Array, x0: jax.Array, y: jax.Array) -> jax.Array:
   """log prod_d P^d(y^d | x_0^d) of the feature-wise EOT baseline.
 
   Args:
@@ -878,8 +1004,12 @@ def featurewise_eot_log_prob(log_conditionals: jax.Array, x0: jax.Array,
   log_conditionals, x0 = _check_log_conditionals(log_conditionals, x0)
   d, s, _ = log_conditionals.shape
   y = check_states(y, "y", s, d)
-  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
-      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
+  chex.assert_shape(
+    y,
+    x0.shape,
+    exception_type=ValueError,
+    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
+  )
   return _featurewise_log_prob(log_conditionals, x0, y)
 
 
@@ -908,9 +1038,12 @@ def state_index(x: jax.Array, num_categories: int) -> jax.Array:
   return x.astype(jnp.int32) @ weights
 
 
-def exact_plan_from_transition_logits(benchmark: Benchmark, model_transition_logits: Callable,
-                                      model_params: Any = None,
-                                      max_states: int = 1 << 11) -> jax.Array:
+def exact_plan_from_transition_logits(
+  benchmark: Benchmark,
+  model_transition_logits: Callable,
+  model_params: Any = None,
+  max_states: int = 1 << 11,
+) -> jax.Array:
   """Exact end-point law of a model's Markov chain whose steps factorise over coordinates.
 
   The model's step t (t = 0..N) is prod_d softmax(logits(x_t, t))^d(x_{t+1}^d); on a tiny
@@ -984,10 +1117,19 @@ class C2STResult(NamedTuple):
   num_test: int
 
 
-def c2st(rng: jax.Array, real: jax.Array, fake: jax.Array, num_categories: int,
-         encoding: str = "auto", hidden: int = 64, learning_rate: float = 1e-2,
-         weight_decay: float = 1e-2, train_steps: int = 300, batch_size: int = 256,
-         train_fraction: float = 0.5) -> C2STResult:
+def c2st(
+  rng: jax.Array,
+  real: jax.Array,
+  fake: jax.Array,
+  num_categories: int,
+  encoding: str = "auto",
+  hidden: int = 64,
+  learning_rate: float = 1e-2,
+  weight_decay: float = 1e-2,
+  train_steps: int = 300,
+  batch_size: int = 256,
+  train_fraction: float = 0.5,
+) -> C2STResult:
   """Classifier two-sample test between real and generated categorical samples.
 
   A one-hidden-layer MLP (``hidden`` ReLU units; AdamW, as in the paper's C2ST) is trained to
@@ -1031,14 +1173,26 @@ def c2st(rng: jax.Array, real: jax.Array, fake: jax.Array, num_categories: int,
   n = min(real.shape[0], fake.shape[0])
   n_train = int(round(n * float(train_fraction)))
   if n_train < 1 or n - n_train < 1:
-    raise ValueError(f"real/fake: need at least one training and one held-out sample per "
-                     f"class, got n = {n} with train_fraction = {train_fraction}")
+    raise ValueError(
+      f"real/fake: need at least one training and one held-out sample per "
+      f"class, got n = {n} with train_fraction = {train_fraction}"
+    )
   f = real.shape[-1]
   if encoding == "auto":
     encoding = "onehot" if f * s <= _C2ST_ONEHOT_LIMIT else "scaled"
-  accuracy, auroc = _c2st(rng, real[:n].astype(jnp.int32), fake[:n].astype(jnp.int32), s,
-                          encoding, hidden, float(learning_rate), float(weight_decay),
-                          train_steps, min(batch_size, n_train), n_train)
+  accuracy, auroc = _c2st(
+    rng,
+    real[:n].astype(jnp.int32),
+    fake[:n].astype(jnp.int32),
+    s,
+    encoding,
+    hidden,
+    float(learning_rate),
+    float(weight_decay),
+    train_steps,
+    min(batch_size, n_train),
+    n_train,
+  )
   return C2STResult(accuracy, auroc, 1.0 - 2.0 * jnp.abs(auroc - 0.5), n - n_train)
 
 
@@ -1049,8 +1203,19 @@ def _c2st_features(x: jax.Array, s: int, encoding: str) -> jax.Array:
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4, 5, 6, 7, 8, 9, 10))
-def _c2st(rng, real, fake, s, encoding, hidden, learning_rate, weight_decay, train_steps,
-          batch_size, n_train):
+def _c2st(
+  rng,
+  real,
+  fake,
+  s,
+  encoding,
+  hidden,
+  learning_rate,
+  weight_decay,
+  train_steps,
+  batch_size,
+  n_train,
+):
   import optax
 
   n = real.shape[0]
@@ -1060,11 +1225,11 @@ def _c2st(rng, real, fake, s, encoding, hidden, learning_rate, weight_decay, tra
   width = real.shape[1] * (s if encoding == "onehot" else 1)
   k1, k2 = jax.random.split(k_init)
   params = {
-      "w1": jax.random.normal(k1, (width * hidden,), jnp.float32).reshape(width, hidden)
-      / jnp.sqrt(jnp.float32(width)),
-      "b1": jnp.zeros((hidden,), jnp.float32),
-      "w2": jax.random.normal(k2, (hidden,), jnp.float32) / jnp.sqrt(jnp.float32(hidden)),
-      "b2": jnp.zeros((), jnp.float32),
+    "w1": jax.random.normal(k1, (width * hidden,), jnp.float32).reshape(width, hidden)
+    / jnp.sqrt(jnp.float32(width)),
+    "b1": jnp.zeros((hidden,), jnp.float32),
+    "w2": jax.random.normal(k2, (hidden,), jnp.float32) / jnp.sqrt(jnp.float32(hidden)),
+    "b2": jnp.zeros((), jnp.float32),
   }
 
   def logit(p, x):
@@ -1072,8 +1237,9 @@ def _c2st(rng, real, fake, s, encoding, hidden, learning_rate, weight_decay, tra
     return h @ p["w2"] + p["b2"]
 
   def loss_fn(p, xr, xf):
-    return (jnp.mean(optax.sigmoid_binary_cross_entropy(logit(p, xr), 1.0))
-            + jnp.mean(optax.sigmoid_binary_cross_entropy(logit(p, xf), 0.0)))
+    return jnp.mean(optax.sigmoid_binary_cross_entropy(logit(p, xr), 1.0)) + jnp.mean(
+      optax.sigmoid_binary_cross_entropy(logit(p, xf), 0.0)
+    )
 
   tx = optax.adamw(learning_rate, weight_decay=weight_decay)
 
@@ -1086,8 +1252,9 @@ def _c2st(rng, real, fake, s, encoding, hidden, learning_rate, weight_decay, tra
     updates, opt = tx.update(grads, opt, p)
     return (optax.apply_updates(p, updates), opt), None
 
-  (params, _), _ = jax.lax.scan(step, (params, tx.init(params)),
-                                jax.random.split(k_steps, train_steps))
+  (params, _), _ = jax.lax.scan(
+    step, (params, tx.init(params)), jax.random.split(k_steps, train_steps)
+  )
   lr = logit(params, real[n_train:])
   lf = logit(params, fake[n_train:])
   accuracy = 0.5 * (jnp.mean(lr > 0) + jnp.mean(lf <= 0))

@@ -37,23 +37,23 @@ import numpy as np
 from flax import struct
 
 __all__ = [
-    "REFERENCE_KINDS",
-    "ReferenceProcess",
-    "uniform_one_step_log_matrix",
-    "gaussian_one_step_log_matrix",
-    "one_step_log_matrix",
-    "log_matmul",
-    "log_matrix_power",
-    "uniform_log_matrix_power",
-    "cumulative_log_matrices",
-    "uniform_cumulative_log_matrices",
-    "make_reference",
-    "reference_from_log_matrix",
-    "prior_log_probs",
-    "bridge_log_probs",
-    "bridge_step_log_probs",
-    "sample_bridge",
-    "sample_bridge_path",
+  "REFERENCE_KINDS",
+  "ReferenceProcess",
+  "uniform_one_step_log_matrix",
+  "gaussian_one_step_log_matrix",
+  "one_step_log_matrix",
+  "log_matmul",
+  "log_matrix_power",
+  "uniform_log_matrix_power",
+  "cumulative_log_matrices",
+  "uniform_cumulative_log_matrices",
+  "make_reference",
+  "reference_from_log_matrix",
+  "prior_log_probs",
+  "bridge_log_probs",
+  "bridge_step_log_probs",
+  "sample_bridge",
+  "sample_bridge_path",
 ]
 
 REFERENCE_KINDS = ("uniform", "gaussian")
@@ -75,16 +75,21 @@ def _check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
 def _check_log_square(log_q: jax.Array, name: str) -> None:
   if log_q.ndim != 2 or log_q.shape[0] != log_q.shape[1]:
     raise ValueError(f"{name} must have shape (S, S), got {tuple(log_q.shape)}")
-  chex.assert_type(log_q, float, exception_type=ValueError,
-                   custom_message=f"{name} must be floating point, got dtype {log_q.dtype}")
+  chex.assert_type(
+    log_q,
+    float,
+    exception_type=ValueError,
+    custom_message=f"{name} must be floating point, got dtype {log_q.dtype}",
+  )
 
 
 def _is_concrete(x: Any) -> bool:
   return not isinstance(x, jax.core.Tracer)
 
 
-def check_states(x: Any, name: str, num_categories: int, dim: int | None = None,
-                 batched: bool = True) -> jax.Array:
+def check_states(
+  x: Any, name: str, num_categories: int, dim: int | None = None, batched: bool = True
+) -> jax.Array:
   """Validates an integer state array and returns it as a jax array.
 
   Args:
@@ -104,19 +109,33 @@ def check_states(x: Any, name: str, num_categories: int, dim: int | None = None,
   x = jnp.asarray(x)
   want_ndim = 2 if batched else 1
   shape_txt = "(B, D)" if batched else "(D,)"
-  chex.assert_rank(x, want_ndim, exception_type=ValueError,
-                   custom_message=f"{name} must have shape {shape_txt}, got {tuple(x.shape)}")
+  chex.assert_rank(
+    x,
+    want_ndim,
+    exception_type=ValueError,
+    custom_message=f"{name} must have shape {shape_txt}, got {tuple(x.shape)}",
+  )
   if dim is not None:
-    chex.assert_axis_dimension(x, -1, dim, exception_type=ValueError, custom_message=(
-        f"{name} must have last dimension D={dim}, got shape {tuple(x.shape)}"))
-  chex.assert_type(x, int, exception_type=ValueError,
-                   custom_message=f"{name} must hold integer category indices, got dtype {x.dtype}")
+    chex.assert_axis_dimension(
+      x,
+      -1,
+      dim,
+      exception_type=ValueError,
+      custom_message=(f"{name} must have last dimension D={dim}, got shape {tuple(x.shape)}"),
+    )
+  chex.assert_type(
+    x,
+    int,
+    exception_type=ValueError,
+    custom_message=f"{name} must hold integer category indices, got dtype {x.dtype}",
+  )
   if _is_concrete(x) and x.size:
     host = np.asarray(x)  # host-side check: no device computation (and no compilation)
     lo, hi = int(host.min()), int(host.max())
     if lo < 0 or hi >= num_categories:
       raise ValueError(
-          f"{name} must hold categories in [0, {num_categories}), got values in [{lo}, {hi}]")
+        f"{name} must hold categories in [0, {num_categories}), got values in [{lo}, {hi}]"
+      )
   return x
 
 
@@ -150,13 +169,15 @@ def _check_uniform_alpha(num_categories: int, alpha: float) -> float:
   upper = (num_categories - 1) / num_categories
   if not 0.0 < alpha < upper:
     raise ValueError(
-        f"alpha must lie in (0, (S-1)/S) = (0, {upper:.6g}) for the uniform reference "
-        f"(so that lam = 1 - alpha S/(S-1) > 0), got {alpha}")
+      f"alpha must lie in (0, (S-1)/S) = (0, {upper:.6g}) for the uniform reference "
+      f"(so that lam = 1 - alpha S/(S-1) > 0), got {alpha}"
+    )
   return alpha
 
 
-def uniform_one_step_log_matrix(num_categories: int, alpha: float,
-                                dtype: Any = jnp.float32) -> jax.Array:
+def uniform_one_step_log_matrix(
+  num_categories: int, alpha: float, dtype: Any = jnp.float32
+) -> jax.Array:
   """log Q for the uniform reference: Q(i, i) = 1 - alpha, Q(i, j) = alpha / (S - 1).
 
   Args:
@@ -174,8 +195,9 @@ def uniform_one_step_log_matrix(num_categories: int, alpha: float,
   return jnp.asarray(out, dtype)
 
 
-def gaussian_one_step_log_matrix(num_categories: int, alpha: float,
-                                 dtype: Any = jnp.float32) -> jax.Array:
+def gaussian_one_step_log_matrix(
+  num_categories: int, alpha: float, dtype: Any = jnp.float32
+) -> jax.Array:
   """log Q for the D3PM discretised-Gaussian reference (spec Eq. 2).
 
   Q(i, j) = exp(-4 (i - j)^2 / (alpha (S - 1))^2) / Z for i != j with
@@ -197,7 +219,7 @@ def gaussian_one_step_log_matrix(num_categories: int, alpha: float,
     raise ValueError(f"alpha must be a positive finite float, got {alpha}")
   scale = 4.0 / (alpha * (s - 1)) ** 2
   ks = np.arange(-(s - 1), s, dtype=np.float64)
-  log_z = np.logaddexp.reduce(-scale * ks ** 2)
+  log_z = np.logaddexp.reduce(-scale * ks**2)
   idx = np.arange(s, dtype=np.float64)
   log_q = -scale * (idx[:, None] - idx[None, :]) ** 2 - log_z
   np.fill_diagonal(log_q, -np.inf)
@@ -206,8 +228,9 @@ def gaussian_one_step_log_matrix(num_categories: int, alpha: float,
   return jnp.asarray(log_q, dtype=dtype)
 
 
-def one_step_log_matrix(kind: str, num_categories: int, alpha: float,
-                        dtype: Any = jnp.float32) -> jax.Array:
+def one_step_log_matrix(
+  kind: str, num_categories: int, alpha: float, dtype: Any = jnp.float32
+) -> jax.Array:
   """Dispatches to the ``uniform`` or ``gaussian`` one-step log-matrix, shape (S, S)."""
   if kind == "uniform":
     return uniform_one_step_log_matrix(num_categories, alpha, dtype)
@@ -234,8 +257,10 @@ def log_matmul(log_a: jax.Array, log_b: jax.Array) -> jax.Array:
   log_a = jnp.asarray(log_a)
   log_b = jnp.asarray(log_b)
   if log_a.ndim != 2 or log_b.ndim != 2 or log_a.shape[1] != log_b.shape[0]:
-    raise ValueError(f"log_a (n, k) and log_b (k, m) must be compatible matrices, got "
-                     f"{tuple(log_a.shape)} and {tuple(log_b.shape)}")
+    raise ValueError(
+      f"log_a (n, k) and log_b (k, m) must be compatible matrices, got "
+      f"{tuple(log_a.shape)} and {tuple(log_b.shape)}"
+    )
   return jax.nn.logsumexp(log_a[:, :, None] + log_b[None, :, :], axis=1)
 
 
@@ -273,8 +298,9 @@ def _log_matrix_power(log_q: jax.Array, n: jax.Array) -> jax.Array:
   return jax.lax.while_loop(lambda state: state[2] > 0, body, init)[0]
 
 
-def uniform_log_matrix_power(num_categories: int, alpha: float, n: int,
-                             dtype: Any = jnp.float32) -> jax.Array:
+def uniform_log_matrix_power(
+  num_categories: int, alpha: float, n: int, dtype: Any = jnp.float32
+) -> jax.Array:
   """Closed form log Q^n for the uniform reference (spec Eq. 1).
 
   Q^n = lam^n I + (1 - lam^n)/S 11^T with lam = 1 - alpha S/(S - 1): off-diagonal entries
@@ -334,8 +360,9 @@ def _cumulative_log_matrices(log_q_step: jax.Array, n: int) -> jax.Array:
   return jnp.concatenate([eye[None], rest], axis=0)
 
 
-def uniform_cumulative_log_matrices(num_categories: int, alpha: float, num_steps: int,
-                                    num_skip_steps: int, dtype: Any = jnp.float32) -> jax.Array:
+def uniform_cumulative_log_matrices(
+  num_categories: int, alpha: float, num_steps: int, num_skip_steps: int, dtype: Any = jnp.float32
+) -> jax.Array:
   """Closed-form stack log Q̄_t = log Q^{t s} (t = 0..N+1) for the uniform reference.
 
   Args:
@@ -352,8 +379,9 @@ def uniform_cumulative_log_matrices(num_categories: int, alpha: float, num_steps
   skip = _check_positive_int(num_skip_steps, "num_skip_steps", 1)
   s = _check_positive_int(num_categories, "num_categories", 2)
   alpha = _check_uniform_alpha(s, alpha)
-  return jnp.asarray(np.stack([_uniform_log_power_np(s, alpha, t * skip)
-                               for t in range(n + 2)]), dtype)
+  return jnp.asarray(
+    np.stack([_uniform_log_power_np(s, alpha, t * skip) for t in range(n + 2)]), dtype
+  )
 
 
 # --------------------------------------------------------------------------------------------
@@ -399,8 +427,14 @@ class ReferenceProcess(struct.PyTreeNode):
     return self.log_q_bar[..., -1, :, :]
 
 
-def make_reference(kind: str, num_categories: int, alpha: float, num_steps: int,
-                   num_skip_steps: int, dtype: Any = jnp.float32) -> ReferenceProcess:
+def make_reference(
+  kind: str,
+  num_categories: int,
+  alpha: float,
+  num_steps: int,
+  num_skip_steps: int,
+  dtype: Any = jnp.float32,
+) -> ReferenceProcess:
   """Builds a ``uniform`` (closed form, Eq. 1) or ``gaussian`` (log-matmul powers) reference.
 
   Args:
@@ -425,12 +459,14 @@ def make_reference(kind: str, num_categories: int, alpha: float, num_steps: int,
     log_q_bar = cumulative_log_matrices(log_q_step, n)
   else:
     raise ValueError(f"reference must be one of {REFERENCE_KINDS}, got {kind!r}")
-  return ReferenceProcess(log_q_step=log_q_step, log_q_bar=log_q_bar, kind=kind,
-                          alpha=float(alpha), num_skip_steps=skip)
+  return ReferenceProcess(
+    log_q_step=log_q_step, log_q_bar=log_q_bar, kind=kind, alpha=float(alpha), num_skip_steps=skip
+  )
 
 
-def reference_from_log_matrix(log_q_one_step: jax.Array, num_steps: int,
-                              num_skip_steps: int = 1) -> ReferenceProcess:
+def reference_from_log_matrix(
+  log_q_one_step: jax.Array, num_steps: int, num_skip_steps: int = 1
+) -> ReferenceProcess:
   """Builds a reference from an arbitrary (possibly non-symmetric) row-stochastic log-matrix.
 
   Args:
@@ -447,13 +483,16 @@ def reference_from_log_matrix(log_q_one_step: jax.Array, num_steps: int,
     row_mass = np.exp(np.asarray(log_q_one_step, np.float64)).sum(axis=1)
     tol = 1e-4 if log_q_one_step.dtype == jnp.float32 else 1e-10
     if not np.allclose(row_mass, 1.0, atol=tol):
-      raise ValueError("log_q_one_step must be row-stochastic (rows sum to 1), got row "
-                       f"sums in [{row_mass.min():.6g}, {row_mass.max():.6g}]")
+      raise ValueError(
+        "log_q_one_step must be row-stochastic (rows sum to 1), got row "
+        f"sums in [{row_mass.min():.6g}, {row_mass.max():.6g}]"
+      )
   skip = _check_positive_int(num_skip_steps, "num_skip_steps", 1)
   log_q_step = log_matrix_power(log_q_one_step, skip)
   log_q_bar = cumulative_log_matrices(log_q_step, num_steps)
-  return ReferenceProcess(log_q_step=log_q_step, log_q_bar=log_q_bar, kind="custom",
-                          num_skip_steps=skip)
+  return ReferenceProcess(
+    log_q_step=log_q_step, log_q_bar=log_q_bar, kind="custom", num_skip_steps=skip
+  )
 
 
 # --------------------------------------------------------------------------------------------
@@ -485,8 +524,7 @@ def prior_log_probs(reference: ReferenceProcess, x0: jax.Array) -> jax.Array:
   return _rows(reference.log_kernel(), x0)
 
 
-def bridge_log_probs(reference: ReferenceProcess, x0: jax.Array, y: jax.Array,
-                     t: Any) -> jax.Array:
+def bridge_log_probs(reference: ReferenceProcess, x0: jax.Array, y: jax.Array, t: Any) -> jax.Array:
   """Marginal of the reference bridge at time t (spec Eq. 10).
 
   q(x_t^d | x_0^d, y^d) ∝ Q̄_t(x_0^d, x_t^d) Q̄_{N+1-t}(x_t^d, y^d).
@@ -503,16 +541,21 @@ def bridge_log_probs(reference: ReferenceProcess, x0: jax.Array, y: jax.Array,
   s = reference.num_categories
   x0 = check_states(x0, "x0", s)
   y = check_states(y, "y", s, x0.shape[-1])
-  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
-      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
+  chex.assert_shape(
+    y,
+    x0.shape,
+    exception_type=ValueError,
+    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
+  )
   n = reference.num_steps
   t = check_time(t, "t", 0, n + 1)
   logits = _rows(reference.log_q_bar[t], x0) + _cols(reference.log_q_bar[n + 1 - t], y)
   return jax.nn.log_softmax(logits, axis=-1)
 
 
-def bridge_step_log_probs(reference: ReferenceProcess, x_t: jax.Array, y: jax.Array,
-                          t: Any) -> jax.Array:
+def bridge_step_log_probs(
+  reference: ReferenceProcess, x_t: jax.Array, y: jax.Array, t: Any
+) -> jax.Array:
   """One step of the reference bridge (spec §5).
 
   q(x_{t+1}^d | x_t^d, y^d) ∝ Q_step(x_t^d, .) Q̄_{N-t}(., y^d).
@@ -529,16 +572,21 @@ def bridge_step_log_probs(reference: ReferenceProcess, x_t: jax.Array, y: jax.Ar
   s = reference.num_categories
   x_t = check_states(x_t, "x_t", s)
   y = check_states(y, "y", s, x_t.shape[-1])
-  chex.assert_shape(y, x_t.shape, exception_type=ValueError, custom_message=(
-      f"y must have the shape of x_t {tuple(x_t.shape)}, got {tuple(y.shape)}"))
+  chex.assert_shape(
+    y,
+    x_t.shape,
+    exception_type=ValueError,
+    custom_message=(f"y must have the shape of x_t {tuple(x_t.shape)}, got {tuple(y.shape)}"),
+  )
   n = reference.num_steps
   t = check_time(t, "t", 0, n)
   logits = _rows(reference.log_q_step, x_t) + _cols(reference.log_q_bar[n - t], y)
   return jax.nn.log_softmax(logits, axis=-1)
 
 
-def sample_bridge(reference: ReferenceProcess, rng: jax.Array, x0: jax.Array, y: jax.Array,
-                  t: Any) -> jax.Array:
+def sample_bridge(
+  reference: ReferenceProcess, rng: jax.Array, x0: jax.Array, y: jax.Array, t: Any
+) -> jax.Array:
   """Draws x_t from the reference bridge marginal (Eq. 10), independently per coordinate.
 
   Args:
@@ -555,8 +603,9 @@ def sample_bridge(reference: ReferenceProcess, rng: jax.Array, x0: jax.Array, y:
   return jax.random.categorical(rng, logits, axis=-1).astype(jnp.int32)
 
 
-def sample_bridge_path(reference: ReferenceProcess, rng: jax.Array, x0: jax.Array,
-                       y: jax.Array) -> jax.Array:
+def sample_bridge_path(
+  reference: ReferenceProcess, rng: jax.Array, x0: jax.Array, y: jax.Array
+) -> jax.Array:
   """Whole reference-bridge paths x_0..x_{N+1} pinned at x_0 and y, one ``lax.scan`` over t.
 
   Sequentially x_{t+1}^d ~ Q_step(x_t^d, .) Q̄_{N-t}(., y^d); the last step hits y exactly
@@ -574,8 +623,12 @@ def sample_bridge_path(reference: ReferenceProcess, rng: jax.Array, x0: jax.Arra
   s = reference.num_categories
   x0 = check_states(x0, "x0", s).astype(jnp.int32)
   y = check_states(y, "y", s, x0.shape[-1]).astype(jnp.int32)
-  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
-      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
+  chex.assert_shape(
+    y,
+    x0.shape,
+    exception_type=ValueError,
+    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
+  )
   n = reference.num_steps
   keys = jax.random.split(rng, n + 1)
 

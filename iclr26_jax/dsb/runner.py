@@ -73,23 +73,23 @@ from iclr26_jax.dsb.solvers.dlightsb import DLightSB, DLightSBConfig
 from iclr26_jax.dsb.solvers.dlightsb_m import DLightSBM, DLightSBMConfig
 
 __all__ = [
-    "TINY_PRESETS",
-    "PRESET_ALIASES",
-    "METRICS",
-    "SOLVERS",
-    "Model",
-    "SolverEntry",
-    "pad_potential",
-    "PresetContext",
-    "preset_names",
-    "resolve_preset",
-    "build_preset",
-    "make_solver",
-    "prepare_preset",
-    "evaluate_model",
-    "evaluate_solver",
-    "run_table",
-    "format_table",
+  "TINY_PRESETS",
+  "PRESET_ALIASES",
+  "METRICS",
+  "SOLVERS",
+  "Model",
+  "SolverEntry",
+  "pad_potential",
+  "PresetContext",
+  "preset_names",
+  "resolve_preset",
+  "build_preset",
+  "make_solver",
+  "prepare_preset",
+  "evaluate_model",
+  "evaluate_solver",
+  "run_table",
+  "format_table",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -124,8 +124,9 @@ def resolve_preset(name: str) -> str:
   raise ValueError(f"unknown preset {name!r}; choose from {preset_names()}")
 
 
-def build_preset(name: str, seed: Any = 0, *, source_samples: Any = None,
-                 **overrides: Any) -> Benchmark:
+def build_preset(
+  name: str, seed: Any = 0, *, source_samples: Any = None, **overrides: Any
+) -> Benchmark:
   """Builds a preset (HD, image, or a runner tiny preset) deterministically from a seed.
 
   Args:
@@ -208,18 +209,23 @@ def pad_potential(potential: CPPotential, num_potentials: int) -> CPPotential:
   dtype = potential.log_alpha.dtype
   d, s = potential.dim, potential.num_categories
   return CPPotential(
-      log_alpha=jnp.concatenate([potential.log_alpha, jnp.full((extra,), -jnp.inf, dtype)]),
-      log_cp_cores=jnp.concatenate([potential.log_cp_cores,
-                                    jnp.zeros((d, s, extra), dtype)], axis=-1))
+    log_alpha=jnp.concatenate([potential.log_alpha, jnp.full((extra,), -jnp.inf, dtype)]),
+    log_cp_cores=jnp.concatenate(
+      [potential.log_cp_cores, jnp.zeros((d, s, extra), dtype)], axis=-1
+    ),
+  )
 
 
 def _cp_model(potential: CPPotential, bench: Benchmark, pad_to: int = 0) -> Model:
   potential = pad_potential(potential, max(potential.num_potentials, int(pad_to)))
   ref, chunk = bench.reference, bench.chunk_elements
-  return Model(sample=lambda rng, x0: _cp_sample(potential, ref, rng, x0, chunk),
-               log_prob=lambda x0, y: _cp_log_prob(potential, ref, x0, y, chunk),
-               transition_fn=_cp_transition, transition_params=(potential, ref),
-               potential=potential)
+  return Model(
+    sample=lambda rng, x0: _cp_sample(potential, ref, rng, x0, chunk),
+    log_prob=lambda x0, y: _cp_log_prob(potential, ref, x0, y, chunk),
+    transition_fn=_cp_transition,
+    transition_params=(potential, ref),
+    potential=potential,
+  )
 
 
 @jax.jit
@@ -282,23 +288,28 @@ class _PriorSolver:
   def solve(self, bench: Benchmark, rng: jax.Array) -> CPPotential:
     del rng
     dtype = bench.log_cp_cores.dtype
-    return CPPotential(log_alpha=jnp.zeros((1,), dtype),
-                       log_cp_cores=jnp.zeros((bench.dim, bench.num_categories, 1), dtype))
+    return CPPotential(
+      log_alpha=jnp.zeros((1,), dtype),
+      log_cp_cores=jnp.zeros((bench.dim, bench.num_categories, 1), dtype),
+    )
 
 
 def _prior_adapter(potential: CPPotential, bench: Benchmark, pad_to: int = 0) -> Model:
   kernel = bench.reference_log_kernel()
   return _cp_model(potential, bench, pad_to)._replace(
-      reverse_sample=lambda rng, y: _reverse_prior_sample(kernel, rng, y))
+    reverse_sample=lambda rng, y: _reverse_prior_sample(kernel, rng, y)
+  )
 
 
 class _FeaturewiseSolver:
   """Exact 1-D EOT per coordinate (ott-jax Sinkhorn), as a rank-1 CP potential."""
 
-  def __init__(self, num_marginal_samples: int = 20_000, threshold: float = 1e-6,
-               max_iterations: int = 10_000):
-    self.kwargs = dict(num_marginal_samples=num_marginal_samples, threshold=threshold,
-                       max_iterations=max_iterations)
+  def __init__(
+    self, num_marginal_samples: int = 20_000, threshold: float = 1e-6, max_iterations: int = 10_000
+  ):
+    self.kwargs = dict(
+      num_marginal_samples=num_marginal_samples, threshold=threshold, max_iterations=max_iterations
+    )
 
   def solve(self, bench: Benchmark, rng: jax.Array) -> CPPotential:
     return M.featurewise_eot_potential(bench, rng, **self.kwargs)
@@ -324,8 +335,8 @@ def _dlightsb_factory(overrides: dict):
 
 def _dlightsb_m_factory(loss: str):
   def factory(overrides: dict):
-    return DLightSBM(DLightSBMConfig(**_steps_fields(DLightSBMConfig,
-                                                     {"loss": loss, **overrides})))
+    return DLightSBM(DLightSBMConfig(**_steps_fields(DLightSBMConfig, {"loss": loss, **overrides})))
+
   return factory
 
 
@@ -341,6 +352,7 @@ def _csbm_factory(name: str):
       if name == "csbm" and "num_first_iterations" not in out:
         out["num_first_iterations"] = 1
     return solver_cls(cfg_cls(**_steps_fields(cfg_cls, out)))
+
   return factory
 
 
@@ -354,14 +366,18 @@ class _NetTransition:
 
   def __call__(self, params, x_t, t):
     net_params, reference = params
-    return csbm_lib.model_transition_logits(self.net, net_params, reference, x_t, t,
-                                            self.chunk_elements)
+    return csbm_lib.model_transition_logits(
+      self.net, net_params, reference, x_t, t, self.chunk_elements
+    )
 
 
 def _transition_adapter(out: Any, bench: Benchmark, pad_to: int = 0) -> Model:
   """A CSBM-type output (``CSBMOutput``) as a Model: samples and per-step transition logits."""
-  return Model(sample=out.sample, transition_fn=_NetTransition(out.net, int(out.chunk_elements)),
-               transition_params=(out.params, out.reference))
+  return Model(
+    sample=out.sample,
+    transition_fn=_NetTransition(out.net, int(out.chunk_elements)),
+    transition_params=(out.params, out.reference),
+  )
 
 
 class SolverEntry(NamedTuple):
@@ -392,27 +408,78 @@ class SolverEntry(NamedTuple):
 
 
 SOLVERS: dict[str, SolverEntry] = {
-    "truth": SolverEntry(lambda o: _TruthSolver(**o), _truth_adapter, False, True,
-                         "the true plan (truth-vs-truth ceilings)"),
-    "independent": SolverEntry(lambda o: _IndependentSolver(**o), _independent_adapter, False,
-                               True, "y ~ p_1 ignoring x_0"),
-    "prior": SolverEntry(lambda o: _PriorSolver(**o), _prior_adapter, False, True,
-                         "y ~ q(.|x_0), the reference"),
-    "featurewise_eot": SolverEntry(lambda o: _FeaturewiseSolver(**o), _potential_adapter, False,
-                                   False, "exact 1-D EOT per coordinate"),
-    "dlightsb": SolverEntry(_dlightsb_factory, _potential_adapter, True, False,
-                            "DLightSB (unpaired KL objective)", DLightSB, DLightSBConfig,
-                            100_000),
-    "dlightsb_m": SolverEntry(_dlightsb_m_factory("kl"), _potential_adapter, True, False,
-                              "DLightSB-M, per-coordinate KL loss, independent coupling",
-                              DLightSBM, DLightSBMConfig, 100_000, {"loss": "kl"}),
-    "dlightsb_m_joint": SolverEntry(_dlightsb_m_factory("joint"), _potential_adapter, True, False,
-                                    "DLightSB-M, exact joint-transition loss", DLightSBM,
-                                    DLightSBMConfig, 100_000, {"loss": "joint"}),
-    "csbm": SolverEntry(_csbm_factory("csbm"), _transition_adapter, True, False,
-                        "CSBM (alternating D-IMF)", CSBM, CSBMConfig, 280_000),
-    "alpha_csbm": SolverEntry(_csbm_factory("alpha_csbm"), _transition_adapter, True, False,
-                              "alpha-CSBM (online D-IMF)", AlphaCSBM, AlphaCSBMConfig, 140_000),
+  "truth": SolverEntry(
+    lambda o: _TruthSolver(**o),
+    _truth_adapter,
+    False,
+    True,
+    "the true plan (truth-vs-truth ceilings)",
+  ),
+  "independent": SolverEntry(
+    lambda o: _IndependentSolver(**o), _independent_adapter, False, True, "y ~ p_1 ignoring x_0"
+  ),
+  "prior": SolverEntry(
+    lambda o: _PriorSolver(**o), _prior_adapter, False, True, "y ~ q(.|x_0), the reference"
+  ),
+  "featurewise_eot": SolverEntry(
+    lambda o: _FeaturewiseSolver(**o),
+    _potential_adapter,
+    False,
+    False,
+    "exact 1-D EOT per coordinate",
+  ),
+  "dlightsb": SolverEntry(
+    _dlightsb_factory,
+    _potential_adapter,
+    True,
+    False,
+    "DLightSB (unpaired KL objective)",
+    DLightSB,
+    DLightSBConfig,
+    100_000,
+  ),
+  "dlightsb_m": SolverEntry(
+    _dlightsb_m_factory("kl"),
+    _potential_adapter,
+    True,
+    False,
+    "DLightSB-M, per-coordinate KL loss, independent coupling",
+    DLightSBM,
+    DLightSBMConfig,
+    100_000,
+    {"loss": "kl"},
+  ),
+  "dlightsb_m_joint": SolverEntry(
+    _dlightsb_m_factory("joint"),
+    _potential_adapter,
+    True,
+    False,
+    "DLightSB-M, exact joint-transition loss",
+    DLightSBM,
+    DLightSBMConfig,
+    100_000,
+    {"loss": "joint"},
+  ),
+  "csbm": SolverEntry(
+    _csbm_factory("csbm"),
+    _transition_adapter,
+    True,
+    False,
+    "CSBM (alternating D-IMF)",
+    CSBM,
+    CSBMConfig,
+    280_000,
+  ),
+  "alpha_csbm": SolverEntry(
+    _csbm_factory("alpha_csbm"),
+    _transition_adapter,
+    True,
+    False,
+    "alpha-CSBM (online D-IMF)",
+    AlphaCSBM,
+    AlphaCSBMConfig,
+    140_000,
+  ),
 }
 """name -> SolverEntry."""
 
@@ -445,8 +512,19 @@ def make_solver(name: str, overrides: dict | None = None, steps: int | None = No
 # Evaluation.
 # --------------------------------------------------------------------------------------------
 
-METRICS = ("cond_shape", "cond_trend", "shape", "trend", "sb_perplexity", "traj_kl_fwd",
-           "traj_kl_rev", "mc_kl", "exact_kl", "exact_tv", "c2st")
+METRICS = (
+  "cond_shape",
+  "cond_trend",
+  "shape",
+  "trend",
+  "sb_perplexity",
+  "traj_kl_fwd",
+  "traj_kl_rev",
+  "mc_kl",
+  "exact_kl",
+  "exact_tv",
+  "c2st",
+)
 """Metric columns of a row (NaN where not defined for the solver or preset)."""
 
 _HIGHER_IS_BETTER = {"cond_shape", "cond_trend", "shape", "trend", "c2st"}
@@ -477,12 +555,22 @@ class PresetContext:
   settings: dict
 
 
-def prepare_preset(preset: str | Benchmark, instance_seed: int = 0, *, num_test: int = 4096,
-                   num_points: int = 16, cond_samples: int = 1000, num_traj: int = 512,
-                   max_exact_pairs: int = 1 << 20, source_samples: Any = None,
-                   preset_overrides: dict | None = None, c2st_steps: int = 300,
-                   trend: bool = True, eval_seed: int | None = None,
-                   name: str = "custom") -> PresetContext:
+def prepare_preset(
+  preset: str | Benchmark,
+  instance_seed: int = 0,
+  *,
+  num_test: int = 4096,
+  num_points: int = 16,
+  cond_samples: int = 1000,
+  num_traj: int = 512,
+  max_exact_pairs: int = 1 << 20,
+  source_samples: Any = None,
+  preset_overrides: dict | None = None,
+  c2st_steps: int = 300,
+  trend: bool = True,
+  eval_seed: int | None = None,
+  name: str = "custom",
+) -> PresetContext:
   """Builds a preset and its evaluation set (spec §6: test pairs, one conditioning point per
   evaluation batch of num_test / num_points).
 
@@ -505,24 +593,31 @@ def prepare_preset(preset: str | Benchmark, instance_seed: int = 0, *, num_test:
   Returns:
     PresetContext.
   """
-  for value, field in ((num_test, "num_test"), (num_points, "num_points"),
-                       (cond_samples, "cond_samples"), (num_traj, "num_traj"),
-                       (c2st_steps, "c2st_steps")):
+  for value, field in (
+    (num_test, "num_test"),
+    (num_points, "num_points"),
+    (cond_samples, "cond_samples"),
+    (num_traj, "num_traj"),
+    (c2st_steps, "c2st_steps"),
+  ):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
       raise ValueError(f"{field} must be an int >= 1, got {value!r}")
   if num_points > num_test:
     raise ValueError(f"num_points ({num_points}) must not exceed num_test ({num_test})")
   if isinstance(preset, Benchmark):
     if source_samples is not None or preset_overrides:
-      raise ValueError("source_samples / preset_overrides apply to preset names, not to a "
-                       "ready Benchmark")
+      raise ValueError(
+        "source_samples / preset_overrides apply to preset names, not to a ready Benchmark"
+      )
     bench = preset
   else:
     name = resolve_preset(preset)
-    bench = build_preset(name, instance_seed, source_samples=source_samples,
-                         **(preset_overrides or {}))
+    bench = build_preset(
+      name, instance_seed, source_samples=source_samples, **(preset_overrides or {})
+    )
   key = jax.random.fold_in(
-      jax.random.key(instance_seed if eval_seed is None else eval_seed), 20_000)
+    jax.random.key(instance_seed if eval_seed is None else eval_seed), 20_000
+  )
   x0, y = bench.sample_pairs(key, num_test)
   batch = num_test // num_points
   points = M.conditioning_points(x0, batch)[:num_points]
@@ -530,11 +625,25 @@ def prepare_preset(preset: str | Benchmark, instance_seed: int = 0, *, num_test:
   enumerable = s ** (2 * d) <= max_exact_pairs and not bench.reverse
   log_p1 = M.exact_target_log_probs(bench, max_exact_pairs)[1] if enumerable else None
   with_trend = bool(trend) and (d * s) ** 2 <= M._PAIR_HIST_LIMIT
-  settings = dict(instance_seed=instance_seed, num_test=num_test, num_points=num_points,
-                  cond_samples=cond_samples, num_traj=num_traj, c2st_steps=c2st_steps,
-                  trend=with_trend)
-  return PresetContext(name=name, bench=bench, x0=x0, y=y, points=points,
-                       enumerable=enumerable, log_p1=log_p1, settings=settings)
+  settings = dict(
+    instance_seed=instance_seed,
+    num_test=num_test,
+    num_points=num_points,
+    cond_samples=cond_samples,
+    num_traj=num_traj,
+    c2st_steps=c2st_steps,
+    trend=with_trend,
+  )
+  return PresetContext(
+    name=name,
+    bench=bench,
+    x0=x0,
+    y=y,
+    points=points,
+    enumerable=enumerable,
+    log_p1=log_p1,
+    settings=settings,
+  )
 
 
 def _nan_row() -> dict[str, float]:
@@ -563,20 +672,34 @@ def evaluate_model(ctx: PresetContext, model: Model, rng: jax.Array) -> dict[str
   with_trend = ctx.settings.get("trend", (d * s) ** 2 <= M._PAIR_HIST_LIMIT)
   if with_trend:
     out["trend"] = float(M.trend_score(ctx.y, y_hat, s))
-  cond = M.conditional_shape_trend(keys[1], ctx.points, bench.sample_plan, model.sample, s,
-                                   num_samples=ctx.settings["cond_samples"],
-                                   with_trend=with_trend)
+  cond = M.conditional_shape_trend(
+    keys[1],
+    ctx.points,
+    bench.sample_plan,
+    model.sample,
+    s,
+    num_samples=ctx.settings["cond_samples"],
+    with_trend=with_trend,
+  )
   out["cond_shape"] = float(cond["cond_shape"])
   if with_trend:
     out["cond_trend"] = float(cond["cond_trend"])
   out["sb_perplexity"] = float(M.sb_perplexity(bench, ctx.x0, y_hat))
   if model.transition_fn is not None and bench.num_steps >= 1:
-    x_traj = ctx.x0[:ctx.settings["num_traj"]]
-    out["traj_kl_fwd"] = float(M.trajectory_kl_forward(
-        keys[2], bench, x_traj, model.transition_fn, model.transition_params))
-    out["traj_kl_rev"] = float(M.trajectory_kl_reverse(
-        keys[3], bench, x_traj, model.transition_fn, model.transition_params,
-        model_potential=model.potential))
+    x_traj = ctx.x0[: ctx.settings["num_traj"]]
+    out["traj_kl_fwd"] = float(
+      M.trajectory_kl_forward(keys[2], bench, x_traj, model.transition_fn, model.transition_params)
+    )
+    out["traj_kl_rev"] = float(
+      M.trajectory_kl_reverse(
+        keys[3],
+        bench,
+        x_traj,
+        model.transition_fn,
+        model.transition_params,
+        model_potential=model.potential,
+      )
+    )
   if model.log_prob is not None:
     out["mc_kl"] = float(M.mc_conditional_kl(keys[4], bench, ctx.x0, model.log_prob))
   if ctx.enumerable:
@@ -587,8 +710,8 @@ def evaluate_model(ctx: PresetContext, model: Model, rng: jax.Array) -> dict[str
       log_prob = lambda x0, y: log_p1[M.state_index(y, s)]  # noqa: E731
     elif log_prob is None:
       table = M.exact_plan_from_transition_logits(
-          bench, model.transition_fn, model.transition_params,
-          max_states=s ** d)
+        bench, model.transition_fn, model.transition_params, max_states=s**d
+      )
       log_prob = lambda x0, y: table[M.state_index(x0, s), M.state_index(y, s)]  # noqa
     exact = M.exact_conditional_kl_tv(bench, log_prob)
     out["exact_kl"], out["exact_tv"] = float(exact.kl), float(exact.tv)
@@ -610,16 +733,22 @@ def _evaluate_reverse(ctx: PresetContext, model: Model, keys: jax.Array) -> dict
   out["shape"] = float(M.shape_score(ctx.x0, x_hat, s))
   real = jnp.concatenate([ctx.y, ctx.x0], axis=-1)
   fake = jnp.concatenate([y_cond, x_hat], axis=-1)
-  out["c2st"] = float(M.c2st(keys[1], real, fake, s,
-                             train_steps=ctx.settings["c2st_steps"]).score)
+  out["c2st"] = float(M.c2st(keys[1], real, fake, s, train_steps=ctx.settings["c2st_steps"]).score)
   # Swapped roles (spec §7): pi*^d(y^d | x_hat_0).
   out["sb_perplexity"] = float(M.sb_perplexity(bench, x_hat, y_cond))
   return out
 
 
-def evaluate_solver(name: str, preset: str | PresetContext, seed: int = 0, *,
-                    steps: int | None = None, overrides: dict | None = None,
-                    pad_to: int = 0, **prepare_kwargs: Any) -> dict[str, Any]:
+def evaluate_solver(
+  name: str,
+  preset: str | PresetContext,
+  seed: int = 0,
+  *,
+  steps: int | None = None,
+  overrides: dict | None = None,
+  pad_to: int = 0,
+  **prepare_kwargs: Any,
+) -> dict[str, Any]:
   """Builds the preset (unless a PresetContext is given), trains the solver and evaluates it.
 
   Args:
@@ -636,11 +765,12 @@ def evaluate_solver(name: str, preset: str | PresetContext, seed: int = 0, *,
     {"solver", "preset", "seed", "train_seconds", "eval_seconds", **metrics}.
   """
   entry = _check_solver(name)
-  ctx = preset if isinstance(preset, PresetContext) else prepare_preset(preset,
-                                                                        **prepare_kwargs)
+  ctx = preset if isinstance(preset, PresetContext) else prepare_preset(preset, **prepare_kwargs)
   if ctx.bench.reverse and not entry.supports_reverse:
-    raise ValueError(f"solver {name!r} does not support reversed (image) presets; supported: "
-                     f"{sorted(n for n, e in SOLVERS.items() if e.supports_reverse)}")
+    raise ValueError(
+      f"solver {name!r} does not support reversed (image) presets; supported: "
+      f"{sorted(n for n, e in SOLVERS.items() if e.supports_reverse)}"
+    )
   solver = make_solver(name, overrides, steps)
   k_train, k_eval = jax.random.split(jax.random.key(seed))
   t0 = time.time()
@@ -651,8 +781,14 @@ def evaluate_solver(name: str, preset: str | PresetContext, seed: int = 0, *,
   t1 = time.time()
   metrics = evaluate_model(ctx, entry.adapter(out, ctx.bench, pad_to), k_eval)
   t2 = time.time()
-  return dict(solver=name, preset=ctx.name, seed=int(seed), train_seconds=t1 - t0,
-              eval_seconds=t2 - t1, **metrics)
+  return dict(
+    solver=name,
+    preset=ctx.name,
+    seed=int(seed),
+    train_seconds=t1 - t0,
+    eval_seconds=t2 - t1,
+    **metrics,
+  )
 
 
 # --------------------------------------------------------------------------------------------
@@ -661,8 +797,9 @@ def evaluate_solver(name: str, preset: str | PresetContext, seed: int = 0, *,
 
 
 def _aggregate(runs: list[dict]) -> dict[str, Any]:
-  row: dict[str, Any] = dict(solver=runs[0]["solver"], preset=runs[0]["preset"],
-                             seeds=[r["seed"] for r in runs])
+  row: dict[str, Any] = dict(
+    solver=runs[0]["solver"], preset=runs[0]["preset"], seeds=[r["seed"] for r in runs]
+  )
   for m in METRICS + ("train_seconds",):
     vals = np.asarray([r[m] for r in runs], np.float64)
     ok = np.isfinite(vals)
@@ -695,19 +832,29 @@ def format_table(rows: list[dict]) -> str:
       cells = [_cell(r.get(c)) for c in cols]
     lines.append("| " + " | ".join([r["preset"], r["solver"]] + cells) + " |")
   lines.append("")
-  lines.append("mean ± std over seeds; higher is better for " +
-               ", ".join(c.replace("_", " ") for c in cols if c in _HIGHER_IS_BETTER) +
-               "; lower for the KLs, TV and SB perplexity (whose ceiling is the truth row's "
-               "value, not 1); — = not defined for the solver.")
+  lines.append(
+    "mean ± std over seeds; higher is better for "
+    + ", ".join(c.replace("_", " ") for c in cols if c in _HIGHER_IS_BETTER)
+    + "; lower for the KLs, TV and SB perplexity (whose ceiling is the truth row's "
+    "value, not 1); — = not defined for the solver."
+  )
   return "\n".join(lines)
 
 
-def run_table(solvers: list[str], presets: list[str], seeds: list[int], *,
-              steps: int | None = None, overrides: dict[str, dict] | None = None,
-              out_dir: str | None = None, on_error: str = "raise",
-              progress: Callable[[str], None] | None = print,
-              preset_kwargs: dict[str, dict] | None = None, pad_to: int = 0,
-              **prepare_kwargs: Any) -> dict[str, Any]:
+def run_table(
+  solvers: list[str],
+  presets: list[str],
+  seeds: list[int],
+  *,
+  steps: int | None = None,
+  overrides: dict[str, dict] | None = None,
+  out_dir: str | None = None,
+  on_error: str = "raise",
+  progress: Callable[[str], None] | None = print,
+  preset_kwargs: dict[str, dict] | None = None,
+  pad_to: int = 0,
+  **prepare_kwargs: Any,
+) -> dict[str, Any]:
   """Evaluates every (preset, solver, seed) and aggregates mean ± std over seeds.
 
   Args:
@@ -744,35 +891,45 @@ def run_table(solvers: list[str], presets: list[str], seeds: list[int], *,
   for preset in canon:
     t0 = time.time()
     ctx = prepare_preset(preset, **{**prepare_kwargs, **preset_kwargs.get(preset, {})})
-    say(f"[dsb] preset {preset}: D={ctx.bench.dim} S={ctx.bench.num_categories} "
-        f"N={ctx.bench.num_steps} eval set ready in {time.time() - t0:.1f} s")
+    say(
+      f"[dsb] preset {preset}: D={ctx.bench.dim} S={ctx.bench.num_categories} "
+      f"N={ctx.bench.num_steps} eval set ready in {time.time() - t0:.1f} s"
+    )
     for name in solvers:
       if ctx.bench.reverse and not SOLVERS[name].supports_reverse:
-        rows.append(dict(solver=name, preset=preset,
-                         note="not supported on reversed presets"))
+        rows.append(dict(solver=name, preset=preset, note="not supported on reversed presets"))
         continue
       seed_runs = []
       try:
         for seed in seeds:
-          r = evaluate_solver(name, ctx, seed, steps=steps,
-                              overrides=overrides.get(name), pad_to=pad_to)
+          r = evaluate_solver(
+            name, ctx, seed, steps=steps, overrides=overrides.get(name), pad_to=pad_to
+          )
           seed_runs.append(r)
-          say(f"[dsb] {name} on {preset} seed {seed}: train {r['train_seconds']:.1f} s"
-              f", eval {r['eval_seconds']:.1f} s, cond_shape {r['cond_shape']:.3f}, "
-              f"traj_kl_fwd {r['traj_kl_fwd']:.3g}, exact_kl {r['exact_kl']:.3g}")
+          say(
+            f"[dsb] {name} on {preset} seed {seed}: train {r['train_seconds']:.1f} s"
+            f", eval {r['eval_seconds']:.1f} s, cond_shape {r['cond_shape']:.3f}, "
+            f"traj_kl_fwd {r['traj_kl_fwd']:.3g}, exact_kl {r['exact_kl']:.3g}"
+          )
       except Exception as e:  # noqa: BLE001 — recorded when asked to
         if on_error == "raise":
           raise
-        rows.append(dict(solver=name, preset=preset,
-                         note=f"error: {type(e).__name__}: {str(e)[:200]}"))
+        rows.append(
+          dict(solver=name, preset=preset, note=f"error: {type(e).__name__}: {str(e)[:200]}")
+        )
         say(f"[dsb] {name} on {preset}: error {type(e).__name__}: {e}")
         continue
       runs.extend(seed_runs)
       rows.append(_aggregate(seed_runs))
   table = format_table(rows)
-  settings = dict(solvers=solvers, presets=canon, seeds=seeds, steps=steps,
-                  overrides=overrides, **{k: v for k, v in prepare_kwargs.items()
-                                          if k != "source_samples"})
+  settings = dict(
+    solvers=solvers,
+    presets=canon,
+    seeds=seeds,
+    steps=steps,
+    overrides=overrides,
+    **{k: v for k, v in prepare_kwargs.items() if k != "source_samples"},
+  )
   result = dict(rows=rows, runs=runs, table=table, settings=settings)
   if out_dir:
     os.makedirs(out_dir, exist_ok=True)

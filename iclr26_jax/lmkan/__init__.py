@@ -12,26 +12,84 @@ schedule), `refine` (exact G → m·G refinement), `networks` (LMKANNet, LMKANCo
 baselines), `flops` (FLOP and parameter accounting), `data` (offline tasks and loaders).
 """
 
-from iclr26_jax.lmkan.flops import (ModelCost, count_model, count_params, linear_flops, linear_params,
-                                    lmkan_flops, lmkan_net_flops, lmkan_overhead, lmkan_params, mlp_flops)
+from iclr26_jax.lmkan.flops import (
+  ModelCost,
+  count_model,
+  count_params,
+  linear_flops,
+  linear_params,
+  lmkan_flops,
+  lmkan_net_flops,
+  lmkan_overhead,
+  lmkan_params,
+  mlp_flops,
+)
 from iclr26_jax.lmkan.grid import SigmaGrid, laplace_cdf, laplace_icdf, out_of_grid_fraction
-from iclr26_jax.lmkan.layer import (LMKANDense, affine_init, affine_table, from_reference_layout,
-                                    noise_init, resolve_impl, to_reference_layout)
+from iclr26_jax.lmkan.layer import (
+  LMKANDense,
+  affine_init,
+  affine_table,
+  from_reference_layout,
+  noise_init,
+  resolve_impl,
+  to_reference_layout,
+)
 from iclr26_jax.lmkan.networks import CNN, LMKANCNN, LMKANConv, LMKANNet, MLP, patches_kkc
-from iclr26_jax.lmkan.reference import (spline_lookup_dense, spline_lookup_gather, spline_lookup_xla,
-                                        spline_lookup_vjp)
+from iclr26_jax.lmkan.reference import (
+  spline_lookup_dense,
+  spline_lookup_gather,
+  spline_lookup_xla,
+  spline_lookup_vjp,
+)
 from iclr26_jax.lmkan.refine import refine_grid, refine_table, refinement_matrix
-from iclr26_jax.lmkan.regularizers import (TwoPhaseSchedule, hessian_operator, hessian_penalty,
-                                           hessian_penalty_table, two_phase_schedule,
-                                           two_phase_schedule_from_config)
+from iclr26_jax.lmkan.regularizers import (
+  TwoPhaseSchedule,
+  hessian_operator,
+  hessian_penalty,
+  hessian_penalty_table,
+  two_phase_schedule,
+  two_phase_schedule_from_config,
+)
 
 __all__ = [
-    "CNN", "LMKANCNN", "LMKANConv", "LMKANDense", "LMKANNet", "MLP", "ModelCost", "SigmaGrid",
-    "TwoPhaseSchedule", "affine_init", "affine_table", "count_model", "count_params",
-    "from_reference_layout", "hessian_operator", "hessian_penalty", "hessian_penalty_table",
-    "laplace_cdf", "laplace_icdf", "linear_flops", "linear_params", "lmkan_flops", "lmkan_net_flops",
-    "lmkan_overhead", "lmkan_params", "mlp_flops", "noise_init", "out_of_grid_fraction", "patches_kkc",
-    "refine_grid", "refine_table", "refinement_matrix", "resolve_impl", "spline_lookup_xla",
-    "spline_lookup_dense", "spline_lookup_gather", "spline_lookup_vjp", "to_reference_layout",
-    "two_phase_schedule", "two_phase_schedule_from_config",
+  "CNN",
+  "LMKANCNN",
+  "LMKANConv",
+  "LMKANDense",
+  "LMKANNet",
+  "MLP",
+  "ModelCost",
+  "SigmaGrid",
+  "TwoPhaseSchedule",
+  "affine_init",
+  "affine_table",
+  "count_model",
+  "count_params",
+  "from_reference_layout",
+  "hessian_operator",
+  "hessian_penalty",
+  "hessian_penalty_table",
+  "laplace_cdf",
+  "laplace_icdf",
+  "linear_flops",
+  "linear_params",
+  "lmkan_flops",
+  "lmkan_net_flops",
+  "lmkan_overhead",
+  "lmkan_params",
+  "mlp_flops",
+  "noise_init",
+  "out_of_grid_fraction",
+  "patches_kkc",
+  "refine_grid",
+  "refine_table",
+  "refinement_matrix",
+  "resolve_impl",
+  "spline_lookup_xla",
+  "spline_lookup_dense",
+  "spline_lookup_gather",
+  "spline_lookup_vjp",
+  "to_reference_layout",
+  "two_phase_schedule",
+  "two_phase_schedule_from_config",
 ]

@@ -17,13 +17,15 @@ class MatchedRatio(NamedTuple):
   """``ratio`` = baseline FLOPs at the model's error / model FLOPs; ``kind`` is "exact"
   (interpolated), "lower_bound" (the model beats every baseline) or "upper_bound" (the model
   is worse than the smallest baseline)."""
+
   ratio: float
   baseline_flops: float
   kind: str
 
 
-def flop_ratio_at_matched_error(base_flops: Sequence[float], base_err: Sequence[float],
-                                flops: float, err: float) -> MatchedRatio:
+def flop_ratio_at_matched_error(
+  base_flops: Sequence[float], base_err: Sequence[float], flops: float, err: float
+) -> MatchedRatio:
   """Baseline FLOPs needed to reach ``err``, divided by ``flops``.
 
   Args:
@@ -54,6 +56,7 @@ def flop_ratio_at_matched_error(base_flops: Sequence[float], base_err: Sequence[
 class FlopsToReach(NamedTuple):
   """FLOPs a family needs to reach a target error; ``kind`` is "exact" (interpolated), or
   "not_reached" (no point is that accurate: ``flops`` is NaN)."""
+
   flops: float
   kind: str
 

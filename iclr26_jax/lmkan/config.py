@@ -17,7 +17,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.num_steps = 6000
   c.batch_size = 512
   c.log_every = 500
-  c.eval_every = 0            # evaluate at the end only
+  c.eval_every = 0  # evaluate at the end only
   c.checkpoint_every = 2000
   # The optimiser, as in every room. "two_phase" is lmKAN's own schedule: optim.learning_rate
   # constant over the first lmkan.phase1_fraction of the steps, then cosine to 0; the core's
@@ -27,27 +27,29 @@ def default_config() -> ml_collections.ConfigDict:
   c.optim.learning_rate = 3e-3
   c.optim.schedule = "two_phase"
   c.lmkan = ml_collections.ConfigDict()
-  c.lmkan.task = "methane"    # "methane" (surrogate CH4 energies) | "teacher" (32-D random MLP) | "digits"
-  c.lmkan.model = "lmkan"     # "lmkan" | "mlp" (regression); "lmkan_cnn" | "cnn" (digits)
-  c.lmkan.hidden = (8, 8)     # hidden widths (regression) — the output layer is added
-  c.lmkan.channels = (8,)     # conv channels (digits); a dense head to 10 classes follows
-  c.lmkan.dense_hidden = ()   # hidden dense widths after the convolutions (digits)
-  c.lmkan.grid_size = 8       # G: cells per axis of every lookup table (start with 8–10)
+  c.lmkan.task = (
+    "methane"  # "methane" (surrogate CH4 energies) | "teacher" (32-D random MLP) | "digits"
+  )
+  c.lmkan.model = "lmkan"  # "lmkan" | "mlp" (regression); "lmkan_cnn" | "cnn" (digits)
+  c.lmkan.hidden = (8, 8)  # hidden widths (regression) — the output layer is added
+  c.lmkan.channels = (8,)  # conv channels (digits); a dense head to 10 classes follows
+  c.lmkan.dense_hidden = ()  # hidden dense widths after the convolutions (digits)
+  c.lmkan.grid_size = 8  # G: cells per axis of every lookup table (start with 8–10)
   # "affine" (default): tables of a random linear map, so the network starts exactly linear with zero
   # Hessian penalty. "noise" is the reference init (U(±init_scale/√N_in)): a stack of random
   # piecewise-bilinear functions whose outputs grow heavy tails through depth (absmax/std 4 → 22 over
   # 4 layers at init, measured); it stalls at MSE/Var ≈ 1 on the 32-D teacher with eval-mode BatchNorm
   # 40x off, and ends worse on methane (0.65 vs 0.56, 2000 steps) and digits (6.5% vs 2.2% error).
   c.lmkan.table_init = "affine"
-  c.lmkan.init_scale = 0.1    # std of the noise init
-  c.lmkan.impl = "auto"       # lookup implementation: "auto" | "xla" | "pallas"
-  c.lmkan.bn_momentum = 0.9   # Flax BatchNorm momentum (= PyTorch's 0.1)
+  c.lmkan.init_scale = 0.1  # std of the noise init
+  c.lmkan.impl = "auto"  # lookup implementation: "auto" | "xla" | "pallas"
+  c.lmkan.bn_momentum = 0.9  # Flax BatchNorm momentum (= PyTorch's 0.1)
   c.lmkan.phase1_fraction = 0.5  # share of the steps in phase 1
-  c.lmkan.hessian = True      # use the Hessian penalty (False: λ = 0 throughout; ablation)
-  c.lmkan.lambda0 = 1.0       # λ at step 0
+  c.lmkan.hessian = True  # use the Hessian penalty (False: λ = 0 throughout; ablation)
+  c.lmkan.lambda0 = 1.0  # λ at step 0
   c.lmkan.lambda_decades = 8.0  # decades of λ decay over phase 1 (README: 250/30 ≈ 8.3)
-  c.lmkan.test_size = 8192    # size of the fixed regression test set
-  c.lmkan.teacher_seed = 0    # seed of the random teacher network (task "teacher")
+  c.lmkan.test_size = 8192  # size of the fixed regression test set
+  c.lmkan.teacher_seed = 0  # seed of the random teacher network (task "teacher")
   c.lmkan.teacher_activation = "sin"  # teacher hidden activation: "sin" (Fig. 1 stand-in) | "tanh"
   c.lmkan.teacher_omega = 1.75  # teacher frequency scale ω (data.make_teacher)
   return c

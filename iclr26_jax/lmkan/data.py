@@ -29,24 +29,24 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
-    "METHANE_RECORD",
-    "methane_energy",
-    "methane_geometry",
-    "methane_like_raw",
-    "methane_like_stats",
-    "methane_like_batch",
-    "methane_like_test_set",
-    "ExtXYZData",
-    "load_extxyz",
-    "load_methane",
-    "TeacherTask",
-    "make_teacher",
-    "teacher_apply",
-    "teacher_batch",
-    "teacher_test_set",
-    "load_digits",
-    "load_cifar10_batch",
-    "load_cifar10",
+  "METHANE_RECORD",
+  "methane_energy",
+  "methane_geometry",
+  "methane_like_raw",
+  "methane_like_stats",
+  "methane_like_batch",
+  "methane_like_test_set",
+  "ExtXYZData",
+  "load_extxyz",
+  "load_methane",
+  "TeacherTask",
+  "make_teacher",
+  "teacher_apply",
+  "teacher_batch",
+  "teacher_test_set",
+  "load_digits",
+  "load_cifar10_batch",
+  "load_cifar10",
 ]
 
 # ----------------------------------------------------------------------------------------------------
@@ -90,8 +90,12 @@ def methane_energy(h, xp=jnp):
   Returns:
     (N,) energies.
   """
-  chex.assert_shape(h, (None, 4, 3), exception_type=ValueError,
-                    custom_message=f"h must have shape (N, 4, 3), got {tuple(h.shape)}.")
+  chex.assert_shape(
+    h,
+    (None, 4, 3),
+    exception_type=ValueError,
+    custom_message=f"h must have shape (N, 4, 3), got {tuple(h.shape)}.",
+  )
   r = xp.sqrt(xp.sum(h * h, axis=-1))  # (N, 4)
   e = xp.sum((1.0 - xp.exp(-MORSE_A * (r - MORSE_R0))) ** 2, axis=-1)
   u = h / r[..., None]
@@ -181,9 +185,11 @@ def methane_like_test_set(seed: int = TEST_SEED, n: int = TEST_SAMPLES):
 # Extended XYZ
 # ----------------------------------------------------------------------------------------------------
 
-METHANE_RECORD = ("the 'randomly-displaced methane configurations' of Pozdnyakov, Willatt & Ceriotti, "
-                  "Materials Cloud Archive record 2020.105 (DOI 10.24435/materialscloud:qy-dp); download "
-                  "it on a machine with internet access and pass the extended-XYZ file's local path")
+METHANE_RECORD = (
+  "the 'randomly-displaced methane configurations' of Pozdnyakov, Willatt & Ceriotti, "
+  "Materials Cloud Archive record 2020.105 (DOI 10.24435/materialscloud:qy-dp); download "
+  "it on a machine with internet access and pass the extended-XYZ file's local path"
+)
 
 
 class ExtXYZData(NamedTuple):
@@ -271,12 +277,15 @@ def load_extxyz(path, energy_key: str = "energy", forces_key: str = "forces") ->
       raise ValueError(f"{path}:{i + 1}: frame of {n_atoms} atoms is truncated or empty.")
     info = _parse_comment(lines[i + 1], i + 2, path)
     if energy_key not in info:
-      raise ValueError(f"{path}:{i + 2}: frame {len(energies)} has no '{energy_key}=' entry in its "
-                       "comment line.")
+      raise ValueError(
+        f"{path}:{i + 2}: frame {len(energies)} has no '{energy_key}=' entry in its comment line."
+      )
     try:
       energies.append(float(info[energy_key]))
     except ValueError:
-      raise ValueError(f"{path}:{i + 2}: {energy_key}={info[energy_key]!r} is not a number.") from None
+      raise ValueError(
+        f"{path}:{i + 2}: {energy_key}={info[energy_key]!r} is not a number."
+      ) from None
     cols, width = _parse_properties(info.get("Properties", "species:S:1:pos:R:3"), i + 2, path)
     for need in ("species", "pos"):
       if need not in cols:
@@ -296,10 +305,10 @@ def load_extxyz(path, energy_key: str = "energy", forces_key: str = "forces") ->
       p0, pc = cols["pos"]
       sp.append(fields[s0])
       try:
-        pos.append([float(v) for v in fields[p0:p0 + pc]])
+        pos.append([float(v) for v in fields[p0 : p0 + pc]])
         if frame_has_forces:
           f0, fc = cols[forces_key]
-          frc.append([float(v) for v in fields[f0:f0 + fc]])
+          frc.append([float(v) for v in fields[f0 : f0 + fc]])
       except ValueError:
         raise ValueError(f"{path}:{ln + 1}: non-numeric position or force.") from None
     species.append(tuple(sp))
@@ -309,8 +318,12 @@ def load_extxyz(path, energy_key: str = "energy", forces_key: str = "forces") ->
     i += 2 + n_atoms
   if not energies:
     raise ValueError(f"{path}: no frames found.")
-  return ExtXYZData(tuple(species), tuple(positions), np.asarray(energies, np.float64),
-                    tuple(forces) if has_forces else None)
+  return ExtXYZData(
+    tuple(species),
+    tuple(positions),
+    np.asarray(energies, np.float64),
+    tuple(forces) if has_forces else None,
+  )
 
 
 def load_methane(path, energy_key: str = "energy", forces_key: str = "forces"):
@@ -328,8 +341,10 @@ def load_methane(path, energy_key: str = "energy", forces_key: str = "forces"):
     frame is not CH₄.
   """
   if not os.path.isfile(os.fspath(path)):
-    raise FileNotFoundError(f"methane dataset not found at {os.fspath(path)!r}. It is {METHANE_RECORD}. "
-                            "For an offline stand-in use `methane_like_batch`.")
+    raise FileNotFoundError(
+      f"methane dataset not found at {os.fspath(path)!r}. It is {METHANE_RECORD}. "
+      "For an offline stand-in use `methane_like_batch`."
+    )
   data = load_extxyz(path, energy_key=energy_key, forces_key=forces_key)
   xs, fs = [], []
   for k, (sp, pos) in enumerate(zip(data.species, data.positions)):
@@ -384,9 +399,14 @@ def _teacher_raw(weights, x, xp, activation="sin"):
   return h[..., 0]
 
 
-def make_teacher(seed: int = 0, input_dim: int = 32, hidden: Sequence[int] = (64, 64),
-                 omega: float = 1.75, stats_samples: int = 1 << 16,
-                 activation: str = "sin") -> TeacherTask:
+def make_teacher(
+  seed: int = 0,
+  input_dim: int = 32,
+  hidden: Sequence[int] = (64, 64),
+  omega: float = 1.75,
+  stats_samples: int = 1 << 16,
+  activation: str = "sin",
+) -> TeacherTask:
   """Builds the fixed-seed random teacher: sin(ω·W x/√fan_in + b) hidden layers, linear output.
 
   W entries are N(0, 1), scaled by ω/√fan_in (ω controls the frequency content, hence the difficulty),
@@ -420,8 +440,9 @@ def make_teacher(seed: int = 0, input_dim: int = 32, hidden: Sequence[int] = (64
     bias = (rng.uniform(-np.pi, np.pi, b) if k < len(dims) - 2 else np.zeros(b)).astype(np.float32)
     weights.append((w, bias))
   x = np.random.default_rng(seed + 1).standard_normal((_check_n(stats_samples), input_dim))
-  y = _teacher_raw([(w.astype(np.float64), b.astype(np.float64)) for w, b in weights], x, np,
-                   activation)
+  y = _teacher_raw(
+    [(w.astype(np.float64), b.astype(np.float64)) for w, b in weights], x, np, activation
+  )
   return TeacherTask(tuple(weights), float(y.mean()), float(y.std()), activation)
 
 
@@ -433,8 +454,12 @@ def teacher_apply(task: TeacherTask, x):
   Returns:
     (N, 1) float32.
   """
-  chex.assert_shape(x, (None, task.input_dim), exception_type=ValueError, custom_message=(
-      f"x must have shape (N, {task.input_dim}), got {tuple(x.shape)}."))
+  chex.assert_shape(
+    x,
+    (None, task.input_dim),
+    exception_type=ValueError,
+    custom_message=(f"x must have shape (N, {task.input_dim}), got {tuple(x.shape)}."),
+  )
   ws = [(jnp.asarray(w), jnp.asarray(b)) for w, b in task.weights]
   return ((_teacher_raw(ws, x, jnp, task.activation) - task.mean) / task.std)[:, None]
 
@@ -445,8 +470,9 @@ def teacher_batch(task: TeacherTask, key, n: int):
   Returns:
     x (n, d) float32, y (n, 1) float32.
   """
-  return _teacher_batch(task.weights, task.mean, task.std, _as_key(key), _check_n(n),
-                        task.activation)
+  return _teacher_batch(
+    task.weights, task.mean, task.std, _as_key(key), _check_n(n), task.activation
+  )
 
 
 @functools.partial(jax.jit, static_argnums=(4, 5))
@@ -482,8 +508,10 @@ def load_digits(test_fraction: float = 0.25, seed: int = 0):
   try:
     from sklearn.datasets import load_digits as _sk_load_digits  # pylint: disable=g-import-not-at-top
   except ImportError as e:
-    raise ImportError("load_digits needs the `scikit-learn` package (it ships the digits data set); "
-                      "install it with `pip install scikit-learn`.") from e
+    raise ImportError(
+      "load_digits needs the `scikit-learn` package (it ships the digits data set); "
+      "install it with `pip install scikit-learn`."
+    ) from e
   d = _sk_load_digits()
   x = (d.images.astype(np.float32) / 16.0)[..., None]
   y = d.target.astype(np.int32)
@@ -493,9 +521,11 @@ def load_digits(test_fraction: float = 0.25, seed: int = 0):
   return x[tr], y[tr], x[te], y[te]
 
 
-CIFAR10_HELP = ("CIFAR-10 is not downloaded at run time: get 'cifar-10-python.tar.gz' (the python version) "
-                "from https://www.cs.toronto.edu/~kriz/cifar.html on a machine with internet access, extract "
-                "it, and pass the 'cifar-10-batches-py' directory (or its parent).")
+CIFAR10_HELP = (
+  "CIFAR-10 is not downloaded at run time: get 'cifar-10-python.tar.gz' (the python version) "
+  "from https://www.cs.toronto.edu/~kriz/cifar.html on a machine with internet access, extract "
+  "it, and pass the 'cifar-10-batches-py' directory (or its parent)."
+)
 
 
 def _get(d, key):
@@ -526,10 +556,14 @@ def load_cifar10_batch(file):
     data = np.asarray(_get(d, "data"), np.uint8)
     labels = np.asarray(_get(d, "labels"), np.int64)
   except (KeyError, TypeError):
-    raise ValueError(f"{file!r} is not a CIFAR-10 python batch (needs 'data' and 'labels').") from None
+    raise ValueError(
+      f"{file!r} is not a CIFAR-10 python batch (needs 'data' and 'labels')."
+    ) from None
   if data.ndim != 2 or data.shape[1] != 3072 or labels.shape != (data.shape[0],):
-    raise ValueError(f"{file!r}: data must be (N, 3072) with N labels, got data {data.shape} and labels "
-                     f"{labels.shape}.")
+    raise ValueError(
+      f"{file!r}: data must be (N, 3072) with N labels, got data {data.shape} and labels "
+      f"{labels.shape}."
+    )
   if labels.size and (labels.min() < 0 or labels.max() > 9):
     raise ValueError(f"{file!r}: labels must lie in 0..9.")
   x = data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)

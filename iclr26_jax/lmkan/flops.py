@@ -34,21 +34,21 @@ import numpy as np
 from iclr26_jax.lmkan.layer import LMKANDense
 
 __all__ = [
-    "PAIR_OVERHEAD_FLOPS",
-    "PAIR_OVERHEAD_TRANSCENDENTALS",
-    "LOOKUP_FLOPS_PER_FUNCTION",
-    "BATCHNORM_FLOPS_PER_ELEMENT",
-    "BIAS_FLOPS_PER_ELEMENT",
-    "linear_flops",
-    "linear_params",
-    "lmkan_flops",
-    "lmkan_overhead",
-    "lmkan_params",
-    "mlp_flops",
-    "lmkan_net_flops",
-    "ModelCost",
-    "count_model",
-    "count_params",
+  "PAIR_OVERHEAD_FLOPS",
+  "PAIR_OVERHEAD_TRANSCENDENTALS",
+  "LOOKUP_FLOPS_PER_FUNCTION",
+  "BATCHNORM_FLOPS_PER_ELEMENT",
+  "BIAS_FLOPS_PER_ELEMENT",
+  "linear_flops",
+  "linear_params",
+  "lmkan_flops",
+  "lmkan_overhead",
+  "lmkan_params",
+  "mlp_flops",
+  "lmkan_net_flops",
+  "ModelCost",
+  "count_model",
+  "count_params",
 ]
 
 # Per (sample, pair): 2 exp for σ (transcendentals), 2 mul + floor + clamp (cells: counted as 2),
@@ -94,7 +94,11 @@ def lmkan_overhead(n_in: int) -> tuple[int, int]:
 
 def lmkan_params(n_in: int, n_out: int, grid_size: int) -> int:
   """Parameters of an lmKAN layer: (G+1)²·N_out·⌈N_in/2⌉ (no bias)."""
-  n_in, n_out, g = _pos_int(n_in, "n_in"), _pos_int(n_out, "n_out"), _pos_int(grid_size, "grid_size")
+  n_in, n_out, g = (
+    _pos_int(n_in, "n_in"),
+    _pos_int(n_out, "n_out"),
+    _pos_int(grid_size, "grid_size"),
+  )
   if g < 3:
     raise ValueError(f"grid_size must be >= 3, got {g}.")
   return (g + 1) ** 2 * n_out * ((n_in + 1) // 2)
@@ -103,7 +107,9 @@ def lmkan_params(n_in: int, n_out: int, grid_size: int) -> int:
 def _widths(widths):
   widths = tuple(widths)
   if len(widths) < 2:
-    raise ValueError(f"widths must list the input width and at least one layer width, got {widths!r}.")
+    raise ValueError(
+      f"widths must list the input width and at least one layer width, got {widths!r}."
+    )
   return [_pos_int(w, "widths[i]") for w in widths]
 
 
@@ -165,14 +171,17 @@ def count_model(module: nn.Module, x, *args, **kwargs) -> ModelCost:
     ModelCost per sample.
   """
   if not hasattr(x, "shape") or len(x.shape) < 1 or x.shape[0] < 1:
-    raise ValueError(f"x must be a batch with a leading batch dim, got shape {getattr(x, 'shape', None)}.")
+    raise ValueError(
+      f"x must be a batch with a leading batch dim, got shape {getattr(x, 'shape', None)}."
+    )
   batch = x.shape[0]
   tally = dict(flops=0, overhead=0, trans=0)
 
   def interceptor(next_fun, a, kw, context):
     mod = context.module
-    if context.method_name != "__call__" or not isinstance(mod, (LMKANDense, nn.Dense, nn.Conv,
-                                                                 nn.BatchNorm)):
+    if context.method_name != "__call__" or not isinstance(
+      mod, (LMKANDense, nn.Dense, nn.Conv, nn.BatchNorm)
+    ):
       return next_fun(*a, **kw)
     inp = a[0]
     out = next_fun(*a, **kw)

@@ -7,13 +7,18 @@ See the kernel module for the math (Laplace-CDF nodes, linearly extrapolated out
 unclamped local coordinates).
 """
 
-from kernels_pallas.spline_lookup.grid import (SigmaGrid, laplace_cdf, laplace_icdf,
-                                               out_of_grid_fraction, validate_grid_size)
+from kernels_pallas.spline_lookup.grid import (
+  SigmaGrid,
+  laplace_cdf,
+  laplace_icdf,
+  out_of_grid_fraction,
+  validate_grid_size,
+)
 
 __all__ = [
-    "SigmaGrid",
-    "laplace_cdf",
-    "laplace_icdf",
-    "validate_grid_size",
-    "out_of_grid_fraction",
+  "SigmaGrid",
+  "laplace_cdf",
+  "laplace_icdf",
+  "validate_grid_size",
+  "out_of_grid_fraction",
 ]

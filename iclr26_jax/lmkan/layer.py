@@ -25,16 +25,16 @@ from kernels_pallas.spline_lookup import ops as spline_ops
 from iclr26_jax.lmkan.grid import SigmaGrid, out_of_grid_fraction, validate_grid_size
 
 __all__ = [
-    "LMKANDense",
-    "affine_table",
-    "noise_init",
-    "affine_init",
-    "resolve_impl",
-    "pair_inputs",
-    "from_reference_layout",
-    "to_reference_layout",
-    "IMPLS",
-    "INITS",
+  "LMKANDense",
+  "affine_table",
+  "noise_init",
+  "affine_init",
+  "resolve_impl",
+  "pair_inputs",
+  "from_reference_layout",
+  "to_reference_layout",
+  "IMPLS",
+  "INITS",
 ]
 
 IMPLS = ("auto", "xla", "pallas")
@@ -62,8 +62,12 @@ def pair_inputs(x):
   Returns:
     (B, P, 2) with P = ⌈N_in/2⌉; pair p holds inputs (2p, 2p+1).
   """
-  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=(
-      f"x must have shape (B, N_in), got {tuple(x.shape)}."))
+  chex.assert_rank(
+    x,
+    2,
+    exception_type=ValueError,
+    custom_message=(f"x must have shape (B, N_in), got {tuple(x.shape)}."),
+  )
   b, n = x.shape
   if n % 2:
     x = jnp.pad(x, ((0, 0), (0, 1)))
@@ -85,8 +89,12 @@ def affine_table(weight, grid: SigmaGrid, bias=None):
     table (P, G+1, G+1, N_out), P = ⌈N_in/2⌉, dtype of `weight`.
   """
   weight = jnp.asarray(weight)
-  chex.assert_rank(weight, 2, exception_type=ValueError, custom_message=(
-      f"weight must have shape (N_out, N_in), got {tuple(weight.shape)}."))
+  chex.assert_rank(
+    weight,
+    2,
+    exception_type=ValueError,
+    custom_message=(f"weight must have shape (N_out, N_in), got {tuple(weight.shape)}."),
+  )
   if not isinstance(grid, SigmaGrid):
     raise ValueError(f"grid must be a SigmaGrid, got {type(grid).__name__}.")
   q, n = weight.shape
@@ -95,12 +103,18 @@ def affine_table(weight, grid: SigmaGrid, bias=None):
   p = weight.shape[1] // 2
   w = weight.reshape(q, p, 2)
   t = grid.node_array(weight.dtype)
-  table = (w[:, :, 0].T[:, None, None, :] * t[None, :, None, None]
-           + w[:, :, 1].T[:, None, None, :] * t[None, None, :, None])
+  table = (
+    w[:, :, 0].T[:, None, None, :] * t[None, :, None, None]
+    + w[:, :, 1].T[:, None, None, :] * t[None, None, :, None]
+  )
   if bias is not None:
     bias = jnp.asarray(bias, weight.dtype)
-    chex.assert_shape(bias, (q,), exception_type=ValueError, custom_message=(
-        f"bias must have shape (N_out,) = {(q,)}, got {tuple(bias.shape)}."))
+    chex.assert_shape(
+      bias,
+      (q,),
+      exception_type=ValueError,
+      custom_message=(f"bias must have shape (N_out,) = {(q,)}, got {tuple(bias.shape)}."),
+    )
     table = table + bias[None, None, None, :] / p
   return table
 
@@ -136,8 +150,14 @@ def affine_init(n_in: int, grid: SigmaGrid) -> Callable:
     q = shape[-1]
     w = jax.random.normal(key, (q * n_in,), dtype).reshape(q, n_in) / math.sqrt(n_in)
     table = affine_table(w, grid)
-    chex.assert_shape(table, tuple(shape), exception_type=ValueError, custom_message=(
-        f"affine_init built a table of shape {table.shape}, expected {tuple(shape)}."))
+    chex.assert_shape(
+      table,
+      tuple(shape),
+      exception_type=ValueError,
+      custom_message=(
+        f"affine_init built a table of shape {table.shape}, expected {tuple(shape)}."
+      ),
+    )
     return table
 
   return init
@@ -147,8 +167,9 @@ def from_reference_layout(ref_table):
   """Reference checkpoint layout [G+1, G+1, N_out, N_in/2] → ours (P, G+1, G+1, Q) (transpose (3,0,1,2))."""
   ref_table = jnp.asarray(ref_table)
   if ref_table.ndim != 4 or ref_table.shape[0] != ref_table.shape[1]:
-    raise ValueError("ref_table must have shape (G+1, G+1, N_out, N_in/2), got "
-                     f"{tuple(ref_table.shape)}.")
+    raise ValueError(
+      f"ref_table must have shape (G+1, G+1, N_out, N_in/2), got {tuple(ref_table.shape)}."
+    )
   return jnp.transpose(ref_table, (3, 0, 1, 2))
 
 
@@ -212,8 +233,12 @@ class LMKANDense(nn.Module):
     x = jnp.asarray(x)
     if x.ndim < 1 or x.shape[-1] < 1:
       raise ValueError(f"x must have shape (..., N_in) with N_in >= 1, got {tuple(x.shape)}.")
-    chex.assert_type(x, float, exception_type=ValueError,
-                     custom_message=f"x must be floating, got dtype {x.dtype}.")
+    chex.assert_type(
+      x,
+      float,
+      exception_type=ValueError,
+      custom_message=f"x must be floating, got dtype {x.dtype}.",
+    )
     n_in = x.shape[-1]
     lead = x.shape[:-1]
     p = (n_in + 1) // 2
@@ -225,8 +250,10 @@ class LMKANDense(nn.Module):
     if self.has_variable("params", "table"):
       got = tuple(self.get_variable("params", "table").shape)
       if got != shape:
-        raise ValueError(f"table must have shape (P, G+1, G+1, Q) = {shape} for N_in = {n_in}, "
-                         f"features = {self.features}, grid_size = {grid.G}; got {got}.")
+        raise ValueError(
+          f"table must have shape (P, G+1, G+1, Q) = {shape} for N_in = {n_in}, "
+          f"features = {self.features}, grid_size = {grid.G}; got {got}."
+        )
     table = self.param("table", init_fn, shape, self.param_dtype)
     xb = x.reshape((-1, n_in)).astype(table.dtype)
     self.sow("intermediates", "out_of_grid_frac", out_of_grid_fraction(xb, grid))
@@ -237,4 +264,3 @@ class LMKANDense(nn.Module):
       # "auto" is passed through so the op can still fall back (e.g. a GPU below Triton's floor).
       y = spline_ops.spline_lookup(pairs, table, grid, impl=self.impl, interpret=self.interpret)
     return y.reshape(lead + (self.features,))
-

@@ -39,13 +39,21 @@ def build_model(cfg):
   """The Flax module named by ``cfg.lmkan`` (output width from the task)."""
   lc = cfg.lmkan
   if lc.task not in TASKS:
-    raise config_lib.ConfigError(f"config key 'lmkan.task' must be one of {sorted(TASKS)}; "
-                                 f"got {lc.task!r}")
+    raise config_lib.ConfigError(
+      f"config key 'lmkan.task' must be one of {sorted(TASKS)}; got {lc.task!r}"
+    )
   if lc.model not in TASKS[lc.task]:
-    raise config_lib.ConfigError(f"config key 'lmkan.model' must be one of {TASKS[lc.task]} for "
-                                 f"task {lc.task!r}; got {lc.model!r}")
-  kw = dict(grid_size=lc.grid_size, table_init=lc.table_init, init_scale=lc.init_scale,
-            impl=lc.impl, bn_momentum=lc.bn_momentum)
+    raise config_lib.ConfigError(
+      f"config key 'lmkan.model' must be one of {TASKS[lc.task]} for "
+      f"task {lc.task!r}; got {lc.model!r}"
+    )
+  kw = dict(
+    grid_size=lc.grid_size,
+    table_init=lc.table_init,
+    init_scale=lc.init_scale,
+    impl=lc.impl,
+    bn_momentum=lc.bn_momentum,
+  )
   if lc.task == "digits":
     dense = tuple(lc.dense_hidden) + (10,)
     if lc.model == "cnn":
@@ -65,6 +73,7 @@ def input_example(cfg) -> jax.ShapeDtypeStruct:
 
 class LMKANMethod(Method):
   """lmKAN / baseline training on one task (see module docstring)."""
+
   name = "lmkan"
 
   def __init__(self, config):
@@ -72,19 +81,27 @@ class LMKANMethod(Method):
     self.model = build_model(config)
     self.is_lmkan = config.lmkan.model.startswith("lmkan")
     self.schedule = regularizers.two_phase_schedule(
-        int(config.num_steps), config.lmkan.phase1_fraction, config.optim.learning_rate,
-        config.lmkan.lambda0, config.lmkan.lambda_decades)
+      int(config.num_steps),
+      config.lmkan.phase1_fraction,
+      config.optim.learning_rate,
+      config.lmkan.lambda0,
+      config.lmkan.lambda_decades,
+    )
     if config.optim.schedule == "two_phase":
       self.learning_rate = self.schedule.learning_rate
     else:
       self.learning_rate = optim.make_schedule(config.optim, int(config.num_steps))
-    self.tx = optim.make_optimizer(config.optim, int(config.num_steps),
-                                   schedule=self.learning_rate)
+    self.tx = optim.make_optimizer(config.optim, int(config.num_steps), schedule=self.learning_rate)
     task = config.lmkan.task
-    self.teacher = (data.make_teacher(int(config.lmkan.teacher_seed),
-                                      omega=float(config.lmkan.teacher_omega),
-                                      activation=config.lmkan.teacher_activation)
-                    if task == "teacher" else None)
+    self.teacher = (
+      data.make_teacher(
+        int(config.lmkan.teacher_seed),
+        omega=float(config.lmkan.teacher_omega),
+        activation=config.lmkan.teacher_activation,
+      )
+      if task == "teacher"
+      else None
+    )
     if task == "digits":
       self.x_train, self.y_train, self.x_test, self.y_test = data.load_digits(seed=int(config.seed))
     self.cost = flops.count_model(self.model, input_example(config))
@@ -132,11 +149,16 @@ class LMKANMethod(Method):
 
   # -- state and update ------------------------------------------------------------------------
   def init_state(self, rng):
-    variables = self.model.init(stream_key(rng, "init"),
-                                jnp.zeros(input_example(self.config).shape), train=False)
-    return TrainState.create(params=variables["params"], tx=self.tx, rng=rng,
-                             apply_fn=self.model.apply,
-                             extras={"batch_stats": variables.get("batch_stats", {})})
+    variables = self.model.init(
+      stream_key(rng, "init"), jnp.zeros(input_example(self.config).shape), train=False
+    )
+    return TrainState.create(
+      params=variables["params"],
+      tx=self.tx,
+      rng=rng,
+      apply_fn=self.model.apply,
+      extras={"batch_stats": variables.get("batch_stats", {})},
+    )
 
   def _data_loss(self, out, y):
     if self.config.lmkan.task == "digits":
@@ -144,23 +166,30 @@ class LMKANMethod(Method):
     return jnp.mean((out - y) ** 2)
 
   def update(self, state, batch):
-    lam = (self.schedule.hessian_lambda(state.step) if self.config.lmkan.hessian
-           else jnp.zeros(()))
+    lam = self.schedule.hessian_lambda(state.step) if self.config.lmkan.hessian else jnp.zeros(())
 
     def loss_fn(params):
-      out, mut = state.apply_fn({"params": params, **state.extras}, batch["x"], train=True,
-                                mutable=["batch_stats", "intermediates"])
+      out, mut = state.apply_fn(
+        {"params": params, **state.extras},
+        batch["x"],
+        train=True,
+        mutable=["batch_stats", "intermediates"],
+      )
       data_loss = self._data_loss(out, batch["y"])
       pen = regularizers.hessian_penalty(params) if self.is_lmkan else jnp.zeros(())
       return data_loss + lam * pen, (data_loss, pen, mut)
 
-    (loss, (data_loss, pen, mut)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-        state.params)
+    (loss, (data_loss, pen, mut)), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
     extras = {"batch_stats": mut.get("batch_stats", {})} if "batch_stats" in state.extras else {}
     state, grad_norm = state.apply_gradients(grads, extras=extras)
-    metrics = {"train/loss": loss, "train/data_loss": data_loss, "train/grad_norm": grad_norm,
-               "train/hessian_lambda": lam, "train/hessian_penalty": pen,
-               "train/lr": self.learning_rate(state.step - 1)}
+    metrics = {
+      "train/loss": loss,
+      "train/data_loss": data_loss,
+      "train/grad_norm": grad_norm,
+      "train/hessian_lambda": lam,
+      "train/hessian_penalty": pen,
+      "train/lr": self.learning_rate(state.step - 1),
+    }
     fracs = jax.tree.leaves(mut.get("intermediates", {}))
     if fracs:
       metrics["lmkan/out_of_grid_frac"] = jnp.mean(jnp.stack([jnp.mean(f) for f in fracs]))
@@ -169,16 +198,20 @@ class LMKANMethod(Method):
   # -- evaluation ------------------------------------------------------------------------------
   @functools.cached_property
   def _predict(self):
-    return jax.jit(lambda params, extras, x: self.model.apply({"params": params, **extras}, x,
-                                                              train=False))
+    return jax.jit(
+      lambda params, extras, x: self.model.apply({"params": params, **extras}, x, train=False)
+    )
 
   @functools.cached_property
   def _predict_trainmode(self):
     """Predictions with BatchNorm on the statistics of the evaluated batch itself (train mode)."""
+
     def f(params, extras, x):
-      out, _ = self.model.apply({"params": params, **extras}, x, train=True,
-                                mutable=["batch_stats", "intermediates"])
+      out, _ = self.model.apply(
+        {"params": params, **extras}, x, train=True, mutable=["batch_stats", "intermediates"]
+      )
       return out
+
     return jax.jit(f)
 
   def evaluate(self, state):
@@ -197,12 +230,14 @@ class LMKANMethod(Method):
       jax.block_until_ready(self._predict(state.params, state.extras, xj))
       times.append(time.perf_counter() - t0)
     out_tm = np.asarray(self._predict_trainmode(state.params, state.extras, xj))
-    metrics = {"model/flops_per_sample": float(self.cost.flops),
-               "model/flops_overhead_per_sample": float(self.cost.overhead_flops),
-               "model/transcendentals_per_sample": float(self.cost.overhead_transcendentals),
-               "model/flops_total_per_sample": float(self.cost.total_flops),
-               "model/params": float(self.cost.params),
-               "model/infer_us_per_sample": 1e6 * min(times) / len(x)}
+    metrics = {
+      "model/flops_per_sample": float(self.cost.flops),
+      "model/flops_overhead_per_sample": float(self.cost.overhead_flops),
+      "model/transcendentals_per_sample": float(self.cost.overhead_transcendentals),
+      "model/flops_total_per_sample": float(self.cost.total_flops),
+      "model/params": float(self.cost.params),
+      "model/infer_us_per_sample": 1e6 * min(times) / len(x),
+    }
     if self.config.lmkan.task == "digits":
       metrics["eval/accuracy"] = float(np.mean(out.argmax(-1) == np.asarray(y)))
       metrics["eval/accuracy_trainmode"] = float(np.mean(out_tm.argmax(-1) == np.asarray(y)))

@@ -50,8 +50,14 @@ def _pair(v, name):
 
 
 def _bn(train, momentum, epsilon, name=None):
-  return nn.BatchNorm(use_running_average=not train, momentum=momentum, epsilon=epsilon,
-                      use_scale=False, use_bias=False, name=name)
+  return nn.BatchNorm(
+    use_running_average=not train,
+    momentum=momentum,
+    epsilon=epsilon,
+    use_scale=False,
+    use_bias=False,
+    name=name,
+  )
 
 
 def _pool(x, pool, window):
@@ -73,14 +79,23 @@ def patches_kkc(x, kernel_size, strides=(1, 1), padding="SAME"):
   Returns:
     (N, H', W', kh·kw·C), element [..., (a·kw + b)·C + c] = x[n, h'·sh + a − pad, w'·sw + b − pad, c].
   """
-  chex.assert_rank(x, 4, exception_type=ValueError, custom_message=(
-      f"x must have shape (N, H, W, C), got {tuple(x.shape)}."))
+  chex.assert_rank(
+    x,
+    4,
+    exception_type=ValueError,
+    custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
+  )
   kh, kw = _pair(kernel_size, "kernel_size")
   strides = _pair(strides, "strides")
   c = x.shape[-1]
   p = jax.lax.conv_general_dilated_patches(
-      x, filter_shape=(kh, kw), window_strides=strides, padding=padding,
-      dimension_numbers=("NHWC", "HWIO", "NHWC"), precision=jax.lax.Precision.HIGHEST)
+    x,
+    filter_shape=(kh, kw),
+    window_strides=strides,
+    padding=padding,
+    dimension_numbers=("NHWC", "HWIO", "NHWC"),
+    precision=jax.lax.Precision.HIGHEST,
+  )
   # `conv_general_dilated_patches` orders the feature axis channel-major: (C, kh, kw). Reorder.
   n, ho, wo, _ = p.shape
   p = p.reshape(n, ho, wo, c, kh * kw).swapaxes(-1, -2)
@@ -113,9 +128,15 @@ class LMKANNet(nn.Module):
     widths = _check_widths(self.widths)
     for i, w in enumerate(widths):
       x = _bn(train, self.bn_momentum, self.bn_epsilon, name=f"bn_{i}")(x)
-      x = LMKANDense(w, grid_size=self.grid_size, table_init=self.table_init,
-                     init_scale=self.init_scale, impl=self.impl, param_dtype=self.param_dtype,
-                     name=f"lmkan_{i}")(x)
+      x = LMKANDense(
+        w,
+        grid_size=self.grid_size,
+        table_init=self.table_init,
+        init_scale=self.init_scale,
+        impl=self.impl,
+        param_dtype=self.param_dtype,
+        name=f"lmkan_{i}",
+      )(x)
     return x
 
 
@@ -177,13 +198,23 @@ class LMKANConv(nn.Module):
   @nn.compact
   def __call__(self, x, train: bool = False):
     """x: (N, H, W, C_in) → (N, H', W', features)."""
-    chex.assert_rank(x, 4, exception_type=ValueError, custom_message=(
-        f"x must have shape (N, H, W, C), got {tuple(x.shape)}."))
+    chex.assert_rank(
+      x,
+      4,
+      exception_type=ValueError,
+      custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
+    )
     x = _bn(train, self.bn_momentum, self.bn_epsilon, name="bn")(x)
     p = patches_kkc(x, self.kernel_size, self.strides, self.padding)
-    return LMKANDense(self.features, grid_size=self.grid_size, table_init=self.table_init,
-                      init_scale=self.init_scale, impl=self.impl, param_dtype=self.param_dtype,
-                      name="lmkan")(p)
+    return LMKANDense(
+      self.features,
+      grid_size=self.grid_size,
+      table_init=self.table_init,
+      init_scale=self.init_scale,
+      impl=self.impl,
+      param_dtype=self.param_dtype,
+      name="lmkan",
+    )(p)
 
 
 class CNN(nn.Module):
@@ -214,8 +245,12 @@ class CNN(nn.Module):
     widths = _check_widths(self.dense_widths, "dense_widths")
     if self.pool not in _POOLS:
       raise ValueError(f"pool must be one of {_POOLS}, got {self.pool!r}.")
-    chex.assert_rank(x, 4, exception_type=ValueError, custom_message=(
-        f"x must have shape (N, H, W, C), got {tuple(x.shape)}."))
+    chex.assert_rank(
+      x,
+      4,
+      exception_type=ValueError,
+      custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
+    )
     k = _pair(self.kernel_size, "kernel_size")
     for i, c in enumerate(channels):
       x = nn.Conv(c, k, padding=self.padding, param_dtype=self.param_dtype, name=f"conv_{i}")(x)
@@ -253,11 +288,21 @@ class LMKANCNN(nn.Module):
     widths = _check_widths(self.dense_widths, "dense_widths")
     if self.pool not in _POOLS:
       raise ValueError(f"pool must be one of {_POOLS}, got {self.pool!r}.")
-    chex.assert_rank(x, 4, exception_type=ValueError, custom_message=(
-        f"x must have shape (N, H, W, C), got {tuple(x.shape)}."))
-    kw = dict(grid_size=self.grid_size, table_init=self.table_init, init_scale=self.init_scale,
-              impl=self.impl, param_dtype=self.param_dtype, bn_momentum=self.bn_momentum,
-              bn_epsilon=self.bn_epsilon)
+    chex.assert_rank(
+      x,
+      4,
+      exception_type=ValueError,
+      custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
+    )
+    kw = dict(
+      grid_size=self.grid_size,
+      table_init=self.table_init,
+      init_scale=self.init_scale,
+      impl=self.impl,
+      param_dtype=self.param_dtype,
+      bn_momentum=self.bn_momentum,
+      bn_epsilon=self.bn_epsilon,
+    )
     for i, c in enumerate(channels):
       x = LMKANConv(c, self.kernel_size, padding=self.padding, name=f"conv_{i}", **kw)(x, train)
       x = _pool(x, self.pool, self.pool_window)

@@ -6,16 +6,22 @@ are the oracle for (the kernels may import only JAX); the room keeps this import
 (B, P, 2) batch-first, table (P, G+1, G+1, Q), output (B, Q).
 """
 
-from kernels_pallas.spline_lookup.reference import (check_lookup_args, corner_weights, hat_matrix,
-                                                    spline_lookup_dense, spline_lookup_xla,
-                                                    spline_lookup_gather, spline_lookup_vjp)
+from kernels_pallas.spline_lookup.reference import (
+  check_lookup_args,
+  corner_weights,
+  hat_matrix,
+  spline_lookup_dense,
+  spline_lookup_xla,
+  spline_lookup_gather,
+  spline_lookup_vjp,
+)
 
 __all__ = [
-    "check_lookup_args",
-    "corner_weights",
-    "spline_lookup_xla",
-    "spline_lookup_gather",
-    "spline_lookup_dense",
-    "spline_lookup_vjp",
-    "hat_matrix",
+  "check_lookup_args",
+  "corner_weights",
+  "spline_lookup_xla",
+  "spline_lookup_gather",
+  "spline_lookup_dense",
+  "spline_lookup_vjp",
+  "hat_matrix",
 ]

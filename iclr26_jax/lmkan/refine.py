@@ -102,5 +102,7 @@ def refine_grid(params, factor: int = 2):
 
   out = jax.tree_util.tree_map_with_path(visit, params)
   if not found:
-    raise ValueError("params holds no lmKAN table (no leaf named 'table' of shape (P, G+1, G+1, Q)).")
+    raise ValueError(
+      "params holds no lmKAN table (no leaf named 'table' of shape (P, G+1, G+1, Q))."
+    )
   return out

@@ -29,13 +29,13 @@ import optax
 from iclr26_jax.lmkan.grid import SigmaGrid
 
 __all__ = [
-    "hessian_penalty_table",
-    "hessian_penalty",
-    "hessian_operator",
-    "find_tables",
-    "TwoPhaseSchedule",
-    "two_phase_schedule",
-    "two_phase_schedule_from_config",
+  "hessian_penalty_table",
+  "hessian_penalty",
+  "hessian_operator",
+  "find_tables",
+  "TwoPhaseSchedule",
+  "two_phase_schedule",
+  "two_phase_schedule_from_config",
 ]
 
 
@@ -48,7 +48,9 @@ def _check_table(table, grid: SigmaGrid | None, name="table"):
   elif not isinstance(grid, SigmaGrid):
     raise ValueError(f"grid must be a SigmaGrid or None, got {type(grid).__name__}.")
   if grid.G != g:
-    raise ValueError(f"{name} of shape {tuple(table.shape)} has G = {g}, but grid has G = {grid.G}.")
+    raise ValueError(
+      f"{name} of shape {tuple(table.shape)} has G = {g}, but grid has G = {grid.G}."
+    )
   return grid
 
 
@@ -114,8 +116,10 @@ def hessian_penalty(params):
   """
   tables = find_tables(params)
   if not tables:
-    raise ValueError("params holds no lmKAN table (no leaf named 'table' of shape (P, G+1, G+1, Q)); "
-                     "pass the parameters of a model built from LMKANDense layers.")
+    raise ValueError(
+      "params holds no lmKAN table (no leaf named 'table' of shape (P, G+1, G+1, Q)); "
+      "pass the parameters of a model built from LMKANDense layers."
+    )
   return sum(hessian_penalty_table(t) for _, t in tables)
 
 
@@ -185,9 +189,14 @@ def _positive_int(v, name):
   return int(v)
 
 
-def two_phase_schedule(total_steps: int, phase1_fraction: float = 0.5, lr: float = 1e-3,
-                       lambda0: float = 1.0, lambda_decades: float = 250 / 30,
-                       steps_per_epoch: int | None = None) -> TwoPhaseSchedule:
+def two_phase_schedule(
+  total_steps: int,
+  phase1_fraction: float = 0.5,
+  lr: float = 1e-3,
+  lambda0: float = 1.0,
+  lambda_decades: float = 250 / 30,
+  steps_per_epoch: int | None = None,
+) -> TwoPhaseSchedule:
   """LR and λ schedules of the two-phase recipe (defaults: the reference README's methane recipe).
 
   Phase 1 (step < S1 = round(phase1_fraction·total_steps)): LR = lr, λ = λ0·10^(−decades·step/S1)
@@ -219,15 +228,21 @@ def two_phase_schedule(total_steps: int, phase1_fraction: float = 0.5, lr: float
   s1 = min(max(int(round(phase1_fraction * total_steps)), 1), total_steps - 1)
   s2 = total_steps - s1
   lr_sched = optax.join_schedules(
-      [optax.constant_schedule(float(lr)), optax.cosine_decay_schedule(float(lr), decay_steps=s2)],
-      boundaries=[s1])
+    [optax.constant_schedule(float(lr)), optax.cosine_decay_schedule(float(lr), decay_steps=s2)],
+    boundaries=[s1],
+  )
   if steps_per_epoch is None:
-    decay = optax.exponential_decay(float(lambda0), transition_steps=s1,
-                                    decay_rate=10.0 ** (-float(lambda_decades)))
+    decay = optax.exponential_decay(
+      float(lambda0), transition_steps=s1, decay_rate=10.0 ** (-float(lambda_decades))
+    )
   else:
     spe = _positive_int(steps_per_epoch, "steps_per_epoch")
-    decay = optax.exponential_decay(float(lambda0), transition_steps=spe,
-                                    decay_rate=10.0 ** (-float(lambda_decades) * spe / s1), staircase=True)
+    decay = optax.exponential_decay(
+      float(lambda0),
+      transition_steps=spe,
+      decay_rate=10.0 ** (-float(lambda_decades) * spe / s1),
+      staircase=True,
+    )
   lam_sched = optax.join_schedules([decay, optax.constant_schedule(0.0)], boundaries=[s1])
   return TwoPhaseSchedule(lr_sched, lam_sched, s1, total_steps)
 
@@ -255,10 +270,10 @@ def two_phase_schedule_from_config(config) -> TwoPhaseSchedule:
   if lr is None:
     lr = config.get("learning_rate", 1e-3)
   return two_phase_schedule(
-      total_steps=total,
-      phase1_fraction=config.get("phase1_fraction", 0.5),
-      lr=lr,
-      lambda0=config.get("lambda0", 1.0),
-      lambda_decades=config.get("lambda_decades", 250 / 30),
-      steps_per_epoch=config.get("steps_per_epoch", None),
+    total_steps=total,
+    phase1_fraction=config.get("phase1_fraction", 0.5),
+    lr=lr,
+    lambda0=config.get("lambda0", 1.0),
+    lambda_decades=config.get("lambda_decades", 250 / 30),
+    steps_per_epoch=config.get("steps_per_epoch", None),
   )

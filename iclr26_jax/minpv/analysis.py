@@ -35,8 +35,15 @@ def t_grid(num: int = 4000, eps: float = paths_lib.EPS) -> np.ndarray:
   return np.concatenate([left, 1.0 - left[-2::-1]])
 
 
-def path_variance_integral(path_fn: Callable, params, *, dim: int, m: float,
-                           floor: float = 1e-5, grid: np.ndarray | None = None) -> jax.Array:
+def path_variance_integral(
+  path_fn: Callable,
+  params,
+  *,
+  dim: int,
+  m: float,
+  floor: float = 1e-5,
+  grid: np.ndarray | None = None,
+) -> jax.Array:
   """J = ∫ Var(c_t | ‖x1‖² = m) dt of the plain interpolant by the trapezoid rule.
 
   Works for any path (its own β and β̇). Args: ``path_fn(params, t)``; ``grid`` (N,) increasing
@@ -51,17 +58,18 @@ def path_variance_integral(path_fn: Callable, params, *, dim: int, m: float,
 
 def metric(alpha, *, dim: int, m: float, floor: float = 1e-5, constraint: str = "spherical"):
   """g_δ(α) of the constraint (numpy or jax arrays, any shape)."""
-  v = alpha ** 2 + floor
+  v = alpha**2 + floor
   if constraint == "spherical":
-    return 2.0 * dim * alpha ** 2 / v ** 2 + m * alpha ** 2 / ((1.0 - alpha ** 2) * v)
+    return 2.0 * dim * alpha**2 / v**2 + m * alpha**2 / ((1.0 - alpha**2) * v)
   if constraint == "affine":
-    return 2.0 * dim * alpha ** 2 / v ** 2 + m / v
+    return 2.0 * dim * alpha**2 / v**2 + m / v
   raise ValueError(f"constraint must be one of {paths_lib.CONSTRAINTS}; got {constraint!r}")
 
 
 class Geodesic(NamedTuple):
   """Tabulated minimum-variance schedule: ``alpha`` (N,) decreasing from alpha_start to
   alpha_end, ``t`` (N,) increasing from 0 to 1, and ``length_sq`` = L² = (∫√g dα)²."""
+
   t: np.ndarray
   alpha: np.ndarray
   length_sq: float
@@ -71,8 +79,16 @@ class Geodesic(NamedTuple):
     return np.interp(np.asarray(t, np.float64), self.t, self.alpha)
 
 
-def geodesic(*, dim: int, m: float, floor: float = 1e-5, constraint: str = "spherical",
-             alpha_start: float = 1.0, alpha_end: float = 0.0, num: int = 200_001) -> Geodesic:
+def geodesic(
+  *,
+  dim: int,
+  m: float,
+  floor: float = 1e-5,
+  constraint: str = "spherical",
+  alpha_start: float = 1.0,
+  alpha_end: float = 0.0,
+  num: int = 200_001,
+) -> Geodesic:
   """The analytic minimum-variance schedule of the plain interpolant (float64 tabulation).
 
   Integrates √g in θ with α = cos θ (the Jacobian sin θ removes the 1/√(1 − α²) endpoint
@@ -86,34 +102,51 @@ def geodesic(*, dim: int, m: float, floor: float = 1e-5, constraint: str = "sphe
   theta = np.linspace(np.arccos(alpha_start), np.arccos(alpha_end), int(num))
   alpha = np.cos(theta)
   sin = np.sin(theta)
-  v = alpha ** 2 + floor
+  v = alpha**2 + floor
   if constraint == "spherical":
     # √g · sin θ written without the 1/(1 − α²) = 1/sin²θ singularity.
-    dens = np.sqrt(2.0 * dim * alpha ** 2 / v ** 2 * sin ** 2 + m * alpha ** 2 / v)
+    dens = np.sqrt(2.0 * dim * alpha**2 / v**2 * sin**2 + m * alpha**2 / v)
   else:
     dens = np.sqrt(metric(alpha, dim=dim, m=m, floor=floor, constraint=constraint)) * sin
   cum = np.concatenate([[0.0], np.cumsum(0.5 * (dens[1:] + dens[:-1]) * np.diff(theta))])
   length = cum[-1]
-  return Geodesic(t=cum / length, alpha=alpha, length_sq=float(length ** 2))
+  return Geodesic(t=cum / length, alpha=alpha, length_sq=float(length**2))
 
 
-def length_squared(alpha_start: float, alpha_end: float, *, dim: int, m: float,
-                   floor: float = 1e-5, constraint: str = "spherical") -> float:
+def length_squared(
+  alpha_start: float,
+  alpha_end: float,
+  *,
+  dim: int,
+  m: float,
+  floor: float = 1e-5,
+  constraint: str = "spherical",
+) -> float:
   """The Cauchy–Schwarz lower bound L² of J over a path from alpha_start to alpha_end."""
-  return geodesic(dim=dim, m=m, floor=floor, constraint=constraint, alpha_start=alpha_start,
-                  alpha_end=alpha_end).length_sq
+  return geodesic(
+    dim=dim, m=m, floor=floor, constraint=constraint, alpha_start=alpha_start, alpha_end=alpha_end
+  ).length_sq
 
 
 class PathFit(NamedTuple):
   """Output of ``optimize_path``: final φ, and J per step (num_steps,)."""
+
   params: dict
   history: jax.Array
 
 
-def optimize_path(params: dict, *, dim: int, m: float, floor: float = 1e-5,
-                  constraint: str = "spherical", num_steps: int = 2000,
-                  learning_rate: float = 3e-2, grid: np.ndarray | None = None,
-                  eps: float = paths_lib.EPS) -> PathFit:
+def optimize_path(
+  params: dict,
+  *,
+  dim: int,
+  m: float,
+  floor: float = 1e-5,
+  constraint: str = "spherical",
+  num_steps: int = 2000,
+  learning_rate: float = 3e-2,
+  grid: np.ndarray | None = None,
+  eps: float = paths_lib.EPS,
+) -> PathFit:
   """Path-only MinPV: minimise J[α_φ] over the KMM parameters with Adam (one ``lax.scan``).
 
   Args:
@@ -150,13 +183,15 @@ class ScheduleCurves(NamedTuple):
   ``t`` (N,); ``alpha`` and ``variance`` map a name to (N,) arrays, where ``variance`` is
   Var(c_t | ‖x1‖² = m) of the plain interpolant (``floor`` δ; 0 = exact), i.e. E[c_t²].
   """
+
   t: np.ndarray
   alpha: dict
   variance: dict
 
 
-def schedule_curves(schedules, *, dim: int, m: float, floor: float = 0.0,
-                    t: np.ndarray | None = None) -> ScheduleCurves:
+def schedule_curves(
+  schedules, *, dim: int, m: float, floor: float = 0.0, t: np.ndarray | None = None
+) -> ScheduleCurves:
   """Evaluates α(t) and Var(c_t) for ``schedules`` = {name: (path_fn, params)}.
 
   Args:
@@ -178,9 +213,17 @@ def schedule_curves(schedules, *, dim: int, m: float, floor: float = 0.0,
   return ScheduleCurves(grid, alpha, variance)
 
 
-def plot_schedules(schedules, *, dim: int, m: float, geo: Geodesic | None = None,
-                   floor: float = 0.0, t: np.ndarray | None = None, path: str | None = None,
-                   title: str | None = None):
+def plot_schedules(
+  schedules,
+  *,
+  dim: int,
+  m: float,
+  geo: Geodesic | None = None,
+  floor: float = 0.0,
+  t: np.ndarray | None = None,
+  path: str | None = None,
+  title: str | None = None,
+):
   """Two panels: α(t) of every schedule (plus the geodesic, dashed) and Var(c_t) (log scale).
 
   Args:
@@ -195,6 +238,7 @@ def plot_schedules(schedules, *, dim: int, m: float, geo: Geodesic | None = None
     The ``matplotlib.figure.Figure`` (built without pyplot, so no global state).
   """
   from matplotlib.figure import Figure
+
   curves = schedule_curves(schedules, dim=dim, m=m, floor=floor, t=t)
   fig = Figure(figsize=(10, 3.8))
   ax_a, ax_v = fig.subplots(1, 2)
@@ -241,7 +285,7 @@ def mi_alpha_band(task, *, mass: float = 0.9, num: int = 20001) -> tuple[float, 
   lam = np.asarray(task.eigenvalues, np.float64)[None, :]
   s = alpha[:, None] ** 2 + (1.0 - alpha[:, None] ** 2) * lam
   g = -0.5 * np.sum(np.log(2.0 * np.pi * s) + lam / s, axis=1)
-  share = (g - g[-1]) / (g[0] - g[-1])      # share of the MI accrued on [α, 1]: 1 at α = 0
+  share = (g - g[-1]) / (g[0] - g[-1])  # share of the MI accrued on [α, 1]: 1 at α = 0
   lo = float(np.interp((1.0 + mass) / 2.0, share[::-1], alpha[::-1]))
   hi = float(np.interp((1.0 - mass) / 2.0, share[::-1], alpha[::-1]))
   return lo, hi

@@ -25,13 +25,14 @@ from iclr26_jax.minpv.paths import PathCoeffs
 
 class GaussianMITask(NamedTuple):
   """Static description: dimension d (even) and block correlation ρ ∈ [0, 1)."""
+
   dim: int
   rho: float
 
   @property
   def mi(self) -> float:
     """Analytic MI = −(d/4) log(1 − ρ²) in nats."""
-    return float(-0.25 * self.dim * np.log1p(-self.rho ** 2))
+    return float(-0.25 * self.dim * np.log1p(-(self.rho**2)))
 
   @property
   def eigenvalues(self) -> np.ndarray:
@@ -77,13 +78,17 @@ def sample_p1(key: jax.Array, n: int, task: GaussianMITask) -> jax.Array:
   """(n, d) draws of N(0, Σ): per pair (u, ρu + √(1 − ρ²) w)."""
   e = jax.random.normal(key, (n * task.dim,)).reshape(n, task.dim // 2, 2)
   u, w = e[..., 0], e[..., 1]
-  v = task.rho * u + np.sqrt(1.0 - task.rho ** 2) * w
+  v = task.rho * u + np.sqrt(1.0 - task.rho**2) * w
   return jnp.stack([u, v], axis=-1).reshape(n, task.dim)
 
 
 def _check_x(x, task):
-  chex.assert_shape(x, (None, task.dim), exception_type=ValueError, custom_message=(
-      f"x must be (B, {task.dim}); got {x.shape}"))
+  chex.assert_shape(
+    x,
+    (None, task.dim),
+    exception_type=ValueError,
+    custom_message=(f"x must be (B, {task.dim}); got {x.shape}"),
+  )
 
 
 def eigen_coordinates(x: jax.Array, task: GaussianMITask) -> jax.Array:
@@ -98,11 +103,15 @@ def true_log_ratio(x: jax.Array, task: GaussianMITask) -> jax.Array:
   """Analytic log p1(x)/p0(x) = −½ Σ_i [y_i²(1/λ_i − 1) + log λ_i]; (B, d) → (B,)."""
   y = eigen_coordinates(x, task)
   lam = jnp.asarray(task.eigenvalues, x.dtype)
-  return -0.5 * jnp.sum(y ** 2 * (1.0 / lam - 1.0) + jnp.log(lam), axis=1)
+  return -0.5 * jnp.sum(y**2 * (1.0 / lam - 1.0) + jnp.log(lam), axis=1)
 
 
-def time_score(x: jax.Array, coeffs: PathCoeffs, task: GaussianMITask,
-               bridge: tuple[jax.Array, jax.Array] | None = None) -> jax.Array:
+def time_score(
+  x: jax.Array,
+  coeffs: PathCoeffs,
+  task: GaussianMITask,
+  bridge: tuple[jax.Array, jax.Array] | None = None,
+) -> jax.Array:
   """Analytic s*(x, t) = ∂_t log p_t(x); x (B, d), coeffs fields (B,) → (B,).
 
   Plain interpolant: p_t = N(0, α²I + β²Σ). With ``bridge=(v (B,), v̇ (B,))`` the dequantified
@@ -111,19 +120,19 @@ def time_score(x: jax.Array, coeffs: PathCoeffs, task: GaussianMITask,
   y = eigen_coordinates(x, task)
   lam = jnp.asarray(task.eigenvalues, x.dtype)[None, :]
   a, b, da, db = (c[:, None] for c in coeffs)
-  s = a ** 2 + b ** 2 * lam
+  s = a**2 + b**2 * lam
   ds = 2.0 * a * da + 2.0 * b * db * lam
   if bridge is not None:
     s = s + bridge[0][:, None]
     ds = ds + bridge[1][:, None]
-  return jnp.sum(-0.5 * ds / s + 0.5 * ds * y ** 2 / s ** 2, axis=1)
+  return jnp.sum(-0.5 * ds / s + 0.5 * ds * y**2 / s**2, axis=1)
 
 
 def time_score_second_moment(coeffs: PathCoeffs, task: GaussianMITask) -> jax.Array:
   """E_{p_t}[s*²] = ½ Σ_i (ṡ_i/s_i)² (s* has mean 0); fields of shape S → S."""
   lam = jnp.asarray(task.eigenvalues)
   a, b, da, db = (jnp.asarray(c)[..., None] for c in coeffs)
-  s = a ** 2 + b ** 2 * lam
+  s = a**2 + b**2 * lam
   ds = 2.0 * a * da + 2.0 * b * db * lam
   return 0.5 * jnp.sum((ds / s) ** 2, axis=-1)
 
@@ -140,12 +149,14 @@ def time_score_second_moment(coeffs: PathCoeffs, task: GaussianMITask) -> jax.Ar
 # cyclic shift of the Y rows of an independent joint draw, which leaves no row paired with itself).
 
 MAPS = {
-    # name: (f, f⁻¹) as functions of (array, array namespace); elementwise and odd
-    "gauss": (lambda u, xp: u, lambda z, xp: z),
-    "half_cube": (lambda u, xp: xp.sign(u) * xp.abs(u) ** 1.5,        # reference half_cube_map
-                  lambda z, xp: xp.sign(z) * xp.abs(z) ** (2.0 / 3.0)),
-    "asinh": (lambda u, xp: xp.arcsinh(u), lambda z, xp: xp.sinh(z)),  # reference asinh_mapping
-    "cubic": (lambda u, xp: u ** 3, lambda z, xp: xp.cbrt(z)),
+  # name: (f, f⁻¹) as functions of (array, array namespace); elementwise and odd
+  "gauss": (lambda u, xp: u, lambda z, xp: z),
+  "half_cube": (
+    lambda u, xp: xp.sign(u) * xp.abs(u) ** 1.5,  # reference half_cube_map
+    lambda z, xp: xp.sign(z) * xp.abs(z) ** (2.0 / 3.0),
+  ),
+  "asinh": (lambda u, xp: xp.arcsinh(u), lambda z, xp: xp.sinh(z)),  # reference asinh_mapping
+  "cubic": (lambda u, xp: u**3, lambda z, xp: xp.cbrt(z)),
 }
 
 
@@ -155,6 +166,7 @@ def _xp(a):
 
 class MappedMITask(NamedTuple):
   """The Gaussian pair task ``gaussian`` seen through the coordinate-wise bijection ``map``."""
+
   gaussian: GaussianMITask
   map: str
 
@@ -173,8 +185,9 @@ class MappedMITask(NamedTuple):
     return self.map == "gauss"
 
 
-def make_mapped_task(map_name: str, dim: int, *, mi: float | None = None,
-                     rho: float | None = None) -> MappedMITask:
+def make_mapped_task(
+  map_name: str, dim: int, *, mi: float | None = None, rho: float | None = None
+) -> MappedMITask:
   """The mapped task; ``dim``, ``mi``, ``rho`` as in ``make_task``.
 
   Raises:
@@ -230,8 +243,10 @@ def mapped_log_ratio(x: jax.Array, task: MappedMITask) -> jax.Array:
 # so MI = (d/2)(ε − log 2ε). Pointwise log p(x, y)/(p(x)p(y)) = −log 2ε − log p_Y(y) inside
 # |y − x| ≤ ε and −∞ outside (the product of marginals has mass where the joint has none).
 
+
 class AdditiveNoiseTask(NamedTuple):
   """d/2 independent (X, X + U(−ε, ε)) pairs, X ~ U(0, 1); ε in (0, ½]."""
+
   dim: int
   eps: float
 
@@ -260,8 +275,12 @@ def additive_noise_joint(rng: np.random.Generator, n: int, task: AdditiveNoiseTa
 
 def additive_noise_log_ratio(x: jax.Array, task: AdditiveNoiseTask) -> jax.Array:
   """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,), −∞ off the joint's support."""
-  chex.assert_shape(x, (None, task.dim), exception_type=ValueError, custom_message=(
-      f"x must be (B, {task.dim}); got {x.shape}"))
+  chex.assert_shape(
+    x,
+    (None, task.dim),
+    exception_type=ValueError,
+    custom_message=(f"x must be (B, {task.dim}); got {x.shape}"),
+  )
   xp = _xp(x)
   p = x.reshape(x.shape[0], task.dim // 2, 2)
   u, y = p[..., 0], p[..., 1]
@@ -281,12 +300,14 @@ class GammaExponentialTask(NamedTuple):
   log p(x, y)/(p(x)p(y)) = log x − x y − log k + (k + 1) log(1 + y) and
   MI = ψ(k) − log k + 1/k nats (h(Y) − E h(Y | X) with h(Y | X = x) = 1 − log x).
   """
+
   dim: int
   shape: float
 
   @property
   def mi(self) -> float:
     from scipy.special import digamma
+
     k = self.shape
     return float(0.5 * self.dim * (digamma(k) - np.log(k) + 1.0 / k))
 
@@ -302,8 +323,9 @@ def make_gamma_exponential_task(dim: int, shape: float) -> GammaExponentialTask:
   return GammaExponentialTask(int(dim), float(shape))
 
 
-def gamma_exponential_joint(rng: np.random.Generator, n: int,
-                            task: GammaExponentialTask) -> np.ndarray:
+def gamma_exponential_joint(
+  rng: np.random.Generator, n: int, task: GammaExponentialTask
+) -> np.ndarray:
   """(n, d) float64 joint draws (host NumPy): columns alternate X, Y of each pair."""
   x = rng.gamma(task.shape, 1.0, size=(n, task.dim // 2))
   y = rng.exponential(1.0, size=(n, task.dim // 2)) / x
@@ -312,8 +334,12 @@ def gamma_exponential_joint(rng: np.random.Generator, n: int,
 
 def gamma_exponential_log_ratio(x: jax.Array, task: GammaExponentialTask) -> jax.Array:
   """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,); −∞ outside (0, ∞)²."""
-  chex.assert_shape(x, (None, task.dim), exception_type=ValueError, custom_message=(
-      f"x must be (B, {task.dim}); got {x.shape}"))
+  chex.assert_shape(
+    x,
+    (None, task.dim),
+    exception_type=ValueError,
+    custom_message=(f"x must be (B, {task.dim}); got {x.shape}"),
+  )
   xp = _xp(x)
   p = x.reshape(x.shape[0], task.dim // 2, 2)
   u, y = p[..., 0], p[..., 1]

@@ -30,11 +30,11 @@ import numpy as np
 from iclr26_jax.core.datacheck import require_finite
 
 TOYS = ("two_moons", "eight_gaussians", "checkerboard")
-EIGHT_RADIUS = 2.0     # eight_gaussians: centres on the circle of this radius
-EIGHT_STD = 0.3        # eight_gaussians: isotropic component std
-MOONS_NOISE = 0.1      # two_moons: isotropic Gaussian noise std
-DIGITS_LEVELS = 17     # digits pixel values 0 … 16
-LOGIT_LAMBDA = 0.05    # RealNVP logit-transform margin
+EIGHT_RADIUS = 2.0  # eight_gaussians: centres on the circle of this radius
+EIGHT_STD = 0.3  # eight_gaussians: isotropic component std
+MOONS_NOISE = 0.1  # two_moons: isotropic Gaussian noise std
+DIGITS_LEVELS = 17  # digits pixel values 0 … 16
+LOGIT_LAMBDA = 0.05  # RealNVP logit-transform margin
 
 
 # ------------------------------------------------------------------------------------ 2-D toys
@@ -61,7 +61,7 @@ def sample_toy(name: str, rng: np.random.Generator, n: int) -> np.ndarray:
   if name == "checkerboard":
     x = rng.uniform(-4.0, 4.0, n)
     # In the column of width 2 containing x, the dark squares have y-rows of the same parity.
-    row = 2 * rng.integers(0, 2, n) + (np.floor(x / 2.0).astype(int) % 2)   # rows 0..3
+    row = 2 * rng.integers(0, 2, n) + (np.floor(x / 2.0).astype(int) % 2)  # rows 0..3
     y = -4.0 + 2.0 * row + rng.uniform(0.0, 2.0, n)
     return np.stack([x, y], 1)
   raise ValueError(f"toy name must be one of {TOYS}; got {name!r}")
@@ -73,13 +73,13 @@ def toy_moments(name: str) -> tuple[np.ndarray, np.ndarray]:
     # Uncentred arcs (x̃, ỹ) = (x + ½, y + ¼), θ ~ U(0, π): E cos θ = 0, E sin θ = 2/π,
     # E cos² θ = E sin² θ = ½, E cos θ sin θ = 0. Upper (cos θ, sin θ), lower
     # (1 − cos θ, ½ − sin θ).
-    ex2 = 0.5 * (0.5 + 1.5) - 0.5 ** 2                      # E x̃² − (E x̃)², E(1 − cos)² = 3/2
-    ey2 = 0.5 * (0.5 + (0.75 - 2.0 / np.pi)) - 0.25 ** 2    # E(½ − sin)² = ¾ − 2/π
-    exy = 0.5 * (0.0 + (0.5 - 2.0 / np.pi)) - 0.5 * 0.25    # E(1 − cos)(½ − sin) = ½ − 2/π
-    cov = np.array([[ex2, exy], [exy, ey2]]) + MOONS_NOISE ** 2 * np.eye(2)
+    ex2 = 0.5 * (0.5 + 1.5) - 0.5**2  # E x̃² − (E x̃)², E(1 − cos)² = 3/2
+    ey2 = 0.5 * (0.5 + (0.75 - 2.0 / np.pi)) - 0.25**2  # E(½ − sin)² = ¾ − 2/π
+    exy = 0.5 * (0.0 + (0.5 - 2.0 / np.pi)) - 0.5 * 0.25  # E(1 − cos)(½ − sin) = ½ − 2/π
+    cov = np.array([[ex2, exy], [exy, ey2]]) + MOONS_NOISE**2 * np.eye(2)
     return np.zeros(2), cov
   if name == "eight_gaussians":
-    return np.zeros(2), (0.5 * EIGHT_RADIUS ** 2 + EIGHT_STD ** 2) * np.eye(2)
+    return np.zeros(2), (0.5 * EIGHT_RADIUS**2 + EIGHT_STD**2) * np.eye(2)
   if name == "checkerboard":
     # Each marginal is U(−4, 4) (variance 16/3). The 8 squares have centres (x, y) with
     # xy ∈ {9, −3, 1, −3, −3, 1, −3, 9}, mean 1, and a square's own x, y are independent, so
@@ -95,7 +95,7 @@ def toy_log_density(name: str, x: np.ndarray) -> np.ndarray | None:
     ang = 2 * np.pi * np.arange(8) / 8
     c = EIGHT_RADIUS * np.stack([np.cos(ang), np.sin(ang)], 1)
     sq = np.sum((x[:, None, :] - c[None]) ** 2, axis=2)
-    lp = -0.5 * sq / EIGHT_STD ** 2 - np.log(2 * np.pi * EIGHT_STD ** 2) - np.log(8.0)
+    lp = -0.5 * sq / EIGHT_STD**2 - np.log(2 * np.pi * EIGHT_STD**2) - np.log(8.0)
     m = lp.max(1)
     return m + np.log(np.sum(np.exp(lp - m[:, None]), 1))
   if name == "checkerboard":
@@ -110,6 +110,7 @@ def toy_log_density(name: str, x: np.ndarray) -> np.ndarray | None:
 # ------------------------------------------------------------------------------ preprocessing
 class Standardizer(NamedTuple):
   """z = (x − mean)/std per column; log|det ∂z/∂x| = −Σ log std."""
+
   mean: np.ndarray
   std: np.ndarray
 
@@ -141,6 +142,7 @@ def dequantize_digits(pixels: np.ndarray, rng: np.random.Generator) -> np.ndarra
 def load_digits_pixels() -> np.ndarray:
   """(1797, 64) integer pixels of scikit-learn's bundled digits (no download)."""
   from sklearn.datasets import load_digits
+
   return np.asarray(load_digits().data, np.float64)
 
 
@@ -154,9 +156,11 @@ def split_rows(n: int, test_fraction: float, seed: int = 0) -> tuple[np.ndarray,
 
 
 # --------------------------------------------------------------------------------------- UCI
-UCI_LAYOUT = ("a folder with train.npy, val.npy, test.npy (float arrays (n, d), the MAF/NSF "
-              "preprocessed layout, e.g. <root>/power/), or one .npz file with arrays "
-              "'train', 'val', 'test', or one .csv file of floats (split 80/10/10 in file order)")
+UCI_LAYOUT = (
+  "a folder with train.npy, val.npy, test.npy (float arrays (n, d), the MAF/NSF "
+  "preprocessed layout, e.g. <root>/power/), or one .npz file with arrays "
+  "'train', 'val', 'test', or one .csv file of floats (split 80/10/10 in file order)"
+)
 
 
 def load_uci(path: str) -> dict[str, np.ndarray]:
@@ -183,8 +187,9 @@ def load_uci(path: str) -> dict[str, np.ndarray]:
         out[split] = np.load(f)
     missing = [s for s in ("train", "test") if s not in out]
     if missing:
-      raise FileNotFoundError(f"{path!r} lacks {', '.join(s + '.npy' for s in missing)}; "
-                              f"expected {UCI_LAYOUT}")
+      raise FileNotFoundError(
+        f"{path!r} lacks {', '.join(s + '.npy' for s in missing)}; expected {UCI_LAYOUT}"
+      )
   elif path.endswith(".npz"):
     with np.load(path) as z:
       out = {k: z[k] for k in ("train", "val", "test") if k in z.files}
@@ -207,9 +212,9 @@ def load_uci(path: str) -> dict[str, np.ndarray]:
   out.setdefault("val", out["train"][:0])
   widths = {k: (v.ndim, v.shape[-1] if v.ndim else 0) for k, v in out.items()}
   if any(nd != 2 for nd, _ in widths.values()) or len({w for _, w in widths.values()}) != 1:
-    raise ValueError(f"UCI splits must be 2-D arrays of one width; got "
-                     f"{ {k: v.shape for k, v in out.items()} }")
+    raise ValueError(
+      f"UCI splits must be 2-D arrays of one width; got { {k: v.shape for k, v in out.items()} }"
+    )
   for k, v in out.items():  # NaN/inf would otherwise surface as a NonFiniteError at step 1
-    require_finite(v, os.path.join(path, f"{k}.npy") if os.path.isdir(path)
-                   else f"{path}[{k!r}]")
+    require_finite(v, os.path.join(path, f"{k}.npy") if os.path.isdir(path) else f"{path}[{k!r}]")
   return {k: np.asarray(v, np.float64) for k, v in out.items()}

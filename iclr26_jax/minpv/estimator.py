@@ -47,7 +47,7 @@ def simpson_weights(nodes: jax.Array) -> jax.Array:
   h0, h1 = h[0::2], h[1::2]
   s = h0 + h1
   w_left = s / 6.0 * (2.0 - h1 / h0)
-  w_mid = s ** 3 / (6.0 * h0 * h1)
+  w_mid = s**3 / (6.0 * h0 * h1)
   w_right = s / 6.0 * (2.0 - h0 / h1)
   w = jnp.zeros_like(nodes)
   w = w.at[0:-1:2].add(w_left)
@@ -56,10 +56,16 @@ def simpson_weights(nodes: jax.Array) -> jax.Array:
   return w
 
 
-def quadrature_grid(num_nodes: int = 100, *, t_start: float = 0.0,
-                    t_end: float = 1.0 - paths_lib.EPS, grid: str = "uniform",
-                    path_fn: Callable | None = None, path_params=None,
-                    bisection_steps: int = 60) -> tuple[jax.Array, jax.Array]:
+def quadrature_grid(
+  num_nodes: int = 100,
+  *,
+  t_start: float = 0.0,
+  t_end: float = 1.0 - paths_lib.EPS,
+  grid: str = "uniform",
+  path_fn: Callable | None = None,
+  path_params=None,
+  bisection_steps: int = 60,
+) -> tuple[jax.Array, jax.Array]:
   """Nodes and trapezoid weights ``((N,), (N,))`` on [t_start, t_end].
 
   Args:
@@ -87,20 +93,25 @@ def quadrature_grid(num_nodes: int = 100, *, t_start: float = 0.0,
     def body(_, carry):
       lo, hi = carry
       mid = 0.5 * (lo + hi)
-      above = alpha(mid) > targets          # α(mid) still above the target: go right
+      above = alpha(mid) > targets  # α(mid) still above the target: go right
       return jnp.where(above, mid, lo), jnp.where(above, hi, mid)
 
     lo, hi = jax.lax.fori_loop(0, bisection_steps, body, (lo, hi))
     inner = jnp.sort(0.5 * (lo + hi))
-    nodes = jnp.concatenate([jnp.asarray([t_start], inner.dtype), inner,
-                             jnp.asarray([t_end], inner.dtype)])
+    nodes = jnp.concatenate(
+      [jnp.asarray([t_start], inner.dtype), inner, jnp.asarray([t_end], inner.dtype)]
+    )
   else:
     raise ValueError(f"grid must be one of {GRIDS}; got {grid!r}")
   return nodes, trapezoid_weights(nodes)
 
 
-def integrate_time_score(score_fn: Callable[[jax.Array, jax.Array], jax.Array], x: jax.Array,
-                         nodes: jax.Array, weights: jax.Array) -> jax.Array:
+def integrate_time_score(
+  score_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  x: jax.Array,
+  nodes: jax.Array,
+  weights: jax.Array,
+) -> jax.Array:
   """log r̂(x) = Σ_k w_k s(x, t_k), one batched forward pass per node (``lax.scan``).
 
   Args:
@@ -110,7 +121,9 @@ def integrate_time_score(score_fn: Callable[[jax.Array, jax.Array], jax.Array], 
   Returns:
     (B,) estimated log p1(x)/p0(x).
   """
-  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}")
+  chex.assert_rank(
+    x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}"
+  )
   message = f"nodes and weights must be equal (N,) vectors; got {nodes.shape}, {weights.shape}"
   chex.assert_rank(nodes, 1, exception_type=ValueError, custom_message=message)
   chex.assert_equal_shape([nodes, weights], exception_type=ValueError, custom_message=message)
@@ -120,14 +133,17 @@ def integrate_time_score(score_fn: Callable[[jax.Array, jax.Array], jax.Array], 
     t, w = tw
     return acc + w * score_fn(x, jnp.full((b,), t, x.dtype)), None
 
-  acc, _ = jax.lax.scan(step, jnp.zeros((b,), x.dtype), (nodes.astype(x.dtype),
-                                                           weights.astype(x.dtype)))
+  acc, _ = jax.lax.scan(
+    step, jnp.zeros((b,), x.dtype), (nodes.astype(x.dtype), weights.astype(x.dtype))
+  )
   return acc
 
 
 def kl_estimate(log_r: jax.Array) -> jax.Array:
   """KL(p1‖p0) ≈ mean of log r̂ over samples of p1; ``log_r`` (B,) → scalar."""
-  chex.assert_rank(log_r, 1, exception_type=ValueError, custom_message=f"log_r must be (B,); got {log_r.shape}")
+  chex.assert_rank(
+    log_r, 1, exception_type=ValueError, custom_message=f"log_r must be (B,); got {log_r.shape}"
+  )
   return jnp.mean(log_r)
 
 
@@ -138,20 +154,31 @@ def mi_estimate(log_r: jax.Array) -> jax.Array:
 
 def std_normal_logpdf(x: jax.Array) -> jax.Array:
   """log N(x; 0, I) for x (B, d) → (B,)."""
-  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}")
-  return -0.5 * jnp.sum(x ** 2, axis=1) - 0.5 * x.shape[1] * np.log(2.0 * np.pi)
+  chex.assert_rank(
+    x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}"
+  )
+  return -0.5 * jnp.sum(x**2, axis=1) - 0.5 * x.shape[1] * np.log(2.0 * np.pi)
 
 
 def log_likelihood(x: jax.Array, log_r: jax.Array) -> jax.Array:
   """log p̂1(x) = log r̂(x) + log N(x; 0, I) (p0 = N(0, I)); x (B, d), log_r (B,) → (B,)."""
-  chex.assert_shape(log_r, x.shape[:1], exception_type=ValueError, custom_message=(
-      f"log_r must be (B,) = ({x.shape[0]},); got {log_r.shape}"))
+  chex.assert_shape(
+    log_r,
+    x.shape[:1],
+    exception_type=ValueError,
+    custom_message=(f"log_r must be (B,) = ({x.shape[0]},); got {log_r.shape}"),
+  )
   return log_r + std_normal_logpdf(x)
 
 
 # ------------------------------------------------------------------------------ ODE solvers
-def integrate_fixed_step(score_fn: Callable[[jax.Array, jax.Array], jax.Array], x: jax.Array,
-                         nodes: jax.Array, *, method: str = "rk4") -> jax.Array:
+def integrate_fixed_step(
+  score_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  x: jax.Array,
+  nodes: jax.Array,
+  *,
+  method: str = "rk4",
+) -> jax.Array:
   """log r̂(x) by Euler or RK4 on d(log r)/dt = s(x, t) over the intervals of ``nodes``.
 
   The right-hand side does not depend on log r, so RK4's two midpoint stages coincide and each
@@ -182,15 +209,21 @@ def integrate_fixed_step(score_fn: Callable[[jax.Array, jax.Array], jax.Array], 
     fm, f1 = f(t0 + 0.5 * h), f(t1)
     return (y + h / 6.0 * (f0 + 4.0 * fm + f1), f1), None
 
-  (y, _), _ = jax.lax.scan(step, (jnp.zeros((b,), x.dtype), f(nodes[0])),
-                           (nodes[:-1], nodes[1:]))
+  (y, _), _ = jax.lax.scan(step, (jnp.zeros((b,), x.dtype), f(nodes[0])), (nodes[:-1], nodes[1:]))
   return y
 
 
-def integrate_dopri5(score_fn: Callable[[jax.Array, jax.Array], jax.Array], x: jax.Array, *,
-                     t_start: float = 0.0, t_end: float = 1.0 - paths_lib.EPS,
-                     rtol: float = 1e-5, atol: float = 1e-5, max_steps: int = 10_000,
-                     first_step: float = 1e-3) -> tuple[jax.Array, jax.Array]:
+def integrate_dopri5(
+  score_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  x: jax.Array,
+  *,
+  t_start: float = 0.0,
+  t_end: float = 1.0 - paths_lib.EPS,
+  rtol: float = 1e-5,
+  atol: float = 1e-5,
+  max_steps: int = 10_000,
+  first_step: float = 1e-3,
+) -> tuple[jax.Array, jax.Array]:
   """log r̂(x) by adaptive Dormand–Prince 5(4) on d(log r)/dt = s(x, t), solved by diffrax.
 
   ``diffrax.diffeqsolve(ODETerm, Dopri5(), PIDController(rtol, atol))`` from t_start to t_end
@@ -221,7 +254,9 @@ def integrate_dopri5(score_fn: Callable[[jax.Array, jax.Array], jax.Array], x: j
   """
   import diffrax  # lazy: only the adaptive method needs it
 
-  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}")
+  chex.assert_rank(
+    x, 2, exception_type=ValueError, custom_message=f"x must be (B, d); got {x.shape}"
+  )
   if not t_start < t_end:
     raise ValueError(f"need t_start < t_end; got {t_start}, {t_end}")
   if rtol <= 0 or atol <= 0:
@@ -232,20 +267,38 @@ def integrate_dopri5(score_fn: Callable[[jax.Array, jax.Array], jax.Array], x: j
   dt = x.dtype
   term = diffrax.ODETerm(lambda t, y, xx: score_fn(xx, jnp.full((b,), t, dt)))
   sol = diffrax.diffeqsolve(
-      term, diffrax.Dopri5(), t0=t_start, t1=t_end, dt0=first_step,
-      y0=jnp.zeros((b,), dt), args=x, saveat=diffrax.SaveAt(t1=True),
-      stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
-      max_steps=int(max_steps), throw=False)
+    term,
+    diffrax.Dopri5(),
+    t0=t_start,
+    t1=t_end,
+    dt0=first_step,
+    y0=jnp.zeros((b,), dt),
+    args=x,
+    saveat=diffrax.SaveAt(t1=True),
+    stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
+    max_steps=int(max_steps),
+    throw=False,
+  )
   ok = sol.result == diffrax.RESULTS.successful
   log_r = jnp.where(ok, sol.ys[-1], jnp.nan).astype(dt)
   return log_r, 1 + 6 * sol.stats["num_steps"]
 
 
-def log_ratio(score_fn: Callable[[jax.Array, jax.Array], jax.Array], x: jax.Array, *,
-              method: str = "trapezoid", num_nodes: int = 100, t_start: float = 0.0,
-              t_end: float = 1.0 - paths_lib.EPS, grid: str = "uniform",
-              path_fn: Callable | None = None, path_params=None, rtol: float = 1e-5,
-              atol: float = 1e-5, max_steps: int = 10_000) -> jax.Array:
+def log_ratio(
+  score_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  x: jax.Array,
+  *,
+  method: str = "trapezoid",
+  num_nodes: int = 100,
+  t_start: float = 0.0,
+  t_end: float = 1.0 - paths_lib.EPS,
+  grid: str = "uniform",
+  path_fn: Callable | None = None,
+  path_params=None,
+  rtol: float = 1e-5,
+  atol: float = 1e-5,
+  max_steps: int = 10_000,
+) -> jax.Array:
   """log r̂(x) = ∫_{t_start}^{t_end} s(x, t) dt by any of ``METHODS``.
 
   trapezoid / simpson: weights on ``quadrature_grid(num_nodes, grid=...)`` (Simpson rounds
@@ -256,13 +309,15 @@ def log_ratio(score_fn: Callable[[jax.Array, jax.Array], jax.Array], x: jax.Arra
   if method not in METHODS:
     raise ValueError(f"method must be one of {METHODS}; got {method!r}")
   if method == "dopri5":
-    return integrate_dopri5(score_fn, x, t_start=t_start, t_end=t_end, rtol=rtol, atol=atol,
-                            max_steps=max_steps)[0]
+    return integrate_dopri5(
+      score_fn, x, t_start=t_start, t_end=t_end, rtol=rtol, atol=atol, max_steps=max_steps
+    )[0]
   n = int(num_nodes)
   if method == "simpson" and n % 2 == 0:
     n += 1
-  nodes, weights = quadrature_grid(n, t_start=t_start, t_end=t_end, grid=grid, path_fn=path_fn,
-                                   path_params=path_params)
+  nodes, weights = quadrature_grid(
+    n, t_start=t_start, t_end=t_end, grid=grid, path_fn=path_fn, path_params=path_params
+  )
   if method in ("euler", "rk4"):
     return integrate_fixed_step(score_fn, x, nodes, method=method)
   if method == "simpson":

@@ -53,41 +53,48 @@ OBJECTIVES = ("conditional", "joint", "implicit")
 TIME_SAMPLERS = ("uniform", "lognorm", "is")
 IS_MOMENTS = ("unit", "data")
 NORMALIZERS = ("grid", "batch", "none")
-NORM_GRID = 64   # midpoints of [eps, 1 − eps] for the deterministic "grid" normaliser
+NORM_GRID = 64  # midpoints of [eps, 1 − eps] for the deterministic "grid" normaliser
 
 
 @dataclasses.dataclass(frozen=True)
 class LossSettings:
   """Static settings of the objectives (hashable; see the module docstring for the switches)."""
-  interpolant: str = "plain"          # "plain" (p0 = N(0, I) needed) | "bridge"
-  objective: str = "conditional"      # "conditional" | "joint" (+ data-score head) | "implicit"
-  weights: str = "per_sample"         # "per_sample" (reference) | "time_only"
-  var_for_weights: str = "floored"    # "floored" (reference) | "exact" (plain only; bridge v > 0)
-  var_floor: float = 1e-5             # δ in v = α² + δ (weights when floored, and the penalty)
-  target_eps: float = 1e-5            # 1/(α + target_eps) in the plain target
-  cross_term: str = "abs"             # bridge variance: "abs" (reference) | "exact"
-  penalty: bool = True                # add the MinPV penalty (only meaningful for a trainable path)
-  penalty_t: str = "fresh"            # "fresh" uniform t' (reference) | "same" t as the regression
-  time_sampler: str = "uniform"       # "uniform" on [eps, 1 − eps] | "lognorm" sigmoid(N(−0.4, 1))
-                                      # | "is": grid draws ∝ 1/Var(t) (importance sampling)
-  is_moments: str = "unit"            # IS variance with d = 1, ‖x1‖² = 1 (reference) | "data"
-  is_grid: int = 10_000               # IS grid points on [eps, 1 − eps]
-  gamma: float = 0.01                 # bridge γ (a variance)
-  eps_b: float = 0.005                # bridge ε_b (a variance; the reference's sample_noise_std)
-  eps: float = paths_lib.EPS          # t clip
-  data_weight: float = 1.0            # multiplier of the joint data-score loss
-  normalizer: str = "grid"            # with the penalty only: "grid" (deterministic) | "batch"
-                                      # (reference) | "none"; see ``loss_normalizer``
-  flip_cross_sign: bool = False       # negative control only: flips β̇⟨x0,x1⟩ in the plain
-                                      # target, ⟨μ̇, z⟩/√v in the bridge target and λ ∂_t s in
-                                      # the implicit objective
+
+  interpolant: str = "plain"  # "plain" (p0 = N(0, I) needed) | "bridge"
+  objective: str = "conditional"  # "conditional" | "joint" (+ data-score head) | "implicit"
+  weights: str = "per_sample"  # "per_sample" (reference) | "time_only"
+  var_for_weights: str = "floored"  # "floored" (reference) | "exact" (plain only; bridge v > 0)
+  var_floor: float = 1e-5  # δ in v = α² + δ (weights when floored, and the penalty)
+  target_eps: float = 1e-5  # 1/(α + target_eps) in the plain target
+  cross_term: str = "abs"  # bridge variance: "abs" (reference) | "exact"
+  penalty: bool = True  # add the MinPV penalty (only meaningful for a trainable path)
+  penalty_t: str = "fresh"  # "fresh" uniform t' (reference) | "same" t as the regression
+  time_sampler: str = "uniform"  # "uniform" on [eps, 1 − eps] | "lognorm" sigmoid(N(−0.4, 1))
+  # | "is": grid draws ∝ 1/Var(t) (importance sampling)
+  is_moments: str = "unit"  # IS variance with d = 1, ‖x1‖² = 1 (reference) | "data"
+  is_grid: int = 10_000  # IS grid points on [eps, 1 − eps]
+  gamma: float = 0.01  # bridge γ (a variance)
+  eps_b: float = 0.005  # bridge ε_b (a variance; the reference's sample_noise_std)
+  eps: float = paths_lib.EPS  # t clip
+  data_weight: float = 1.0  # multiplier of the joint data-score loss
+  normalizer: str = "grid"  # with the penalty only: "grid" (deterministic) | "batch"
+  # (reference) | "none"; see ``loss_normalizer``
+  flip_cross_sign: bool = False  # negative control only: flips β̇⟨x0,x1⟩ in the plain
+  # target, ⟨μ̇, z⟩/√v in the bridge target and λ ∂_t s in
+  # the implicit objective
 
   def __post_init__(self):
-    choices = {"interpolant": INTERPOLANTS, "objective": OBJECTIVES,
-               "weights": ("per_sample", "time_only"), "var_for_weights": ("floored", "exact"),
-               "cross_term": ("abs", "exact"), "penalty_t": ("fresh", "same"),
-               "time_sampler": TIME_SAMPLERS, "is_moments": IS_MOMENTS,
-               "normalizer": NORMALIZERS}
+    choices = {
+      "interpolant": INTERPOLANTS,
+      "objective": OBJECTIVES,
+      "weights": ("per_sample", "time_only"),
+      "var_for_weights": ("floored", "exact"),
+      "cross_term": ("abs", "exact"),
+      "penalty_t": ("fresh", "same"),
+      "time_sampler": TIME_SAMPLERS,
+      "is_moments": IS_MOMENTS,
+      "normalizer": NORMALIZERS,
+    }
     for field, options in choices.items():
       if getattr(self, field) not in options:
         raise ValueError(f"{field} must be one of {options}; got {getattr(self, field)!r}")
@@ -99,8 +106,14 @@ class LossSettings:
 
 
 # ------------------------------------------------------------------------- targets, variances
-def plain_target(coeffs: PathCoeffs, x0: jax.Array, x1: jax.Array, *, target_eps: float = 1e-5,
-                 flip_cross_sign: bool = False) -> tuple[jax.Array, jax.Array]:
+def plain_target(
+  coeffs: PathCoeffs,
+  x0: jax.Array,
+  x1: jax.Array,
+  *,
+  target_eps: float = 1e-5,
+  flip_cross_sign: bool = False,
+) -> tuple[jax.Array, jax.Array]:
   """Conditional time-score and data-score targets of the plain interpolant.
 
   Args:
@@ -119,12 +132,20 @@ def plain_target(coeffs: PathCoeffs, x0: jax.Array, x1: jax.Array, *, target_eps
   inv = 1.0 / (a + target_eps)
   cross = jnp.sum(x0 * x1, axis=1)
   sign = -1.0 if flip_cross_sign else 1.0
-  c = (da * (jnp.sum(x0 ** 2, axis=1) - d) + sign * db * cross) * inv
+  c = (da * (jnp.sum(x0**2, axis=1) - d) + sign * db * cross) * inv
   return c, -x0 * inv[:, None]
 
 
-def bridge_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, x0: jax.Array, x1: jax.Array,
-                  z: jax.Array, *, flip_cross_sign: bool = False) -> tuple[jax.Array, jax.Array]:
+def bridge_target(
+  coeffs: PathCoeffs,
+  v: jax.Array,
+  dv: jax.Array,
+  x0: jax.Array,
+  x1: jax.Array,
+  z: jax.Array,
+  *,
+  flip_cross_sign: bool = False,
+) -> tuple[jax.Array, jax.Array]:
   """Conditional targets of the dequantified bridge x_t = α x0 + β x1 + √v z.
 
   Args: coeffs, v, dv fields (B,); x0, x1, z (B, d); flip_cross_sign: negative control only
@@ -139,13 +160,17 @@ def bridge_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, x0: jax.Array
   sigma = jnp.sqrt(v)
   mu_dot = da[:, None] * x0 + db[:, None] * x1
   sign = -1.0 if flip_cross_sign else 1.0
-  c = (-0.5 * d * dv / v + 0.5 * dv / v * jnp.sum(z ** 2, axis=1)
-       + sign * jnp.sum(mu_dot * z, axis=1) / sigma)
+  c = (
+    -0.5 * d * dv / v
+    + 0.5 * dv / v * jnp.sum(z**2, axis=1)
+    + sign * jnp.sum(mu_dot * z, axis=1) / sigma
+  )
   return c, -z / sigma[:, None]
 
 
-def plain_variance(coeffs: PathCoeffs, sq_x1: jax.Array, dim: int, *,
-                   floor: float = 0.0) -> jax.Array:
+def plain_variance(
+  coeffs: PathCoeffs, sq_x1: jax.Array, dim: int, *, floor: float = 0.0
+) -> jax.Array:
   """Var(c | x1) of the plain target; broadcasts over the shapes of coeffs and ``sq_x1``.
 
   With v = α² + floor: ½ d (2αα̇/v)² + β̇² ‖x1‖²/v; floor = 0 is the exact (2dα̇² + β̇²‖x1‖²)/α².
@@ -159,13 +184,21 @@ def plain_variance(coeffs: PathCoeffs, sq_x1: jax.Array, dim: int, *,
   if floor < 0:
     raise ValueError(f"floor must be >= 0; got {floor}")
   a, _, da, db = coeffs
-  v = a ** 2 + floor
-  return 0.5 * dim * (2.0 * a * da / v) ** 2 + db ** 2 * sq_x1 / v
+  v = a**2 + floor
+  return 0.5 * dim * (2.0 * a * da / v) ** 2 + db**2 * sq_x1 / v
 
 
-def bridge_variance_of_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, sq_x0: jax.Array,
-                              sq_x1: jax.Array, dot01: jax.Array, dim: int, *,
-                              cross_term: str = "abs") -> jax.Array:
+def bridge_variance_of_target(
+  coeffs: PathCoeffs,
+  v: jax.Array,
+  dv: jax.Array,
+  sq_x0: jax.Array,
+  sq_x1: jax.Array,
+  dot01: jax.Array,
+  dim: int,
+  *,
+  cross_term: str = "abs",
+) -> jax.Array:
   """Var(c | x0, x1) = (d/2)(v̇/v)² + ‖μ̇‖²/v of the bridge target (broadcasting shapes).
 
   ``cross_term="abs"`` writes the cross term of ‖μ̇‖² as 2|α̇β̇|⟨x0,x1⟩ (reference), "exact" as
@@ -175,13 +208,14 @@ def bridge_variance_of_target(coeffs: PathCoeffs, v: jax.Array, dv: jax.Array, s
     raise ValueError(f"cross_term must be 'abs' or 'exact'; got {cross_term!r}")
   _, _, da, db = coeffs
   prod = jnp.abs(da * db) if cross_term == "abs" else da * db
-  mu_dot_sq = da ** 2 * sq_x0 + db ** 2 * sq_x1 + 2.0 * prod * dot01
+  mu_dot_sq = da**2 * sq_x0 + db**2 * sq_x1 + 2.0 * prod * dot01
   return 0.5 * dim * (dv / v) ** 2 + mu_dot_sq / v
 
 
 # ----------------------------------------------------------------------------------- samplers
-def sample_times(key: jax.Array, n: int, *, sampler: str = "uniform",
-                 eps: float = paths_lib.EPS) -> jax.Array:
+def sample_times(
+  key: jax.Array, n: int, *, sampler: str = "uniform", eps: float = paths_lib.EPS
+) -> jax.Array:
   """(n,) times in [eps, 1 − eps]: ``uniform`` or ``lognorm`` = sigmoid(N(−0.4, 1)).
 
   (``is`` depends on the path: see ``is_log_probs``.)"""
@@ -194,8 +228,9 @@ def sample_times(key: jax.Array, n: int, *, sampler: str = "uniform",
   raise ValueError(f"sampler must be one of {TIME_SAMPLERS}; got {sampler!r}")
 
 
-def is_log_probs(path_fn: Callable, phi, settings: "LossSettings", x0: jax.Array,
-                 x1: jax.Array) -> tuple[jax.Array, jax.Array]:
+def is_log_probs(
+  path_fn: Callable, phi, settings: "LossSettings", x0: jax.Array, x1: jax.Array
+) -> tuple[jax.Array, jax.Array]:
   """The importance-sampling grid of the reference's ``t_mode="is"`` (spec §7).
 
   Grid t_k = linspace(eps, 1 − eps, is_grid) with probabilities ∝ 1/Var(t_k), Var the
@@ -217,7 +252,7 @@ def is_log_probs(path_fn: Callable, phi, settings: "LossSettings", x0: jax.Array
     d, sq0, sq1, dot = 1, 1.0, 1.0, 0.0
   else:
     d = x0.shape[1]
-    sq0, sq1 = jnp.mean(jnp.sum(x0 ** 2, 1)), jnp.mean(jnp.sum(x1 ** 2, 1))
+    sq0, sq1 = jnp.mean(jnp.sum(x0**2, 1)), jnp.mean(jnp.sum(x1**2, 1))
     dot = jnp.mean(jnp.sum(x0 * x1, 1))
   if s.interpolant == "plain":
     floor = s.var_floor if s.var_for_weights == "floored" else 0.0
@@ -248,8 +283,9 @@ def _check_batch(batch):
 
 
 # -------------------------------------------------------------------------- conditional / MinPV
-def loss_normalizer(s: "LossSettings", path_fn: Callable, phi_sg, x0: jax.Array, x1: jax.Array,
-                    var_w: jax.Array) -> jax.Array:
+def loss_normalizer(
+  s: "LossSettings", path_fn: Callable, phi_sg, x0: jax.Array, x1: jax.Array, var_w: jax.Array
+) -> jax.Array:
   """The scalar the MinPV loss is divided by (under ``stop_gradient``); 1 without the penalty.
 
   The reference (OpenDRE, ``--mvp``) divides ℓ + P by the batch mean of the weight variances,
@@ -274,24 +310,23 @@ def loss_normalizer(s: "LossSettings", path_fn: Callable, phi_sg, x0: jax.Array,
   t = s.eps + (1.0 - 2.0 * s.eps) * (jnp.arange(k, dtype=jnp.float32) + 0.5) / k
   co = path_fn(phi_sg, t)
   d = x0.shape[1]
-  sq1 = jnp.mean(jnp.sum(x1 ** 2, axis=1))
+  sq1 = jnp.mean(jnp.sum(x1**2, axis=1))
   if s.interpolant == "plain":
     floor = s.var_floor if s.var_for_weights == "floored" else 0.0
     return jnp.mean(plain_variance(co, sq1, d, floor=floor))
-  sq0, dot = jnp.mean(jnp.sum(x0 ** 2, axis=1)), jnp.mean(jnp.sum(x0 * x1, axis=1))
+  sq0, dot = jnp.mean(jnp.sum(x0**2, axis=1)), jnp.mean(jnp.sum(x0 * x1, axis=1))
   v, dv = paths_lib.bridge_variance(co, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
-  return jnp.mean(bridge_variance_of_target(co, v, dv, sq0, sq1, dot, d,
-                                            cross_term=s.cross_term))
+  return jnp.mean(bridge_variance_of_target(co, v, dv, sq0, sq1, dot, d, cross_term=s.cross_term))
 
 
 def _variance(s: LossSettings, coeffs, t, x0, x1, *, floor, per_sample, v=None, dv=None):
   d = x0.shape[1]
-  sq1 = jnp.sum(x1 ** 2, axis=1)
+  sq1 = jnp.sum(x1**2, axis=1)
   if s.interpolant == "plain":
     if not per_sample:
       sq1 = jnp.mean(sq1)
     return plain_variance(coeffs, sq1, d, floor=floor)
-  sq0, dot = jnp.sum(x0 ** 2, axis=1), jnp.sum(x0 * x1, axis=1)
+  sq0, dot = jnp.sum(x0**2, axis=1), jnp.sum(x0 * x1, axis=1)
   if not per_sample:
     sq0, sq1, dot = jnp.mean(sq0), jnp.mean(sq1), jnp.mean(dot)
   if v is None:
@@ -299,9 +334,15 @@ def _variance(s: LossSettings, coeffs, t, x0, x1, *, floor, per_sample, v=None, 
   return bridge_variance_of_target(coeffs, v, dv, sq0, sq1, dot, d, cross_term=s.cross_term)
 
 
-def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Array,
-                     path_fn: Callable, settings: LossSettings,
-                     is_path_params=None) -> tuple[jax.Array, dict]:
+def conditional_loss(
+  score_fn: ScoreFn,
+  params: Mapping,
+  batch: Mapping,
+  key: jax.Array,
+  path_fn: Callable,
+  settings: LossSettings,
+  is_path_params=None,
+) -> tuple[jax.Array, dict]:
   """Conditional time-score matching with the MinPV penalty (spec §4 and §7).
 
   Args:
@@ -335,17 +376,17 @@ def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: ja
   w_floor = s.var_floor if s.var_for_weights == "floored" else 0.0
   if s.interpolant == "plain":
     xt = paths_lib.interpolate_plain(co, x0, x1)
-    c, x_target = plain_target(co, x0, x1, target_eps=s.target_eps,
-                               flip_cross_sign=s.flip_cross_sign)
+    c, x_target = plain_target(
+      co, x0, x1, target_eps=s.target_eps, flip_cross_sign=s.flip_cross_sign
+    )
     var_w = _variance(s, co, t, x0, x1, floor=w_floor, per_sample=s.weights == "per_sample")
-    lam_x = co.alpha ** 2
+    lam_x = co.alpha**2
   else:
     z = _normal(k_z, (n, d))
     v, dv = paths_lib.bridge_variance(co, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
     xt = paths_lib.interpolate_plain(co, x0, x1) + jnp.sqrt(v)[:, None] * z
     c, x_target = bridge_target(co, v, dv, x0, x1, z, flip_cross_sign=s.flip_cross_sign)
-    var_w = _variance(s, co, t, x0, x1, floor=0.0, per_sample=s.weights == "per_sample",
-                      v=v, dv=dv)
+    var_w = _variance(s, co, t, x0, x1, floor=0.0, per_sample=s.weights == "per_sample", v=v, dv=dv)
     lam_x = v
   xt, c, x_target, var_w, lam_x = jax.lax.stop_gradient((xt, c, x_target, var_w, lam_x))
   var_w = jnp.broadcast_to(var_w, (n,))
@@ -375,15 +416,26 @@ def conditional_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: ja
     pen = jnp.zeros((n,))
   norm = jax.lax.stop_gradient(loss_normalizer(s, path_fn, phi_sg, x0, x1, var_w))
   loss = jnp.mean((ell + pen) / norm)
-  info = {"tsm/loss": loss, "tsm/loss_normalised": jnp.mean(time_term),
-          "tsm/data_loss": data_loss, "path/penalty": jnp.mean(pen),
-          "tsm/var_mean": jnp.mean(var_w), "tsm/normalizer": norm}
+  info = {
+    "tsm/loss": loss,
+    "tsm/loss_normalised": jnp.mean(time_term),
+    "tsm/data_loss": data_loss,
+    "path/penalty": jnp.mean(pen),
+    "tsm/var_mean": jnp.mean(var_w),
+    "tsm/normalizer": norm,
+  }
   return loss, info
 
 
 # -------------------------------------------------------------------------- DRE-∞ implicit TSM
-def implicit_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Array,
-                  path_fn: Callable, settings: LossSettings) -> tuple[jax.Array, dict]:
+def implicit_loss(
+  score_fn: ScoreFn,
+  params: Mapping,
+  batch: Mapping,
+  key: jax.Array,
+  path_fn: Callable,
+  settings: LossSettings,
+) -> tuple[jax.Array, dict]:
   """DRE-∞ implicit time-score matching (Choi et al., 2022), reference ``--condition False``.
 
       E_{p_ε}[λ(ε) s(x, ε)] − E_{p_{1−ε}}[λ(1−ε) s(x, 1−ε)]
@@ -416,7 +468,7 @@ def implicit_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.A
     co = path_fn(phi, t)
     x = paths_lib.interpolate_plain(co, x0, x1)
     if s.interpolant == "plain":
-      return x, co.alpha ** 2, 2.0 * co.alpha * co.dalpha
+      return x, co.alpha**2, 2.0 * co.alpha * co.dalpha
     v, dv = paths_lib.bridge_variance(co, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
     return x + jnp.sqrt(v)[:, None] * z, v, dv
 
@@ -425,31 +477,44 @@ def implicit_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.A
   x_lo, lam_lo, _ = sample_and_weight(t_lo)
   x_hi, lam_hi, _ = sample_and_weight(t_hi)
   boundary = jnp.mean(lam_lo * score_fn(net, x_lo, t_lo)[0]) - jnp.mean(
-      lam_hi * score_fn(net, x_hi, t_hi)[0])
+    lam_hi * score_fn(net, x_hi, t_hi)[0]
+  )
   t = jax.random.uniform(k_t, (n,), minval=lo, maxval=hi)
   xt, lam, dlam = sample_and_weight(t)
   s_val, ds_dt = jax.jvp(lambda tt: score_fn(net, xt, tt)[0], (t,), (jnp.ones_like(t),))
-  sign = -1.0 if s.flip_cross_sign else 1.0     # negative control only
-  interior = (hi - lo) * jnp.mean(dlam * s_val + sign * lam * ds_dt + 0.5 * lam * s_val ** 2)
+  sign = -1.0 if s.flip_cross_sign else 1.0  # negative control only
+  interior = (hi - lo) * jnp.mean(dlam * s_val + sign * lam * ds_dt + 0.5 * lam * s_val**2)
   loss = boundary + interior
   return loss, {"implicit/loss": loss, "implicit/boundary": boundary}
 
 
-def minpv_loss(score_fn: ScoreFn, params: Mapping, batch: Mapping, key: jax.Array,
-               path_fn: Callable, settings: LossSettings,
-               is_path_params=None) -> tuple[jax.Array, dict]:
+def minpv_loss(
+  score_fn: ScoreFn,
+  params: Mapping,
+  batch: Mapping,
+  key: jax.Array,
+  path_fn: Callable,
+  settings: LossSettings,
+  is_path_params=None,
+) -> tuple[jax.Array, dict]:
   """Dispatches on ``settings.objective`` to ``conditional_loss`` or ``implicit_loss``."""
   if settings.objective == "implicit":
     return implicit_loss(score_fn, params, batch, key, path_fn, settings)
-  return conditional_loss(score_fn, params, batch, key, path_fn, settings,
-                          is_path_params=is_path_params)
+  return conditional_loss(
+    score_fn, params, batch, key, path_fn, settings, is_path_params=is_path_params
+  )
 
 
 # ---------------------------------------------------------------------------------- optimiser
-def make_joint_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
-                   path_weight_decay: float = 1e-5,
-                   path_lr: float | None = None,
-                   path_grad_clip: float = 0.0) -> optax.GradientTransformation:
+def make_joint_optimizer(
+  optim_cfg,
+  num_steps: int,
+  *,
+  path_trainable: bool,
+  path_weight_decay: float = 1e-5,
+  path_lr: float | None = None,
+  path_grad_clip: float = 0.0,
+) -> optax.GradientTransformation:
   """One optax chain for ``{"net": θ, "path": φ}``: AdamW per group (``optax.multi_transform``)
   with its own weight decay; a frozen φ gets zero updates.
 
@@ -471,8 +536,7 @@ def make_joint_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
     raise ValueError(f"optim.name must be adam|adamw for minpv; got {optim_cfg.name!r}")
   sched = optim_lib.make_schedule(optim_cfg, num_steps)
   wd = optim_cfg.weight_decay if optim_cfg.name == "adamw" else 0.0
-  net_tx = optax.adamw(sched, b1=optim_cfg.b1, b2=optim_cfg.b2, eps=optim_cfg.eps,
-                       weight_decay=wd)
+  net_tx = optax.adamw(sched, b1=optim_cfg.b1, b2=optim_cfg.b2, eps=optim_cfg.eps, weight_decay=wd)
   clip = float(optim_cfg.grad_clip or 0.0)
   apart = path_grad_clip is not None and path_grad_clip > 0
   if path_trainable:
@@ -481,8 +545,9 @@ def make_joint_optimizer(optim_cfg, num_steps: int, *, path_trainable: bool,
     else:
       ratio = float(path_lr) / float(optim_cfg.learning_rate)
       psched = lambda step: sched(step) * ratio  # same shape of schedule, other peak
-    path_tx = optax.adamw(psched, b1=optim_cfg.b1, b2=optim_cfg.b2, eps=optim_cfg.eps,
-                          weight_decay=path_weight_decay)
+    path_tx = optax.adamw(
+      psched, b1=optim_cfg.b1, b2=optim_cfg.b2, eps=optim_cfg.eps, weight_decay=path_weight_decay
+    )
     if apart:
       path_tx = optax.chain(optax.clip_by_global_norm(float(path_grad_clip)), path_tx)
   else:

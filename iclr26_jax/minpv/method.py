@@ -57,17 +57,27 @@ def _err(key, msg):
   return config_lib.ConfigError(f"config key '{key}' {msg}")
 
 
-MI_TASKS = {"gaussian_mi": None, "gauss_mi": "gauss", "half_cube_mi": "half_cube",
-            "asinh_mi": "asinh", "cubic_mi": "cubic",         # name -> coordinate map
-            "additive_noise_mi": "additive_noise",          # (not Gaussian pairs:)
-            "gamma_exponential_mi": "gamma_exponential"}
+MI_TASKS = {
+  "gaussian_mi": None,
+  "gauss_mi": "gauss",
+  "half_cube_mi": "half_cube",
+  "asinh_mi": "asinh",
+  "cubic_mi": "cubic",  # name -> coordinate map
+  "additive_noise_mi": "additive_noise",  # (not Gaussian pairs:)
+  "gamma_exponential_mi": "gamma_exponential",
+}
 # Non-Gaussian pair tasks: map -> (make(dim, cfg.data), joint(rng, n, task), log_ratio(x, task)).
 PAIR_TASKS = {
-    "additive_noise": (lambda dim, d: benchmarks.make_additive_noise_task(dim, float(d.noise_eps)),
-                       benchmarks.additive_noise_joint, benchmarks.additive_noise_log_ratio),
-    "gamma_exponential": (
-        lambda dim, d: benchmarks.make_gamma_exponential_task(dim, float(d.gamma_shape)),
-        benchmarks.gamma_exponential_joint, benchmarks.gamma_exponential_log_ratio),
+  "additive_noise": (
+    lambda dim, d: benchmarks.make_additive_noise_task(dim, float(d.noise_eps)),
+    benchmarks.additive_noise_joint,
+    benchmarks.additive_noise_log_ratio,
+  ),
+  "gamma_exponential": (
+    lambda dim, d: benchmarks.make_gamma_exponential_task(dim, float(d.gamma_shape)),
+    benchmarks.gamma_exponential_joint,
+    benchmarks.gamma_exponential_log_ratio,
+  ),
 }
 DENSITY_TASKS = data_lib.TOYS + ("digits", "uci")
 TASKS = tuple(MI_TASKS) + DENSITY_TASKS
@@ -82,8 +92,9 @@ def _gaussian_args(cfg):
 def make_task(cfg) -> benchmarks.GaussianMITask:
   """The underlying Gaussian MI task of ``cfg.data`` (Gaussian-pair MI tasks only)."""
   if cfg.data.name not in MI_TASKS or MI_TASKS[cfg.data.name] in PAIR_TASKS:
-    raise _err("data.name", f"must be one of the MI tasks {tuple(MI_TASKS)} here; "
-               f"got {cfg.data.name!r}")
+    raise _err(
+      "data.name", f"must be one of the MI tasks {tuple(MI_TASKS)} here; got {cfg.data.name!r}"
+    )
   try:
     return benchmarks.make_task(int(cfg.data.dim), **_gaussian_args(cfg))
   except ValueError as e:
@@ -97,6 +108,7 @@ class MITask:
   draws, log_r_eval (n,) analytic log-ratios, gaussian (the underlying ``GaussianMITask``; None
   for the non-Gaussian pair tasks, whose task is ``noise``).
   """
+
   kind = "mi"
 
   def __init__(self, cfg):
@@ -136,22 +148,26 @@ class MITask:
     """(n, d) float32 draws of the correlated Gaussian pair."""
     e = rng.standard_normal((n, self.dim // 2, 2), dtype=np.float32)
     rho = self.rho
-    return np.stack([e[..., 0], rho * e[..., 0] + np.sqrt(1.0 - rho ** 2) * e[..., 1]],
-                    axis=-1).reshape(n, self.dim).astype(np.float32)
+    return (
+      np.stack([e[..., 0], rho * e[..., 0] + np.sqrt(1.0 - rho**2) * e[..., 1]], axis=-1)
+      .reshape(n, self.dim)
+      .astype(np.float32)
+    )
 
   def batch(self, rng: np.random.Generator, n: int) -> dict:
     """``{"x0": p0 draws (n, d), "x1": p1 draws (n, d)}`` float32."""
     if self.map in PAIR_TASKS:
       x1 = self._joint(rng, n, self.noise)
       x0 = self._joint(rng, n, self.noise).reshape(n, self.dim // 2, 2)
-      x0[..., 1] = np.roll(x0[..., 1], 1, axis=0)                # shuffled pairing
+      x0[..., 1] = np.roll(x0[..., 1], 1, axis=0)  # shuffled pairing
       return {"x0": x0.reshape(n, self.dim).astype(np.float32), "x1": x1.astype(np.float32)}
     if self.mapped is None:
       x0 = rng.standard_normal((n, self.dim), dtype=np.float32)
       return {"x0": x0, "x1": self._pairs(rng, n)}
     x1 = benchmarks.apply_map(self._pairs(rng, n), self.mapped)
-    x0 = np.asarray(benchmarks.shuffle_pairs(
-        benchmarks.apply_map(self._pairs(rng, n), self.mapped)))
+    x0 = np.asarray(
+      benchmarks.shuffle_pairs(benchmarks.apply_map(self._pairs(rng, n), self.mapped))
+    )
     return {"x0": x0.astype(np.float32), "x1": x1.astype(np.float32)}
 
 
@@ -163,6 +179,7 @@ class DensityTask:
   data-space NLL: D log 17 for digits, whose NLL is on the pixel scale), nll_true (exact test NLL
   or None), log_r_true (n,) exact log r(z_test) or None.
   """
+
   kind = "density"
   p0_is_std_normal = True
 
@@ -192,9 +209,13 @@ class DensityTask:
         raise _err("data.logit_lambda", f"must be in (0, 0.5); got {lam}")
       self._lam = lam
       w_fit, _ = data_lib.logit_transform(
-          data_lib.dequantize_digits(self._pixels_train, np.random.default_rng(0)), lam)
-      self.std = (data_lib.Standardizer.fit(w_fit) if d.standardize else
-                  data_lib.Standardizer(np.zeros(64), np.ones(64)))
+        data_lib.dequantize_digits(self._pixels_train, np.random.default_rng(0)), lam
+      )
+      self.std = (
+        data_lib.Standardizer.fit(w_fit)
+        if d.standardize
+        else data_lib.Standardizer(np.zeros(64), np.ones(64))
+      )
       test_pixels = pixels[te] if n_eval <= 0 else pixels[te][:n_eval]
       v = data_lib.dequantize_digits(test_pixels, eval_rng)
       x_test, logdet_logit = data_lib.logit_transform(v, lam)
@@ -205,9 +226,11 @@ class DensityTask:
       except (FileNotFoundError, ValueError) as e:
         raise _err("data.path", str(e)) from None
       self._train = splits["train"]
-      self.std = (data_lib.Standardizer.fit(self._train) if d.standardize else
-                  data_lib.Standardizer(np.zeros(self._train.shape[1]),
-                                        np.ones(self._train.shape[1])))
+      self.std = (
+        data_lib.Standardizer.fit(self._train)
+        if d.standardize
+        else data_lib.Standardizer(np.zeros(self._train.shape[1]), np.ones(self._train.shape[1]))
+      )
       x_test = splits["test"] if n_eval <= 0 else splits["test"][:n_eval]
       self._train = self.std.forward(self._train)[0].astype(np.float32)
     else:
@@ -222,7 +245,7 @@ class DensityTask:
     if toy_lp is not None:
       # Exact log r(z) = log p_z(z) − log N(z; 0, I), p_z(z) = p_x(x) / |det ∂z/∂x|.
       self.nll_true = float(-np.mean(toy_lp))
-      log_n = -0.5 * np.sum(z ** 2, 1) - 0.5 * self.dim * np.log(2 * np.pi)
+      log_n = -0.5 * np.sum(z**2, 1) - 0.5 * self.dim * np.log(2 * np.pi)
       self.log_r_true = toy_lp - logdet - log_n
 
   def batch(self, rng: np.random.Generator, n: int) -> dict:
@@ -233,7 +256,8 @@ class DensityTask:
     elif self.name == "digits":
       idx = rng.integers(0, self._pixels_train.shape[0], n)
       w, _ = data_lib.logit_transform(
-          data_lib.dequantize_digits(self._pixels_train[idx], rng), self._lam)
+        data_lib.dequantize_digits(self._pixels_train[idx], rng), self._lam
+      )
       x1 = self.std.forward(w)[0]
     else:
       x1 = self._train[rng.integers(0, self._train.shape[0], n)]
@@ -242,9 +266,10 @@ class DensityTask:
   def nll(self, log_r: np.ndarray) -> float:
     """Mean data-space NLL (nats per example) from log r̂ (n,) at ``z_test``."""
     z = self.z_test.astype(np.float64)
-    log_n = -0.5 * np.sum(z ** 2, 1) - 0.5 * self.dim * np.log(2 * np.pi)
-    return float(-np.mean(np.asarray(log_r, np.float64) + log_n + self.logdet_test)
-                 + self.nll_offset)
+    log_n = -0.5 * np.sum(z**2, 1) - 0.5 * self.dim * np.log(2 * np.pi)
+    return float(
+      -np.mean(np.asarray(log_r, np.float64) + log_n + self.logdet_test) + self.nll_offset
+    )
 
 
 def _split_rows(n, test_fraction):
@@ -271,18 +296,32 @@ def loss_settings(cfg) -> losses.LossSettings:
     raise _err("path.training", f"must be joint|presolve_freeze|frozen; got {cfg.path.training!r}")
   trainable = cfg.path.name == "kmm" and cfg.path.training == "joint"
   if lc.objective == "implicit" and trainable:
-    raise _err("loss.objective", "'implicit' has no MinPV penalty: a trainable kmm path needs "
-               "'conditional' or 'joint' (or path.training='frozen')")
+    raise _err(
+      "loss.objective",
+      "'implicit' has no MinPV penalty: a trainable kmm path needs "
+      "'conditional' or 'joint' (or path.training='frozen')",
+    )
   try:
     return losses.LossSettings(
-        interpolant=cfg.interpolant, objective=lc.objective, weights=lc.weights,
-        var_for_weights=lc.var_for_weights, var_floor=float(lc.var_floor),
-        target_eps=float(lc.target_eps), cross_term=lc.cross_term, penalty=trainable,
-        penalty_t=lc.penalty_t, time_sampler=lc.time_sampler, is_moments=lc.is_moments,
-        is_grid=int(lc.is_grid), gamma=float(cfg.bridge.gamma),
-        eps_b=float(cfg.bridge.eps_b), eps=float(cfg.path.eps),
-        data_weight=float(lc.data_weight), normalizer=lc.normalizer,
-        flip_cross_sign=bool(lc.flip_cross_sign))
+      interpolant=cfg.interpolant,
+      objective=lc.objective,
+      weights=lc.weights,
+      var_for_weights=lc.var_for_weights,
+      var_floor=float(lc.var_floor),
+      target_eps=float(lc.target_eps),
+      cross_term=lc.cross_term,
+      penalty=trainable,
+      penalty_t=lc.penalty_t,
+      time_sampler=lc.time_sampler,
+      is_moments=lc.is_moments,
+      is_grid=int(lc.is_grid),
+      gamma=float(cfg.bridge.gamma),
+      eps_b=float(cfg.bridge.eps_b),
+      eps=float(cfg.path.eps),
+      data_weight=float(lc.data_weight),
+      normalizer=lc.normalizer,
+      flip_cross_sign=bool(lc.flip_cross_sign),
+    )
   except ValueError as e:
     raise _err("loss", str(e)) from None
 
@@ -299,6 +338,7 @@ def path_metrics(path_fn, phi) -> dict:
 
 class MinPVMethod(Method):
   """Score-based DRE with a (learned) interpolation path; see the module docstring."""
+
   name = "minpv"
 
   def __init__(self, config):
@@ -307,25 +347,32 @@ class MinPVMethod(Method):
     self.data = make_data_task(c)
     self.task = self.data.gaussian if self.data.kind == "mi" else None
     self.settings = loss_settings(c)
-    if (c.interpolant == "plain" and c.loss.objective != "implicit"
-        and not self.data.p0_is_std_normal):
-      raise _err("interpolant", f"'plain' with the {c.loss.objective!r} objective needs "
-                 f"p0 = N(0, I), which task {c.data.name!r} does not have (shuffled pairs); use "
-                 "interpolant=bridge or loss.objective=implicit")
+    if (
+      c.interpolant == "plain" and c.loss.objective != "implicit" and not self.data.p0_is_std_normal
+    ):
+      raise _err(
+        "interpolant",
+        f"'plain' with the {c.loss.objective!r} objective needs "
+        f"p0 = N(0, I), which task {c.data.name!r} does not have (shuffled pairs); use "
+        "interpolant=bridge or loss.objective=implicit",
+      )
     if c.path.name not in paths_lib.PATH_NAMES:
       raise _err("path.name", f"must be one of {paths_lib.PATH_NAMES}; got {c.path.name!r}")
     if c.path.constraint not in paths_lib.CONSTRAINTS:
-      raise _err("path.constraint", f"must be one of {paths_lib.CONSTRAINTS}; "
-                 f"got {c.path.constraint!r}")
+      raise _err(
+        "path.constraint", f"must be one of {paths_lib.CONSTRAINTS}; got {c.path.constraint!r}"
+      )
     if c.estimate.grid not in estimator.GRIDS:
       raise _err("estimate.grid", f"must be one of {estimator.GRIDS}; got {c.estimate.grid!r}")
     if c.estimate.method not in estimator.METHODS:
-      raise _err("estimate.method", f"must be one of {estimator.METHODS}; "
-                 f"got {c.estimate.method!r}")
+      raise _err(
+        "estimate.method", f"must be one of {estimator.METHODS}; got {c.estimate.method!r}"
+      )
     if int(c.estimate.chunk) < 1:
       raise _err("estimate.chunk", f"must be >= 1; got {c.estimate.chunk}")
-    self.path_fn = paths_lib.get_path(c.path.name, constraint=c.path.constraint,
-                                      eps=float(c.path.eps))
+    self.path_fn = paths_lib.get_path(
+      c.path.name, constraint=c.path.constraint, eps=float(c.path.eps)
+    )
     self.trainable = c.path.name == "kmm" and c.path.training == "joint"
     # The IS grid's φ is kept in the state only when φ trains (otherwise it is the fixed φ).
     self._is_refresh = self.trainable and c.loss.time_sampler == "is"
@@ -334,22 +381,38 @@ class MinPVMethod(Method):
     time_scale = networks.time_scale_for(c.loss.objective, float(c.model.time_scale))
     if c.model.kind == "mlp":
       self.model = networks.ScoreNetwork(
-          dim=self.data.dim, width=int(c.model.width), depth=int(c.model.depth),
-          time_features=int(c.model.time_features), data_head=c.loss.objective == "joint",
-          norm=bool(c.model.norm), time_scale=time_scale)
+        dim=self.data.dim,
+        width=int(c.model.width),
+        depth=int(c.model.depth),
+        time_features=int(c.model.time_features),
+        data_head=c.loss.objective == "joint",
+        norm=bool(c.model.norm),
+        time_scale=time_scale,
+      )
     elif c.model.kind == "quadratic":
       if self.data.kind != "mi" or self.data.map is not None:
-        raise _err("model.kind", "'quadratic' is the parametric Gaussian time-score model: "
-                   f"only for data.name='gaussian_mi'; got {c.data.name!r}")
+        raise _err(
+          "model.kind",
+          "'quadratic' is the parametric Gaussian time-score model: "
+          f"only for data.name='gaussian_mi'; got {c.data.name!r}",
+        )
       self.model = networks.QuadraticTimeScore(
-          dim=self.data.dim, width=int(c.model.width), time_features=int(c.model.time_features),
-          data_head=c.loss.objective == "joint", time_scale=time_scale)
+        dim=self.data.dim,
+        width=int(c.model.width),
+        time_features=int(c.model.time_features),
+        data_head=c.loss.objective == "joint",
+        time_scale=time_scale,
+      )
     else:
       raise _err("model.kind", f"must be 'mlp' or 'quadratic'; got {c.model.kind!r}")
-    self.tx = losses.make_joint_optimizer(c.optim, int(c.num_steps), path_trainable=self.trainable,
-                                    path_weight_decay=float(c.path.weight_decay),
-                                    path_lr=float(c.path.lr),
-                                    path_grad_clip=float(c.path.grad_clip))
+    self.tx = losses.make_joint_optimizer(
+      c.optim,
+      int(c.num_steps),
+      path_trainable=self.trainable,
+      path_weight_decay=float(c.path.weight_decay),
+      path_lr=float(c.path.lr),
+      path_grad_clip=float(c.path.grad_clip),
+    )
     if self.data.kind == "mi":
       self.x_eval, self.log_r_eval = self.data.x_eval, self.data.log_r_eval
     else:
@@ -368,15 +431,22 @@ class MinPVMethod(Method):
     phi = paths_lib.init_path_params(c.path.name, int(c.path.num_components))
     if c.path.name == "kmm" and c.path.training == "presolve_freeze":
       phi = analysis.optimize_path(
-          phi, dim=d, m=self.second_moment, floor=float(c.loss.var_floor),
-          constraint=c.path.constraint, num_steps=int(c.path.presolve_steps),
-          learning_rate=float(c.path.presolve_lr), eps=float(c.path.eps)).params
+        phi,
+        dim=d,
+        m=self.second_moment,
+        floor=float(c.loss.var_floor),
+        constraint=c.path.constraint,
+        num_steps=int(c.path.presolve_steps),
+        learning_rate=float(c.path.presolve_lr),
+        eps=float(c.path.eps),
+      ).params
     params = {"net": net["params"], "path": phi}
     extras = {"ema": params} if c.ema_decay > 0 else {}
     if self._is_refresh:
-      extras["is_path"] = phi     # φ of the importance-sampling grid, refreshed every is_refresh
-    return TrainState.create(params=params, tx=self.tx, rng=rng, apply_fn=self._score,
-                             extras=extras)
+      extras["is_path"] = phi  # φ of the importance-sampling grid, refreshed every is_refresh
+    return TrainState.create(
+      params=params, tx=self.tx, rng=rng, apply_fn=self._score, extras=extras
+    )
 
   def update(self, state, batch):
     key = state.step_key()
@@ -384,18 +454,21 @@ class MinPVMethod(Method):
     if self._is_refresh:
       # Faithful stale grid: φ of the grid is the path at the last multiple of is_refresh.
       fresh = state.step % int(self.config.loss.is_refresh) == 0
-      extras["is_path"] = jax.tree.map(lambda a, b: jnp.where(fresh, a, b),
-                                       state.params["path"], extras["is_path"])
+      extras["is_path"] = jax.tree.map(
+        lambda a, b: jnp.where(fresh, a, b), state.params["path"], extras["is_path"]
+      )
     is_phi = extras.get("is_path")
-    loss_fn = lambda p: losses.minpv_loss(self._score, p, batch, key, self.path_fn,
-                                          self.settings, is_path_params=is_phi)
+    loss_fn = lambda p: losses.minpv_loss(
+      self._score, p, batch, key, self.path_fn, self.settings, is_path_params=is_phi
+    )
     (_, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
     new_state, grad_norm = state.apply_gradients(grads)
     if self.config.ema_decay > 0:
       # Warm-up decay min(d, (1 + n)/(10 + n)): the evaluated EMA forgets the random init within
       # a few hundred steps instead of carrying d^num_steps of it (0.999^3000 ≈ 0.05).
-      extras["ema"] = optim_lib.ema_update(extras["ema"], new_state.params,
-                                           float(self.config.ema_decay), count=new_state.step)
+      extras["ema"] = optim_lib.ema_update(
+        extras["ema"], new_state.params, float(self.config.ema_decay), count=new_state.step
+      )
     new_state = new_state.replace(extras=extras)
     metrics = dict(info)
     metrics["train/grad_norm"] = grad_norm
@@ -417,11 +490,19 @@ class MinPVMethod(Method):
     def fn(params, x, num_nodes, tol_scale):
       score = lambda xx, tt: self._score(params["net"], xx, tt)[0]
       return estimator.log_ratio(
-          score, x, method=c.estimate.method, num_nodes=num_nodes,
-          t_start=float(c.estimate.t_start), t_end=1.0 - float(c.path.eps),
-          grid=c.estimate.grid, path_fn=self.path_fn, path_params=params["path"],
-          rtol=float(c.estimate.rtol) * tol_scale, atol=float(c.estimate.atol) * tol_scale,
-          max_steps=int(c.estimate.max_steps))
+        score,
+        x,
+        method=c.estimate.method,
+        num_nodes=num_nodes,
+        t_start=float(c.estimate.t_start),
+        t_end=1.0 - float(c.path.eps),
+        grid=c.estimate.grid,
+        path_fn=self.path_fn,
+        path_params=params["path"],
+        rtol=float(c.estimate.rtol) * tol_scale,
+        atol=float(c.estimate.atol) * tol_scale,
+        max_steps=int(c.estimate.max_steps),
+      )
 
     return jax.jit(fn, static_argnums=(2, 3))
 
@@ -435,8 +516,12 @@ class MinPVMethod(Method):
     chunk = min(int(c.estimate.chunk), n)
     pad = (-n) % chunk
     xp = np.concatenate([x, np.zeros((pad, x.shape[1]), x.dtype)]) if pad else x
-    out = [np.asarray(self._log_ratio(params, jnp.asarray(xp[i:i + chunk]), nodes, tol_scale),
-                      np.float64) for i in range(0, xp.shape[0], chunk)]
+    out = [
+      np.asarray(
+        self._log_ratio(params, jnp.asarray(xp[i : i + chunk]), nodes, tol_scale), np.float64
+      )
+      for i in range(0, xp.shape[0], chunk)
+    ]
     return np.concatenate(out)[:n]
 
   def evaluate(self, state):
@@ -447,17 +532,23 @@ class MinPVMethod(Method):
     if self.data.kind == "mi":
       truth = self.log_r_eval.astype(np.float64)
       mi_hat = float(np.mean(lr_hat))
-      out = {"eval/mi_estimate": mi_hat, "eval/mi_true": self.data.mi,
-             "eval/mi_sample_truth": float(np.mean(truth)),
-             "eval/mae": abs(mi_hat - float(np.mean(truth))),
-             "eval/log_ratio_rmse": float(np.sqrt(np.mean((lr_hat - truth) ** 2))),
-             "eval/log_ratio_std": float(np.std(lr_hat)),
-             "eval/quad_gap": float(np.mean(lr_fine)) - mi_hat}
+      out = {
+        "eval/mi_estimate": mi_hat,
+        "eval/mi_true": self.data.mi,
+        "eval/mi_sample_truth": float(np.mean(truth)),
+        "eval/mae": abs(mi_hat - float(np.mean(truth))),
+        "eval/log_ratio_rmse": float(np.sqrt(np.mean((lr_hat - truth) ** 2))),
+        "eval/log_ratio_std": float(np.std(lr_hat)),
+        "eval/quad_gap": float(np.mean(lr_fine)) - mi_hat,
+      }
     else:
       nll = self.data.nll(lr_hat)
-      out = {"eval/nll": nll, "eval/bpd": float(nll / (self.data.dim * np.log(2.0))),
-             "eval/nll_baseline": self.data.nll(np.zeros_like(lr_hat)),
-             "eval/quad_gap": nll - self.data.nll(lr_fine)}
+      out = {
+        "eval/nll": nll,
+        "eval/bpd": float(nll / (self.data.dim * np.log(2.0))),
+        "eval/nll_baseline": self.data.nll(np.zeros_like(lr_hat)),
+        "eval/quad_gap": nll - self.data.nll(lr_fine),
+      }
       if self.data.nll_true is not None:
         out["eval/nll_true"] = self.data.nll_true
       if self.data.log_r_true is not None:
@@ -475,9 +566,13 @@ class MinPVMethod(Method):
     grid), lognorm (fixed draws) or the IS grid with its probabilities at the evaluated φ.
     """
     c = self.config
-    out = {"eval/path_J": float(analysis.path_variance_integral(
-        self.path_fn, phi, dim=self.data.dim, m=self.second_moment,
-        floor=float(c.loss.var_floor)))}
+    out = {
+      "eval/path_J": float(
+        analysis.path_variance_integral(
+          self.path_fn, phi, dim=self.data.dim, m=self.second_moment, floor=float(c.loss.var_floor)
+        )
+      )
+    }
     if self.task is None or self.data.map is not None:
       return out
     band = analysis.mi_alpha_band(self.task)
@@ -489,10 +584,16 @@ class MinPVMethod(Method):
       t = np.asarray(losses.sample_times(jax.random.PRNGKey(0), n, sampler="lognorm", eps=eps))
     else:
       b = self.get_batch(0)
-      t, logp = losses.is_log_probs(self.path_fn, phi, self.settings, jnp.asarray(b["x0"]),
-                                    jnp.asarray(b["x1"]))
+      t, logp = losses.is_log_probs(
+        self.path_fn, phi, self.settings, jnp.asarray(b["x0"]), jnp.asarray(b["x1"])
+      )
       weights = np.exp(np.asarray(logp, np.float64))
     alpha = np.asarray(self.path_fn(phi, jnp.asarray(t, jnp.float32)).alpha)
-    out.update({"eval/band_fraction": analysis.band_fraction(alpha, band, weights),
-                "eval/band_alpha_lo": band[0], "eval/band_alpha_hi": band[1]})
+    out.update(
+      {
+        "eval/band_fraction": analysis.band_fraction(alpha, band, weights),
+        "eval/band_alpha_lo": band[0],
+        "eval/band_alpha_hi": band[1],
+      }
+    )
     return out

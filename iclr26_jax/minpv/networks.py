@@ -35,9 +35,15 @@ def time_scale_for(objective: str, time_scale: float) -> float:
 
 def _check_inputs(x, t, dim: int) -> None:
   """x must be (B, dim) and t (B,)."""
-  chex.assert_shape(x, (None, dim), exception_type=ValueError, custom_message=f"x must be (B, {dim}); got {x.shape}")
-  chex.assert_shape(t, (x.shape[0],), exception_type=ValueError, custom_message=(
-      f"t must be (B,) = ({x.shape[0]},); got {t.shape}"))
+  chex.assert_shape(
+    x, (None, dim), exception_type=ValueError, custom_message=f"x must be (B, {dim}); got {x.shape}"
+  )
+  chex.assert_shape(
+    t,
+    (x.shape[0],),
+    exception_type=ValueError,
+    custom_message=(f"t must be (B,) = ({x.shape[0]},); got {t.shape}"),
+  )
 
 
 class ScoreNetwork(nn.Module):
@@ -53,6 +59,7 @@ class ScoreNetwork(nn.Module):
     negative_slope: LeakyReLU slope.
     time_scale: the embedding sees time_scale·t (reference 1000).
   """
+
   dim: int
   width: int = 256
   depth: int = 4
@@ -105,6 +112,7 @@ class QuadraticTimeScore(nn.Module):
     data_head: also return s_x (joint objective).
     time_scale: the embedding sees time_scale·t.
   """
+
   dim: int
   width: int = 128
   time_features: int = 64
@@ -119,12 +127,18 @@ class QuadraticTimeScore(nn.Module):
     y = x @ w.T
     h = sinusoidal_embedding(t, self.time_features, self.time_scale)
     n_out = 1 + d + (d if self.data_head else 0)
-    coef = mlp(h, (self.width, self.width), n_out, activation=nn.silu,
-               out_kernel_init=nn.initializers.zeros, names=("t_in", "t_hidden", "t_out"))
-    a, b = coef[:, 0], coef[:, 1:1 + d]
-    s_t = a + jnp.sum(b * y ** 2, axis=1)
+    coef = mlp(
+      h,
+      (self.width, self.width),
+      n_out,
+      activation=nn.silu,
+      out_kernel_init=nn.initializers.zeros,
+      names=("t_in", "t_hidden", "t_out"),
+    )
+    a, b = coef[:, 0], coef[:, 1 : 1 + d]
+    s_t = a + jnp.sum(b * y**2, axis=1)
     s_x = None
     if self.data_head:
-      c = coef[:, 1 + d:]
+      c = coef[:, 1 + d :]
       s_x = -(c * y) @ w
     return s_t, s_x

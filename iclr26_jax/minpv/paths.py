@@ -26,8 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-EPS = 1e-5                 # reference ``--eps``: t clip and α clip of the KMM path
-A_MIN, A_MAX = 0.1, 10.0   # reference clip of the Kumaraswamy shapes a_k, b_k
+EPS = 1e-5  # reference ``--eps``: t clip and α clip of the KMM path
+A_MIN, A_MAX = 0.1, 10.0  # reference clip of the Kumaraswamy shapes a_k, b_k
 VP_BETA_MIN, VP_BETA_MAX = 0.1, 20.0
 COSINE_S = 0.008
 CONSTRAINTS = ("spherical", "affine")
@@ -37,6 +37,7 @@ PATH_NAMES = FIXED_PATHS + ("kmm",)
 
 class PathCoeffs(NamedTuple):
   """Schedule values at t; each field has the shape of t."""
+
   alpha: jax.Array
   beta: jax.Array
   dalpha: jax.Array
@@ -49,7 +50,7 @@ def _clip_t(t, eps):
 
 
 def _spherical_beta(alpha, dalpha, eps_div=0.0):
-  beta = jnp.sqrt(jnp.maximum(1.0 - alpha ** 2, 0.0))
+  beta = jnp.sqrt(jnp.maximum(1.0 - alpha**2, 0.0))
   return beta, -alpha * dalpha / (beta + eps_div)
 
 
@@ -62,12 +63,13 @@ def linear(params, t, *, eps: float = EPS) -> PathCoeffs:
   return PathCoeffs(1.0 - t, t, -one, one)
 
 
-def vp(params, t, *, eps: float = EPS, beta_min: float = VP_BETA_MIN,
-       beta_max: float = VP_BETA_MAX) -> PathCoeffs:
+def vp(
+  params, t, *, eps: float = EPS, beta_min: float = VP_BETA_MIN, beta_max: float = VP_BETA_MAX
+) -> PathCoeffs:
   """VP-SDE: α = exp(−¼t²(β_max − β_min) − ½tβ_min), β = √(1 − α²)."""
   del params
   t = _clip_t(t, eps)
-  alpha = jnp.exp(-0.25 * t ** 2 * (beta_max - beta_min) - 0.5 * t * beta_min)
+  alpha = jnp.exp(-0.25 * t**2 * (beta_max - beta_min) - 0.5 * t * beta_min)
   dalpha = alpha * (-0.5 * t * (beta_max - beta_min) - 0.5 * beta_min)
   beta, dbeta = _spherical_beta(alpha, dalpha)
   return PathCoeffs(alpha, beta, dalpha, dbeta)
@@ -89,7 +91,7 @@ def follmer(params, t, *, eps: float = EPS) -> PathCoeffs:
   """Föllmer: α = √(1 − t²), β = t."""
   del params
   t = _clip_t(t, eps)
-  alpha = jnp.sqrt(1.0 - t ** 2)
+  alpha = jnp.sqrt(1.0 - t**2)
   return PathCoeffs(alpha, t, -t / alpha, jnp.ones_like(t))
 
 
@@ -122,16 +124,20 @@ def kmm_init(num_components: int = 5) -> dict:
       raw_a[k], raw_b[k] = 1.5 + 0.5 * k, 3.0 + 2.0 * (k_num - k)
     else:
       raw_a[k], raw_b[k] = 3.0 + 2.0 * k, 1.5 + 0.5 * (k_num - k)
-  return {"logits": jnp.zeros((k_num,), jnp.float32),
-          "u": jnp.asarray(np.log(raw_a), jnp.float32),
-          "q": jnp.asarray(np.log(raw_b), jnp.float32)}
+  return {
+    "logits": jnp.zeros((k_num,), jnp.float32),
+    "u": jnp.asarray(np.log(raw_a), jnp.float32),
+    "q": jnp.asarray(np.log(raw_b), jnp.float32),
+  }
 
 
 def _check_kmm_params(params):
   if not isinstance(params, dict) or set(params) != {"logits", "u", "q"}:
     keys = sorted(params) if isinstance(params, dict) else ""
-    raise ValueError("params of the kmm path must be a dict with keys logits, u, q; got "
-                     f"{type(params).__name__} {keys}")
+    raise ValueError(
+      "params of the kmm path must be a dict with keys logits, u, q; got "
+      f"{type(params).__name__} {keys}"
+    )
   shapes = {k: jnp.shape(v) for k, v in params.items()}
   if len(set(shapes.values())) != 1 or len(shapes["logits"]) != 1:
     raise ValueError(f"params of the kmm path must be three vectors of one length K; got {shapes}")
@@ -164,10 +170,10 @@ def kmm(params, t, *, constraint: str = "spherical", eps: float = EPS) -> PathCo
   if constraint not in CONSTRAINTS:
     raise ValueError(f"constraint must be one of {CONSTRAINTS}; got {constraint!r}")
   w, a, b = kmm_shapes(params)
-  t = _clip_t(t, eps)[..., None]                        # S + (1,)
+  t = _clip_t(t, eps)[..., None]  # S + (1,)
   log_t = jnp.log(t)
-  t_a = jnp.exp(a * log_t)                              # t^a
-  log1m = jnp.log1p(-t_a)                               # log(1 − t^a)
+  t_a = jnp.exp(a * log_t)  # t^a
+  log1m = jnp.log1p(-t_a)  # log(1 − t^a)
   cdf = 1.0 - jnp.exp(b * log1m)
   pdf = a * b * jnp.exp((a - 1.0) * log_t + (b - 1.0) * log1m)
   big_f = jnp.sum(w * cdf, axis=-1)
@@ -182,8 +188,9 @@ def kmm(params, t, *, constraint: str = "spherical", eps: float = EPS) -> PathCo
 
 
 # ----------------------------------------------------------------------------------- dispatch
-def get_path(name: str, *, constraint: str = "spherical",
-             eps: float = EPS) -> Callable[[dict, jax.Array], PathCoeffs]:
+def get_path(
+  name: str, *, constraint: str = "spherical", eps: float = EPS
+) -> Callable[[dict, jax.Array], PathCoeffs]:
   """The schedule ``name`` as a pure function ``(params, t) -> PathCoeffs``.
 
   ``constraint`` applies to ``kmm`` only (the fixed schedules carry their own β).
@@ -215,8 +222,12 @@ def _check_pair(x0, x1):
 
 
 def _check_coeffs(c: PathCoeffs, batch: int):
-  chex.assert_shape(c.alpha, (batch,), exception_type=ValueError, custom_message=(
-      f"path coefficients must be (B,) = ({batch},); got {jnp.shape(c.alpha)}"))
+  chex.assert_shape(
+    c.alpha,
+    (batch,),
+    exception_type=ValueError,
+    custom_message=(f"path coefficients must be (B,) = ({batch},); got {jnp.shape(c.alpha)}"),
+  )
 
 
 def interpolate_plain(coeffs: PathCoeffs, x0: jax.Array, x1: jax.Array) -> jax.Array:
@@ -226,8 +237,9 @@ def interpolate_plain(coeffs: PathCoeffs, x0: jax.Array, x1: jax.Array) -> jax.A
   return coeffs.alpha[:, None] * x0 + coeffs.beta[:, None] * x1
 
 
-def bridge_variance(coeffs: PathCoeffs, t: jax.Array, *, gamma: float, eps_b: float,
-                    eps: float = EPS) -> tuple[jax.Array, jax.Array]:
+def bridge_variance(
+  coeffs: PathCoeffs, t: jax.Array, *, gamma: float, eps_b: float, eps: float = EPS
+) -> tuple[jax.Array, jax.Array]:
   """Bridge noise variance and its time derivative ``(v, v̇)``, each of t's shape.
 
   v = γ t(1 − t) + ε_b (α² + β²),  v̇ = γ(1 − 2t) + 2ε_b (αα̇ + ββ̇)  (t clipped like the path).
@@ -236,14 +248,22 @@ def bridge_variance(coeffs: PathCoeffs, t: jax.Array, *, gamma: float, eps_b: fl
     raise ValueError(f"gamma and eps_b must be >= 0 with a positive sum; got {gamma}, {eps_b}")
   t = _clip_t(t, eps)
   a, b, da, db = coeffs
-  v = gamma * t * (1.0 - t) + eps_b * (a ** 2 + b ** 2)
+  v = gamma * t * (1.0 - t) + eps_b * (a**2 + b**2)
   dv = gamma * (1.0 - 2.0 * t) + 2.0 * eps_b * (a * da + b * db)
   return v, dv
 
 
-def interpolate_bridge(coeffs: PathCoeffs, t: jax.Array, x0: jax.Array, x1: jax.Array,
-                       z: jax.Array, *, gamma: float, eps_b: float,
-                       eps: float = EPS) -> jax.Array:
+def interpolate_bridge(
+  coeffs: PathCoeffs,
+  t: jax.Array,
+  x0: jax.Array,
+  x1: jax.Array,
+  z: jax.Array,
+  *,
+  gamma: float,
+  eps_b: float,
+  eps: float = EPS,
+) -> jax.Array:
   """Dequantified bridge sample x_t = α x0 + β x1 + σ_t z.
 
   Args: coeffs fields (B,), t (B,), x0, x1, z (B, d). Returns (B, d).

@@ -18,10 +18,10 @@ from iclr26_jax._lazy import lazy_exports
 
 # Exported name -> the module that defines it.
 _EXPORTS = {
-    "mlp": "feedforward",
-    "MLP": "feedforward",
-    "sinusoidal_embedding": "embeddings",
-    "fourier_time_features": "embeddings",
+  "mlp": "feedforward",
+  "MLP": "feedforward",
+  "sinusoidal_embedding": "embeddings",
+  "fourier_time_features": "embeddings",
 }
 
 __all__ = ["MLP", "fourier_time_features", "mlp", "sinusoidal_embedding"]

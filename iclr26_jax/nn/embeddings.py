@@ -21,8 +21,9 @@ __all__ = ["sinusoidal_embedding", "fourier_time_features"]
 def sinusoidal_embedding(t: jax.Array, num_features: int, scale: float = 1000.0) -> jax.Array:
   """``(B,) -> (B, num_features)`` float32: [sin(scale·t·ω_k), cos(scale·t·ω_k)],
   ω_k = 10⁴^(−k/half), k < half = num_features / 2."""
-  chex.assert_rank(t, 1, custom_message=f"t must be (B,); got shape {t.shape}",
-                   exception_type=ValueError)
+  chex.assert_rank(
+    t, 1, custom_message=f"t must be (B,); got shape {t.shape}", exception_type=ValueError
+  )
   if num_features < 2 or num_features % 2:
     raise ValueError(f"num_features must be an even number >= 2; got {num_features}")
   half = num_features // 2

@@ -33,12 +33,20 @@ def _init_kwargs(kernel_init: Initializer | None, bias_init: Initializer | None)
   return kw
 
 
-def mlp(x: jax.Array, hidden_dims: Sequence[int], out_dim: int, *,
-        activation: Callable[[jax.Array], jax.Array], layer_norm: bool = False,
-        kernel_init: Initializer | None = None, bias_init: Initializer | None = None,
-        out_kernel_init: Initializer | None = None, out_bias_init: Initializer | None = None,
-        dense: Callable[..., nn.Module] = nn.Dense,
-        names: Sequence[str] | None = None) -> jax.Array:
+def mlp(
+  x: jax.Array,
+  hidden_dims: Sequence[int],
+  out_dim: int,
+  *,
+  activation: Callable[[jax.Array], jax.Array],
+  layer_norm: bool = False,
+  kernel_init: Initializer | None = None,
+  bias_init: Initializer | None = None,
+  out_kernel_init: Initializer | None = None,
+  out_bias_init: Initializer | None = None,
+  dense: Callable[..., nn.Module] = nn.Dense,
+  names: Sequence[str] | None = None,
+) -> jax.Array:
   """``(..., F) -> (..., out_dim)``: per hidden width ``Dense → activation (→ LayerNorm)``, then
   ``Dense(out_dim)``. Call it inside a Flax ``@nn.compact`` method; the layers belong to that
   module.
@@ -62,23 +70,32 @@ def mlp(x: jax.Array, hidden_dims: Sequence[int], out_dim: int, *,
     ``(..., out_dim)``.
   """
   hidden_dims = tuple(hidden_dims)
-  chex.assert_shape(x, (..., None), exception_type=ValueError,
-                    custom_message=f"x must have a feature axis (..., F); got shape {tuple(x.shape)}")
+  chex.assert_shape(
+    x,
+    (..., None),
+    exception_type=ValueError,
+    custom_message=f"x must have a feature axis (..., F); got shape {tuple(x.shape)}",
+  )
   for width in (*hidden_dims, out_dim):
     if int(width) != width or width < 1:
-      raise ValueError(f"layer widths must be positive integers; got hidden_dims={hidden_dims}, "
-                       f"out_dim={out_dim}")
+      raise ValueError(
+        f"layer widths must be positive integers; got hidden_dims={hidden_dims}, out_dim={out_dim}"
+      )
   if names is not None and len(names) != len(hidden_dims) + 1:
-    raise ValueError(f"names must give len(hidden_dims) + 1 = {len(hidden_dims) + 1} layer names; "
-                     f"got {tuple(names)}")
+    raise ValueError(
+      f"names must give len(hidden_dims) + 1 = {len(hidden_dims) + 1} layer names; "
+      f"got {tuple(names)}"
+    )
   named = (lambda i: {"name": names[i]}) if names is not None else (lambda i: {})
   hidden_kw = _init_kwargs(kernel_init, bias_init)
   for i, width in enumerate(hidden_dims):
     x = activation(dense(int(width), **hidden_kw, **named(i))(x))
     if layer_norm:
       x = nn.LayerNorm()(x)
-  out_kw = _init_kwargs(kernel_init if out_kernel_init is None else out_kernel_init,
-                        bias_init if out_bias_init is None else out_bias_init)
+  out_kw = _init_kwargs(
+    kernel_init if out_kernel_init is None else out_kernel_init,
+    bias_init if out_bias_init is None else out_bias_init,
+  )
   return dense(int(out_dim), **out_kw, **named(len(hidden_dims)))(x)
 
 
@@ -88,6 +105,7 @@ class MLP(nn.Module):
   Attributes: those of ``mlp`` (``hidden_dims``, ``out_dim``, ``activation``, ``layer_norm``, the
   inits, the ``dense`` factory and the layer ``names``).
   """
+
   hidden_dims: Sequence[int]
   out_dim: int
   activation: Callable[[jax.Array], jax.Array]
@@ -102,7 +120,16 @@ class MLP(nn.Module):
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
     """x: ``(..., F)`` -> ``(..., out_dim)``."""
-    return mlp(x, self.hidden_dims, self.out_dim, activation=self.activation,
-               layer_norm=self.layer_norm, kernel_init=self.kernel_init,
-               bias_init=self.bias_init, out_kernel_init=self.out_kernel_init,
-               out_bias_init=self.out_bias_init, dense=self.dense, names=self.names)
+    return mlp(
+      x,
+      self.hidden_dims,
+      self.out_dim,
+      activation=self.activation,
+      layer_norm=self.layer_norm,
+      kernel_init=self.kernel_init,
+      bias_init=self.bias_init,
+      out_kernel_init=self.out_kernel_init,
+      out_bias_init=self.out_bias_init,
+      dense=self.dense,
+      names=self.names,
+    )

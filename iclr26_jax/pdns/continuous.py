@@ -36,8 +36,18 @@ from iclr26_jax.pdns import metrics
 from iclr26_jax.pdns.proximal import StageSampler
 from iclr26_jax.pdns.references import OUReference
 
-__all__ = ["PARAMS", "LOSSES", "ContinuousSampler", "ControlNet", "make_control", "Rollout", "em_rollout",
-           "bridge_matching_loss", "gmm_optimal_control", "log_weight_stats"]
+__all__ = [
+  "PARAMS",
+  "LOSSES",
+  "ContinuousSampler",
+  "ControlNet",
+  "make_control",
+  "Rollout",
+  "em_rollout",
+  "bridge_matching_loss",
+  "gmm_optimal_control",
+  "log_weight_stats",
+]
 
 PARAMS = ("control", "adjoint")
 LOSSES = ("control", "adjoint")
@@ -52,6 +62,7 @@ class ControlNet(nn.Module):
     depth: number of hidden layers.
     num_freqs: sinusoidal time frequencies (features sin/cos(2^j pi t), j < num_freqs).
   """
+
   dim: int
   hidden: int = 64
   depth: int = 2
@@ -60,11 +71,21 @@ class ControlNet(nn.Module):
   @nn.compact
   def __call__(self, t: jax.Array, x: jax.Array) -> jax.Array:
     """t: scalar or (B,); x: (B, d) -> (B, d)."""
-    chex.assert_shape(x, (None, self.dim), exception_type=ValueError, custom_message=(
-        f"x must have shape (B, {self.dim}); got {tuple(x.shape)}"))
+    chex.assert_shape(
+      x,
+      (None, self.dim),
+      exception_type=ValueError,
+      custom_message=(f"x must have shape (B, {self.dim}); got {tuple(x.shape)}"),
+    )
     h = jnp.concatenate([x, fourier_time_features(t, x.shape[0], self.num_freqs, x.dtype)], -1)
-    return mlp(h, (self.hidden,) * self.depth, self.dim, activation=nn.silu,
-               out_kernel_init=nn.initializers.zeros, out_bias_init=nn.initializers.zeros)
+    return mlp(
+      h,
+      (self.hidden,) * self.depth,
+      self.dim,
+      activation=nn.silu,
+      out_kernel_init=nn.initializers.zeros,
+      out_bias_init=nn.initializers.zeros,
+    )
 
 
 def make_control(apply_fn: Callable, reference, param: str = "control") -> Callable:
@@ -85,9 +106,10 @@ def make_control(apply_fn: Callable, reference, param: str = "control") -> Calla
 
   def u(params, t, x):
     sig = jnp.asarray(reference.sigma(t))
-    if sig.ndim == 1:                     # t (B,): one sigma_t per row of x (B, d)
+    if sig.ndim == 1:  # t (B,): one sigma_t per row of x (B, d)
       sig = sig[:, None]
     return sig * apply_fn(params, t, x)
+
   return u
 
 
@@ -99,14 +121,23 @@ class Rollout(NamedTuple):
     log_ratio: (N,) l = log dP^ref/dP^theta along each path (Eq. 3).
     path: (n_steps + 1, N, d) states on the grid when requested, else None.
   """
+
   x: jax.Array
   log_ratio: jax.Array
   path: Any = None
 
 
-def em_rollout(u_fn: Callable, params: Any, reference, key: jax.Array, n: int,
-               num_steps: int, *, return_path: bool = False, x0: jax.Array | None = None
-               ) -> Rollout:
+def em_rollout(
+  u_fn: Callable,
+  params: Any,
+  reference,
+  key: jax.Array,
+  n: int,
+  num_steps: int,
+  *,
+  return_path: bool = False,
+  x0: jax.Array | None = None,
+) -> Rollout:
   """Euler–Maruyama rollout with the Girsanov log-ratio accumulated from the same noise.
 
   X_{k+1} = X_k + (b + sigma u) dt + sigma z_k,  l += -u . z_k - 1/2 |u|^2 dt,  z_k ~ N(0, dt I),
@@ -134,8 +165,12 @@ def em_rollout(u_fn: Callable, params: Any, reference, key: jax.Array, n: int,
   if x0 is None:
     x0 = reference.sample_source(k0, n)
   else:
-    chex.assert_shape(x0, (n, d), exception_type=ValueError,
-                      custom_message=f"x0 must have shape ({n}, {d}); got {tuple(x0.shape)}")
+    chex.assert_shape(
+      x0,
+      (n, d),
+      exception_type=ValueError,
+      custom_message=f"x0 must have shape ({n}, {d}); got {tuple(x0.shape)}",
+    )
   dt = 1.0 / num_steps
   keys = jax.random.split(kz, num_steps)
 
@@ -147,18 +182,27 @@ def em_rollout(u_fn: Callable, params: Any, reference, key: jax.Array, n: int,
     sig = reference.sigma(t)
     z = math.sqrt(dt) * reference.noise(key_k, (n, d), x.dtype)
     x_new = x + (reference.drift(t, x) + sig * u) * dt + sig * z
-    ell = ell + jnp.sum(-u * z - 0.5 * u ** 2 * dt, -1)
+    ell = ell + jnp.sum(-u * z - 0.5 * u**2 * dt, -1)
     return (x_new, ell), (x_new if return_path else None)
 
-  (x, ell), xs = jax.lax.scan(step, (x0, jnp.zeros((n,), x0.dtype)),
-                              (jnp.arange(num_steps, dtype=x0.dtype), keys))
+  (x, ell), xs = jax.lax.scan(
+    step, (x0, jnp.zeros((n,), x0.dtype)), (jnp.arange(num_steps, dtype=x0.dtype), keys)
+  )
   path = jnp.concatenate([x0[None], xs], 0) if return_path else None
   return Rollout(x=x, log_ratio=ell, path=path)
 
 
-def bridge_matching_loss(params: Any, u_fn: Callable, reference, key: jax.Array,
-                         x1: jax.Array, weights: jax.Array, *, t_max: float = 0.999,
-                         loss: str = "control") -> tuple[jax.Array, dict]:
+def bridge_matching_loss(
+  params: Any,
+  u_fn: Callable,
+  reference,
+  key: jax.Array,
+  x1: jax.Array,
+  weights: jax.Array,
+  *,
+  t_max: float = 0.999,
+  loss: str = "control",
+) -> tuple[jax.Array, dict]:
   """Proximal weighted bridge matching (Eq. 9) on one minibatch.
 
   For each terminal sample X_T = x1[i]: a fresh X_0' ~ mu, t ~ U[0, t_max],
@@ -184,11 +228,19 @@ def bridge_matching_loss(params: Any, u_fn: Callable, reference, key: jax.Array,
     raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
   if not 0.0 < t_max < 1.0:
     raise ValueError(f"t_max must lie in (0, 1); got {t_max}")
-  chex.assert_shape(x1, (None, reference.dim), exception_type=ValueError,
-                    custom_message=f"x1 must have shape (B, {reference.dim}); got {tuple(x1.shape)}")
+  chex.assert_shape(
+    x1,
+    (None, reference.dim),
+    exception_type=ValueError,
+    custom_message=f"x1 must have shape (B, {reference.dim}); got {tuple(x1.shape)}",
+  )
   b, d = x1.shape
-  chex.assert_shape(weights, (b,), exception_type=ValueError, custom_message=(
-      f"weights must have shape ({b},); got {tuple(weights.shape)}"))
+  chex.assert_shape(
+    weights,
+    (b,),
+    exception_type=ValueError,
+    custom_message=(f"weights must have shape ({b},); got {tuple(weights.shape)}"),
+  )
   k0, kt, kb = jax.random.split(key, 3)
   x0 = reference.sample_source(k0, b, x1.dtype)
   t = jax.random.uniform(kt, (b,), x1.dtype, 0.0, t_max)
@@ -201,14 +253,15 @@ def bridge_matching_loss(params: Any, u_fn: Callable, reference, key: jax.Array,
     tnorm = jnp.mean(jnp.sum((sig * score) ** 2, -1))
   else:
     res = u / sig - score
-    tnorm = jnp.mean(jnp.sum(score ** 2, -1))
-  per = 0.5 * jnp.mean(res ** 2, -1)
+    tnorm = jnp.mean(jnp.sum(score**2, -1))
+  per = 0.5 * jnp.mean(res**2, -1)
   val = jnp.mean(jax.lax.stop_gradient(weights) * per)
   return val, {"loss/wdce": val, "loss/target_norm": tnorm}
 
 
-def gmm_optimal_control(reference: OUReference, log_weights: jax.Array, means: jax.Array,
-                        covs: jax.Array) -> Callable:
+def gmm_optimal_control(
+  reference: OUReference, log_weights: jax.Array, means: jax.Array, covs: jax.Array
+) -> Callable:
   """Analytic optimal control for a Gaussian-mixture target under the OU reference (spec §14).
 
   For pi~ = Z sum_j w_j N(m_j, S_j), reversibility of the stationary OU process gives
@@ -228,14 +281,16 @@ def gmm_optimal_control(reference: OUReference, log_weights: jax.Array, means: j
     raise ValueError(f"reference must be an OUReference; got {type(reference).__name__}")
   j, d = means.shape
   if d != reference.dim or covs.shape != (j, d, d) or log_weights.shape != (j,):
-    raise ValueError(f"need log_weights ({j},), means ({j}, {reference.dim}), covs ({j}, {d}, {d});"
-                     f" got {tuple(log_weights.shape)}, {tuple(means.shape)}, {tuple(covs.shape)}")
-  s2 = reference.sigma_bar ** 2
+    raise ValueError(
+      f"need log_weights ({j},), means ({j}, {reference.dim}), covs ({j}, {d}, {d});"
+      f" got {tuple(log_weights.shape)}, {tuple(means.shape)}, {tuple(covs.shape)}"
+    )
+  s2 = reference.sigma_bar**2
   eye = jnp.eye(d)
 
-  def log_pi_t(t, x):   # t scalar, x (d,)
+  def log_pi_t(t, x):  # t scalar, x (d,)
     a = reference.terminal_mean_coef(t)
-    cov = a ** 2 * covs + s2 * (1 - a ** 2) * eye
+    cov = a**2 * covs + s2 * (1 - a**2) * eye
     diff = x - a * means
     sol = jnp.linalg.solve(cov, diff[..., None])[..., 0]
     _, logdet = jnp.linalg.slogdet(cov)
@@ -249,6 +304,7 @@ def gmm_optimal_control(reference: OUReference, log_weights: jax.Array, means: j
     tb = jnp.broadcast_to(jnp.asarray(t, x.dtype), x.shape[:1])
     sig = reference.sigma(tb)[:, None]
     return sig * (grad(tb, x) + x / s2)
+
   return u
 
 
@@ -262,8 +318,12 @@ def log_weight_stats(log_w: jax.Array) -> dict:
     dict of scalars: ``eval/log_z`` = logsumexp(W) - log N, ``eval/elbo`` = mean W,
     ``eval/path_kl`` = log_z - elbo, ``eval/ess`` = (sum e^W)^2 / (N sum e^{2W}).
   """
-  chex.assert_rank(log_w, 1, exception_type=ValueError, custom_message=(
-      f"log_w must have shape (N,); got {tuple(log_w.shape)}"))
+  chex.assert_rank(
+    log_w,
+    1,
+    exception_type=ValueError,
+    custom_message=(f"log_w must have shape (N,); got {tuple(log_w.shape)}"),
+  )
   return {k: v for k, v in metrics.weight_stats(log_w).items() if k.startswith("eval/")}
 
 
@@ -285,9 +345,19 @@ class ContinuousSampler(StageSampler):
       centre-of-mass-free particle reference, ``reference.n_particles`` / ``spatial_dim``).
   """
 
-  def __init__(self, reference, log_prob_unnorm: Callable, *, num_steps: int = 100,
-               param: str = "control", loss: str = "control", t_max: float = 0.999,
-               hidden: int = 64, depth: int = 2, network: str = "mlp"):
+  def __init__(
+    self,
+    reference,
+    log_prob_unnorm: Callable,
+    *,
+    num_steps: int = 100,
+    param: str = "control",
+    loss: str = "control",
+    t_max: float = 0.999,
+    hidden: int = 64,
+    depth: int = 2,
+    network: str = "mlp",
+  ):
     if param not in PARAMS:
       raise ValueError(f"param must be one of {PARAMS}; got {param!r}")
     if loss not in LOSSES:
@@ -305,8 +375,13 @@ class ContinuousSampler(StageSampler):
       if not getattr(reference, "com_free", False):
         raise ValueError("network='egnn' needs a particle (centre-of-mass-free) reference")
       from iclr26_jax.pdns.egnn import EGNNControl
-      self.net = EGNNControl(n_particles=reference.n_particles,
-                             spatial_dim=reference.spatial_dim, hidden=hidden, depth=depth)
+
+      self.net = EGNNControl(
+        n_particles=reference.n_particles,
+        spatial_dim=reference.spatial_dim,
+        hidden=hidden,
+        depth=depth,
+      )
     else:
       raise ValueError(f"network must be 'mlp' or 'egnn'; got {network!r}")
     self.u = make_control(self.net.apply, reference, param)
@@ -323,5 +398,6 @@ class ContinuousSampler(StageSampler):
 
   def loss(self, params, key: jax.Array, x1: jax.Array, w: jax.Array):
     """Eq. 9 on a minibatch x1 (B, d) with weights w (B,)."""
-    return bridge_matching_loss(params, self.u, self.reference, key, x1, w, t_max=self.t_max,
-                                loss=self.loss_kind)
+    return bridge_matching_loss(
+      params, self.u, self.reference, key, x1, w, t_max=self.t_max, loss=self.loss_kind
+    )

@@ -47,12 +47,22 @@ import numpy as np
 from iclr26_jax.nn import mlp
 from iclr26_jax.pdns.proximal import StageSampler
 
-__all__ = ["FORMULATIONS", "DenoiserNet", "DiscreteRollout", "ctmc_rollout", "path_log_ratio",
-           "discrete_reward", "exact_model_log_marginal", "masked_nll", "wdce_loss",
-           "DiscreteSampler", "enumerate_paths"]
+__all__ = [
+  "FORMULATIONS",
+  "DenoiserNet",
+  "DiscreteRollout",
+  "ctmc_rollout",
+  "path_log_ratio",
+  "discrete_reward",
+  "exact_model_log_marginal",
+  "masked_nll",
+  "wdce_loss",
+  "DiscreteSampler",
+  "enumerate_paths",
+]
 
 FORMULATIONS = ("lambda", "m")
-MAX_PARTIAL_STATES = 2 * 10 ** 5
+MAX_PARTIAL_STATES = 2 * 10**5
 
 
 def _check_qd(q: int, dim: int) -> None:
@@ -74,6 +84,7 @@ class DenoiserNet(nn.Module):
     hidden: width of the hidden layers.
     depth: number of hidden layers.
   """
+
   dim: int
   q: int
   hidden: int = 128
@@ -82,11 +93,21 @@ class DenoiserNet(nn.Module):
   @nn.compact
   def __call__(self, z: jax.Array) -> jax.Array:
     """z: (B, D) int -> (B, D, q) log-probabilities."""
-    chex.assert_shape(z, (None, self.dim), exception_type=ValueError, custom_message=(
-        f"z must have shape (B, {self.dim}); got {tuple(z.shape)}"))
+    chex.assert_shape(
+      z,
+      (None, self.dim),
+      exception_type=ValueError,
+      custom_message=(f"z must have shape (B, {self.dim}); got {tuple(z.shape)}"),
+    )
     h = jax.nn.one_hot(z, self.q + 1, dtype=jnp.float32).reshape(z.shape[0], -1)
-    logits = mlp(h, (self.hidden,) * self.depth, self.dim * self.q, activation=nn.silu,
-                 out_kernel_init=nn.initializers.zeros, out_bias_init=nn.initializers.zeros)
+    logits = mlp(
+      h,
+      (self.hidden,) * self.depth,
+      self.dim * self.q,
+      activation=nn.silu,
+      out_kernel_init=nn.initializers.zeros,
+      out_bias_init=nn.initializers.zeros,
+    )
     return jax.nn.log_softmax(logits.reshape(-1, self.dim, self.q), -1)
 
 
@@ -98,13 +119,20 @@ class DiscreteRollout(NamedTuple):
     log_ratio: (N,) l = log dP^ref/dP^theta of each path (Eq. 4).
     order: (N, D) int32, order[i, j] = the site unmasked at event j of path i.
   """
+
   x: jax.Array
   log_ratio: jax.Array
   order: jax.Array
 
 
-def _unmask_scan(log_probs_fn: Callable, params: Any, order: jax.Array, q: int,
-                 keys: jax.Array | None, tokens: jax.Array | None):
+def _unmask_scan(
+  log_probs_fn: Callable,
+  params: Any,
+  order: jax.Array,
+  q: int,
+  keys: jax.Array | None,
+  tokens: jax.Array | None,
+):
   """Shared scan over unmasking events: samples tokens (keys given) or forces ``tokens``."""
   n, dim = order.shape
   rows = jnp.arange(n)
@@ -114,8 +142,8 @@ def _unmask_scan(log_probs_fn: Callable, params: Any, order: jax.Array, q: int,
     z, ell = carry
     j, key_j = inp
     site = order[:, j]
-    lp = log_probs_fn(params, z)                                   # (n, D, q)
-    lp_site = lp[rows, site]                                       # (n, q)
+    lp = log_probs_fn(params, z)  # (n, D, q)
+    lp_site = lp[rows, site]  # (n, q)
     if tokens is None:
       g = jax.random.gumbel(key_j, (n * q,), lp_site.dtype).reshape(n, q)
       tok = jnp.argmax(lp_site + g, -1).astype(jnp.int32)
@@ -133,8 +161,9 @@ def _unmask_scan(log_probs_fn: Callable, params: Any, order: jax.Array, q: int,
   return z, ell
 
 
-def ctmc_rollout(log_probs_fn: Callable, params: Any, key: jax.Array, n: int, dim: int,
-                 q: int) -> DiscreteRollout:
+def ctmc_rollout(
+  log_probs_fn: Callable, params: Any, key: jax.Array, n: int, dim: int, q: int
+) -> DiscreteRollout:
   """Random-order unmasking of n paths with the token-choice log-ratio (spec §3, Eq. 4).
 
   Draws a uniform random permutation of the D sites per path; at event j evaluates the denoiser
@@ -156,15 +185,16 @@ def ctmc_rollout(log_probs_fn: Callable, params: Any, key: jax.Array, n: int, di
   if int(n) < 1:
     raise ValueError(f"n must be >= 1; got {n}")
   k_ord, k_tok = jax.random.split(key)
-  u = jax.random.uniform(k_ord, (n * dim,)).reshape(n, dim)      # flat draw (compile time)
+  u = jax.random.uniform(k_ord, (n * dim,)).reshape(n, dim)  # flat draw (compile time)
   order = jnp.argsort(u, axis=-1).astype(jnp.int32)
   keys = jax.random.split(k_tok, dim)
   x, ell = _unmask_scan(log_probs_fn, params, order, q, keys, None)
   return DiscreteRollout(x=x, log_ratio=ell, order=order)
 
 
-def path_log_ratio(log_probs_fn: Callable, params: Any, x: jax.Array, order: jax.Array,
-                   q: int) -> jax.Array:
+def path_log_ratio(
+  log_probs_fn: Callable, params: Any, x: jax.Array, order: jax.Array, q: int
+) -> jax.Array:
   """l = log dP^ref/dP^theta of the paths that unmask ``x`` in ``order`` (Eq. 4).
 
   The model's probability of the path (order, x) is (1/D!) exp(-l - D log q).
@@ -179,13 +209,15 @@ def path_log_ratio(log_probs_fn: Callable, params: Any, x: jax.Array, order: jax
   Returns:
     (n,) float32.
   """
-  message = (f"x and order must both have shape (n, D); got {tuple(x.shape)} and "
-             f"{tuple(order.shape)}")
+  message = (
+    f"x and order must both have shape (n, D); got {tuple(x.shape)} and {tuple(order.shape)}"
+  )
   chex.assert_rank(x, 2, exception_type=ValueError, custom_message=message)
   chex.assert_equal_shape([x, order], exception_type=ValueError, custom_message=message)
   _check_qd(q, x.shape[1])
-  return _unmask_scan(log_probs_fn, params, order.astype(jnp.int32), q, None,
-                      x.astype(jnp.int32))[1]
+  return _unmask_scan(log_probs_fn, params, order.astype(jnp.int32), q, None, x.astype(jnp.int32))[
+    1
+  ]
 
 
 def discrete_reward(log_prob_unnorm: Callable, x: jax.Array, q: int) -> jax.Array:
@@ -193,8 +225,7 @@ def discrete_reward(log_prob_unnorm: Callable, x: jax.Array, q: int) -> jax.Arra
   return log_prob_unnorm(x) + x.shape[-1] * math.log(q)
 
 
-def exact_model_log_marginal(log_probs_fn: Callable, params: Any, dim: int, q: int
-                             ) -> np.ndarray:
+def exact_model_log_marginal(log_probs_fn: Callable, params: Any, dim: int, q: int) -> np.ndarray:
   """The model's terminal law marginalised over all unmasking orders, by enumeration.
 
   Forward recursion over partially masked states z in {0..q}^D: P(all masked) = 1 and, from a
@@ -213,14 +244,16 @@ def exact_model_log_marginal(log_probs_fn: Callable, params: Any, dim: int, q: i
   _check_qd(q, dim)
   num = (q + 1) ** dim
   if num > MAX_PARTIAL_STATES:
-    raise ValueError(f"(q+1)^D = {q + 1}^{dim} = {num} partial states exceed "
-                     f"{MAX_PARTIAL_STATES}: too large to enumerate")
+    raise ValueError(
+      f"(q+1)^D = {q + 1}^{dim} = {num} partial states exceed "
+      f"{MAX_PARTIAL_STATES}: too large to enumerate"
+    )
   grids = np.meshgrid(*[np.arange(q + 1)] * dim, indexing="ij")
-  z = np.stack([g.reshape(-1) for g in grids], -1).astype(np.int32)      # (num, D)
+  z = np.stack([g.reshape(-1) for g in grids], -1).astype(np.int32)  # (num, D)
   probs = np.exp(np.asarray(log_probs_fn(params, jnp.asarray(z)), np.float64))  # (num, D, q)
   powers = (q + 1) ** np.arange(dim - 1, -1, -1)
   masked = z == q
-  k = dim - masked.sum(-1)                                               # unmasked count
+  k = dim - masked.sum(-1)  # unmasked count
   mass = np.zeros(num)
   mass[np.sum(np.full(dim, q) * powers)] = 1.0
   for level in range(dim):
@@ -237,8 +270,9 @@ def exact_model_log_marginal(log_probs_fn: Callable, params: Any, dim: int, q: i
     return np.log(p)
 
 
-def masked_nll(log_probs_fn: Callable, params: Any, x: jax.Array, mask: jax.Array,
-               q: int) -> jax.Array:
+def masked_nll(
+  log_probs_fn: Callable, params: Any, x: jax.Array, mask: jax.Array, q: int
+) -> jax.Array:
   """Sum over masked sites of -log s(x with mask)_{d, x_d}.
 
   Args:
@@ -251,47 +285,56 @@ def masked_nll(log_probs_fn: Callable, params: Any, x: jax.Array, mask: jax.Arra
   Returns:
     (B,) float32.
   """
-  message = (f"x and mask must both have shape (B, D); got {tuple(x.shape)} and "
-             f"{tuple(mask.shape)}")
+  message = f"x and mask must both have shape (B, D); got {tuple(x.shape)} and {tuple(mask.shape)}"
   chex.assert_rank(x, 2, exception_type=ValueError, custom_message=message)
   chex.assert_equal_shape([x, mask], exception_type=ValueError, custom_message=message)
   z = jnp.where(mask, q, x).astype(jnp.int32)
-  lp = log_probs_fn(params, z)                                              # (B, D, q)
+  lp = log_probs_fn(params, z)  # (B, D, q)
   nll = -jnp.take_along_axis(lp, x.astype(jnp.int32)[..., None], -1)[..., 0]
   return jnp.sum(jnp.where(mask, nll, 0.0), -1)
 
 
-def _draw_masks(key: jax.Array, b: int, dim: int, replicates: int, formulation: str,
-                antithetic: bool):
+def _draw_masks(
+  key: jax.Array, b: int, dim: int, replicates: int, formulation: str, antithetic: bool
+):
   """Masks (B, R, D) bool and per-replicate scale (B, R) with E[scale * sum_masked] matching
   sum_m (1/m) E_{|S|=m}[.] (see the module docstring)."""
   half = replicates // 2 if antithetic else replicates
   k_a, k_u = jax.random.split(key)
   u = jax.random.uniform(k_u, (b * half * dim,)).reshape(b, half, dim)
   if formulation == "lambda":
-    lam = 1.0 - jax.random.uniform(k_a, (b * half,)).reshape(b, half)       # (0, 1]
+    lam = 1.0 - jax.random.uniform(k_a, (b * half,)).reshape(b, half)  # (0, 1]
     mask = u < lam[..., None]
     scale = 1.0 / (dim * lam)
     if antithetic:
-      lam2 = 1.0 - lam                                                      # [0, 1)
+      lam2 = 1.0 - lam  # [0, 1)
       mask = jnp.concatenate([mask, ~mask], 1)
       # lam2 = 0 only when lam = 1, whose complement u >= 1 is empty: the term is 0 (no 0/0).
       scale = jnp.concatenate([scale, 1.0 / (dim * jnp.maximum(lam2, 1e-30))], 1)
     return mask, scale
-  m = jax.random.randint(k_a, (b * half,), 1, dim + 1).reshape(b, half)     # {1..D}
-  rank = jnp.argsort(jnp.argsort(u, -1), -1)                                # random ranks
+  m = jax.random.randint(k_a, (b * half,), 1, dim + 1).reshape(b, half)  # {1..D}
+  rank = jnp.argsort(jnp.argsort(u, -1), -1)  # random ranks
   mask = rank < m[..., None]
-  scale = 1.0 / m.astype(jnp.float32)                                       # (D/m) / D
+  scale = 1.0 / m.astype(jnp.float32)  # (D/m) / D
   if antithetic:
-    mask2 = rank >= (m - 1)[..., None]                                      # size D + 1 - m
+    mask2 = rank >= (m - 1)[..., None]  # size D + 1 - m
     mask = jnp.concatenate([mask, mask2], 1)
     scale = jnp.concatenate([scale, 1.0 / (dim + 1 - m).astype(jnp.float32)], 1)
   return mask, scale
 
 
-def wdce_loss(params: Any, log_probs_fn: Callable, key: jax.Array, x: jax.Array,
-              weights: jax.Array, *, q: int, formulation: str = "lambda", replicates: int = 8,
-              antithetic: bool = False) -> tuple[jax.Array, dict]:
+def wdce_loss(
+  params: Any,
+  log_probs_fn: Callable,
+  key: jax.Array,
+  x: jax.Array,
+  weights: jax.Array,
+  *,
+  q: int,
+  formulation: str = "lambda",
+  replicates: int = 8,
+  antithetic: bool = False,
+) -> tuple[jax.Array, dict]:
   """Proximal weighted masked denoising cross-entropy on one minibatch (spec §6.2).
 
   loss = mean_b w_b mean_r scale_{b,r} sum_{d masked} -log s(x~_{b,r})_{d, x_{b,d}}, with
@@ -319,10 +362,19 @@ def wdce_loss(params: Any, log_probs_fn: Callable, key: jax.Array, x: jax.Array,
     raise ValueError(f"replicates must be >= 1; got {replicates}")
   if antithetic and replicates % 2:
     raise ValueError(f"antithetic masks need an even number of replicates; got {replicates}")
-  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must have shape (B, D); got {tuple(x.shape)}")
+  chex.assert_rank(
+    x,
+    2,
+    exception_type=ValueError,
+    custom_message=f"x must have shape (B, D); got {tuple(x.shape)}",
+  )
   b, dim = x.shape
-  chex.assert_shape(weights, (b,), exception_type=ValueError, custom_message=(
-      f"weights must have shape ({b},); got {tuple(weights.shape)}"))
+  chex.assert_shape(
+    weights,
+    (b,),
+    exception_type=ValueError,
+    custom_message=(f"weights must have shape ({b},); got {tuple(weights.shape)}"),
+  )
   mask, scale = _draw_masks(key, b, dim, replicates, formulation, antithetic)
   xr = jnp.broadcast_to(x[:, None], mask.shape).reshape(-1, dim)
   nll = masked_nll(log_probs_fn, params, xr, mask.reshape(-1, dim), q).reshape(b, replicates)
@@ -348,9 +400,18 @@ class DiscreteSampler(StageSampler):
     hidden, depth: ``DenoiserNet`` size.
   """
 
-  def __init__(self, log_prob_unnorm: Callable, dim: int, q: int, *,
-               formulation: str = "lambda", replicates: int = 8, antithetic: bool = False,
-               hidden: int = 128, depth: int = 2):
+  def __init__(
+    self,
+    log_prob_unnorm: Callable,
+    dim: int,
+    q: int,
+    *,
+    formulation: str = "lambda",
+    replicates: int = 8,
+    antithetic: bool = False,
+    hidden: int = 128,
+    depth: int = 2,
+  ):
     _check_qd(q, dim)
     if formulation not in FORMULATIONS:
       raise ValueError(f"formulation must be one of {FORMULATIONS}; got {formulation!r}")
@@ -375,8 +436,17 @@ class DiscreteSampler(StageSampler):
 
   def loss(self, params, key: jax.Array, x: jax.Array, w: jax.Array):
     """WDCE (spec §6.2) on a minibatch x (B, D) with weights w (B,)."""
-    return wdce_loss(params, self.log_probs, key, x, w, q=self.q, formulation=self.formulation,
-                     replicates=self.replicates, antithetic=self.antithetic)
+    return wdce_loss(
+      params,
+      self.log_probs,
+      key,
+      x,
+      w,
+      q=self.q,
+      formulation=self.formulation,
+      replicates=self.replicates,
+      antithetic=self.antithetic,
+    )
 
   def exact_log_marginal(self, params) -> np.ndarray:
     """The model's exact terminal log-law (q^D,) by enumeration (tiny D only)."""

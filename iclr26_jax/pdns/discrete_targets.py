@@ -27,17 +27,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["EnumerableTarget", "ising", "potts", "random_table", "all_states", "state_index",
-           "lattice_exact_stats", "ising_transfer_matrix"]
+__all__ = [
+  "EnumerableTarget",
+  "ising",
+  "potts",
+  "random_table",
+  "all_states",
+  "state_index",
+  "lattice_exact_stats",
+  "ising_transfer_matrix",
+]
 
-MAX_STATES = 2 ** 16
+MAX_STATES = 2**16
 
 
 def all_states(dim: int, q: int) -> np.ndarray:
   """All q^D states in lexicographic order: (q^D, D) int32 (last site fastest)."""
   if q < 2 or dim < 1:
     raise ValueError(f"need q >= 2 and dim >= 1; got q={q}, dim={dim}")
-  if q ** dim > MAX_STATES:
+  if q**dim > MAX_STATES:
     raise ValueError(f"q^D = {q}^{dim} exceeds {MAX_STATES} states: too large to enumerate")
   grids = np.meshgrid(*[np.arange(q)] * dim, indexing="ij")
   return np.stack([g.reshape(-1) for g in grids], -1).astype(np.int32)
@@ -59,6 +67,7 @@ class EnumerableTarget(flax.struct.PyTreeNode):
     q: number of token values (static).
     name: description (static).
   """
+
   log_table: jax.Array
   dim: int = flax.struct.field(pytree_node=False)
   q: int = flax.struct.field(pytree_node=False)
@@ -68,26 +77,38 @@ class EnumerableTarget(flax.struct.PyTreeNode):
   def from_log_table(cls, log_table, dim: int, q: int, name: str = "table") -> "EnumerableTarget":
     """Validates log_table (q^D,) finite; stored as float32."""
     t = np.asarray(log_table, np.float64)
-    all_states(dim, q)   # validates dim, q and the size
-    chex.assert_shape(t, (q ** dim,), exception_type=ValueError, custom_message=(
-        f"log_table must have shape ({q ** dim},) = (q^D,); got {t.shape}"))
+    all_states(dim, q)  # validates dim, q and the size
+    chex.assert_shape(
+      t,
+      (q**dim,),
+      exception_type=ValueError,
+      custom_message=(f"log_table must have shape ({q**dim},) = (q^D,); got {t.shape}"),
+    )
     if not np.all(np.isfinite(t)):
       raise ValueError("log_table must be finite")
     return cls(log_table=jnp.asarray(t, jnp.float32), dim=dim, q=q, name=name)
 
   @property
   def num_states(self) -> int:
-    return self.q ** self.dim
+    return self.q**self.dim
 
   def states(self) -> np.ndarray:
     """(q^D, D) int32, the row order of ``log_table``."""
     return all_states(self.dim, self.q)
 
   def _check_x(self, x: jax.Array, name: str = "x", allow_mask: bool = False) -> None:
-    chex.assert_shape(x, (..., self.dim), exception_type=ValueError, custom_message=(
-        f"{name} must have shape (..., {self.dim}); got {tuple(x.shape)}"))
-    chex.assert_type(x, int, exception_type=ValueError,
-                     custom_message=f"{name} must hold integer tokens; got dtype {x.dtype}")
+    chex.assert_shape(
+      x,
+      (..., self.dim),
+      exception_type=ValueError,
+      custom_message=(f"{name} must have shape (..., {self.dim}); got {tuple(x.shape)}"),
+    )
+    chex.assert_type(
+      x,
+      int,
+      exception_type=ValueError,
+      custom_message=f"{name} must hold integer tokens; got dtype {x.dtype}",
+    )
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x): (..., D) int in {0..q-1} -> (...,) float32."""
@@ -110,14 +131,18 @@ class EnumerableTarget(flax.struct.PyTreeNode):
   def marginals(self) -> np.ndarray:
     """Exact one-site marginals pi(x_d = v): (D, q) float64."""
     p = np.exp(self.log_probs())
-    onehot = np.eye(self.q)[self.states()]                       # (S, D, q)
+    onehot = np.eye(self.q)[self.states()]  # (S, D, q)
     return np.einsum("s,sdv->dv", p, onehot)
 
   def kl_from(self, log_p: np.ndarray) -> float:
     """Exact KL(p || pi) for a normalised log-table log_p (q^D,) over the same state order."""
     log_p = np.asarray(log_p, np.float64)
-    chex.assert_shape(log_p, (self.num_states,), exception_type=ValueError, custom_message=(
-        f"log_p must have shape ({self.num_states},); got {log_p.shape}"))
+    chex.assert_shape(
+      log_p,
+      (self.num_states,),
+      exception_type=ValueError,
+      custom_message=(f"log_p must have shape ({self.num_states},); got {log_p.shape}"),
+    )
     p = np.exp(log_p)
     lp = np.where(p > 0, log_p, 0.0)
     return float(np.sum(p * (lp - self.log_probs())))
@@ -139,18 +164,22 @@ class EnumerableTarget(flax.struct.PyTreeNode):
     Returns:
       (B, D, q) float32 log-probabilities.
     """
-    chex.assert_shape(z, (None, self.dim), exception_type=ValueError, custom_message=(
-        f"z must have shape (B, {self.dim}); got {tuple(z.shape)}"))
+    chex.assert_shape(
+      z,
+      (None, self.dim),
+      exception_type=ValueError,
+      custom_message=(f"z must have shape (B, {self.dim}); got {tuple(z.shape)}"),
+    )
     q, d = self.q, self.dim
     states_oh = jax.nn.one_hot(jnp.asarray(self.states()), q, dtype=jnp.float32)  # (S, D, q)
     states_oh = states_oh.reshape(-1, d * q)
     z_oh = jax.nn.one_hot(z, q + 1, dtype=jnp.float32)[..., :q].reshape(z.shape[0], d * q)
-    matches = z_oh @ states_oh.T                                           # (B, S)
+    matches = z_oh @ states_oh.T  # (B, S)
     n_unmasked = jnp.sum(z != q, -1, keepdims=True).astype(jnp.float32)
     consistent = matches > n_unmasked - 0.5
     lp = self.log_table - jnp.max(self.log_table)
-    p = jnp.where(consistent, jnp.exp(lp)[None], 0.0)                      # (B, S)
-    num = (p @ states_oh).reshape(-1, d, q)                                # (B, D, q)
+    p = jnp.where(consistent, jnp.exp(lp)[None], 0.0)  # (B, S)
+    num = (p @ states_oh).reshape(-1, d, q)  # (B, D, q)
     den = jnp.sum(p, -1)[:, None, None]
     return jnp.log(num) - jnp.log(den)
 
@@ -171,8 +200,9 @@ def ising(size: int, beta: float, j: float = 1.0, h: float = 0.0) -> EnumerableT
   s = 2.0 * all_states(dim, 2) - 1.0
   right, down = _lattice_pairs(size)
   energy = -j * np.sum(s * (s[:, right] + s[:, down]), -1) - h * np.sum(s, -1)
-  return EnumerableTarget.from_log_table(-beta * energy, dim, 2,
-                                         f"ising(L={size}, beta={beta}, J={j}, h={h})")
+  return EnumerableTarget.from_log_table(
+    -beta * energy, dim, 2, f"ising(L={size}, beta={beta}, J={j}, h={h})"
+  )
 
 
 def potts(size: int, q: int, beta: float, j: float = 1.0) -> EnumerableTarget:
@@ -183,15 +213,17 @@ def potts(size: int, q: int, beta: float, j: float = 1.0) -> EnumerableTarget:
   x = all_states(dim, q)
   right, down = _lattice_pairs(size)
   energy = -j * np.sum((x == x[:, right]).astype(np.float64) + (x == x[:, down]), -1)
-  return EnumerableTarget.from_log_table(-beta * energy, dim, q,
-                                         f"potts(L={size}, q={q}, beta={beta}, J={j})")
+  return EnumerableTarget.from_log_table(
+    -beta * energy, dim, q, f"potts(L={size}, q={q}, beta={beta}, J={j})"
+  )
 
 
 def random_table(seed: int, dim: int, q: int, scale: float = 1.0) -> EnumerableTarget:
   """log pi~ i.i.d. N(0, scale^2) over the q^D states, generated from ``seed``."""
   rng = np.random.default_rng(seed)
-  return EnumerableTarget.from_log_table(scale * rng.standard_normal(q ** dim), dim, q,
-                                         f"random_table(seed={seed}, D={dim}, q={q})")
+  return EnumerableTarget.from_log_table(
+    scale * rng.standard_normal(q**dim), dim, q, f"random_table(seed={seed}, D={dim}, q={q})"
+  )
 
 
 MAX_STREAM_BITS = 30
@@ -200,7 +232,7 @@ MAX_STREAM_BITS = 30
 @partial(jax.jit, static_argnames=("size", "q", "model", "chunk"))
 def _lattice_stream(beta, j, h, *, size: int, q: int, model: str, chunk: int):
   dim = size * size
-  total = q ** dim
+  total = q**dim
   right, down = _lattice_pairs(size)
   powers = jnp.asarray(q ** np.arange(dim - 1, -1, -1), jnp.int32)
   n_chunks = total // chunk
@@ -208,15 +240,16 @@ def _lattice_stream(beta, j, h, *, size: int, q: int, model: str, chunk: int):
   def body(carry, c):
     m, z, hist, corr, en = carry
     idx = c * chunk + jnp.arange(chunk, dtype=jnp.int32)
-    x = (idx[:, None] // powers) % q                                      # (C, D)
+    x = (idx[:, None] // powers) % q  # (C, D)
     if model == "ising":
       s = 2.0 * x.astype(jnp.float32) - 1.0
       energy = -j * jnp.sum(s * (s[:, right] + s[:, down]), -1) - h * jnp.sum(s, -1)
-      feat = s                                                            # (C, D)
+      feat = s  # (C, D)
       n_up = jnp.sum(x, -1)
     else:
-      energy = -j * jnp.sum((x == x[:, right]).astype(jnp.float32)
-                            + (x == x[:, down]).astype(jnp.float32), -1)
+      energy = -j * jnp.sum(
+        (x == x[:, right]).astype(jnp.float32) + (x == x[:, down]).astype(jnp.float32), -1
+      )
       feat = jax.nn.one_hot(x, q, dtype=jnp.float32).reshape(chunk, dim * q)
       n_up = jnp.max(jnp.sum(jax.nn.one_hot(x, q, dtype=jnp.int32), 1), -1)  # majority count
     lw = -beta * energy
@@ -230,15 +263,26 @@ def _lattice_stream(beta, j, h, *, size: int, q: int, model: str, chunk: int):
     return (m_new, z, hist, corr, en), None
 
   nf = dim if model == "ising" else dim * q
-  init = (jnp.asarray(-1e30, jnp.float32), jnp.zeros((), jnp.float32),
-          jnp.zeros((dim + 1,), jnp.float32), jnp.zeros((nf, nf), jnp.float32),
-          jnp.zeros((), jnp.float32))
+  init = (
+    jnp.asarray(-1e30, jnp.float32),
+    jnp.zeros((), jnp.float32),
+    jnp.zeros((dim + 1,), jnp.float32),
+    jnp.zeros((nf, nf), jnp.float32),
+    jnp.zeros((), jnp.float32),
+  )
   (m, z, hist, corr, en), _ = jax.lax.scan(body, init, jnp.arange(n_chunks, dtype=jnp.int32))
   return m + jnp.log(z), hist / z, corr / z, en / z
 
 
-def lattice_exact_stats(size: int, beta: float, model: str = "ising", q: int = 2, j: float = 1.0,
-                        h: float = 0.0, chunk: int = 4096) -> dict:
+def lattice_exact_stats(
+  size: int,
+  beta: float,
+  model: str = "ising",
+  q: int = 2,
+  j: float = 1.0,
+  h: float = 0.0,
+  chunk: int = 4096,
+) -> dict:
   """Exact statistics of a periodic size x size Ising or Potts model by streamed enumeration.
 
   Enumerates all q^D states in chunks of ``chunk`` inside one jitted ``lax.scan`` (memory
@@ -266,24 +310,32 @@ def lattice_exact_stats(size: int, beta: float, model: str = "ising", q: int = 2
   dim = size * size
   if dim * math.log2(q) > MAX_STREAM_BITS:
     raise ValueError(f"q^D = {q}^{dim} exceeds 2^{MAX_STREAM_BITS} states")
-  total = q ** dim
+  total = q**dim
   chunk = min(chunk, total)
   if total % chunk:
     raise ValueError(f"chunk must divide q^D = {total}; got {chunk}")
-  log_z, dist, corr, en = _lattice_stream(jnp.float32(beta), jnp.float32(j), jnp.float32(h),
-                                          size=size, q=q, model=model, chunk=chunk)
+  log_z, dist, corr, en = _lattice_stream(
+    jnp.float32(beta), jnp.float32(j), jnp.float32(h), size=size, q=q, model=model, chunk=chunk
+  )
   dist = np.asarray(dist, np.float64)
   out = {"log_z": float(log_z), "mean_energy": float(en)}
   k = np.arange(dim + 1)
   if model == "ising":
     mag = 2 * k - dim
-    out.update(mag_dist=dist, abs_mag=float(np.sum(dist * np.abs(mag)) / dim),
-               p_neg=float(dist[mag < 0].sum()), p_pos=float(dist[mag > 0].sum()),
-               corr=np.asarray(corr, np.float64))
+    out.update(
+      mag_dist=dist,
+      abs_mag=float(np.sum(dist * np.abs(mag)) / dim),
+      p_neg=float(dist[mag < 0].sum()),
+      p_pos=float(dist[mag > 0].sum()),
+      corr=np.asarray(corr, np.float64),
+    )
   else:
     c = np.asarray(corr, np.float64).reshape(dim, q, dim, q)
-    out.update(majority_dist=dist, corr=np.einsum("ivjv->ij", c),
-               order=float(np.sum(dist * (q * k / dim - 1) / (q - 1))))
+    out.update(
+      majority_dist=dist,
+      corr=np.einsum("ivjv->ij", c),
+      order=float(np.sum(dist * (q * k / dim - 1) / (q - 1))),
+    )
   return out
 
 
@@ -304,26 +356,30 @@ def ising_transfer_matrix(size: int, beta: float, j: float = 1.0, h: float = 0.0
   if not 2 <= size <= 10:
     raise ValueError(f"size must be in [2, 10]; got {size}")
   dim = size * size
-  rows = 2.0 * all_states(size, 2).astype(np.float64) - 1.0             # (R, L)
+  rows = 2.0 * all_states(size, 2).astype(np.float64) - 1.0  # (R, L)
   e_row = j * np.sum(rows * np.roll(rows, -1, axis=1), -1) + h * np.sum(rows, -1)
   # (on L = 2 the wrap counts each bond twice, as in ``ising``)
   log_t = beta * (0.5 * e_row[:, None] + 0.5 * e_row[None] + j * rows @ rows.T)
   lam = np.max(np.abs(np.linalg.eigvalsh(np.exp(log_t - log_t.max()))))
-  log_scale = log_t.max() + math.log(lam)                               # per-row log scale
-  t_scaled = np.exp(log_t - log_scale)                                  # spectral radius 1
+  log_scale = log_t.max() + math.log(lam)  # per-row log scale
+  t_scaled = np.exp(log_t - log_scale)  # spectral radius 1
   n_up = np.sum(rows > 0, -1)
   omegas = 2 * np.pi * np.arange(dim + 1) / (dim + 1)
   gen = np.empty(dim + 1, np.complex128)
   for l, w in enumerate(omegas):
-    half = np.exp(0.5j * w * n_up)                                      # (R,) sqrt row factor
+    half = np.exp(0.5j * w * n_up)  # (R,) sqrt row factor
     tw = t_scaled * half[:, None] * half[None]
     gen[l] = np.trace(np.linalg.matrix_power(tw, size))
   k = np.arange(dim + 1)
-  zk = np.real(np.exp(-1j * np.outer(k, omegas)) @ gen) / (dim + 1)    # Z_k / scale^L
+  zk = np.real(np.exp(-1j * np.outer(k, omegas)) @ gen) / (dim + 1)  # Z_k / scale^L
   z = np.real(gen[0])
   dist = np.clip(zk / z, 0.0, None)
   dist = dist / dist.sum()
   mag = 2 * k - dim
-  return {"log_z": float(size * log_scale + math.log(z)), "mag_dist": dist,
-          "abs_mag": float(np.sum(dist * np.abs(mag)) / dim),
-          "p_neg": float(dist[mag < 0].sum()), "p_pos": float(dist[mag > 0].sum())}
+  return {
+    "log_z": float(size * log_scale + math.log(z)),
+    "mag_dist": dist,
+    "abs_mag": float(np.sum(dist * np.abs(mag)) / dim),
+    "p_neg": float(dist[mag < 0].sum()),
+    "p_pos": float(dist[mag > 0].sum()),
+  }

@@ -31,14 +31,20 @@ __all__ = ["EGNNControl"]
 class _MLP(nn.Module):
   """``(..., F) -> (..., out)``: Dense(hidden) → SiLU → Dense(out), the last kernel zero if
   ``zero_last``. (A module of its own, named ``_MLP_i`` in the checkpoints.)"""
+
   hidden: int
   out: int
   zero_last: bool = False
 
   @nn.compact
   def __call__(self, h):
-    return mlp(h, (self.hidden,), self.out, activation=nn.silu,
-               out_kernel_init=nn.initializers.zeros if self.zero_last else None)
+    return mlp(
+      h,
+      (self.hidden,),
+      self.out,
+      activation=nn.silu,
+      out_kernel_init=nn.initializers.zeros if self.zero_last else None,
+    )
 
 
 class EGNNControl(nn.Module):
@@ -51,6 +57,7 @@ class EGNNControl(nn.Module):
     depth: message-passing layers.
     num_freqs: sinusoidal time frequencies of the node embedding.
   """
+
   n_particles: int
   spatial_dim: int
   hidden: int = 32
@@ -61,24 +68,28 @@ class EGNNControl(nn.Module):
   def __call__(self, t: jax.Array, x: jax.Array) -> jax.Array:
     """t: scalar or (B,); x: (B, n s) -> (B, n s) (CoM-free)."""
     n, s = self.n_particles, self.spatial_dim
-    chex.assert_shape(x, (None, n * s), exception_type=ValueError, custom_message=(
-        f"x must have shape (B, {n * s}); got {tuple(x.shape)}"))
+    chex.assert_shape(
+      x,
+      (None, n * s),
+      exception_type=ValueError,
+      custom_message=(f"x must have shape (B, {n * s}); got {tuple(x.shape)}"),
+    )
     b = x.shape[0]
     pos = x.reshape(b, n, s)
-    temb = fourier_time_features(t, b, self.num_freqs, x.dtype)                     # (B, F)
+    temb = fourier_time_features(t, b, self.num_freqs, x.dtype)  # (B, F)
     h = nn.Dense(self.hidden)(jnp.broadcast_to(temb[:, None], (b, n, temb.shape[-1])))
-    off_diag = (1.0 - jnp.eye(n, dtype=x.dtype))[None, :, :, None]               # (1, n, n, 1)
+    off_diag = (1.0 - jnp.eye(n, dtype=x.dtype))[None, :, :, None]  # (1, n, n, 1)
 
     def messages(h, pos):
-      diff = pos[:, :, None, :] - pos[:, None, :, :]                              # (B, n, n, s)
-      d2 = jnp.sum(diff ** 2, -1, keepdims=True)
+      diff = pos[:, :, None, :] - pos[:, None, :, :]  # (B, n, n, s)
+      d2 = jnp.sum(diff**2, -1, keepdims=True)
       hi = jnp.broadcast_to(h[:, :, None], (b, n, n, h.shape[-1]))
       hj = jnp.broadcast_to(h[:, None, :], (b, n, n, h.shape[-1]))
       return diff / (jnp.sqrt(d2 + 1e-12) + 1.0), d2, jnp.concatenate([hi, hj, d2], -1)
 
     for _ in range(self.depth):
       unit, _, e_in = messages(h, pos)
-      m = nn.silu(_MLP(self.hidden, self.hidden)(e_in)) * off_diag               # (B, n, n, H)
+      m = nn.silu(_MLP(self.hidden, self.hidden)(e_in)) * off_diag  # (B, n, n, H)
       pos = pos + jnp.sum(unit * _MLP(self.hidden, 1)(m) * off_diag, 2) / (n - 1)
       h = h + _MLP(self.hidden, self.hidden)(jnp.concatenate([h, jnp.sum(m, 2)], -1))
     unit, _, e_in = messages(h, pos)

@@ -74,13 +74,35 @@ import numpy as np
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core.trainer import Method
-from iclr26_jax.pdns import (continuous, discrete, discrete_targets, mcmc, metrics, particles,
-                             proximal, references)
+from iclr26_jax.pdns import (
+  continuous,
+  discrete,
+  discrete_targets,
+  mcmc,
+  metrics,
+  particles,
+  proximal,
+  references,
+)
 from iclr26_jax.pdns import targets as targets_lib
 
-__all__ = ["CONTINUOUS_TARGETS", "PARTICLE_TARGETS", "LATTICE_TARGETS", "TARGETS", "default_config",
-           "OPTIM_FIELDS", "optim_config", "prox_config", "Target", "make_target", "make_sampler",
-           "lattice_log_prob", "PDNSMethod", "BASELINE", "smoke"]
+__all__ = [
+  "CONTINUOUS_TARGETS",
+  "PARTICLE_TARGETS",
+  "LATTICE_TARGETS",
+  "TARGETS",
+  "default_config",
+  "OPTIM_FIELDS",
+  "optim_config",
+  "prox_config",
+  "Target",
+  "make_target",
+  "make_sampler",
+  "lattice_log_prob",
+  "PDNSMethod",
+  "BASELINE",
+  "smoke",
+]
 
 CONTINUOUS_TARGETS = ("gmm2d", "two_mode_10d", "gmm40", "funnel", "many_well", "mos")
 PARTICLE_TARGETS = ("dw4", "lj13")
@@ -97,11 +119,10 @@ def _err(key, msg):
   return config_lib.ConfigError(f"config key '{key}' {msg}")
 
 
-OPTIM_FIELDS = {"learning_rate": "learning_rate", "b1": "b1", "b2": "b2",
-                "grad_clip": "grad_clip"}
+OPTIM_FIELDS = {"learning_rate": "learning_rate", "b1": "b1", "b2": "b2", "grad_clip": "grad_clip"}
 """``config.optim`` key -> ``ProxConfig`` field: what the stage optimiser (Adam, constant learning
 rate, fresh state every stage; ``ProxConfig.optimizer``) reads."""
-_OPTIM_OWNED = tuple(OPTIM_FIELDS.values()) + ("batch_size",)   # ProxConfig fields not in prox
+_OPTIM_OWNED = tuple(OPTIM_FIELDS.values()) + ("batch_size",)  # ProxConfig fields not in prox
 
 
 def optim_config() -> ml_collections.ConfigDict:
@@ -131,25 +152,42 @@ def default_config() -> ml_collections.ConfigDict:
   c = config_lib.trainer_defaults()
   c.method = "pdns"
   c.batch_size = 256
-  c.target = ml_collections.ConfigDict(dict(
-      name="gmm2d", dim=10, size=4, beta=1.0, h=0.0, j=1.0, q=4, seed=0))
-  c.sampler = ml_collections.ConfigDict(dict(
-      hidden=64, depth=2,
+  c.target = ml_collections.ConfigDict(
+    dict(name="gmm2d", dim=10, size=4, beta=1.0, h=0.0, j=1.0, q=4, seed=0)
+  )
+  c.sampler = ml_collections.ConfigDict(
+    dict(
+      hidden=64,
+      depth=2,
       # continuous
-      sde_steps=100, param="control", loss="control", t_max=0.999, reference="ou",
-      schedule="linear_decreasing", sigma_bar=1.0, alpha_min=0.1, alpha_max=10.0,
-      drop_log_nu_const=False, network="mlp",
+      sde_steps=100,
+      param="control",
+      loss="control",
+      t_max=0.999,
+      reference="ou",
+      schedule="linear_decreasing",
+      sigma_bar=1.0,
+      alpha_min=0.1,
+      alpha_max=10.0,
+      drop_log_nu_const=False,
+      network="mlp",
       # discrete
-      formulation="lambda", replicates=8, antithetic=False))
+      formulation="lambda",
+      replicates=8,
+      antithetic=False,
+    )
+  )
   c.optim = optim_config()
   p = proximal.ProxConfig()
-  c.prox = ml_collections.ConfigDict({f.name: getattr(p, f.name) for f in dataclasses.fields(p)
-                                      if f.name not in _OPTIM_OWNED})
+  c.prox = ml_collections.ConfigDict(
+    {f.name: getattr(p, f.name) for f in dataclasses.fields(p) if f.name not in _OPTIM_OWNED}
+  )
   c.eval = ml_collections.ConfigDict(dict(num_samples=2048, seed=12345))
   # Particle targets: MCMC reference samples (``mcmc.reference_samples``; num_samples = 0: off)
   # and the distance-histogram bins; cache_dir "" = ``mcmc.DEFAULT_CACHE_DIR``.
-  c.eval.reference = ml_collections.ConfigDict(dict(
-      mcmc.ReferenceSettings(), cache_dir="", dist_bins=100))
+  c.eval.reference = ml_collections.ConfigDict(
+    dict(mcmc.ReferenceSettings(), cache_dir="", dist_bins=100)
+  )
   c.eval.reference.num_samples = 0
   _derive_schedule_fields(c)
   return c
@@ -162,14 +200,14 @@ def _derive_schedule_fields(c) -> None:
   references, so setting one replaces only that one."""
   p = c.prox
 
-  def stage():                              # S = epochs_per_stage * (buffer_size // batch_size)
+  def stage():  # S = epochs_per_stage * (buffer_size // batch_size)
     return p.get_ref("epochs_per_stage") * (p.get_ref("buffer_size") // c.get_ref("batch_size"))
 
   c.num_steps = (p.get_ref("num_stages") + p.get_ref("refine_stages")) * stage()
   c.checkpoint_every = stage()
   c.eval_every = stage()
   s = stage()
-  c.log_every = (s + 50 - abs(s - 50)) // 2   # min(S, 50), exact in integers
+  c.log_every = (s + 50 - abs(s - 50)) // 2  # min(S, 50), exact in integers
 
 
 def prox_config(c) -> proximal.ProxConfig:
@@ -181,8 +219,14 @@ def prox_config(c) -> proximal.ProxConfig:
       ``optim`` key the stage optimiser does not read set away from its value.
   """
   kw = {k: (tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in c.prox.items()}
-  kw.update(config_lib.optim_fields(c.optim, OPTIM_FIELDS, optim_config(),
-                                    "the PDNS stage optimiser (Adam, constant learning rate)"))
+  kw.update(
+    config_lib.optim_fields(
+      c.optim,
+      OPTIM_FIELDS,
+      optim_config(),
+      "the PDNS stage optimiser (Adam, constant learning rate)",
+    )
+  )
   try:
     return proximal.ProxConfig(batch_size=int(c.batch_size), **kw)
   except ValueError as e:
@@ -190,6 +234,7 @@ def prox_config(c) -> proximal.ProxConfig:
 
 
 # --------------------------------------------------------------------------------------- targets
+
 
 @dataclasses.dataclass
 class Target:
@@ -209,6 +254,7 @@ class Target:
     n_particles, spatial_dim: particle systems (CoM-free reference); 0 otherwise.
     energy: E(x), (n, d) -> (n,), for particle systems; None otherwise.
   """
+
   name: str
   kind: str
   dim: int
@@ -228,16 +274,21 @@ def _periodic_neighbours(size: int) -> tuple[np.ndarray, np.ndarray]:
   return np.roll(site, -1, axis=1).reshape(-1), np.roll(site, -1, axis=0).reshape(-1)
 
 
-def lattice_log_prob(x: jax.Array, *, size: int, beta: float, model: str = "ising", j: float = 1.0,
-                     h: float = 0.0) -> jax.Array:
+def lattice_log_prob(
+  x: jax.Array, *, size: int, beta: float, model: str = "ising", j: float = 1.0, h: float = 0.0
+) -> jax.Array:
   """-beta H(x) of a periodic size x size lattice, x (n, L^2) int (row-major sites) -> (n,).
 
   Ising (tokens {0, 1}, s = 2x - 1): H = -J sum_i s_i (s_right(i) + s_down(i)) - h sum_i s_i.
   Potts: H = -J sum_i (1[x_i = x_right(i)] + 1[x_i = x_down(i)]). Same convention as
   ``discrete_targets.ising`` / ``potts`` (on L = 2 each pair is counted twice).
   """
-  chex.assert_shape(x, (None, size * size), exception_type=ValueError, custom_message=(
-      f"x must have shape (n, {size * size}); got {tuple(x.shape)}"))
+  chex.assert_shape(
+    x,
+    (None, size * size),
+    exception_type=ValueError,
+    custom_message=(f"x must have shape (n, {size * size}); got {tuple(x.shape)}"),
+  )
   right, down = _periodic_neighbours(size)
   if model == "ising":
     s = 2.0 * x.astype(jnp.float32) - 1.0
@@ -267,25 +318,39 @@ def make_target(c) -> Target:
     if name == "potts" and float(t.h) != 0.0:
       raise _err("target.h", "must be 0 for potts (no field term)")
     dim = size * size
-    fn = jax.jit(lambda x: lattice_log_prob(x, size=size, beta=beta, model=name, j=float(t.j),
-                                            h=float(t.h)))
+    fn = jax.jit(
+      lambda x: lattice_log_prob(x, size=size, beta=beta, model=name, j=float(t.j), h=float(t.h))
+    )
     log_z, truth = None, None
     if name == "ising" and size <= MAX_ISING_TRANSFER_SIZE:
       tm = discrete_targets.ising_transfer_matrix(size, beta, float(t.j), float(t.h))
       log_z = tm["log_z"]
       truth = {"abs_mag": tm["abs_mag"], "p_neg": tm["p_neg"], "mag_dist": tm["mag_dist"]}
     elif name == "potts" and dim * math.log2(q) <= MAX_POTTS_EXACT_BITS:
-      ex = discrete_targets.lattice_exact_stats(size, beta, "potts", q, float(t.j),
-                                                chunk=q ** min(dim, int(math.log(8192, q))))
+      ex = discrete_targets.lattice_exact_stats(
+        size, beta, "potts", q, float(t.j), chunk=q ** min(dim, int(math.log(8192, q)))
+      )
       log_z, truth = ex["log_z"], {"order": ex["order"]}
-    return Target(name=name, kind="lattice", dim=dim, q=q, log_prob_unnorm=fn, log_z_true=log_z,
-                  lattice_truth=truth)
+    return Target(
+      name=name,
+      kind="lattice",
+      dim=dim,
+      q=q,
+      log_prob_unnorm=fn,
+      log_z_true=log_z,
+      lattice_truth=truth,
+    )
   if name in PARTICLE_TARGETS:
     system = particles.dw4() if name == "dw4" else particles.lj13()
-    return Target(name=name, kind="continuous", dim=system.dim,
-                  log_prob_unnorm=lambda x: beta * system.log_prob_unnorm(x),
-                  n_particles=system.n_particles, spatial_dim=system.spatial_dim,
-                  energy=system.energy)
+    return Target(
+      name=name,
+      kind="continuous",
+      dim=system.dim,
+      log_prob_unnorm=lambda x: beta * system.log_prob_unnorm(x),
+      n_particles=system.n_particles,
+      spatial_dim=system.spatial_dim,
+      energy=system.energy,
+    )
   if name not in CONTINUOUS_TARGETS:
     raise _err("target.name", f"must be one of {TARGETS}; got {name!r}")
   d = int(t.dim)
@@ -293,8 +358,9 @@ def make_target(c) -> Target:
     if name == "gmm2d":
       tgt = targets_lib.gmm_2d()
     elif name == "two_mode_10d":
-      tgt = targets_lib.well_separated_mixture((0.3, 0.7), dim=d, separation=8.0, std=1.0,
-                                               log_z=2.0)
+      tgt = targets_lib.well_separated_mixture(
+        (0.3, 0.7), dim=d, separation=8.0, std=1.0, log_z=2.0
+      )
     elif name == "gmm40":
       tgt = targets_lib.gmm40(dim=d, seed=int(t.seed))
     elif name == "funnel":
@@ -308,11 +374,17 @@ def make_target(c) -> Target:
   log_prob = tgt.log_prob_unnorm if beta == 1.0 else (lambda x: beta * tgt.log_prob_unnorm(x))
   exact = beta == 1.0
   has_modes = hasattr(tgt, "assign")
-  return Target(name=name, kind="continuous", dim=tgt.dim, log_prob_unnorm=log_prob,
-                log_z_true=float(tgt.log_z) if exact else None,
-                assign=tgt.assign if has_modes and exact else None,
-                mode_weights=(np.asarray(tgt.mode_weights_exact(), np.float64)
-                              if has_modes and exact else None))
+  return Target(
+    name=name,
+    kind="continuous",
+    dim=tgt.dim,
+    log_prob_unnorm=log_prob,
+    log_z_true=float(tgt.log_z) if exact else None,
+    assign=tgt.assign if has_modes and exact else None,
+    mode_weights=(
+      np.asarray(tgt.mode_weights_exact(), np.float64) if has_modes and exact else None
+    ),
+  )
 
 
 def make_sampler(c, target: Target) -> proximal.StageSampler:
@@ -321,27 +393,48 @@ def make_sampler(c, target: Target) -> proximal.StageSampler:
   s = c.sampler
   try:
     if target.kind == "lattice":
-      return discrete.DiscreteSampler(target.log_prob_unnorm, target.dim, target.q,
-                                      formulation=s.formulation, replicates=int(s.replicates),
-                                      antithetic=bool(s.antithetic), hidden=int(s.hidden),
-                                      depth=int(s.depth))
+      return discrete.DiscreteSampler(
+        target.log_prob_unnorm,
+        target.dim,
+        target.q,
+        formulation=s.formulation,
+        replicates=int(s.replicates),
+        antithetic=bool(s.antithetic),
+        hidden=int(s.hidden),
+        depth=int(s.depth),
+      )
     if s.reference == "ou":
-      ref = references.ou_reference(target.dim, schedule=s.schedule, sigma_bar=float(s.sigma_bar),
-                                    alpha_min=float(s.alpha_min), alpha_max=float(s.alpha_max),
-                                    drop_log_nu_const=bool(s.drop_log_nu_const),
-                                    n_particles=target.n_particles,
-                                    spatial_dim=target.spatial_dim)
+      ref = references.ou_reference(
+        target.dim,
+        schedule=s.schedule,
+        sigma_bar=float(s.sigma_bar),
+        alpha_min=float(s.alpha_min),
+        alpha_max=float(s.alpha_max),
+        drop_log_nu_const=bool(s.drop_log_nu_const),
+        n_particles=target.n_particles,
+        spatial_dim=target.spatial_dim,
+      )
     elif s.reference == "bm":
-      ref = references.BMReference(dim=target.dim, sigma_const=float(s.sigma_bar),
-                                   drop_log_nu_const=bool(s.drop_log_nu_const),
-                                   n_particles=target.n_particles,
-                                   spatial_dim=target.spatial_dim)
+      ref = references.BMReference(
+        dim=target.dim,
+        sigma_const=float(s.sigma_bar),
+        drop_log_nu_const=bool(s.drop_log_nu_const),
+        n_particles=target.n_particles,
+        spatial_dim=target.spatial_dim,
+      )
     else:
       raise _err("sampler.reference", f"must be 'ou' or 'bm'; got {s.reference!r}")
-    return continuous.ContinuousSampler(ref, target.log_prob_unnorm, num_steps=int(s.sde_steps),
-                                        param=s.param, loss=s.loss, t_max=float(s.t_max),
-                                        hidden=int(s.hidden), depth=int(s.depth),
-                                        network=str(s.network))
+    return continuous.ContinuousSampler(
+      ref,
+      target.log_prob_unnorm,
+      num_steps=int(s.sde_steps),
+      param=s.param,
+      loss=s.loss,
+      t_max=float(s.t_max),
+      hidden=int(s.hidden),
+      depth=int(s.depth),
+      network=str(s.network),
+    )
   except config_lib.ConfigError:
     raise
   except ValueError as e:
@@ -349,18 +442,19 @@ def make_sampler(c, target: Target) -> proximal.StageSampler:
 
 
 def _potts_order(x: jax.Array, q: int) -> jax.Array:
-  counts = jnp.sum(jax.nn.one_hot(x, q, dtype=jnp.float32), 1)           # (n, q)
+  counts = jnp.sum(jax.nn.one_hot(x, q, dtype=jnp.float32), 1)  # (n, q)
   return jnp.mean((q * jnp.max(counts, -1) / x.shape[1] - 1.0) / (q - 1))
 
 
 class PDNSMethod(Method):
   """PDNS (and the eta = infinity baseline) on the shared trainer; see the module docstring."""
+
   name = "pdns"
 
   def __init__(self, config):
     super().__init__(config)
     c = config
-    self.prox = prox_config(c)                 # validates eps < log(buffer_size), sizes, names
+    self.prox = prox_config(c)  # validates eps < log(buffer_size), sizes, names
     self.target = make_target(c)
     self.sampler = make_sampler(c, self.target)
     self.fns = self.sampler.stage_fns(self.prox)
@@ -383,9 +477,12 @@ class PDNSMethod(Method):
       mcmc.ReferenceSettings(**settings)
     except ValueError as e:
       raise _err("eval.reference", str(e)) from None
-    return mcmc.reference_samples(self.target.name, settings,
-                                  str(ref.cache_dir) or mcmc.DEFAULT_CACHE_DIR,
-                                  beta=float(self.config.target.beta))
+    return mcmc.reference_samples(
+      self.target.name,
+      settings,
+      str(ref.cache_dir) or mcmc.DEFAULT_CACHE_DIR,
+      beta=float(self.config.target.beta),
+    )
 
   def init_state(self, rng):
     return self.fns.init_state(rng)
@@ -407,9 +504,13 @@ class PDNSMethod(Method):
     x, ell, r = self.sampler.rollout(params, key, int(self.config.eval.num_samples))
     w = (ell + r).astype(jnp.float32)
     st = metrics.weight_stats(w)
-    out = {"eval/log_z": st["eval/log_z"], "eval/elbo": st["eval/elbo"],
-           "eval/path_kl": st["eval/path_kl"], "eval/ess": st["eval/ess"],
-           "eval/max_wbar": st["weights/max_wbar"]}
+    out = {
+      "eval/log_z": st["eval/log_z"],
+      "eval/elbo": st["eval/elbo"],
+      "eval/path_kl": st["eval/path_kl"],
+      "eval/ess": st["eval/ess"],
+      "eval/max_wbar": st["weights/max_wbar"],
+    }
     tgt = self.target
     if tgt.name == "ising":
       s = 2.0 * x.astype(jnp.float32) - 1.0
@@ -424,9 +525,15 @@ class PDNSMethod(Method):
     elif tgt.energy is not None:
       out["eval/energy_mean"] = jnp.mean(tgt.energy(x))
       if ref is not None:
-        pm = metrics.particle_metrics(tgt.energy, x, ref, tgt.n_particles, tgt.spatial_dim,
-                                      bins=int(self.config.eval.reference.dist_bins),
-                                      dist_range=DIST_RANGE[tgt.name])
+        pm = metrics.particle_metrics(
+          tgt.energy,
+          x,
+          ref,
+          tgt.n_particles,
+          tgt.spatial_dim,
+          bins=int(self.config.eval.reference.dist_bins),
+          dist_range=DIST_RANGE[tgt.name],
+        )
         out.update({f"eval/{k}": v for k, v in pm.items()})
         out["eval/energy_mean_ref"] = jnp.mean(tgt.energy(ref))
     elif tgt.assign is not None:
@@ -455,8 +562,9 @@ class PDNSMethod(Method):
       if "p_neg" in truth:
         out["eval/p_neg_true"] = truth["p_neg"]
       if "mag_dist" in truth and mag_hist is not None:
-        out["eval/mag_tv"] = float(0.5 * np.sum(np.abs(np.asarray(mag_hist, np.float64)
-                                                       - truth["mag_dist"])))
+        out["eval/mag_tv"] = float(
+          0.5 * np.sum(np.abs(np.asarray(mag_hist, np.float64) - truth["mag_dist"]))
+        )
     elif sampled is not None:
       sampled = np.asarray(sampled, np.float64)
       out["eval/mode_weight_tv"] = float(0.5 * np.sum(np.abs(sampled - tgt.mode_weights)))
@@ -464,24 +572,39 @@ class PDNSMethod(Method):
         out.update({f"eval/mode_weight_{i}": float(v) for i, v in enumerate(sampled)})
     return out
 
+
 # -- the variants every experiment config shares (``experiments/configs/pdns/*.py``) ----------
 BASELINE = {"prox.eta_inf": True}
 """The ``baseline`` variant: eta = infinity (plain WDCE) at every stage, same budget."""
 
-SMOKE_FIELDS = {"batch_size": 32, "prox.buffer_size": 128, "prox.epochs_per_stage": 2,
-                "prox.num_stages": 2, "prox.refine_stages": 1, "sampler.hidden": 16,
-                "sampler.depth": 1, "sampler.sde_steps": 16, "sampler.replicates": 2,
-                "eval.num_samples": 256, "eval_every": 0}
+SMOKE_FIELDS = {
+  "batch_size": 32,
+  "prox.buffer_size": 128,
+  "prox.epochs_per_stage": 2,
+  "prox.num_stages": 2,
+  "prox.refine_stages": 1,
+  "sampler.hidden": 16,
+  "sampler.depth": 1,
+  "sampler.sde_steps": 16,
+  "sampler.replicates": 2,
+  "eval.num_samples": 256,
+  "eval_every": 0,
+}
 
 # Smoke variant of the particle targets' MCMC reference (plain MALA, 16 chains, 64 steps).
-SMOKE_REFERENCE = {"eval.reference.num_samples": 128, "eval.reference.chains": 16,
-                   "eval.reference.burnin": 40, "eval.reference.thin": 3,
-                   "eval.reference.num_temps": 1, "eval.reference.descent_steps": 0}
+SMOKE_REFERENCE = {
+  "eval.reference.num_samples": 128,
+  "eval.reference.chains": 16,
+  "eval.reference.burnin": 40,
+  "eval.reference.thin": 3,
+  "eval.reference.num_temps": 1,
+  "eval.reference.descent_steps": 0,
+}
 
 
 def smoke(c: ml_collections.ConfigDict) -> None:
   """The ``smoke`` variant: ``core.config.apply_smoke`` with ``SMOKE_FIELDS`` (3 stages of 8
   steps, tiny network); particle targets with an MCMC reference get ``SMOKE_REFERENCE``."""
   config_lib.apply_smoke(c, **SMOKE_FIELDS)
-  if int(c.eval.reference.num_samples) > 0:        # particle targets: a tiny MCMC
+  if int(c.eval.reference.num_samples) > 0:  # particle targets: a tiny MCMC
     config_lib.apply_overrides(c, SMOKE_REFERENCE)

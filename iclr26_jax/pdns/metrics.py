@@ -29,16 +29,40 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["log_z_hat", "elbo", "ess", "ess_per_stage", "weight_stats", "sinkhorn_divergence",
-           "sinkhorn_corrected", "mmd", "median_bandwidth", "w2_1d", "w1_1d", "histogram",
-           "histogram_tv", "energy_w2", "distance_w2", "particle_metrics",
-           "nearest_center", "mode_weights", "mode_weight_tv", "ising_sample_stats",
-           "magnetisation_error", "correlation_error", "empirical_tv"]
+__all__ = [
+  "log_z_hat",
+  "elbo",
+  "ess",
+  "ess_per_stage",
+  "weight_stats",
+  "sinkhorn_divergence",
+  "sinkhorn_corrected",
+  "mmd",
+  "median_bandwidth",
+  "w2_1d",
+  "w1_1d",
+  "histogram",
+  "histogram_tv",
+  "energy_w2",
+  "distance_w2",
+  "particle_metrics",
+  "nearest_center",
+  "mode_weights",
+  "mode_weight_tv",
+  "ising_sample_stats",
+  "magnetisation_error",
+  "correlation_error",
+  "empirical_tv",
+]
 
 
 def _check_log_w(log_w: jax.Array, ndim: int = 1) -> None:
-  chex.assert_rank(log_w, ndim, exception_type=ValueError, custom_message=(
-      f"log_w must have {ndim} dimension(s); got shape {tuple(log_w.shape)}"))
+  chex.assert_rank(
+    log_w,
+    ndim,
+    exception_type=ValueError,
+    custom_message=(f"log_w must have {ndim} dimension(s); got shape {tuple(log_w.shape)}"),
+  )
 
 
 def log_z_hat(log_w: jax.Array) -> jax.Array:
@@ -70,21 +94,34 @@ def weight_stats(log_w: jax.Array) -> dict:
   """``eval/log_z``, ``eval/elbo``, ``eval/path_kl`` (= log Z^ - ELBO), ``eval/ess``,
   ``weights/max_wbar`` (largest self-normalised weight) from W: (N,)."""
   lz, el = log_z_hat(log_w), elbo(log_w)
-  return {"eval/log_z": lz, "eval/elbo": el, "eval/path_kl": lz - el, "eval/ess": ess(log_w),
-          "weights/max_wbar": jnp.max(jax.nn.softmax(log_w))}
+  return {
+    "eval/log_z": lz,
+    "eval/elbo": el,
+    "eval/path_kl": lz - el,
+    "eval/ess": ess(log_w),
+    "weights/max_wbar": jnp.max(jax.nn.softmax(log_w)),
+  }
 
 
 # ----------------------------------------------------------------------------- sample distances
 
+
 def _check_clouds(x: jax.Array, y: jax.Array) -> None:
   if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
-    raise ValueError(f"x and y must have shapes (N, d) and (M, d); got {tuple(x.shape)}, "
-                     f"{tuple(y.shape)}")
+    raise ValueError(
+      f"x and y must have shapes (N, d) and (M, d); got {tuple(x.shape)}, {tuple(y.shape)}"
+    )
 
 
-def sinkhorn_divergence(x: jax.Array, y: jax.Array, epsilon: float, *,
-                        anneal_decay: float = 0.99, threshold: float = 1e-4,
-                        extra_iterations: int = 2000) -> tuple[jax.Array, dict]:
+def sinkhorn_divergence(
+  x: jax.Array,
+  y: jax.Array,
+  epsilon: float,
+  *,
+  anneal_decay: float = 0.99,
+  threshold: float = 1e-4,
+  extra_iterations: int = 2000,
+) -> tuple[jax.Array, dict]:
   """Debiased Sinkhorn divergence S_eps(x, y) = OT_eps(x, y) - (OT_eps(x, x) + OT_eps(y, y)) / 2.
 
   Cost |x - y|^2 (no 1/2), uniform weights, OT_eps the entropic OT value (dual objective, as in
@@ -111,13 +148,22 @@ def sinkhorn_divergence(x: jax.Array, y: jax.Array, epsilon: float, *,
   y = jnp.asarray(y, jnp.float32)
   both = np.concatenate([np.asarray(x), np.asarray(y)])
   diam2 = float(np.sum((both.max(0) - both.min(0)) ** 2))
-  init = 2.0 ** max(math.ceil(math.log2(max(diam2 / epsilon, 1.0))), 0)   # power of 2: few compiles
+  init = 2.0 ** max(math.ceil(math.log2(max(diam2 / epsilon, 1.0))), 0)  # power of 2: few compiles
   inner = 10
   n_anneal = 0 if anneal_decay == 1 else int(math.ceil(math.log(init) / -math.log(anneal_decay)))
   min_iter = inner * int(math.ceil(n_anneal / inner))
   max_iter = min_iter + inner * int(math.ceil(extra_iterations / inner))
-  div, conv, iters = _sinkhorn_jit(x, y, float(epsilon), float(init), float(anneal_decay),
-                                   float(threshold), min_iter, max_iter, inner)
+  div, conv, iters = _sinkhorn_jit(
+    x,
+    y,
+    float(epsilon),
+    float(init),
+    float(anneal_decay),
+    float(threshold),
+    min_iter,
+    max_iter,
+    inner,
+  )
   return div, {"converged": conv, "n_iters": iters, "epsilon": epsilon}
 
 
@@ -125,11 +171,20 @@ def sinkhorn_divergence(x: jax.Array, y: jax.Array, epsilon: float, *,
 def _sinkhorn_jit(x, y, epsilon, init, decay, threshold, min_iter, max_iter, inner):
   from ott.geometry import epsilon_scheduler, pointcloud
   from ott.tools import sinkhorn_divergence as sd
+
   eps = epsilon_scheduler.Epsilon(jnp.asarray(epsilon, jnp.float32), init=init, decay=decay)
   div, out = sd.sinkhorn_divergence(
-      pointcloud.PointCloud, x, y, epsilon=eps,
-      solve_kwargs={"threshold": threshold, "min_iterations": min_iter,
-                    "max_iterations": max_iter, "inner_iterations": inner})
+    pointcloud.PointCloud,
+    x,
+    y,
+    epsilon=eps,
+    solve_kwargs={
+      "threshold": threshold,
+      "min_iterations": min_iter,
+      "max_iterations": max_iter,
+      "inner_iterations": inner,
+    },
+  )
   conv = jnp.all(jnp.stack([jnp.asarray(c) for c in out.converged]))
   return div, conv, jnp.stack([jnp.asarray(n) for n in out.n_iters])
 
@@ -153,12 +208,13 @@ def median_bandwidth(x: jax.Array, y: jax.Array) -> jax.Array:
 
 
 def _sq_dists(a: jax.Array, b: jax.Array) -> jax.Array:
-  d2 = (jnp.sum(a ** 2, -1)[:, None] + jnp.sum(b ** 2, -1)[None] - 2 * a @ b.T)
+  d2 = jnp.sum(a**2, -1)[:, None] + jnp.sum(b**2, -1)[None] - 2 * a @ b.T
   return jnp.maximum(d2, 0.0)
 
 
-def mmd(x: jax.Array, y: jax.Array,
-        bandwidth: Optional[float] = None) -> tuple[jax.Array, jax.Array]:
+def mmd(
+  x: jax.Array, y: jax.Array, bandwidth: Optional[float] = None
+) -> tuple[jax.Array, jax.Array]:
   """Unbiased squared MMD with the Gaussian kernel k(a, b) = exp(-|a - b|^2 / (2 h^2)).
 
   MMD^2_u = mean_{i != i'} k(x_i, x_i') + mean_{j != j'} k(y_j, y_j') - 2 mean_{i, j} k(x_i, y_j)
@@ -181,7 +237,7 @@ def mmd(x: jax.Array, y: jax.Array,
 @jax.jit
 def _mmd_jit(x, y, h):
   n, m = x.shape[0], y.shape[0]
-  k = lambda a, b: jnp.exp(-_sq_dists(a, b) / (2 * h ** 2))
+  k = lambda a, b: jnp.exp(-_sq_dists(a, b) / (2 * h**2))
   kxx, kyy, kxy = k(x, x), k(y, y), k(x, y)
   sxx = (jnp.sum(kxx) - jnp.trace(kxx)) / (n * (n - 1))
   syy = (jnp.sum(kyy) - jnp.trace(kyy)) / (m * (m - 1))
@@ -199,8 +255,12 @@ def w2_1d(a: jax.Array, b: jax.Array, squared: bool = False) -> jax.Array:
   Returns:
     W2 (or W2^2 if ``squared``), scalar.
   """
-  chex.assert_rank([a, b], 1, exception_type=ValueError,
-                   custom_message=f"a and b must be 1-D; got {tuple(a.shape)}, {tuple(b.shape)}")
+  chex.assert_rank(
+    [a, b],
+    1,
+    exception_type=ValueError,
+    custom_message=f"a and b must be 1-D; got {tuple(a.shape)}, {tuple(b.shape)}",
+  )
   n, m = a.shape[0], b.shape[0]
   sa, sb = jnp.sort(a), jnp.sort(b)
   if n == m:
@@ -222,10 +282,12 @@ def energy_w2(energy_fn: Callable, x: jax.Array, y: jax.Array) -> jax.Array:
 
 def distance_w2(x: jax.Array, y: jax.Array, n_particles: int, spatial_dim: int) -> jax.Array:
   """1-D W2 between the pooled inter-atomic distances of two sample sets (N, n s), (M, n s)."""
+
   def dists(z):
     p = z.reshape(z.shape[0], n_particles, spatial_dim)
     i, j = np.triu_indices(n_particles, 1)
     return jnp.sqrt(jnp.sum((p[:, i] - p[:, j]) ** 2, -1)).reshape(-1)
+
   return w2_1d(dists(x), dists(y))
 
 
@@ -237,8 +299,12 @@ def w1_1d(a: jax.Array, b: jax.Array) -> jax.Array:
   Returns:
     W1, scalar (the area between the two empirical CDFs, evaluated on the merged sorted points).
   """
-  chex.assert_rank([a, b], 1, exception_type=ValueError,
-                   custom_message=f"a and b must be 1-D; got {tuple(a.shape)}, {tuple(b.shape)}")
+  chex.assert_rank(
+    [a, b],
+    1,
+    exception_type=ValueError,
+    custom_message=f"a and b must be 1-D; got {tuple(a.shape)}, {tuple(b.shape)}",
+  )
   z = jnp.sort(jnp.concatenate([a, b]))
   fa = jnp.searchsorted(jnp.sort(a), z[:-1], side="right") / a.shape[0]
   fb = jnp.searchsorted(jnp.sort(b), z[:-1], side="right") / b.shape[0]
@@ -258,8 +324,16 @@ def histogram_tv(a: jax.Array, b: jax.Array, bins: int, lo: float, hi: float) ->
   return 0.5 * jnp.sum(jnp.abs(histogram(a, bins, lo, hi) - histogram(b, bins, lo, hi)))
 
 
-def particle_metrics(energy_fn: Callable, x: jax.Array, ref: jax.Array, n_particles: int,
-                     spatial_dim: int, *, bins: int = 100, dist_range: tuple = (0.0, 8.0)) -> dict:
+def particle_metrics(
+  energy_fn: Callable,
+  x: jax.Array,
+  ref: jax.Array,
+  n_particles: int,
+  spatial_dim: int,
+  *,
+  bins: int = 100,
+  dist_range: tuple = (0.0, 8.0),
+) -> dict:
   """The particle benchmarks' metrics of model samples x (N, n s) against reference samples
   ref (M, n s) (jittable):
 
@@ -267,22 +341,33 @@ def particle_metrics(energy_fn: Callable, x: jax.Array, ref: jax.Array, n_partic
   (1-D W2 / W1 between the pooled inter-atomic distances), ``distance_tv`` (TV between the
   distance histograms: ``bins`` bins on ``dist_range``).
   """
+
   def dists(z):
     p = z.reshape(z.shape[0], n_particles, spatial_dim)
     i, j = np.triu_indices(n_particles, 1)
     return jnp.sqrt(jnp.sum((p[:, i] - p[:, j]) ** 2, -1)).reshape(-1)
+
   dx, dr = dists(x), dists(ref)
-  return {"energy_w2": w2_1d(energy_fn(x), energy_fn(ref)), "distance_w2": w2_1d(dx, dr),
-          "distance_w1": w1_1d(dx, dr),
-          "distance_tv": histogram_tv(dx, dr, bins, float(dist_range[0]), float(dist_range[1]))}
+  return {
+    "energy_w2": w2_1d(energy_fn(x), energy_fn(ref)),
+    "distance_w2": w2_1d(dx, dr),
+    "distance_w1": w1_1d(dx, dr),
+    "distance_tv": histogram_tv(dx, dr, bins, float(dist_range[0]), float(dist_range[1])),
+  }
 
 
 # ----------------------------------------------------------------------------------------- modes
 
+
 def nearest_center(x: jax.Array, centers: jax.Array) -> jax.Array:
   """Index of the nearest center (Euclidean): x (..., d), centers (J, d) -> (...,) int32."""
-  chex.assert_axis_dimension(x, -1, centers.shape[-1], exception_type=ValueError, custom_message=(
-      f"x (..., {centers.shape[-1]}) expected; got {tuple(x.shape)}"))
+  chex.assert_axis_dimension(
+    x,
+    -1,
+    centers.shape[-1],
+    exception_type=ValueError,
+    custom_message=(f"x (..., {centers.shape[-1]}) expected; got {tuple(x.shape)}"),
+  )
   d2 = jnp.sum((x[..., None, :] - centers) ** 2, -1)
   return jnp.argmin(d2, -1).astype(jnp.int32)
 
@@ -301,13 +386,19 @@ def mode_weight_tv(assignment: jax.Array, exact_weights: jax.Array) -> jax.Array
 
 # -------------------------------------------------------------------------------------- lattices
 
+
 def ising_sample_stats(x: jax.Array) -> dict:
   """Magnetisation and two-point statistics of Ising samples x (N, D) in {0, 1}, s = 2x - 1.
 
   Returns:
     ``abs_mag`` = E|M| / D, ``p_neg`` = P(M < 0), ``p_pos`` = P(M > 0), ``corr`` (D, D) = E s_i s_j.
   """
-  chex.assert_rank(x, 2, exception_type=ValueError, custom_message=f"x must have shape (N, D); got {tuple(x.shape)}")
+  chex.assert_rank(
+    x,
+    2,
+    exception_type=ValueError,
+    custom_message=f"x must have shape (N, D); got {tuple(x.shape)}",
+  )
   return _ising_stats_jit(x)
 
 
@@ -315,8 +406,12 @@ def ising_sample_stats(x: jax.Array) -> dict:
 def _ising_stats_jit(x):
   s = 2.0 * x.astype(jnp.float32) - 1.0
   mag = jnp.sum(s, -1)
-  return {"abs_mag": jnp.mean(jnp.abs(mag)) / x.shape[1], "p_neg": jnp.mean(mag < 0),
-          "p_pos": jnp.mean(mag > 0), "corr": s.T @ s / x.shape[0]}
+  return {
+    "abs_mag": jnp.mean(jnp.abs(mag)) / x.shape[1],
+    "p_neg": jnp.mean(mag < 0),
+    "p_pos": jnp.mean(mag > 0),
+    "corr": s.T @ s / x.shape[0],
+  }
 
 
 def magnetisation_error(stats: dict, ref: dict) -> jax.Array:
@@ -337,8 +432,12 @@ def empirical_tv(x: jax.Array, log_probs: np.ndarray, q: int) -> jax.Array:
   enumerated distribution ``log_probs`` (q^D,) in lexicographic order (last site fastest)."""
   lp = jnp.asarray(log_probs)
   dim = x.shape[-1]
-  chex.assert_shape(lp, (q ** dim,), exception_type=ValueError, custom_message=(
-      f"log_probs must have shape ({q ** dim},) = (q^D,); got {lp.shape}"))
+  chex.assert_shape(
+    lp,
+    (q**dim,),
+    exception_type=ValueError,
+    custom_message=(f"log_probs must have shape ({q**dim},) = (q^D,); got {lp.shape}"),
+  )
   return _tv_jit(x, lp, q)
 
 
@@ -347,5 +446,5 @@ def _tv_jit(x, lp, q):
   dim = x.shape[-1]
   powers = jnp.asarray(q ** np.arange(dim - 1, -1, -1), jnp.int32)
   idx = jnp.sum(x.astype(jnp.int32) * powers, -1)
-  freq = jnp.bincount(idx, length=q ** dim) / x.shape[0]
+  freq = jnp.bincount(idx, length=q**dim) / x.shape[0]
   return 0.5 * jnp.sum(jnp.abs(freq - jnp.exp(lp)))

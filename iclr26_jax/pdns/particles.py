@@ -28,14 +28,27 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["ParticleSystem", "dw4", "lj13", "lj55", "remove_com", "com_free_normal",
-           "com_free_normal_log_prob", "pair_distances"]
+__all__ = [
+  "ParticleSystem",
+  "dw4",
+  "lj13",
+  "lj55",
+  "remove_com",
+  "com_free_normal",
+  "com_free_normal_log_prob",
+  "pair_distances",
+]
 
 
 def _check(x: jax.Array, n_particles: int, spatial_dim: int) -> None:
-  chex.assert_shape(x, (..., n_particles * spatial_dim), exception_type=ValueError, custom_message=(
-      f"x must have shape (..., {n_particles * spatial_dim}) = (..., n * s);"
-      f" got {tuple(x.shape)}"))
+  chex.assert_shape(
+    x,
+    (..., n_particles * spatial_dim),
+    exception_type=ValueError,
+    custom_message=(
+      f"x must have shape (..., {n_particles * spatial_dim}) = (..., n * s); got {tuple(x.shape)}"
+    ),
+  )
 
 
 def remove_com(x: jax.Array, n_particles: int, spatial_dim: int) -> jax.Array:
@@ -45,8 +58,9 @@ def remove_com(x: jax.Array, n_particles: int, spatial_dim: int) -> jax.Array:
   return (p - jnp.mean(p, -2, keepdims=True)).reshape(x.shape)
 
 
-def com_free_normal(key: jax.Array, n: int, n_particles: int, spatial_dim: int,
-                    dtype=jnp.float32) -> jax.Array:
+def com_free_normal(
+  key: jax.Array, n: int, n_particles: int, spatial_dim: int, dtype=jnp.float32
+) -> jax.Array:
   """n draws of standard Gaussian noise projected onto the zero-CoM subspace: (n, n_p s).
 
   The projection of N(0, I) is the standard Gaussian of that (n_p - 1) s dimensional subspace.
@@ -56,16 +70,16 @@ def com_free_normal(key: jax.Array, n: int, n_particles: int, spatial_dim: int,
   return remove_com(z, n_particles, spatial_dim)
 
 
-def com_free_normal_log_prob(x: jax.Array, n_particles: int, spatial_dim: int,
-                             sigma: float = 1.0) -> jax.Array:
+def com_free_normal_log_prob(
+  x: jax.Array, n_particles: int, spatial_dim: int, sigma: float = 1.0
+) -> jax.Array:
   """log density of N(0, sigma^2 I) restricted to the zero-CoM subspace: (..., n s) -> (...,).
 
   Uses (n - 1) s degrees of freedom; x is assumed CoM-free (its CoM component is ignored).
   """
   x0 = remove_com(x, n_particles, spatial_dim)
   dof = (n_particles - 1) * spatial_dim
-  return (-0.5 * jnp.sum(x0 ** 2, -1) / sigma ** 2
-          - 0.5 * dof * math.log(2 * math.pi * sigma ** 2))
+  return -0.5 * jnp.sum(x0**2, -1) / sigma**2 - 0.5 * dof * math.log(2 * math.pi * sigma**2)
 
 
 def pair_distances(x: jax.Array, n_particles: int, spatial_dim: int) -> jax.Array:
@@ -74,7 +88,7 @@ def pair_distances(x: jax.Array, n_particles: int, spatial_dim: int) -> jax.Arra
   p = x.reshape(*x.shape[:-1], n_particles, spatial_dim)
   i, j = np.triu_indices(n_particles, 1)
   diff = p[..., i, :] - p[..., j, :]
-  return jnp.sqrt(jnp.sum(diff ** 2, -1))
+  return jnp.sqrt(jnp.sum(diff**2, -1))
 
 
 class ParticleSystem(flax.struct.PyTreeNode):
@@ -89,6 +103,7 @@ class ParticleSystem(flax.struct.PyTreeNode):
     min_dist: distances are clamped below at this value in the LJ term (0 = no clamp), a guard
       against overflow at r -> 0 that iDEM-style code uses; keep 0 for exact energies.
   """
+
   kind: str = flax.struct.field(pytree_node=False)
   n_particles: int = flax.struct.field(pytree_node=False)
   spatial_dim: int = flax.struct.field(pytree_node=False)
@@ -106,8 +121,10 @@ class ParticleSystem(flax.struct.PyTreeNode):
     if self.kind not in ("dw", "lj"):
       raise ValueError(f"kind must be 'dw' or 'lj'; got {self.kind!r}")
     if self.n_particles < 2 or self.spatial_dim < 1 or self.temperature <= 0:
-      raise ValueError(f"need n_particles >= 2, spatial_dim >= 1, temperature > 0; got "
-                       f"{self.n_particles}, {self.spatial_dim}, {self.temperature}")
+      raise ValueError(
+        f"need n_particles >= 2, spatial_dim >= 1, temperature > 0; got "
+        f"{self.n_particles}, {self.spatial_dim}, {self.temperature}"
+      )
 
   @property
   def dim(self) -> int:
@@ -122,13 +139,13 @@ class ParticleSystem(flax.struct.PyTreeNode):
     r = pair_distances(x, self.n_particles, self.spatial_dim)
     if self.kind == "dw":
       u = r - self.r0
-      return jnp.sum(self.a * u + self.b * u ** 2 + self.c * u ** 4, -1)
+      return jnp.sum(self.a * u + self.b * u**2 + self.c * u**4, -1)
     if self.min_dist > 0:
       r = jnp.maximum(r, self.min_dist)
     inv6 = (self.rm / r) ** 6
-    lj = self.eps * jnp.sum(inv6 ** 2 - 2 * inv6, -1)
+    lj = self.eps * jnp.sum(inv6**2 - 2 * inv6, -1)
     x0 = remove_com(x, self.n_particles, self.spatial_dim)
-    return lj + 0.5 * self.oscillator_scale * jnp.sum(x0 ** 2, -1)
+    return lj + 0.5 * self.oscillator_scale * jnp.sum(x0**2, -1)
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """-E(x) / temperature: (..., n s) -> (...,)."""
@@ -156,11 +173,21 @@ def dw4(temperature: float = 1.0) -> ParticleSystem:
 
 def lj13(temperature: float = 1.0, oscillator_scale: float = 1.0) -> ParticleSystem:
   """LJ-13: 13 particles in 3-D (d = 39), eps = r_m = 1, harmonic CoM term."""
-  return ParticleSystem(kind="lj", n_particles=13, spatial_dim=3, temperature=temperature,
-                        oscillator_scale=oscillator_scale)
+  return ParticleSystem(
+    kind="lj",
+    n_particles=13,
+    spatial_dim=3,
+    temperature=temperature,
+    oscillator_scale=oscillator_scale,
+  )
 
 
 def lj55(temperature: float = 1.0, oscillator_scale: float = 1.0) -> ParticleSystem:
   """LJ-55: 55 particles in 3-D (d = 165)."""
-  return ParticleSystem(kind="lj", n_particles=55, spatial_dim=3, temperature=temperature,
-                        oscillator_scale=oscillator_scale)
+  return ParticleSystem(
+    kind="lj",
+    n_particles=55,
+    spatial_dim=3,
+    temperature=temperature,
+    oscillator_scale=oscillator_scale,
+  )

@@ -46,11 +46,30 @@ from iclr26_jax.core import trainer as core_trainer
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.pdns import metrics
 
-__all__ = ["STAGE_TARGETS", "STEP_SIZES", "WEIGHTINGS", "NORMALIZATIONS", "ProxConfig",
-           "StageProblem", "ProxResult", "stage_log_weights", "normalize_weights", "kl_hat",
-           "ess", "solve_step_size", "check_epsilon", "resample_indices", "run_stages",
-           "StageFns", "make_stage_fns", "steps_per_stage", "total_stages", "INFO_KEYS",
-           "history_array", "StageSampler"]
+__all__ = [
+  "STAGE_TARGETS",
+  "STEP_SIZES",
+  "WEIGHTINGS",
+  "NORMALIZATIONS",
+  "ProxConfig",
+  "StageProblem",
+  "ProxResult",
+  "stage_log_weights",
+  "normalize_weights",
+  "kl_hat",
+  "ess",
+  "solve_step_size",
+  "check_epsilon",
+  "resample_indices",
+  "run_stages",
+  "StageFns",
+  "make_stage_fns",
+  "steps_per_stage",
+  "total_stages",
+  "INFO_KEYS",
+  "history_array",
+  "StageSampler",
+]
 
 STAGE_TARGETS = ("prox", "ideal")
 STEP_SIZES = ("fixed", "list", "adaptive")
@@ -63,8 +82,12 @@ FEASIBLE, EPS_ABOVE_BRACKET, EPS_BELOW_BRACKET = 0, 1, 2
 
 def _check_vec(x: jax.Array, name: str, n: int | None = None) -> None:
   want = f"({n},)" if n is not None else "(N,)"
-  chex.assert_shape(x, (n,), exception_type=ValueError,
-                    custom_message=f"{name} must have shape {want}; got {tuple(x.shape)}")
+  chex.assert_shape(
+    x,
+    (n,),
+    exception_type=ValueError,
+    custom_message=f"{name} must have shape {want}; got {tuple(x.shape)}",
+  )
 
 
 def stage_log_weights(ell: jax.Array, r: jax.Array, c, lam_prev, stage_target: str = "prox"):
@@ -133,9 +156,11 @@ def normalize_weights(log_w: jax.Array, clamp_max: float = 100.0, filter_max: fl
   w = jnp.where(keep, w, 0.0)
   clamped = w > clamp_max
   w = jnp.clip(w, 0.0, clamp_max)
-  info = {"weights/frac_filtered": 1.0 - jnp.mean(keep.astype(w.dtype)),
-          "weights/frac_clamped": jnp.mean(clamped.astype(w.dtype)),
-          "weights/max_wbar": jnp.max(jnp.where(finite, p, 0.0))}
+  info = {
+    "weights/frac_filtered": 1.0 - jnp.mean(keep.astype(w.dtype)),
+    "weights/frac_clamped": jnp.mean(clamped.astype(w.dtype)),
+    "weights/max_wbar": jnp.max(jnp.where(finite, p, 0.0)),
+  }
   return w, info
 
 
@@ -157,13 +182,23 @@ def check_epsilon(epsilon: float, n: int) -> None:
   if not epsilon > 0:
     raise ValueError(f"epsilon must be > 0; got {epsilon}")
   if epsilon >= math.log(n):
-    raise ValueError(f"epsilon = {epsilon} is >= log N = log({n}) = {math.log(n):.4g}: a buffer of "
-                     f"N = {n} samples cannot resolve a KL that large; lower epsilon or raise N")
+    raise ValueError(
+      f"epsilon = {epsilon} is >= log N = log({n}) = {math.log(n):.4g}: a buffer of "
+      f"N = {n} samples cannot resolve a KL that large; lower epsilon or raise N"
+    )
 
 
-def solve_step_size(ell: jax.Array, r: jax.Array, epsilon, lam_prev=1.0, *,
-                    stage_target: str = "prox", c_min: float = 0.01, c_max: float = 0.99,
-                    iters: int = 50):
+def solve_step_size(
+  ell: jax.Array,
+  r: jax.Array,
+  epsilon,
+  lam_prev=1.0,
+  *,
+  stage_target: str = "prox",
+  c_min: float = 0.01,
+  c_max: float = 0.99,
+  iters: int = 50,
+):
   """Adaptive step size: solve KL^(log w_k(c)) = epsilon for c (Eq. 10) by bisection.
 
   KL^ is convex in c; for Eq. 8b it is 0 at c = 0 and increasing. The bisection assumes it
@@ -235,6 +270,7 @@ class ProxConfig:
       in a run config these are ``optim.learning_rate`` / ``b1`` / ``b2`` / ``grad_clip``
       (``pdns.method.prox_config`` builds this dataclass from the config).
   """
+
   num_stages: int = 10
   epochs_per_stage: int = 10
   buffer_size: int = 2048
@@ -267,8 +303,9 @@ class ProxConfig:
     if self.refine_stages < 0:
       raise ValueError(f"refine_stages must be >= 0; got {self.refine_stages}")
     if self.buffer_size % self.batch_size:
-      raise ValueError(f"batch_size ({self.batch_size}) must divide buffer_size "
-                       f"({self.buffer_size})")
+      raise ValueError(
+        f"batch_size ({self.batch_size}) must divide buffer_size ({self.buffer_size})"
+      )
     if self.step_size not in STEP_SIZES:
       raise ValueError(f"step_size must be one of {STEP_SIZES}; got {self.step_size!r}")
     if self.stage_target not in STAGE_TARGETS:
@@ -278,14 +315,17 @@ class ProxConfig:
     if self.normalize not in NORMALIZATIONS:
       raise ValueError(f"normalize must be one of {NORMALIZATIONS}; got {self.normalize!r}")
     if self.normalize == "minibatch" and self.weighting == "resample":
-      raise ValueError("normalize='minibatch' needs weighting='weight' (resampling uses the "
-                       "buffer-normalised weights)")
+      raise ValueError(
+        "normalize='minibatch' needs weighting='weight' (resampling uses the "
+        "buffer-normalised weights)"
+      )
     if not 0.0 < self.c_fixed <= 1.0:
       raise ValueError(f"c_fixed must lie in (0, 1]; got {self.c_fixed}")
     if self.step_size == "list":
       if len(self.c_list) < self.num_stages or not all(0 < c <= 1 for c in self.c_list):
-        raise ValueError(f"c_list must hold >= num_stages ({self.num_stages}) values in (0, 1]; "
-                         f"got {self.c_list}")
+        raise ValueError(
+          f"c_list must hold >= num_stages ({self.num_stages}) values in (0, 1]; got {self.c_list}"
+        )
     if self.step_size == "adaptive" and not self.eta_inf:
       check_epsilon(self.epsilon, self.buffer_size)
     if not 0.0 <= self.c_min < self.c_max <= 1.0:
@@ -312,6 +352,7 @@ class StageProblem(NamedTuple):
       l = log dP^ref/dP^theta and r(X_T).
     loss: ``(params, key, x (B, ...), w (B,)) -> (loss, info)``, the weighted denoising loss.
   """
+
   init_params: Callable
   rollout: Callable
   loss: Callable
@@ -329,6 +370,7 @@ class ProxResult(NamedTuple):
       stages x buffer_size).
     final: ``eval/*`` diagnostics of a fresh rollout of the final EMA model.
   """
+
   params: Any
   history: list
   final: dict
@@ -351,10 +393,25 @@ def total_stages(cfg: ProxConfig) -> int:
 
 
 # Keys of ``extras["info"]``: the current stage's diagnostics, set at the stage boundary.
-INFO_KEYS = ("stage/index", "stage/refine", "stage/done", "stage/c", "stage/lambda", "stage/ess",
-             "stage/log_z", "stage/elbo", "stage/path_kl", "prox/kl_hat", "prox/flag",
-             "weights/ess_local", "weights/ess_global", "weights/frac_filtered",
-             "weights/frac_clamped", "weights/max_wbar", "cost/energy_evals")
+INFO_KEYS = (
+  "stage/index",
+  "stage/refine",
+  "stage/done",
+  "stage/c",
+  "stage/lambda",
+  "stage/ess",
+  "stage/log_z",
+  "stage/elbo",
+  "stage/path_kl",
+  "prox/kl_hat",
+  "prox/flag",
+  "weights/ess_local",
+  "weights/ess_global",
+  "weights/frac_filtered",
+  "weights/frac_clamped",
+  "weights/max_wbar",
+  "cost/energy_evals",
+)
 
 
 class StageFns(NamedTuple):
@@ -376,6 +433,7 @@ class StageFns(NamedTuple):
     steps_per_stage: inner steps per stage.
     tx: the optax transform (constant learning rate; re-initialised every stage).
   """
+
   init_state: Callable
   update: Callable
   steps_per_stage: int
@@ -404,13 +462,22 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
     k_params, _ = jax.random.split(key)
     params = problem.init_params(k_params)
     x, ell, _ = jax.eval_shape(lambda p, k: problem.rollout(p, k, n), params, key)
-    sched = {"stage": jnp.zeros((), jnp.int32), "lam": f32(1.0),
-             "refining": jnp.zeros((), jnp.int32), "refine_count": jnp.zeros((), jnp.int32)}
-    extras = {"ema": params, "frozen": params,
-              "buf_x": jnp.zeros(x.shape, x.dtype), "buf_log_w": jnp.zeros(ell.shape, jnp.float32),
-              "buf_w": jnp.ones(ell.shape, jnp.float32),
-              "idx": jnp.zeros((spe * b,), jnp.int32), "sched": sched,
-              "info": {k: f32(0.0) for k in INFO_KEYS}}
+    sched = {
+      "stage": jnp.zeros((), jnp.int32),
+      "lam": f32(1.0),
+      "refining": jnp.zeros((), jnp.int32),
+      "refine_count": jnp.zeros((), jnp.int32),
+    }
+    extras = {
+      "ema": params,
+      "frozen": params,
+      "buf_x": jnp.zeros(x.shape, x.dtype),
+      "buf_log_w": jnp.zeros(ell.shape, jnp.float32),
+      "buf_w": jnp.ones(ell.shape, jnp.float32),
+      "idx": jnp.zeros((spe * b,), jnp.int32),
+      "sched": sched,
+      "info": {k: f32(0.0) for k in INFO_KEYS},
+    }
     return TrainState.create(params=params, tx=tx, rng=key, extras=extras)
 
   def begin_stage(state: TrainState) -> TrainState:
@@ -423,14 +490,21 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
     else:
       switch = (prev >= 1) & ((sc["lam"] < cfg.lambda_min) | (prev >= cfg.num_stages))
       refining = (sc["refining"] > 0) | switch
-    frozen = ex["ema"]                                  # theta_{k-1}: the previous EMA model
+    frozen = ex["ema"]  # theta_{k-1}: the previous EMA model
     x, ell, r = problem.rollout(frozen, state.step_key("stage/rollout"), n)
     ell, r = ell.astype(jnp.float32), r.astype(jnp.float32)
     lam_prev = sc["lam"]
     if cfg.step_size == "adaptive":
-      c_a, kl_a, flag_a = solve_step_size(ell, r, cfg.epsilon, lam_prev,
-                                          stage_target=cfg.stage_target, c_min=cfg.c_min,
-                                          c_max=cfg.c_max, iters=cfg.bisect_iters)
+      c_a, kl_a, flag_a = solve_step_size(
+        ell,
+        r,
+        cfg.epsilon,
+        lam_prev,
+        stage_target=cfg.stage_target,
+        c_min=cfg.c_min,
+        c_max=cfg.c_max,
+        iters=cfg.bisect_iters,
+      )
     else:
       if cfg.step_size == "fixed":
         c_a = f32(cfg.c_fixed)
@@ -447,20 +521,43 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
     w_buf, winfo = normalize_weights(log_w, cfg.clamp_max, cfg.filter_max)
     refine_count = sc["refine_count"] + refining.astype(jnp.int32)
     would_switch = (lam < cfg.lambda_min) | (stage >= cfg.num_stages)
-    done = jnp.where(refining, refine_count >= refine_total,
-                     would_switch & (cfg.refine_stages == 0))
+    done = jnp.where(
+      refining, refine_count >= refine_total, would_switch & (cfg.refine_stages == 0)
+    )
     stats = _eval_stats(ell, r)
-    info = {"stage/index": stage, "stage/refine": refining, "stage/done": done,
-            "stage/c": c, "stage/lambda": lam, "stage/ess": stats["eval/ess"],
-            "stage/log_z": stats["eval/log_z"], "stage/elbo": stats["eval/elbo"],
-            "stage/path_kl": stats["eval/path_kl"], "prox/kl_hat": kl, "prox/flag": flag,
-            "weights/ess_local": ess(ell + (1.0 - lam) * r),
-            "weights/ess_global": stats["eval/ess"], "cost/energy_evals": stage * n, **winfo}
+    info = {
+      "stage/index": stage,
+      "stage/refine": refining,
+      "stage/done": done,
+      "stage/c": c,
+      "stage/lambda": lam,
+      "stage/ess": stats["eval/ess"],
+      "stage/log_z": stats["eval/log_z"],
+      "stage/elbo": stats["eval/elbo"],
+      "stage/path_kl": stats["eval/path_kl"],
+      "prox/kl_hat": kl,
+      "prox/flag": flag,
+      "weights/ess_local": ess(ell + (1.0 - lam) * r),
+      "weights/ess_global": stats["eval/ess"],
+      "cost/energy_evals": stage * n,
+      **winfo,
+    }
     info = {k: f32(info[k]) for k in INFO_KEYS}
-    sched = {"stage": stage, "lam": f32(lam), "refining": refining.astype(jnp.int32),
-             "refine_count": refine_count}
-    extras = dict(ex, frozen=frozen, buf_x=x, buf_log_w=log_w.astype(jnp.float32),
-                  buf_w=w_buf.astype(jnp.float32), sched=sched, info=info)
+    sched = {
+      "stage": stage,
+      "lam": f32(lam),
+      "refining": refining.astype(jnp.int32),
+      "refine_count": refine_count,
+    }
+    extras = dict(
+      ex,
+      frozen=frozen,
+      buf_x=x,
+      buf_log_w=log_w.astype(jnp.float32),
+      buf_w=w_buf.astype(jnp.float32),
+      sched=sched,
+      info=info,
+    )
     # theta <- EMA, fresh optimiser state (spec §9 step 2a; §18: no Adam moments across stages).
     return state.replace(params=frozen, opt_state=tx.init(frozen), extras=extras)
 
@@ -491,6 +588,7 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
 
     def loss_fn(p):
       return problem.loss(p, state.step_key(), xb, wb)
+
     (val, linfo), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
     state, gnorm = state.apply_gradients(grads)
     ema = core_optim.ema_update(ex["ema"], state.params, cfg.ema_decay)
@@ -516,16 +614,22 @@ def _compiled(problem: StageProblem, cfg: ProxConfig):
       state, bad = carry
       state, metrics, bad = step(state, None, bad)
       return (state, bad), metrics
-    (state, bad), metrics = jax.lax.scan(one, (state, jnp.asarray(-1, jnp.int32)), None,
-                                         length=fns.steps_per_stage)
+
+    (state, bad), metrics = jax.lax.scan(
+      one, (state, jnp.asarray(-1, jnp.int32)), None, length=fns.steps_per_stage
+    )
     return state, jax.tree_util.tree_map(lambda m: m[-1], metrics), bad
 
   rollout = jax.jit(lambda p, k: problem.rollout(p, k, cfg.buffer_size))
   return jax.jit(fns.init_state), train_stage, rollout
 
 
-def run_stages(problem: StageProblem, cfg: ProxConfig, key: jax.Array,
-               callback: Callable[[dict], None] | None = None) -> ProxResult:
+def run_stages(
+  problem: StageProblem,
+  cfg: ProxConfig,
+  key: jax.Array,
+  callback: Callable[[dict], None] | None = None,
+) -> ProxResult:
   """The PDNS stage loop (spec §9); ``cfg.eta_inf`` gives the plain WDCE baseline.
 
   Runs ``make_stage_fns(problem, cfg).update`` (the step the trainer ``Method`` uses) one stage
@@ -551,15 +655,25 @@ def run_stages(problem: StageProblem, cfg: ProxConfig, key: jax.Array,
     info = {k: float(v) for k, v in jax.device_get(state.extras["info"]).items()}
     stage = int(info.pop("stage/index"))
     if int(bad) >= 0:
-      raise FloatingPointError(f"PDNS stage {stage}: loss or gradient norm not finite from step "
-                               f"{int(bad)} (stage steps {(stage - 1) * steps_per_stage(cfg)}.."
-                               f"{stage * steps_per_stage(cfg) - 1})")
-    rec = {"stage": stage, "refine": bool(info.pop("stage/refine")),
-           "done": bool(info.pop("stage/done"))}
+      raise FloatingPointError(
+        f"PDNS stage {stage}: loss or gradient norm not finite from step "
+        f"{int(bad)} (stage steps {(stage - 1) * steps_per_stage(cfg)}.."
+        f"{stage * steps_per_stage(cfg) - 1})"
+      )
+    rec = {
+      "stage": stage,
+      "refine": bool(info.pop("stage/refine")),
+      "done": bool(info.pop("stage/done")),
+    }
     rec["prox/flag"] = int(info.pop("prox/flag"))
     rec.update(info)
-    rec.update({k: float(v) for k, v in jax.device_get(last).items() if not k.startswith(
-        ("stage/", "prox/", "weights/"))})
+    rec.update(
+      {
+        k: float(v)
+        for k, v in jax.device_get(last).items()
+        if not k.startswith(("stage/", "prox/", "weights/"))
+      }
+    )
     history.append(rec)
     if callback is not None:
       callback(rec)

@@ -53,8 +53,12 @@ SCHEDULES = ("linear_decreasing", "linear_increasing", "explicit")
 
 
 def _check_dim(x: jax.Array, dim: int, name: str) -> None:
-  chex.assert_shape(x, (..., dim), exception_type=ValueError, custom_message=(
-      f"{name} must have shape (..., {dim}); got {tuple(x.shape)}"))
+  chex.assert_shape(
+    x,
+    (..., dim),
+    exception_type=ValueError,
+    custom_message=(f"{name} must have shape (..., {dim}); got {tuple(x.shape)}"),
+  )
 
 
 def _t_col(t, x: jax.Array) -> jax.Array:
@@ -64,8 +68,10 @@ def _t_col(t, x: jax.Array) -> jax.Array:
     return t
   if t.ndim == x.ndim - 1:
     return t[..., None]
-  raise ValueError(f"t must be a scalar, (...,) or (..., 1) against x of shape {tuple(x.shape)}; "
-                   f"got {tuple(t.shape)}")
+  raise ValueError(
+    f"t must be a scalar, (...,) or (..., 1) against x of shape {tuple(x.shape)}; "
+    f"got {tuple(t.shape)}"
+  )
 
 
 class _GaussianReference:
@@ -79,11 +85,15 @@ class _GaussianReference:
       raise ValueError(f"dim must be >= 1; got {self.dim}")
     n_p, s = int(self.n_particles), int(self.spatial_dim)
     if (n_p == 0) != (s == 0):
-      raise ValueError("n_particles and spatial_dim must both be given (CoM-free) or both be 0; "
-                       f"got ({self.n_particles}, {self.spatial_dim})")
+      raise ValueError(
+        "n_particles and spatial_dim must both be given (CoM-free) or both be 0; "
+        f"got ({self.n_particles}, {self.spatial_dim})"
+      )
     if n_p and (n_p < 2 or s < 1 or n_p * s != int(self.dim)):
-      raise ValueError(f"CoM-free reference needs n_particles >= 2, spatial_dim >= 1 and "
-                       f"n_particles * spatial_dim == dim; got ({n_p}, {s}, dim={self.dim})")
+      raise ValueError(
+        f"CoM-free reference needs n_particles >= 2, spatial_dim >= 1 and "
+        f"n_particles * spatial_dim == dim; got ({n_p}, {s}, dim={self.dim})"
+      )
 
   @property
   def com_free(self) -> bool:
@@ -116,10 +126,10 @@ class _GaussianReference:
     constant dropped if drop_log_nu_const): (...,)."""
     _check_dim(x, self.dim, "x")
     sig = self._nu_sigma()
-    quad = -0.5 * self._sq_norm(x - self._nu_center(x.dtype)) / sig ** 2
+    quad = -0.5 * self._sq_norm(x - self._nu_center(x.dtype)) / sig**2
     if self.drop_log_nu_const:
       return quad
-    return quad - 0.5 * self.dof * math.log(2 * math.pi * sig ** 2)
+    return quad - 0.5 * self.dof * math.log(2 * math.pi * sig**2)
 
   def reward(self, log_prob_unnorm: Callable, x: jax.Array) -> jax.Array:
     """r(x) = log pi~(x) - log nu(x): (..., d) -> (...,)."""
@@ -147,6 +157,7 @@ class OUReference(_GaussianReference):
     n_particles, spatial_dim: both > 0 for the centre-of-mass-free variant (see the module
       docstring), both 0 (default) for the plain reference.
   """
+
   dim: int
   sigma_bar: float = 1.0
   alpha_start: float = 10.0
@@ -160,8 +171,10 @@ class OUReference(_GaussianReference):
     if not self.sigma_bar > 0:
       raise ValueError(f"sigma_bar must be > 0; got {self.sigma_bar}")
     if self.alpha_start < 0 or self.alpha_end < 0 or self.alpha_start + self.alpha_end <= 0:
-      raise ValueError("alpha_start and alpha_end must be >= 0 and not both 0; got "
-                       f"({self.alpha_start}, {self.alpha_end})")
+      raise ValueError(
+        "alpha_start and alpha_end must be >= 0 and not both 0; got "
+        f"({self.alpha_start}, {self.alpha_end})"
+      )
 
   # Schedule -------------------------------------------------------------------------------
   def alpha(self, t):
@@ -170,8 +183,9 @@ class OUReference(_GaussianReference):
 
   def int_alpha(self, t0, t1):
     """int_{t0}^{t1} alpha_s ds (elementwise)."""
-    return (self.alpha_start * (t1 - t0)
-            + 0.5 * (self.alpha_end - self.alpha_start) * (t1 ** 2 - t0 ** 2))
+    return self.alpha_start * (t1 - t0) + 0.5 * (self.alpha_end - self.alpha_start) * (
+      t1**2 - t0**2
+    )
 
   @property
   def residual_correlation(self) -> float:
@@ -212,9 +226,9 @@ class OUReference(_GaussianReference):
     _check_dim(x1, self.dim, "x1")
     tc = _t_col(t, x1)
     e1, e2, e3 = jnp.exp(self.c1(tc)), jnp.exp(self.c2(tc)), math.exp(self.c1(1.0))
-    den = 1.0 - e3 ** 2
-    mean = e1 * (1 - e2 ** 2) / den * x0 + e2 * (1 - e1 ** 2) / den * x1
-    var = self.sigma_bar ** 2 * (1 - e1 ** 2) * (1 - e2 ** 2) / den
+    den = 1.0 - e3**2
+    mean = e1 * (1 - e2**2) / den * x0 + e2 * (1 - e1**2) / den * x1
+    var = self.sigma_bar**2 * (1 - e1**2) * (1 - e2**2) / den
     return mean, var
 
   def terminal_log_prob(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
@@ -222,10 +236,11 @@ class OUReference(_GaussianReference):
     subspace, dof dimensions, if CoM-free): (...,)."""
     tc = _t_col(t, xt)
     e2 = jnp.exp(self.c2(tc))
-    var = self.sigma_bar ** 2 * (1 - e2 ** 2)
+    var = self.sigma_bar**2 * (1 - e2**2)
     var_row = var[..., 0] if jnp.ndim(var) else var
     return -0.5 * self._sq_norm(x1 - e2 * xt) / var_row - 0.5 * self.dof * jnp.log(
-        2 * math.pi * var_row)
+      2 * math.pi * var_row
+    )
 
   def terminal_score(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
     """s_t(x_t; x1) = e^{c2} P(x1 - e^{c2} x_t) / (sigma_bar^2 (1 - e^{2 c2})) with P the
@@ -234,18 +249,27 @@ class OUReference(_GaussianReference):
     _check_dim(x1, self.dim, "x1")
     tc = _t_col(t, xt)
     e2 = jnp.exp(self.c2(tc))
-    return e2 * self.project(x1 - e2 * xt) / (self.sigma_bar ** 2 * (1 - e2 ** 2))
+    return e2 * self.project(x1 - e2 * xt) / (self.sigma_bar**2 * (1 - e2**2))
 
   def terminal_mean_coef(self, t):
     """a_t = exp(-1/2 int_t^1 alpha): E_ref[X_1 | X_t = x] = a_t x."""
     return jnp.exp(self.c2(t))
 
 
-def ou_reference(dim: int, *, schedule: str = "linear_decreasing", sigma_bar: float = 1.0,
-                 alpha_min: float = 0.1, alpha_max: float = 10.0,
-                 alpha_start: float | None = None, alpha_end: float | None = None,
-                 drop_log_nu_const: bool = False, warn_correlation: float = 0.05,
-                 n_particles: int = 0, spatial_dim: int = 0) -> OUReference:
+def ou_reference(
+  dim: int,
+  *,
+  schedule: str = "linear_decreasing",
+  sigma_bar: float = 1.0,
+  alpha_min: float = 0.1,
+  alpha_max: float = 10.0,
+  alpha_start: float | None = None,
+  alpha_end: float | None = None,
+  drop_log_nu_const: bool = False,
+  warn_correlation: float = 0.05,
+  n_particles: int = 0,
+  spatial_dim: int = 0,
+) -> OUReference:
   """Builds an ``OUReference`` from a named schedule (spec §2.1).
 
   Args:
@@ -270,14 +294,22 @@ def ou_reference(dim: int, *, schedule: str = "linear_decreasing", sigma_bar: fl
     a0, a1 = alpha_start, alpha_end
   else:
     raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}")
-  ref = OUReference(dim=dim, sigma_bar=sigma_bar, alpha_start=float(a0), alpha_end=float(a1),
-                    drop_log_nu_const=drop_log_nu_const, n_particles=int(n_particles),
-                    spatial_dim=int(spatial_dim))
+  ref = OUReference(
+    dim=dim,
+    sigma_bar=sigma_bar,
+    alpha_start=float(a0),
+    alpha_end=float(a1),
+    drop_log_nu_const=drop_log_nu_const,
+    n_particles=int(n_particles),
+    spatial_dim=int(spatial_dim),
+  )
   if ref.residual_correlation > warn_correlation:
-    warnings.warn(f"OU reference is not memoryless: Corr(X_0, X_1) = "
-                  f"{ref.residual_correlation:.3g} > {warn_correlation} (int alpha = "
-                  f"{ref.int_alpha(0.0, 1.0):.3g}; use int alpha >= 10 for known-answer work)",
-                  stacklevel=2)
+    warnings.warn(
+      f"OU reference is not memoryless: Corr(X_0, X_1) = "
+      f"{ref.residual_correlation:.3g} > {warn_correlation} (int alpha = "
+      f"{ref.int_alpha(0.0, 1.0):.3g}; use int alpha >= 10 for known-answer work)",
+      stacklevel=2,
+    )
   return ref
 
 
@@ -294,6 +326,7 @@ class BMReference(_GaussianReference):
     n_particles, spatial_dim: both > 0 for the centre-of-mass-free variant (see the module
       docstring), both 0 (default) for the plain reference.
   """
+
   dim: int
   sigma_const: float = 1.0
   source: tuple | None = None
@@ -308,11 +341,15 @@ class BMReference(_GaussianReference):
     if self.source is not None and len(self.source) != self.dim:
       raise ValueError(f"source must have {self.dim} entries; got {len(self.source)}")
     if self.source is not None and self.com_free:
-      com = [sum(self.source[i * self.spatial_dim + k] for i in range(self.n_particles))
-             / self.n_particles for k in range(self.spatial_dim)]
+      com = [
+        sum(self.source[i * self.spatial_dim + k] for i in range(self.n_particles))
+        / self.n_particles
+        for k in range(self.spatial_dim)
+      ]
       if max(abs(v) for v in com) > 1e-9:
-        raise ValueError(f"source must have zero centre of mass for a CoM-free reference; "
-                         f"got centre {com}")
+        raise ValueError(
+          f"source must have zero centre of mass for a CoM-free reference; got centre {com}"
+        )
 
   residual_correlation = 0.0
 
@@ -346,22 +383,21 @@ class BMReference(_GaussianReference):
     _check_dim(x0, self.dim, "x0")
     _check_dim(x1, self.dim, "x1")
     tc = _t_col(t, x1)
-    return (1 - tc) * x0 + tc * x1, self.sigma_const ** 2 * tc * (1 - tc)
+    return (1 - tc) * x0 + tc * x1, self.sigma_const**2 * tc * (1 - tc)
 
   def terminal_log_prob(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
     """log N(x1; x_t, sigma^2 (1 - t) I) (on the subspace, dof dimensions, if CoM-free): (...,)."""
     tc = _t_col(t, xt)
-    var = self.sigma_const ** 2 * (1 - tc)
+    var = self.sigma_const**2 * (1 - tc)
     var_row = var[..., 0] if jnp.ndim(var) else var
-    return -0.5 * self._sq_norm(x1 - xt) / var_row - 0.5 * self.dof * jnp.log(
-        2 * math.pi * var_row)
+    return -0.5 * self._sq_norm(x1 - xt) / var_row - 0.5 * self.dof * jnp.log(2 * math.pi * var_row)
 
   def terminal_score(self, t, xt: jax.Array, x1: jax.Array) -> jax.Array:
     """P(x1 - x_t) / (sigma^2 (1 - t)), P the projection (identity unless CoM-free): (..., d)."""
     _check_dim(xt, self.dim, "xt")
     _check_dim(x1, self.dim, "x1")
     tc = _t_col(t, xt)
-    return self.project(x1 - xt) / (self.sigma_const ** 2 * (1 - tc))
+    return self.project(x1 - xt) / (self.sigma_const**2 * (1 - tc))
 
 
 Reference = OUReference | BMReference

@@ -30,12 +30,22 @@ def _check_rollout_args(x0, obs, noise, num_steps: int) -> None:
   _check_2d("obs", obs, rows=x0.shape[0])
   if num_steps < 2:
     raise ValueError(f"num_steps must be >= 2; got {num_steps}")
-  chex.assert_shape(noise, (num_steps - 1,) + x0.shape, exception_type=ValueError, custom_message=(
-      f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}"))
+  chex.assert_shape(
+    noise,
+    (num_steps - 1,) + x0.shape,
+    exception_type=ValueError,
+    custom_message=(f"noise must have shape {(num_steps - 1,) + x0.shape}; got {noise.shape}"),
+  )
 
 
-def rollout(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
-            noise: jax.Array, num_steps: int) -> jax.Array:
+def rollout(
+  v_fine: Velocity,
+  v_base: Velocity,
+  obs: jax.Array,
+  x0: jax.Array,
+  noise: jax.Array,
+  num_steps: int,
+) -> jax.Array:
   """Forward memoryless rollout (spec §5 item 2), no stop-gradient applied here.
 
   X_{k+1} = X_k + h·[2·v_fine(s, X_k, t_k) − X_k/(t_k + h)] + sqrt(h)·σ_k·ε_k for k ≤ N−2, then
@@ -69,8 +79,14 @@ def rollout(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
   return jnp.concatenate([x0[None], xs, x_n[None]], axis=0)
 
 
-def rollout_with_velocities(v_fine: Velocity, v_base: Velocity, obs: jax.Array, x0: jax.Array,
-                            noise: jax.Array, num_steps: int) -> tuple[jax.Array, jax.Array]:
+def rollout_with_velocities(
+  v_fine: Velocity,
+  v_base: Velocity,
+  obs: jax.Array,
+  x0: jax.Array,
+  noise: jax.Array,
+  num_steps: int,
+) -> tuple[jax.Array, jax.Array]:
   """``rollout`` that also returns the fine-tuned velocities it evaluates, for the loss (Eq. 8).
 
   The rollout already evaluates v_θ(s, X_k, t_k) for k = 0..N−2 at the current parameters;
@@ -113,12 +129,13 @@ def rollout_with_velocities(v_fine: Velocity, v_base: Velocity, obs: jax.Array, 
   x_last = xs[num_steps - 2]
   t_last = jnp.full((b,), (num_steps - 1) * h, x0.dtype)
   x_n = x_last + h * v_base(obs, x_last, t_last)
-  xs = jax.lax.stop_gradient(jnp.concatenate([x0[None], xs[:num_steps - 1], x_n[None]], axis=0))
+  xs = jax.lax.stop_gradient(jnp.concatenate([x0[None], xs[: num_steps - 1], x_n[None]], axis=0))
   return xs, vs
 
 
-def terminal_adjoint(q_fn: Callable[[jax.Array, jax.Array], jax.Array], obs: jax.Array,
-                     x_n: jax.Array, inv_temp) -> jax.Array:
+def terminal_adjoint(
+  q_fn: Callable[[jax.Array, jax.Array], jax.Array], obs: jax.Array, x_n: jax.Array, inv_temp
+) -> jax.Array:
   """ã_N = −λ·∇_a mean_j Q̄_j(s, clip(a, −1, 1)) at a = X_N (spec §5 item 3).
 
   Args:
@@ -135,8 +152,9 @@ def terminal_adjoint(q_fn: Callable[[jax.Array, jax.Array], jax.Array], obs: jax
   return -inv_temp * jax.grad(total_q)(x_n)
 
 
-def lean_adjoint(v_base: Velocity, obs: jax.Array, xs: jax.Array, adj_terminal: jax.Array,
-                 num_steps: int) -> jax.Array:
+def lean_adjoint(
+  v_base: Velocity, obs: jax.Array, xs: jax.Array, adj_terminal: jax.Array, num_steps: int
+) -> jax.Array:
   """Backward lean-adjoint sweep (spec §5 item 4).
 
   ã_k = ã_{k+1} + h·J_kᵀ ã_{k+1},  J_k = ∂_x[2·v_base(s, x, t_k + h) − x/(t_k + h)] at x = X_k,
@@ -171,8 +189,9 @@ def lean_adjoint(v_base: Velocity, obs: jax.Array, xs: jax.Array, adj_terminal: 
   return adjs
 
 
-def adjoint_matching_loss(v_fine_at: jax.Array, v_base_at: jax.Array, adjs: jax.Array,
-                          num_steps: int) -> jax.Array:
+def adjoint_matching_loss(
+  v_fine_at: jax.Array, v_base_at: jax.Array, adjs: jax.Array, num_steps: int
+) -> jax.Array:
   """Eq. 8: mean_B Σ_k Σ_d [(2/σ_k)(v_θ − v_β̄)(s, X_k, t_k) + σ_k·ã_k]².
 
   Args:
@@ -183,19 +202,24 @@ def adjoint_matching_loss(v_fine_at: jax.Array, v_base_at: jax.Array, adjs: jax.
   Returns:
     scalar loss, summed over steps and action dimensions, averaged over the batch.
   """
-  message = (f"v_fine_at, v_base_at, adjs must share shape ({num_steps}, B, D); got "
-             f"{v_fine_at.shape}, {v_base_at.shape}, {adjs.shape}")
-  chex.assert_equal_shape([v_fine_at, v_base_at, adjs], exception_type=ValueError,
-                          custom_message=message)
-  chex.assert_axis_dimension(v_fine_at, 0, num_steps, exception_type=ValueError,
-                             custom_message=message)
+  message = (
+    f"v_fine_at, v_base_at, adjs must share shape ({num_steps}, B, D); got "
+    f"{v_fine_at.shape}, {v_base_at.shape}, {adjs.shape}"
+  )
+  chex.assert_equal_shape(
+    [v_fine_at, v_base_at, adjs], exception_type=ValueError, custom_message=message
+  )
+  chex.assert_axis_dimension(
+    v_fine_at, 0, num_steps, exception_type=ValueError, custom_message=message
+  )
   sig = sigmas(num_steps)[:, None, None]
   res = (2.0 / sig) * (v_fine_at - v_base_at) + sig * adjs
   return jnp.mean(jnp.sum(jnp.square(res), axis=(0, 2)))
 
 
-def grid_adjoint_matching_loss(v_fine: Velocity, v_base: Velocity, obs: jax.Array, xs: jax.Array,
-                               adjs: jax.Array, num_steps: int) -> jax.Array:
+def grid_adjoint_matching_loss(
+  v_fine: Velocity, v_base: Velocity, obs: jax.Array, xs: jax.Array, adjs: jax.Array, num_steps: int
+) -> jax.Array:
   """Eq. 8 on a rollout: one batched forward of each velocity on the N·B points (s, X_k, t_k).
 
   Args:
@@ -218,8 +242,9 @@ def grid_adjoint_matching_loss(v_fine: Velocity, v_base: Velocity, obs: jax.Arra
   return adjoint_matching_loss(v_fine_at, v_base_at, jax.lax.stop_gradient(adjs), n)
 
 
-def base_velocities_on_grid(v_base: Velocity, obs: jax.Array, xs: jax.Array,
-                            num_steps: int) -> jax.Array:
+def base_velocities_on_grid(
+  v_base: Velocity, obs: jax.Array, xs: jax.Array, num_steps: int
+) -> jax.Array:
   """v_β̄(s, X_k, t_k) for k = 0..N−1 as one batched forward on N·B points, stop-gradient.
 
   Args:

@@ -51,8 +51,7 @@ def _nets(config, action_dim: int):
 
 
 def _edit_net(config, action_dim: int):
-  return EditPolicy(tuple(config.actor_hidden_dims), action_dim,
-                    compute_dtype=config.compute_dtype)
+  return EditPolicy(tuple(config.actor_hidden_dims), action_dim, compute_dtype=config.compute_dtype)
 
 
 def _uses_edit(config) -> bool:
@@ -79,6 +78,7 @@ class QAMAgent(flax.struct.PyTreeNode):
     action_dim: d, the environment action dimension (static).
     obs_dim: S (static).
   """
+
   state: TrainState
   config: Any = flax.struct.field(pytree_node=False)
   action_dim: int = flax.struct.field(pytree_node=False)
@@ -90,9 +90,14 @@ class QAMAgent(flax.struct.PyTreeNode):
     return self.config.horizon * self.action_dim
 
   @classmethod
-  def create(cls, rng: jax.Array, example_obs: jax.Array, example_actions: jax.Array,
-             config: ml_collections.ConfigDict,
-             tx: optax.GradientTransformation | None = None) -> "QAMAgent":
+  def create(
+    cls,
+    rng: jax.Array,
+    example_obs: jax.Array,
+    example_actions: jax.Array,
+    config: ml_collections.ConfigDict,
+    tx: optax.GradientTransformation | None = None,
+  ) -> "QAMAgent":
     """A fresh agent.
 
     Args:
@@ -106,10 +111,18 @@ class QAMAgent(flax.struct.PyTreeNode):
     config_lib.validate(config)
     example_obs = jnp.asarray(example_obs)
     example_actions = jnp.asarray(example_actions)
-    chex.assert_rank(example_obs, 2, exception_type=ValueError,
-                     custom_message=f"example_obs must have shape (B, S); got {example_obs.shape}")
-    chex.assert_rank(example_actions, 2, exception_type=ValueError, custom_message=(
-        f"example_actions must have shape (B, d); got {example_actions.shape}"))
+    chex.assert_rank(
+      example_obs,
+      2,
+      exception_type=ValueError,
+      custom_message=f"example_obs must have shape (B, S); got {example_obs.shape}",
+    )
+    chex.assert_rank(
+      example_actions,
+      2,
+      exception_type=ValueError,
+      custom_message=(f"example_actions must have shape (B, d); got {example_actions.shape}"),
+    )
     obs_dim, act_dim = example_obs.shape[1], example_actions.shape[1]
     da = config.horizon * act_dim
     vel, crit, one = _nets(config, da)
@@ -117,8 +130,10 @@ class QAMAgent(flax.struct.PyTreeNode):
     o = example_obs[:1]
     x = jnp.zeros((1, da))
     t = jnp.zeros((1,))
-    params = {"critic": crit.init(keys[0], o, x)["params"],
-              "bc_flow": vel.init(keys[1], o, x, t)["params"]}
+    params = {
+      "critic": crit.init(keys[0], o, x)["params"],
+      "bc_flow": vel.init(keys[1], o, x, t)["params"],
+    }
     if _uses_flow_actor(config):
       params["actor_flow"] = vel.init(keys[2], o, x, t)["params"]  # fresh init, not v_β's
     if _uses_one_step(config):
@@ -130,11 +145,17 @@ class QAMAgent(flax.struct.PyTreeNode):
       tx = optim.make_optimizer(config.optim, config.num_updates)
     # Copies, not aliases of the online parameters: a donated update must not see one buffer
     # twice.
-    extras = {"target_critic": jax.tree.map(jnp.copy, params["critic"]),
-              "target_bc_flow": jax.tree.map(jnp.copy, params["bc_flow"])}
+    extras = {
+      "target_critic": jax.tree.map(jnp.copy, params["critic"]),
+      "target_bc_flow": jax.tree.map(jnp.copy, params["bc_flow"]),
+    }
     state = TrainState.create(params=params, tx=tx, rng=keys[4], extras=extras)
-    return cls(state=state, config=ml_collections.FrozenConfigDict(config),
-               action_dim=int(act_dim), obs_dim=int(obs_dim))
+    return cls(
+      state=state,
+      config=ml_collections.FrozenConfigDict(config),
+      action_dim=int(act_dim),
+      obs_dim=int(obs_dim),
+    )
 
   # ------------------------------------------------------------------ velocity helpers
   def _velocity(self, bc_params, actor_params=None):
@@ -143,8 +164,9 @@ class QAMAgent(flax.struct.PyTreeNode):
     if actor_params is None:
       return lambda o, x, t: vel.apply({"params": bc_params}, o, x, t)
     if self.config.residual:
-      return lambda o, x, t: (vel.apply({"params": bc_params}, o, x, t)
-                              + vel.apply({"params": actor_params}, o, x, t))
+      return lambda o, x, t: (
+        vel.apply({"params": bc_params}, o, x, t) + vel.apply({"params": actor_params}, o, x, t)
+      )
     return lambda o, x, t: vel.apply({"params": actor_params}, o, x, t)
 
   def _q_fn(self, critic_params):
@@ -163,14 +185,16 @@ class QAMAgent(flax.struct.PyTreeNode):
       _, _, one = _nets(cfg, self.chunk_dim)
       a = one.apply({"params": params["one_step"]}, obs, z)
     elif cfg.agent_name == "qam" and cfg.inv_temp > 0:
-      a = flows.euler_ode(self._velocity(extras["target_bc_flow"], params["actor_flow"]),
-                          obs, z, cfg.flow_steps)
+      a = flows.euler_ode(
+        self._velocity(extras["target_bc_flow"], params["actor_flow"]), obs, z, cfg.flow_steps
+      )
     else:  # BC flow, or QAM at λ = 0: sample v_β (spec §8)
       a = flows.euler_ode(self._velocity(params["bc_flow"]), obs, z, cfg.flow_steps)
     a = jnp.clip(a, -1.0, 1.0)
     if _uses_edit(cfg):  # QAM-E samples the edit (not its mode) for TD targets and evaluation
-      a, _ = variants.edit_actions(self._edit_dist(params["edit_policy"]), obs, a, k_edit,
-                                   cfg.edit_scale)
+      a, _ = variants.edit_actions(
+        self._edit_dist(params["edit_policy"]), obs, a, k_edit, cfg.edit_scale
+      )
     return a
 
   def _edit_dist(self, edit_params):
@@ -200,18 +224,25 @@ class QAMAgent(flax.struct.PyTreeNode):
     # Critic (spec §6).
     a_next = self._policy_chunks(params, extras, batch["next_observations"], k_next)
     next_q = self._q_fn(extras["target_critic"])(batch["next_observations"], a_next)
-    y = critic.pessimistic_target(next_q, batch["rewards"], batch["masks"], cfg.discount,
-                                  cfg.horizon, cfg.rho)
+    y = critic.pessimistic_target(
+      next_q, batch["rewards"], batch["masks"], cfg.discount, cfg.horizon, cfg.rho
+    )
     q = self._q_fn(params["critic"])(obs, actions)
     q_loss = critic.td_loss(q, y, batch["valid"])
-    info.update({"critic/loss": q_loss, "critic/q_mean": jnp.mean(q),
-                 "critic/q_std": jnp.mean(jnp.std(q, axis=0)),
-                 "critic/target_mean": jnp.mean(y)})
+    info.update(
+      {
+        "critic/loss": q_loss,
+        "critic/q_mean": jnp.mean(q),
+        "critic/q_std": jnp.mean(jnp.std(q, axis=0)),
+        "critic/target_mean": jnp.mean(y),
+      }
+    )
     total = q_loss
 
     # Behaviour flow (Eq. 2).
-    bc_loss = flows.flow_matching_loss(self._velocity(params["bc_flow"]), obs, actions, k_bc,
-                                       batch["valid"])
+    bc_loss = flows.flow_matching_loss(
+      self._velocity(params["bc_flow"]), obs, actions, k_bc, batch["valid"]
+    )
     info["bc/fm_loss"] = bc_loss
     total = total + bc_loss
 
@@ -224,14 +255,23 @@ class QAMAgent(flax.struct.PyTreeNode):
       # The rollout's v_θ forward passes are the loss's (k ≤ N−2): their stored activations
       # serve the backward pass, no second forward on N·B points (losses bitwise unchanged).
       xs, v_fine_at = adjoint.rollout_with_velocities(
-          self._velocity(extras["target_bc_flow"], params["actor_flow"]), v_base, obs, x0, eps, n)
-      adj_n = adjoint.terminal_adjoint(self._q_fn(extras["target_critic"]), obs, xs[-1],
-                                       cfg.inv_temp)
+        self._velocity(extras["target_bc_flow"], params["actor_flow"]), v_base, obs, x0, eps, n
+      )
+      adj_n = adjoint.terminal_adjoint(
+        self._q_fn(extras["target_critic"]), obs, xs[-1], cfg.inv_temp
+      )
       adjs = jax.lax.stop_gradient(adjoint.lean_adjoint(v_base, obs, xs, adj_n, n))
       am_loss = adjoint.adjoint_matching_loss(
-          v_fine_at, adjoint.base_velocities_on_grid(v_base, obs, xs, n), adjs, n)
-      info.update({"actor/am_loss": am_loss, "actor/adj_max": jnp.max(jnp.abs(adjs)),
-                   "actor/adj_mean": jnp.mean(adjs), "actor/adj_std": jnp.std(adjs)})
+        v_fine_at, adjoint.base_velocities_on_grid(v_base, obs, xs, n), adjs, n
+      )
+      info.update(
+        {
+          "actor/am_loss": am_loss,
+          "actor/adj_max": jnp.max(jnp.abs(adjs)),
+          "actor/adj_mean": jnp.mean(adjs),
+          "actor/adj_std": jnp.std(adjs),
+        }
+      )
       total = total + am_loss
 
     # One-step policy: FQL (teacher v_β) or QAM-F (teacher v_θ).
@@ -241,14 +281,25 @@ class QAMAgent(flax.struct.PyTreeNode):
       if cfg.agent_name == "fql":
         teacher_v = self._velocity(jax.lax.stop_gradient(params["bc_flow"]))
       else:
-        teacher_v = self._velocity(extras["target_bc_flow"],
-                                   jax.lax.stop_gradient(params["actor_flow"]))
+        teacher_v = self._velocity(
+          extras["target_bc_flow"], jax.lax.stop_gradient(params["actor_flow"])
+        )
       teacher = jax.lax.stop_gradient(flows.euler_ode(teacher_v, obs, z, cfg.flow_steps))
       f_loss, f_info = baselines.one_step_policy_loss(
-          lambda o, zz: one.apply({"params": params["one_step"]}, o, zz),
-          self._q_fn(jax.lax.stop_gradient(params["critic"])), obs, z, teacher, cfg.fql_alpha)
-      info.update({"one_step/loss": f_loss, "one_step/q_loss": f_info["q_loss"],
-                   "one_step/distill_loss": f_info["distill_loss"]})
+        lambda o, zz: one.apply({"params": params["one_step"]}, o, zz),
+        self._q_fn(jax.lax.stop_gradient(params["critic"])),
+        obs,
+        z,
+        teacher,
+        cfg.fql_alpha,
+      )
+      info.update(
+        {
+          "one_step/loss": f_loss,
+          "one_step/q_loss": f_info["q_loss"],
+          "one_step/distill_loss": f_info["distill_loss"],
+        }
+      )
       total = total + f_loss
 
     # QAM-E edit policy and its temperature (spec §9); gradients into ψ and log α_e only.
@@ -257,11 +308,18 @@ class QAMAgent(flax.struct.PyTreeNode):
       z = _normal(k_z, (b, self.chunk_dim))
       v_sg = self._velocity(extras["target_bc_flow"], jax.lax.stop_gradient(params["actor_flow"]))
       a_flow = jax.lax.stop_gradient(
-          jnp.clip(flows.euler_ode(v_sg, obs, z, cfg.flow_steps), -1.0, 1.0))
+        jnp.clip(flows.euler_ode(v_sg, obs, z, cfg.flow_steps), -1.0, 1.0)
+      )
       e_loss, e_info = variants.edit_policy_loss(
-          self._edit_dist(params["edit_policy"]),
-          self._q_fn(jax.lax.stop_gradient(params["critic"])), obs, a_flow, k_e,
-          cfg.edit_scale, params["edit_log_temp"], cfg.edit_target_entropy * self.chunk_dim)
+        self._edit_dist(params["edit_policy"]),
+        self._q_fn(jax.lax.stop_gradient(params["critic"])),
+        obs,
+        a_flow,
+        k_e,
+        cfg.edit_scale,
+        params["edit_log_temp"],
+        cfg.edit_target_entropy * self.chunk_dim,
+      )
       info.update({f"edit/{k}": v for k, v in e_info.items()})
       total = total + e_loss
 
@@ -277,19 +335,26 @@ class QAMAgent(flax.struct.PyTreeNode):
     Returns:
       (new agent, info) with namespaced scalar diagnostics and ``grad_norm``.
     """
-    chex.assert_shape(batch["actions"], (None, self.config.horizon, self.action_dim),
-                      exception_type=ValueError, custom_message=(
-                          f"batch['actions'] must have shape (B, {self.config.horizon}, "
-                          f"{self.action_dim}); got {batch['actions'].shape}"))
+    chex.assert_shape(
+      batch["actions"],
+      (None, self.config.horizon, self.action_dim),
+      exception_type=ValueError,
+      custom_message=(
+        f"batch['actions'] must have shape (B, {self.config.horizon}, "
+        f"{self.action_dim}); got {batch['actions'].shape}"
+      ),
+    )
     key = self.state.step_key()
     grads, info = jax.grad(self.total_loss, has_aux=True)(self.state.params, batch, key)
     tau = self.config.tau
     new_state, gnorm = self.state.apply_gradients(grads)
     extras = {
-        "target_critic": optim.ema_update(self.state.extras["target_critic"],
-                                          new_state.params["critic"], 1.0 - tau),
-        "target_bc_flow": optim.ema_update(self.state.extras["target_bc_flow"],
-                                           new_state.params["bc_flow"], 1.0 - tau),
+      "target_critic": optim.ema_update(
+        self.state.extras["target_critic"], new_state.params["critic"], 1.0 - tau
+      ),
+      "target_bc_flow": optim.ema_update(
+        self.state.extras["target_bc_flow"], new_state.params["bc_flow"], 1.0 - tau
+      ),
     }
     info["grad_norm"] = gnorm
     return self.replace(state=new_state.replace(extras=extras)), info
@@ -311,7 +376,11 @@ class QAMAgent(flax.struct.PyTreeNode):
     Returns:
       ``(B, H, d)`` chunks in [−1, 1]; execute open-loop.
     """
-    chex.assert_shape(obs, (None, self.obs_dim), exception_type=ValueError,
-                      custom_message=f"obs must have shape (B, {self.obs_dim}); got {obs.shape}")
+    chex.assert_shape(
+      obs,
+      (None, self.obs_dim),
+      exception_type=ValueError,
+      custom_message=f"obs must have shape (B, {self.obs_dim}); got {obs.shape}",
+    )
     a = self._policy_chunks(self.state.params, self.state.extras, obs, rng)
     return a.reshape(obs.shape[0], self.config.horizon, self.action_dim)

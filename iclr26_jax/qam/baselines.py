@@ -12,9 +12,14 @@ import jax
 import jax.numpy as jnp
 
 
-def one_step_policy_loss(policy: Callable[[jax.Array, jax.Array], jax.Array],
-                         q_fn: Callable[[jax.Array, jax.Array], jax.Array], obs: jax.Array,
-                         z: jax.Array, teacher_actions: jax.Array, alpha: float):
+def one_step_policy_loss(
+  policy: Callable[[jax.Array, jax.Array], jax.Array],
+  q_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  obs: jax.Array,
+  z: jax.Array,
+  teacher_actions: jax.Array,
+  alpha: float,
+):
   """L = −mean_j Q_j(s, clip(μ(s, z))) + α·‖μ(s, z) − teacher(s, z)‖² (mean over batch).
 
   Args:
@@ -29,8 +34,10 @@ def one_step_policy_loss(policy: Callable[[jax.Array, jax.Array], jax.Array],
     action dims, mean over batch).
   """
   if z.shape != teacher_actions.shape or z.ndim != 2 or obs.shape[0] != z.shape[0]:
-    raise ValueError(f"obs (B, S), z and teacher_actions (B, D) required; got {obs.shape}, "
-                     f"{z.shape}, {teacher_actions.shape}")
+    raise ValueError(
+      f"obs (B, S), z and teacher_actions (B, D) required; got {obs.shape}, "
+      f"{z.shape}, {teacher_actions.shape}"
+    )
   mu = policy(obs, z)
   q = jnp.mean(q_fn(obs, jnp.clip(mu, -1.0, 1.0)), axis=0)
   distill = jnp.mean(jnp.sum(jnp.square(mu - jax.lax.stop_gradient(teacher_actions)), axis=-1))

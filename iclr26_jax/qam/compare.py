@@ -27,10 +27,18 @@ from iclr26_jax.qam.envs import pointmaze as pm
 Callable = collections.abc.Callable
 
 
-def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps: int,
-                batch_size: int, eval_every: int, eval_episodes: int = 100,
-                eval_seed: int = 12345, verbose: bool = False,
-                evaluator: Callable | None = None) -> dict:
+def train_seeds(
+  config: ml_collections.ConfigDict,
+  data: dict,
+  seeds,
+  num_steps: int,
+  batch_size: int,
+  eval_every: int,
+  eval_episodes: int = 100,
+  eval_seed: int = 12345,
+  verbose: bool = False,
+  evaluator: Callable | None = None,
+) -> dict:
   """Trains one agent per seed (vmapped) and evaluates the success rate along the way.
 
   Args:
@@ -54,8 +62,9 @@ def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps:
   if not seeds:
     raise ValueError("seeds must be non-empty")
   if num_steps < 1 or eval_every < 1 or num_steps % eval_every:
-    raise ValueError(f"num_steps ({num_steps}) must be a positive multiple of eval_every "
-                     f"({eval_every})")
+    raise ValueError(
+      f"num_steps ({num_steps}) must be a positive multiple of eval_every ({eval_every})"
+    )
   h, gamma = int(config.horizon), float(config.discount)
   cfg = config_lib.with_fields(config, batch_size=int(batch_size), num_updates=int(num_steps))
   dev = {k: jnp.asarray(v) for k, v in data.items()}
@@ -66,12 +75,11 @@ def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps:
   @jax.jit
   def run(agents, start):
     def body(ags, i):
-      step_keys = jax.vmap(lambda k: jax.random.fold_in(jax.random.fold_in(k, 17), start + i))(
-          keys)
-      batch = jax.vmap(lambda k: datasets.sample_chunks(dev, k, batch_size, h, gamma))(
-          step_keys)
+      step_keys = jax.vmap(lambda k: jax.random.fold_in(jax.random.fold_in(k, 17), start + i))(keys)
+      batch = jax.vmap(lambda k: datasets.sample_chunks(dev, k, batch_size, h, gamma))(step_keys)
       ags, info = jax.vmap(lambda a, b: a.update(b))(ags, batch)
       return ags, info
+
     agents, infos = jax.lax.scan(body, agents, jnp.arange(eval_every))
     return agents, jax.tree.map(lambda x: x[-1], infos)
 
@@ -98,26 +106,38 @@ def train_seeds(config: ml_collections.ConfigDict, data: dict, seeds, num_steps:
     succ.append(np.asarray(s))
     length.append(np.asarray(l))
     if verbose:
-      print(f"  [{cfg.agent_name}] step {start + eval_every}: success "
-            f"{np.mean(s):.3f} ± {np.std(s):.3f}", flush=True)
-  return {"steps": np.asarray(steps), "success": np.stack(succ, 1),
-          "episode_length": np.stack(length, 1),
-          "info": {k: np.asarray(v) for k, v in jax.device_get(info).items()},
-          "agents": agents, "compile_s": compile_s,
-          "seconds_per_update": run_s / num_steps}
+      print(
+        f"  [{cfg.agent_name}] step {start + eval_every}: success "
+        f"{np.mean(s):.3f} ± {np.std(s):.3f}",
+        flush=True,
+      )
+  return {
+    "steps": np.asarray(steps),
+    "success": np.stack(succ, 1),
+    "episode_length": np.stack(length, 1),
+    "info": {k: np.asarray(v) for k, v in jax.device_get(info).items()},
+    "agents": agents,
+    "compile_s": compile_s,
+    "seconds_per_update": run_s / num_steps,
+  }
 
 
-def rollouts(agent: QAMAgent, key: jax.Array, num_episodes: int = 16,
-             horizon: int = pm.HORIZON) -> np.ndarray:
+def rollouts(
+  agent: QAMAgent, key: jax.Array, num_episodes: int = 16, horizon: int = pm.HORIZON
+) -> np.ndarray:
   """Positions ``(E, horizon + 1, 2)`` of ``num_episodes`` evaluation episodes of one agent (for
   plots); an episode's position freezes once it reaches the goal."""
-  run = jax.jit(lambda a, k: pm.evaluate(a.sample_actions, k, num_episodes, horizon,
-                                         chunk=a.config.horizon)["positions"])
+  run = jax.jit(
+    lambda a, k: pm.evaluate(a.sample_actions, k, num_episodes, horizon, chunk=a.config.horizon)[
+      "positions"
+    ]
+  )
   return np.asarray(run(agent, key))
 
 
-def ogbench_evaluator(env, num_episodes: int, seed: int = 0, horizon: int | None = None,
-                      verbose: bool = False) -> Callable:
+def ogbench_evaluator(
+  env, num_episodes: int, seed: int = 0, horizon: int | None = None, verbose: bool = False
+) -> Callable:
   """An ``evaluator`` for ``train_seeds`` on an OGBench single-task environment.
 
   Each seed's agent runs ``num_episodes`` episodes (reset seeds ``seed, seed + 1, …``, the same
@@ -138,13 +158,22 @@ def ogbench_evaluator(env, num_episodes: int, seed: int = 0, horizon: int | None
       agent = unstack(agents, i)
       t0 = time.perf_counter()
       out = ogbench_env.evaluate(
-          env, lambda obs, key: np.asarray(sample(agent, jnp.asarray(obs), key)).reshape(-1),
-          num_episodes, horizon=horizon, seed=seed, chunk=int(agent.config.horizon))
+        env,
+        lambda obs, key: np.asarray(sample(agent, jnp.asarray(obs), key)).reshape(-1),
+        num_episodes,
+        horizon=horizon,
+        seed=seed,
+        chunk=int(agent.config.horizon),
+      )
       success[i], length[i] = out["success"], out["episode_length"]
       if verbose:
-        print(f"    seed {i}: success {out['success']:.3f} over {num_episodes} episodes "
-              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        print(
+          f"    seed {i}: success {out['success']:.3f} over {num_episodes} episodes "
+          f"({time.perf_counter() - t0:.0f} s)",
+          flush=True,
+        )
     return success, length
+
   return run
 
 

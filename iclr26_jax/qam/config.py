@@ -15,28 +15,30 @@ AGENT_NAMES = ("qam", "bc", "fql")
 
 def default_config() -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
-  c.agent_name = "qam"                 # "qam" (incl. QAM-F via fql_alpha) | "bc" (BC flow) | "fql"
-  c.inv_temp = 0.3                     # λ, inverse temperature of the tilt π_β·exp(λQ)
-  c.fql_alpha = 0.0                    # qam: >0 turns on QAM-F with this α_F; fql: distillation α
-  c.edit_scale = 0.0                   # qam: η > 0 turns on QAM-E (edit â = clip(a + η·e)); exclusive with QAM-F
-  c.edit_target_entropy = -0.5         # QAM-E: target entropy per action dim (total −0.5·D_a)
-  c.edit_init_temp = 1.0               # QAM-E: initial entropy temperature α_e (auto-tuned, log space)
-  c.actor_hidden_dims = (512, 512, 512, 512)   # v_β, v_θ and one-step policy MLP widths
+  c.agent_name = "qam"  # "qam" (incl. QAM-F via fql_alpha) | "bc" (BC flow) | "fql"
+  c.inv_temp = 0.3  # λ, inverse temperature of the tilt π_β·exp(λQ)
+  c.fql_alpha = 0.0  # qam: >0 turns on QAM-F with this α_F; fql: distillation α
+  c.edit_scale = 0.0  # qam: η > 0 turns on QAM-E (edit â = clip(a + η·e)); exclusive with QAM-F
+  c.edit_target_entropy = -0.5  # QAM-E: target entropy per action dim (total −0.5·D_a)
+  c.edit_init_temp = 1.0  # QAM-E: initial entropy temperature α_e (auto-tuned, log space)
+  c.actor_hidden_dims = (512, 512, 512, 512)  # v_β, v_θ and one-step policy MLP widths
   c.critic_hidden_dims = (512, 512, 512, 512)  # each critic member's MLP widths
-  c.num_qs = 10                        # K, critic ensemble size
-  c.rho = 0.5                          # pessimism: target = mean − ρ·std over the ensemble
-  c.discount = 0.99                    # γ per environment step
-  c.horizon = 5                        # H, action chunk length (D_a = H·d)
-  c.flow_steps = 10                    # N, Euler steps of the ODE sampler and the SDE rollout
-  c.tau = 0.005                        # Polyak rate of the target critic and target BC flow
-  c.residual = False                   # v_θ parameterised as v_β̄ + v_θ
-  c.batch_size = 256                   # transitions (chunks) per update
-  c.compute_dtype = "float32"          # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
+  c.num_qs = 10  # K, critic ensemble size
+  c.rho = 0.5  # pessimism: target = mean − ρ·std over the ensemble
+  c.discount = 0.99  # γ per environment step
+  c.horizon = 5  # H, action chunk length (D_a = H·d)
+  c.flow_steps = 10  # N, Euler steps of the ODE sampler and the SDE rollout
+  c.tau = 0.005  # Polyak rate of the target critic and target BC flow
+  c.residual = False  # v_θ parameterised as v_β̄ + v_θ
+  c.batch_size = 256  # transitions (chunks) per update
+  c.compute_dtype = (
+    "float32"  # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
+  )
   c.optim = optim.optim_defaults()
   c.optim.name = "adam"
-  c.optim.learning_rate = 3e-4         # Adam learning rate (one optimiser over all losses)
-  c.optim.grad_clip = 1.0              # global-norm clip over the joint gradient
-  c.num_updates = 1_000_000            # used for learning-rate schedules only
+  c.optim.learning_rate = 3e-4  # Adam learning rate (one optimiser over all losses)
+  c.optim.grad_clip = 1.0  # global-norm clip over the joint gradient
+  c.num_updates = 1_000_000  # used for learning-rate schedules only
   return c
 
 
@@ -59,24 +61,29 @@ def validate(config: ml_collections.ConfigDict) -> None:
   if config.edit_scale < 0:
     raise ValueError(f"config.edit_scale must be >= 0; got {config.edit_scale}")
   if config.edit_scale > 0 and config.agent_name != "qam":
-    raise ValueError(f"config.edit_scale > 0 (QAM-E) needs agent_name 'qam'; "
-                     f"got {config.agent_name!r}")
+    raise ValueError(
+      f"config.edit_scale > 0 (QAM-E) needs agent_name 'qam'; got {config.agent_name!r}"
+    )
   if config.edit_scale > 0 and config.fql_alpha > 0:
-    raise ValueError("QAM-F (config.fql_alpha > 0) and QAM-E (config.edit_scale > 0) are "
-                     f"mutually exclusive; got fql_alpha={config.fql_alpha}, "
-                     f"edit_scale={config.edit_scale}")
+    raise ValueError(
+      "QAM-F (config.fql_alpha > 0) and QAM-E (config.edit_scale > 0) are "
+      f"mutually exclusive; got fql_alpha={config.fql_alpha}, "
+      f"edit_scale={config.edit_scale}"
+    )
   if config.edit_init_temp <= 0:
     raise ValueError(f"config.edit_init_temp must be > 0; got {config.edit_init_temp}")
   if config.compute_dtype not in ("float32", "bfloat16"):
-    raise ValueError(f"config.compute_dtype must be 'float32' or 'bfloat16'; "
-                     f"got {config.compute_dtype!r}")
+    raise ValueError(
+      f"config.compute_dtype must be 'float32' or 'bfloat16'; got {config.compute_dtype!r}"
+    )
   if config.num_qs < 1:
     raise ValueError(f"config.num_qs must be >= 1; got {config.num_qs}")
   if config.horizon < 1:
     raise ValueError(f"config.horizon must be >= 1; got {config.horizon}")
   if config.flow_steps < 2:
-    raise ValueError(f"config.flow_steps must be >= 2 (last step is an ODE step); "
-                     f"got {config.flow_steps}")
+    raise ValueError(
+      f"config.flow_steps must be >= 2 (last step is an ODE step); got {config.flow_steps}"
+    )
   if not 0 < config.tau <= 1:
     raise ValueError(f"config.tau must be in (0, 1]; got {config.tau}")
   if not 0 < config.discount <= 1:

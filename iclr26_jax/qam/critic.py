@@ -7,8 +7,9 @@ import jax
 import jax.numpy as jnp
 
 
-def pessimistic_target(next_q: jax.Array, rewards: jax.Array, masks: jax.Array, discount: float,
-                       horizon: int, rho: float) -> jax.Array:
+def pessimistic_target(
+  next_q: jax.Array, rewards: jax.Array, masks: jax.Array, discount: float, horizon: int, rho: float
+) -> jax.Array:
   """Eq. 9: y = R + γ^H·m·[mean_j Q̄_j − ρ·std_j Q̄_j] (population std over the K members).
 
   Args:
@@ -19,14 +20,22 @@ def pessimistic_target(next_q: jax.Array, rewards: jax.Array, masks: jax.Array, 
   Returns:
     ``(B,)`` targets.
   """
-  chex.assert_rank(next_q, 2, exception_type=ValueError,
-                   custom_message=f"next_q must have shape (K, B); got {next_q.shape}")
+  chex.assert_rank(
+    next_q,
+    2,
+    exception_type=ValueError,
+    custom_message=f"next_q must have shape (K, B); got {next_q.shape}",
+  )
   b = next_q.shape[1]
   for name, x in (("rewards", rewards), ("masks", masks)):
-    chex.assert_shape(x, (b,), exception_type=ValueError,
-                      custom_message=f"{name} must have shape ({b},); got {x.shape}")
+    chex.assert_shape(
+      x,
+      (b,),
+      exception_type=ValueError,
+      custom_message=f"{name} must have shape ({b},); got {x.shape}",
+    )
   boot = jnp.mean(next_q, axis=0) - rho * jnp.std(next_q, axis=0)
-  return rewards + (discount ** horizon) * masks * boot
+  return rewards + (discount**horizon) * masks * boot
 
 
 def td_loss(q: jax.Array, target: jax.Array, valid: jax.Array) -> jax.Array:
@@ -37,9 +46,11 @@ def td_loss(q: jax.Array, target: jax.Array, valid: jax.Array) -> jax.Array:
   Returns:
     scalar.
   """
-  message = (f"q must be (K, B) with target and valid (B,); got {q.shape}, {target.shape}, "
-             f"{valid.shape}")
+  message = (
+    f"q must be (K, B) with target and valid (B,); got {q.shape}, {target.shape}, {valid.shape}"
+  )
   chex.assert_rank(q, 2, exception_type=ValueError, custom_message=message)
-  chex.assert_shape([target, valid], (q.shape[1],), exception_type=ValueError,
-                    custom_message=message)
+  chex.assert_shape(
+    [target, valid], (q.shape[1],), exception_type=ValueError, custom_message=message
+  )
   return jnp.mean(valid[None] * jnp.square(q - jax.lax.stop_gradient(target)[None]))

@@ -17,8 +17,9 @@ from iclr26_jax.qam.envs import pointmaze as pm
 REQUIRED_KEYS = ("observations", "actions", "rewards", "masks", "terminals", "next_observations")
 
 
-def sample_chunks(data: dict, key: jax.Array, batch_size: int, horizon: int,
-                  discount: float) -> dict:
+def sample_chunks(
+  data: dict, key: jax.Array, batch_size: int, horizon: int, discount: float
+) -> dict:
   """Samples B chunks of H consecutive transitions; a pure function of (data, key).
 
   For a start index t: ``observations`` s_t ``(B, S)``, ``actions`` a_{t..t+H−1} ``(B, H, d)``,
@@ -47,12 +48,12 @@ def chunks_at(data: dict, idx: jax.Array, horizon: int, discount: float) -> dict
   else:
     crosses = jnp.zeros(idx.shape, jnp.float32)
   return {
-      "observations": jnp.asarray(data["observations"])[idx],
-      "actions": jnp.asarray(data["actions"])[ids],
-      "rewards": jnp.sum(r * disc[None], axis=1),
-      "masks": jnp.min(jnp.asarray(data["masks"])[ids], axis=1),
-      "valid": 1.0 - crosses.astype(jnp.float32),
-      "next_observations": jnp.asarray(data["next_observations"])[ids[:, -1]],
+    "observations": jnp.asarray(data["observations"])[idx],
+    "actions": jnp.asarray(data["actions"])[ids],
+    "rewards": jnp.sum(r * disc[None], axis=1),
+    "masks": jnp.min(jnp.asarray(data["masks"])[ids], axis=1),
+    "valid": 1.0 - crosses.astype(jnp.float32),
+    "next_observations": jnp.asarray(data["next_observations"])[ids[:, -1]],
   }
 
 
@@ -75,8 +76,14 @@ def scripted_action(p: jax.Array, target: jax.Array, gap_y: jax.Array) -> jax.Ar
   return _unit_toward(p, aim)
 
 
-def generate_pointmaze(seed: int, num_episodes: int = 2000, episode_length: int = pm.HORIZON,
-                       p_goal: float = 0.15, noise: float = 0.3, retarget_steps: int = 40):
+def generate_pointmaze(
+  seed: int,
+  num_episodes: int = 2000,
+  episode_length: int = pm.HORIZON,
+  p_goal: float = 0.15,
+  noise: float = 0.3,
+  retarget_steps: int = 40,
+):
   """Noisy multimodal "play" data on the point maze, vmapped over episodes, scanned over time.
 
   Each episode starts from the environment's start distribution and picks one of the two gaps
@@ -95,8 +102,9 @@ def generate_pointmaze(seed: int, num_episodes: int = 2000, episode_length: int 
     ``success (E,)`` (goal visited) and ``gap (E,)`` (0 upper, 1 lower).
   """
   if num_episodes < 1 or episode_length < 1:
-    raise ValueError(f"num_episodes and episode_length must be >= 1; got {num_episodes}, "
-                     f"{episode_length}")
+    raise ValueError(
+      f"num_episodes and episode_length must be >= 1; got {num_episodes}, {episode_length}"
+    )
   if not 0.0 <= p_goal <= 1.0:
     raise ValueError(f"p_goal must be in [0, 1]; got {p_goal}")
   gaps_y = jnp.asarray([0.5 * (lo + hi) for lo, hi in pm.GAPS])
@@ -126,8 +134,7 @@ def generate_pointmaze(seed: int, num_episodes: int = 2000, episode_length: int 
       since = jnp.where(renew, 0, since + 1)
       return (p_next, target, since), (p, a, r, m, p_next)
 
-    _, out = jax.lax.scan(body, (p0, draw_target(k_t), jnp.int32(0)),
-                          jnp.arange(episode_length))
+    _, out = jax.lax.scan(body, (p0, draw_target(k_t), jnp.int32(0)), jnp.arange(episode_length))
     return out, gap
 
   keys = jax.random.split(jax.random.PRNGKey(seed), num_episodes)
@@ -136,12 +143,12 @@ def generate_pointmaze(seed: int, num_episodes: int = 2000, episode_length: int 
   term = np.zeros((e, t), np.float32)
   term[:, -1] = 1.0
   data = {
-      "observations": np.asarray(obs, np.float32).reshape(e * t, 2),
-      "actions": np.asarray(act, np.float32).reshape(e * t, 2),
-      "rewards": np.asarray(rew, np.float32).reshape(e * t),
-      "masks": np.asarray(msk, np.float32).reshape(e * t),
-      "terminals": term.reshape(e * t),
-      "next_observations": np.asarray(nxt, np.float32).reshape(e * t, 2),
+    "observations": np.asarray(obs, np.float32).reshape(e * t, 2),
+    "actions": np.asarray(act, np.float32).reshape(e * t, 2),
+    "rewards": np.asarray(rew, np.float32).reshape(e * t),
+    "masks": np.asarray(msk, np.float32).reshape(e * t),
+    "terminals": term.reshape(e * t),
+    "next_observations": np.asarray(nxt, np.float32).reshape(e * t, 2),
   }
   info = {"success": np.asarray(msk).min(axis=1) == 0.0, "gap": np.asarray(gap)}
   return data, info

@@ -16,13 +16,24 @@ Velocity = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
 
 
 def _check_2d(name: str, x: jax.Array, rows: int | None = None, cols: int | None = None):
-  chex.assert_shape(x, (rows, cols), exception_type=ValueError, custom_message=(
+  chex.assert_shape(
+    x,
+    (rows, cols),
+    exception_type=ValueError,
+    custom_message=(
       f"{name} must have shape ({rows if rows is not None else 'B'}, "
-      f"{cols if cols is not None else 'D'}); got {x.shape}"))
+      f"{cols if cols is not None else 'D'}); got {x.shape}"
+    ),
+  )
 
 
-def flow_matching_loss(velocity: Velocity, obs: jax.Array, actions: jax.Array, key: jax.Array,
-                       weights: jax.Array | None = None) -> jax.Array:
+def flow_matching_loss(
+  velocity: Velocity,
+  obs: jax.Array,
+  actions: jax.Array,
+  key: jax.Array,
+  weights: jax.Array | None = None,
+) -> jax.Array:
   """Eq. 2: mean_B w·‖v(s, (1−t)x_0 + t·a, t) − (a − x_0)‖² / D.
 
   Args:
@@ -44,8 +55,12 @@ def flow_matching_loss(velocity: Velocity, obs: jax.Array, actions: jax.Array, k
   err = jnp.mean(jnp.square(velocity(obs, xt, t) - (actions - x0)), axis=-1)
   if weights is None:
     return jnp.mean(err)
-  chex.assert_shape(weights, (b,), exception_type=ValueError,
-                    custom_message=f"weights must have shape ({b},); got {weights.shape}")
+  chex.assert_shape(
+    weights,
+    (b,),
+    exception_type=ValueError,
+    custom_message=f"weights must have shape ({b},); got {weights.shape}",
+  )
   return jnp.mean(weights * err)
 
 

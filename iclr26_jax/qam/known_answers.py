@@ -27,12 +27,12 @@ import optax
 from iclr26_jax.qam import adjoint, flows
 
 S0 = 0.3
-KAPPA = S0 ** 2
+KAPPA = S0**2
 D = 2
-N = 40            # spec §14 A: mean and covariance are asserted at N ≥ 20–40
-STEPS = 1500      # Adam steps (cosine-decayed lr, so the final iterate averages the SGD noise)
+N = 40  # spec §14 A: mean and covariance are asserted at N ≥ 20–40
+STEPS = 1500  # Adam steps (cosine-decayed lr, so the final iterate averages the SGD noise)
 BATCH = 256
-M = 20000         # ODE samples per evaluation state
+M = 20000  # ODE samples per evaluation state
 STATES = (-0.5, 0.0, 0.5)
 
 
@@ -54,12 +54,14 @@ def _affine_v(p):
   def v(o, x, t):
     k = jnp.clip(jnp.round(t * n).astype(jnp.int32), 0, n - 1)
     return p["a"][k] * x + p["b"][k] * o + p["c"][k]
+
   return v
 
 
 def _critic(prob):
   def q(o, a):  # (K = 1, B)
     return (a @ prob["w"] - 0.5 * prob["k"] * jnp.sum(jnp.square(a - prob["c"]), -1))[None]
+
   return q
 
 
@@ -124,10 +126,12 @@ def _velocity_rms(p, prob):
 # Problems, trained together under one vmap (one compile): quadratic (λ = 1, k = 10,
 # c = (0.4, 0.2)), the same at λ = 0, and a linear critic w = (1, −0.5) at λ = 0.5 and λ = 1.
 # numpy (float32), not jnp: importing this module must not start a JAX backend.
-PROBS = {"lam": np.asarray([1.0, 0.0, 0.5, 1.0], np.float32),
-         "k": np.asarray([10.0, 10.0, 0.0, 0.0], np.float32),
-         "c": np.asarray([[0.4, 0.2]] * 4, np.float32),
-         "w": np.asarray([[0.0, 0.0], [0.0, 0.0], [1.0, -0.5], [1.0, -0.5]], np.float32)}
+PROBS = {
+  "lam": np.asarray([1.0, 0.0, 0.5, 1.0], np.float32),
+  "k": np.asarray([10.0, 10.0, 0.0, 0.0], np.float32),
+  "c": np.asarray([[0.4, 0.2]] * 4, np.float32),
+  "w": np.asarray([[0.0, 0.0], [0.0, 0.0], [1.0, -0.5], [1.0, -0.5]], np.float32),
+}
 QUAD, LAM0, LIN_HALF, LIN_ONE = range(4)
 VEL_KS = (N // 4, N // 2, 3 * N // 4)
 

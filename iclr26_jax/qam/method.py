@@ -77,24 +77,24 @@ def default_config() -> ml_collections.ConfigDict:
   c.optim = c.agent.optim
   del c.agent["optim"]
   c.data = ml_collections.ConfigDict()
-  c.data.name = POINTMAZE            # "pointmaze" or an OGBench single-task env name
-  c.data.seed = 0                    # point maze: generator seed
-  c.data.num_episodes = 2000         # point maze: episodes of play data
+  c.data.name = POINTMAZE  # "pointmaze" or an OGBench single-task env name
+  c.data.seed = 0  # point maze: generator seed
+  c.data.num_episodes = 2000  # point maze: episodes of play data
   c.data.episode_length = pm.HORIZON  # point maze: steps per episode
-  c.data.p_goal = 0.15               # point maze: probability a play target is the goal
-  c.data.noise = 0.3                 # point maze: Gaussian action noise of the scripted oracle
-  c.data.dataset_dir = OGBENCH_DIR   # OGBench: folder with <dataset>.npz and <dataset>-val.npz
-  c.data.sparse = False              # OGBench puzzle/scene: r -> -1[r != 0] (spec §13.2)
-  c.data.generate_episodes = 0       # OGBench: >0 generates missing files with this many episodes
-  c.data.generate_length = 1000      # OGBench: transitions per generated episode
+  c.data.p_goal = 0.15  # point maze: probability a play target is the goal
+  c.data.noise = 0.3  # point maze: Gaussian action noise of the scripted oracle
+  c.data.dataset_dir = OGBENCH_DIR  # OGBench: folder with <dataset>.npz and <dataset>-val.npz
+  c.data.sparse = False  # OGBench puzzle/scene: r -> -1[r != 0] (spec §13.2)
+  c.data.generate_episodes = 0  # OGBench: >0 generates missing files with this many episodes
+  c.data.generate_length = 1000  # OGBench: transitions per generated episode
   c.online = ml_collections.ConfigDict()
-  c.online.steps = 0                 # environment steps of the online phase (UTD 1)
-  c.online.warmup = 0                # online steps that only collect before updates resume
-  c.online.episode_length = 0        # step limit per online episode (0 = the env's own limit)
+  c.online.steps = 0  # environment steps of the online phase (UTD 1)
+  c.online.warmup = 0  # online steps that only collect before updates resume
+  c.online.episode_length = 0  # step limit per online episode (0 = the env's own limit)
   c.eval = ml_collections.ConfigDict()
-  c.eval.episodes = 100              # evaluation episodes (vectorised for the point maze)
-  c.eval.seed = 12345                # evaluation key (fixed: comparable across checkpoints)
-  c.eval.horizon = 0                 # OGBench: steps per evaluation episode (0 = env's limit)
+  c.eval.episodes = 100  # evaluation episodes (vectorised for the point maze)
+  c.eval.seed = 12345  # evaluation key (fixed: comparable across checkpoints)
+  c.eval.horizon = 0  # OGBench: steps per evaluation episode (0 = env's limit)
   return c
 
 
@@ -102,8 +102,10 @@ def validate(config: ml_collections.ConfigDict) -> None:
   """Raises ``ValueError`` naming the field for out-of-range run settings."""
   qam_config.validate(config.agent)
   if config.online.steps < 0 or config.online.steps >= config.num_steps:
-    raise ValueError(f"online.steps must be in [0, num_steps); got {config.online.steps} with "
-                     f"num_steps={config.num_steps}")
+    raise ValueError(
+      f"online.steps must be in [0, num_steps); got {config.online.steps} with "
+      f"num_steps={config.num_steps}"
+    )
   if config.online.warmup < 0 or config.online.warmup > config.online.steps:
     raise ValueError(f"online.warmup must be in [0, online.steps]; got {config.online.warmup}")
   if config.online.episode_length < 0:
@@ -111,48 +113,66 @@ def validate(config: ml_collections.ConfigDict) -> None:
   if config.eval.episodes < 1:
     raise ValueError(f"eval.episodes must be >= 1; got {config.eval.episodes}")
   if config.data.name == POINTMAZE and config.data.episode_length < config.agent.horizon:
-    raise ValueError(f"data.episode_length ({config.data.episode_length}) must be >= "
-                     f"agent.horizon ({config.agent.horizon})")
+    raise ValueError(
+      f"data.episode_length ({config.data.episode_length}) must be >= "
+      f"agent.horizon ({config.agent.horizon})"
+    )
 
 
 def load_data(config: ml_collections.ConfigDict):
   """``(data, env)``: the offline dict (``datasets`` layout) and the OGBench env (or None)."""
   d = config.data
   if d.name == POINTMAZE:
-    data, _ = datasets.generate_pointmaze(int(d.seed), int(d.num_episodes), int(d.episode_length),
-                                          p_goal=float(d.p_goal), noise=float(d.noise))
+    data, _ = datasets.generate_pointmaze(
+      int(d.seed),
+      int(d.num_episodes),
+      int(d.episode_length),
+      p_goal=float(d.p_goal),
+      noise=float(d.noise),
+    )
     return data, None
   from iclr26_jax.qam.envs import ogbench_env, ogbench_generate  # optional [rl] extra
+
   folder = os.path.expanduser(d.dataset_dir)
   dataset = ogbench_env.dataset_name_of(d.name)
   if d.generate_episodes > 0 and not all(
-      os.path.exists(p) for p in ogbench_generate.dataset_paths(dataset, folder)):
-    print(f"generating {dataset} ({d.generate_episodes} episodes x {d.generate_length} steps) "
-          f"in {folder} with the scripted OGBench oracles", flush=True)
-    ogbench_generate.generate_to_dir(dataset, folder, int(d.generate_episodes),
-                                     int(d.generate_length), seed=int(d.seed))
-  env, train, _ = ogbench_env.load(d.name, folder, sparse=bool(d.sparse),
-                                   disable_env_checker=True)
+    os.path.exists(p) for p in ogbench_generate.dataset_paths(dataset, folder)
+  ):
+    print(
+      f"generating {dataset} ({d.generate_episodes} episodes x {d.generate_length} steps) "
+      f"in {folder} with the scripted OGBench oracles",
+      flush=True,
+    )
+    ogbench_generate.generate_to_dir(
+      dataset, folder, int(d.generate_episodes), int(d.generate_length), seed=int(d.seed)
+    )
+  env, train, _ = ogbench_env.load(d.name, folder, sparse=bool(d.sparse), disable_env_checker=True)
   return train, env
 
 
 class QAMMethod(trainer.Method):
   """QAM / QAM-F / QAM-E / FQL / BC (``config.agent``) on the point maze or OGBench data."""
+
   name = "qam"
 
   def __init__(self, config):
     super().__init__(config)
     validate(config)
     # Learning-rate schedules span the whole run.
-    self.agent_config = qam_config.with_fields(config.agent, batch_size=int(config.batch_size),
-                                               num_updates=int(config.num_steps),
-                                               optim=config.optim.to_dict())
+    self.agent_config = qam_config.with_fields(
+      config.agent,
+      batch_size=int(config.batch_size),
+      num_updates=int(config.num_steps),
+      optim=config.optim.to_dict(),
+    )
     self.data, self.env = load_data(config)
     self.horizon = int(config.agent.horizon)
     self.num_offline = int(self.data["rewards"].shape[0])
     if self.num_offline < self.horizon:
-      raise ValueError(f"the offline dataset has {self.num_offline} transitions, fewer than "
-                       f"agent.horizon={self.horizon}")
+      raise ValueError(
+        f"the offline dataset has {self.num_offline} transitions, fewer than "
+        f"agent.horizon={self.horizon}"
+      )
     self.obs_dim = int(self.data["observations"].shape[1])
     self.action_dim = int(self.data["actions"].shape[1])
     self.online_steps = int(config.online.steps)
@@ -160,29 +180,37 @@ class QAMMethod(trainer.Method):
     self.online_env = None  # OGBench online phase: the host environment (ogbench_env.OnlineEnv)
     if self.online_steps and self.env is not None:
       if jax.process_count() > 1:
-        raise ValueError("the OGBench online phase steps one host environment; run it in a "
-                         f"single process (got {jax.process_count()} processes)")
+        raise ValueError(
+          "the OGBench online phase steps one host environment; run it in a "
+          f"single process (got {jax.process_count()} processes)"
+        )
       from iclr26_jax.qam.envs import ogbench_env
-      self.online_env = ogbench_env.OnlineEnv(config.data.name, int(config.seed),
-                                              int(config.online.episode_length),
-                                              sparse=bool(config.data.sparse))
+
+      self.online_env = ogbench_env.OnlineEnv(
+        config.data.name,
+        int(config.seed),
+        int(config.online.episode_length),
+        sparse=bool(config.data.sparse),
+      )
       if (self.online_env.obs_dim, self.online_env.action_dim) != (self.obs_dim, self.action_dim):
-        raise ValueError(f"the environment's (obs, action) dims "
-                         f"{(self.online_env.obs_dim, self.online_env.action_dim)} differ from "
-                         f"the dataset's {(self.obs_dim, self.action_dim)}")
+        raise ValueError(
+          f"the environment's (obs, action) dims "
+          f"{(self.online_env.obs_dim, self.online_env.action_dim)} differ from "
+          f"the dataset's {(self.obs_dim, self.action_dim)}"
+        )
       self._obs0 = self.online_env.initial_observation()
 
   # -- agent <-> state ------------------------------------------------------------------------
   def _example(self):
-    return (jnp.zeros((2, self.obs_dim), jnp.float32),
-            jnp.zeros((2, self.action_dim), jnp.float32))
+    return (jnp.zeros((2, self.obs_dim), jnp.float32), jnp.zeros((2, self.action_dim), jnp.float32))
 
   @functools.cached_property
   def template(self) -> QAMAgent:
     """An agent whose static fields (config, dims) every ``agent(state)`` shares."""
     obs, act = self._example()
-    return jax.eval_shape(lambda k: QAMAgent.create(k, obs, act, self.agent_config, tx=self._tx),
-                          jax.random.PRNGKey(0))
+    return jax.eval_shape(
+      lambda k: QAMAgent.create(k, obs, act, self.agent_config, tx=self._tx), jax.random.PRNGKey(0)
+    )
 
   def agent(self, state) -> QAMAgent:
     """The agent holding ``state``."""
@@ -216,8 +244,9 @@ class QAMMethod(trainer.Method):
     and shapes); the online phase mixes buffer chunks into it inside ``update``."""
     c = self.config
     key = jax.random.fold_in(seed_key(c.seed, "data/offline"), step)
-    return datasets.sample_chunks(data, key, int(c.batch_size), self.horizon,
-                                  float(c.agent.discount))
+    return datasets.sample_chunks(
+      data, key, int(c.batch_size), self.horizon, float(c.agent.discount)
+    )
 
   def _agent_update(self, state, batch):
     new_agent, info = self.agent(state).update(batch)
@@ -237,13 +266,15 @@ class QAMMethod(trainer.Method):
 
     # Only the environment step and the batch mixing are conditional: the agent update is traced
     # (and compiled) once, not once per branch.
-    online, batch = jax.lax.cond(is_online, act_and_mix, lambda online, batch: (online, batch),
-                                 online, batch)
+    online, batch = jax.lax.cond(
+      is_online, act_and_mix, lambda online, batch: (online, batch), online, batch
+    )
     new, info = self._agent_update(state, batch)
     collecting = is_online & (state.step - self.offline_steps < int(self.config.online.warmup))
     # Warm-up: keep the parameters and targets, advance the step counter only.
-    new = jax.tree.map(lambda old, upd: jnp.where(collecting, old, upd),
-                       state.replace(step=new.step), new)
+    new = jax.tree.map(
+      lambda old, upd: jnp.where(collecting, old, upd), state.replace(step=new.step), new
+    )
     info = {**info, **online_lib.info(online)}
     return new.replace(extras={**new.extras, "online": online}), info
 
@@ -259,10 +290,14 @@ class QAMMethod(trainer.Method):
     with ``key``, OGBench from the host environment's first observation (and carries the
     episode's actions for the replay on resume)."""
     if self.online_env is None:
-      return online_lib.init(pm.reset(key, 1)[0], self.online_steps, self.horizon,
-                             self.action_dim)
-    return online_lib.init(self._obs0, self.online_steps, self.horizon, self.action_dim,
-                           episode_limit=self._episode_limit)
+      return online_lib.init(pm.reset(key, 1)[0], self.online_steps, self.horizon, self.action_dim)
+    return online_lib.init(
+      self._obs0,
+      self.online_steps,
+      self.horizon,
+      self.action_dim,
+      episode_limit=self._episode_limit,
+    )
 
   def _env_step_pointmaze(self, online, a, key):
     """``(r, m, success, done, p_next, p_start)`` of one point-maze step (JAX)."""
@@ -273,12 +308,17 @@ class QAMMethod(trainer.Method):
   def _env_step_ogbench(self, online, a):
     """The same tuple from the host MuJoCo environment (``OnlineEnv.step`` via io_callback)."""
     from jax.experimental import io_callback
+
     s = self.obs_dim
     f32 = jnp.float32
-    shapes = (jax.ShapeDtypeStruct((s,), f32),) + (jax.ShapeDtypeStruct((), f32),) * 4 + (
-        jax.ShapeDtypeStruct((s,), f32),)
+    shapes = (
+      (jax.ShapeDtypeStruct((s,), f32),)
+      + (jax.ShapeDtypeStruct((), f32),) * 4
+      + (jax.ShapeDtypeStruct((s,), f32),)
+    )
     p_next, r, m, success, done, p_start = io_callback(
-        self.online_env.step, shapes, online.episodes, online.t, a, online.p, online.ep_actions)
+      self.online_env.step, shapes, online.episodes, online.t, a, online.p, online.ep_actions
+    )
     return r, m, success > 0, done > 0, p_next, p_start
 
   def _collect(self, state, online):
@@ -297,8 +337,14 @@ class QAMMethod(trainer.Method):
 
   def _mix(self, state, online, batch):
     """Rows of ``batch`` replaced by buffer chunks with the buffer's share of all chunks."""
-    return online_lib.mix(online, batch, state.step_key("online/mix"), self.num_offline,
-                          self.horizon, float(self.config.agent.discount))
+    return online_lib.mix(
+      online,
+      batch,
+      state.step_key("online/mix"),
+      self.num_offline,
+      self.horizon,
+      float(self.config.agent.discount),
+    )
 
   # -- evaluation -----------------------------------------------------------------------------
   @functools.cached_property
@@ -308,24 +354,38 @@ class QAMMethod(trainer.Method):
     @jax.jit
     def run(state):
       agent = self.agent(state)
-      return pm.evaluate(agent.sample_actions, jax.random.PRNGKey(int(c.eval.seed)),
-                         int(c.eval.episodes), chunk=self.horizon)
+      return pm.evaluate(
+        agent.sample_actions,
+        jax.random.PRNGKey(int(c.eval.seed)),
+        int(c.eval.episodes),
+        chunk=self.horizon,
+      )
+
     return run
 
   def evaluate(self, state):
     c = self.config
     if self.env is None:
       out = jax.device_get(self._evaluate_pointmaze(state))
-      return {"eval/success": float(out["success"]),
-              "eval/episode_length": float(out["episode_length"])}
+      return {
+        "eval/success": float(out["success"]),
+        "eval/episode_length": float(out["episode_length"]),
+      }
     from iclr26_jax.qam.envs import ogbench_env
+
     agent = self.agent(state)
 
     def policy(obs, key):
       chunk = self._sample_one(agent, jnp.asarray(obs, jnp.float32)[None], key)
       return np.asarray(chunk[0]).reshape(-1)
-    out = ogbench_env.evaluate(self.env, policy, int(c.eval.episodes),
-                               horizon=int(c.eval.horizon) or None, seed=int(c.eval.seed))
+
+    out = ogbench_env.evaluate(
+      self.env,
+      policy,
+      int(c.eval.episodes),
+      horizon=int(c.eval.horizon) or None,
+      seed=int(c.eval.seed),
+    )
     return {f"eval/{k}": float(out[k]) for k in ("success", "return", "episode_length")}
 
   @functools.cached_property
@@ -342,12 +402,18 @@ def online(c: ml_collections.ConfigDict) -> None:
   short collect-only warm-up (min(1000, num_steps // 40)); OGBench (spec §11): the paper's 500K
   environment steps after the offline updates, updates from online step 5,000."""
   if c.data.name == POINTMAZE:
-    core_config.apply_overrides(c, {"online.steps": c.num_steps // 4,
-                                    "online.warmup": min(1000, c.num_steps // 40)})
+    core_config.apply_overrides(
+      c, {"online.steps": c.num_steps // 4, "online.warmup": min(1000, c.num_steps // 40)}
+    )
   else:
-    core_config.apply_overrides(c, {"num_steps": c.num_steps + OGBENCH_ONLINE["steps"],
-                                    "online.steps": OGBENCH_ONLINE["steps"],
-                                    "online.warmup": OGBENCH_ONLINE["warmup"]})
+    core_config.apply_overrides(
+      c,
+      {
+        "num_steps": c.num_steps + OGBENCH_ONLINE["steps"],
+        "online.steps": OGBENCH_ONLINE["steps"],
+        "online.warmup": OGBENCH_ONLINE["warmup"],
+      },
+    )
 
 
 def smoke(c: ml_collections.ConfigDict) -> None:
@@ -356,13 +422,26 @@ def smoke(c: ml_collections.ConfigDict) -> None:
   100-step episodes in ``OGBENCH_SMOKE_DIR``, 2 evaluation episodes of 20 steps. With an online
   phase (``online.steps > 0``): 8 of the 20 steps online, 2 of them warm-up, and OGBench episodes
   of 6 steps so that one ends inside the phase."""
-  fields = {"agent.actor_hidden_dims": (32, 32), "agent.critic_hidden_dims": (32, 32),
-            "agent.num_qs": 2, "batch_size": 32, "eval.episodes": 8, "eval_every": 20}
+  fields = {
+    "agent.actor_hidden_dims": (32, 32),
+    "agent.critic_hidden_dims": (32, 32),
+    "agent.num_qs": 2,
+    "batch_size": 32,
+    "eval.episodes": 8,
+    "eval_every": 20,
+  }
   if c.data.name == POINTMAZE:
     fields.update({"data.num_episodes": 16, "data.episode_length": 50})
   else:  # a tiny locally generated OGBench dataset, kept apart from real ones
-    fields.update({"data.dataset_dir": OGBENCH_SMOKE_DIR, "data.generate_episodes": 2,
-                   "data.generate_length": 100, "eval.episodes": 2, "eval.horizon": 20})
+    fields.update(
+      {
+        "data.dataset_dir": OGBENCH_SMOKE_DIR,
+        "data.generate_episodes": 2,
+        "data.generate_length": 100,
+        "eval.episodes": 2,
+        "eval.horizon": 20,
+      }
+    )
   if c.online.steps > 0:
     fields.update({"online.steps": 8, "online.warmup": 2})
     if c.data.name != POINTMAZE:

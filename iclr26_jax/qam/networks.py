@@ -38,9 +38,13 @@ def dense(features: int, compute_dtype: str = "float32", **kw) -> nn.Dense:
   if compute_dtype == "float32":
     return nn.Dense(features, **kw)
   if compute_dtype == "bfloat16":
-    return nn.Dense(features, param_dtype=jnp.float32, promote_dtype=_bf16_operands,
-                    dot_general=functools.partial(jax.lax.dot_general,
-                                                  preferred_element_type=jnp.float32), **kw)
+    return nn.Dense(
+      features,
+      param_dtype=jnp.float32,
+      promote_dtype=_bf16_operands,
+      dot_general=functools.partial(jax.lax.dot_general, preferred_element_type=jnp.float32),
+      **kw,
+    )
   raise ValueError(f"compute_dtype must be one of {COMPUTE_DTYPES}; got {compute_dtype!r}")
 
 
@@ -49,6 +53,7 @@ class MLP(nn.Module):
 
   ``compute_dtype`` is the matmul policy of ``dense`` (f32 parameters and activations always).
   """
+
   hidden_dims: Sequence[int]
   out_dim: int
   layer_norm: bool = False
@@ -56,9 +61,15 @@ class MLP(nn.Module):
 
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
-    return mlp(x, self.hidden_dims, self.out_dim, activation=nn.gelu, layer_norm=self.layer_norm,
-               kernel_init=nn.initializers.xavier_uniform(),
-               dense=functools.partial(dense, compute_dtype=self.compute_dtype))
+    return mlp(
+      x,
+      self.hidden_dims,
+      self.out_dim,
+      activation=nn.gelu,
+      layer_norm=self.layer_norm,
+      kernel_init=nn.initializers.xavier_uniform(),
+      dense=functools.partial(dense, compute_dtype=self.compute_dtype),
+    )
 
 
 class VelocityField(nn.Module):
@@ -66,6 +77,7 @@ class VelocityField(nn.Module):
 
   MLP on concat[s, x, t] with the raw scalar t (no Fourier features), no LayerNorm.
   """
+
   hidden_dims: Sequence[int]
   action_dim: int
   compute_dtype: str = "float32"
@@ -78,14 +90,16 @@ class VelocityField(nn.Module):
 
 class OneStepPolicy(nn.Module):
   """FQL one-step policy μ(s, z): obs ``(B, S)``, z ``(B, D)`` -> ``(B, D)`` (unclipped)."""
+
   hidden_dims: Sequence[int]
   action_dim: int
   compute_dtype: str = "float32"
 
   @nn.compact
   def __call__(self, obs, z):
-    return MLP(self.hidden_dims, self.action_dim,
-               compute_dtype=self.compute_dtype)(jnp.concatenate([obs, z], axis=-1))
+    return MLP(self.hidden_dims, self.action_dim, compute_dtype=self.compute_dtype)(
+      jnp.concatenate([obs, z], axis=-1)
+    )
 
 
 class EditPolicy(nn.Module):
@@ -95,6 +109,7 @@ class EditPolicy(nn.Module):
   MLP on concat[s, a_flow] giving the mean and a state-dependent log-std clipped to
   [log_std_min, log_std_max], a diagonal Gaussian pushed through tanh.
   """
+
   hidden_dims: Sequence[int]
   action_dim: int
   log_std_min: float = -20.0
@@ -103,8 +118,9 @@ class EditPolicy(nn.Module):
 
   @nn.compact
   def __call__(self, obs, a_flow):
-    out = MLP(self.hidden_dims, 2 * self.action_dim,
-              compute_dtype=self.compute_dtype)(jnp.concatenate([obs, a_flow], axis=-1))
+    out = MLP(self.hidden_dims, 2 * self.action_dim, compute_dtype=self.compute_dtype)(
+      jnp.concatenate([obs, a_flow], axis=-1)
+    )
     mean, log_std = jnp.split(out, 2, axis=-1)
     log_std = jnp.clip(log_std, self.log_std_min, self.log_std_max)
     base = distrax.MultivariateNormalDiag(loc=mean, scale_diag=jnp.exp(log_std))
@@ -127,12 +143,19 @@ class CriticEnsemble(nn.Module):
   One parameter tree with a leading K axis; each member is an MLP with LayerNorm after every
   hidden layer, on concat[s, a].
   """
+
   hidden_dims: Sequence[int]
   num_qs: int
   compute_dtype: str = "float32"
 
   @nn.compact
   def __call__(self, obs, actions):
-    ens = nn.vmap(_Critic, variable_axes={"params": 0}, split_rngs={"params": True},
-                  in_axes=None, out_axes=0, axis_size=self.num_qs)
+    ens = nn.vmap(
+      _Critic,
+      variable_axes={"params": 0},
+      split_rngs={"params": True},
+      in_axes=None,
+      out_axes=0,
+      axis_size=self.num_qs,
+    )
     return ens(self.hidden_dims, self.compute_dtype)(obs, actions)

@@ -49,6 +49,7 @@ class OnlineState:
       environment on resume), or None.
     ep_success: bool, the environment's success seen in the running episode (OGBench), or None.
   """
+
   p: jax.Array
   t: jax.Array
   queue: jax.Array
@@ -63,39 +64,63 @@ class OnlineState:
   ep_success: jax.Array | None = None
 
 
-def init(p0: jax.Array, capacity: int, horizon: int, action_dim: int,
-         episode_limit: int | None = None) -> OnlineState:
+def init(
+  p0: jax.Array, capacity: int, horizon: int, action_dim: int, episode_limit: int | None = None
+) -> OnlineState:
   """A fresh online state at observation ``p0`` (S,) with an empty buffer of ``capacity`` rows.
 
   ``episode_limit`` (L) given: the OGBench fields ``ep_actions`` (L, d) and ``ep_success``.
   """
   p0 = jnp.asarray(p0, jnp.float32)
-  chex.assert_rank(p0, 1, custom_message=f"p0 must be one observation (S,); got shape {p0.shape}",
-                   exception_type=ValueError)
+  chex.assert_rank(
+    p0,
+    1,
+    custom_message=f"p0 must be one observation (S,); got shape {p0.shape}",
+    exception_type=ValueError,
+  )
   if capacity < 1 or horizon < 1 or action_dim < 1:
-    raise ValueError(f"capacity, horizon and action_dim must be >= 1; got {capacity}, "
-                     f"{horizon}, {action_dim}")
+    raise ValueError(
+      f"capacity, horizon and action_dim must be >= 1; got {capacity}, {horizon}, {action_dim}"
+    )
   s, d = p0.shape[0], action_dim
-  buf = {"observations": jnp.zeros((capacity, s)), "actions": jnp.zeros((capacity, d)),
-         "rewards": jnp.zeros((capacity,)), "masks": jnp.ones((capacity,)),
-         "terminals": jnp.zeros((capacity,)), "next_observations": jnp.zeros((capacity, s))}
+  buf = {
+    "observations": jnp.zeros((capacity, s)),
+    "actions": jnp.zeros((capacity, d)),
+    "rewards": jnp.zeros((capacity,)),
+    "masks": jnp.ones((capacity,)),
+    "terminals": jnp.zeros((capacity,)),
+    "next_observations": jnp.zeros((capacity, s)),
+  }
   extra = {}
   if episode_limit is not None:
-    extra = {"ep_actions": jnp.zeros((int(episode_limit), d), jnp.float32),
-             "ep_success": jnp.bool_(False)}
-  return OnlineState(p=p0, t=jnp.int32(0), queue=jnp.zeros((horizon, d)), q_pos=jnp.int32(0),
-                     count=jnp.int32(0), buffer=buf, episodes=jnp.int32(0),
-                     successes=jnp.int32(0), ep_return=jnp.float32(0.0),
-                     last_return=jnp.float32(0.0), **extra)
+    extra = {
+      "ep_actions": jnp.zeros((int(episode_limit), d), jnp.float32),
+      "ep_success": jnp.bool_(False),
+    }
+  return OnlineState(
+    p=p0,
+    t=jnp.int32(0),
+    queue=jnp.zeros((horizon, d)),
+    q_pos=jnp.int32(0),
+    count=jnp.int32(0),
+    buffer=buf,
+    episodes=jnp.int32(0),
+    successes=jnp.int32(0),
+    ep_return=jnp.float32(0.0),
+    last_return=jnp.float32(0.0),
+    **extra,
+  )
 
 
 def info(state: OnlineState) -> dict[str, jax.Array]:
   """The ``online/*`` metrics: buffer size, episodes, success rate, last episode's return."""
   eps = jnp.maximum(state.episodes, 1)
-  return {"online/buffer_size": state.count.astype(jnp.float32),
-          "online/episodes": state.episodes.astype(jnp.float32),
-          "online/success_rate": state.successes / eps,
-          "online/last_return": state.last_return}
+  return {
+    "online/buffer_size": state.count.astype(jnp.float32),
+    "online/episodes": state.episodes.astype(jnp.float32),
+    "online/success_rate": state.successes / eps,
+    "online/last_return": state.last_return,
+  }
 
 
 def act(state: OnlineState, sample_chunk) -> tuple[OnlineState, jax.Array]:
@@ -106,8 +131,16 @@ def act(state: OnlineState, sample_chunk) -> tuple[OnlineState, jax.Array]:
   return state.replace(queue=queue), queue[state.q_pos]
 
 
-def record(state: OnlineState, a: jax.Array, r: jax.Array, m: jax.Array, success: jax.Array,
-           done: jax.Array, p_next: jax.Array, p_start: jax.Array) -> OnlineState:
+def record(
+  state: OnlineState,
+  a: jax.Array,
+  r: jax.Array,
+  m: jax.Array,
+  success: jax.Array,
+  done: jax.Array,
+  p_next: jax.Array,
+  p_start: jax.Array,
+) -> OnlineState:
   """The state after the environment answered action ``a`` (d,) at ``state.p``.
 
   Args:
@@ -128,24 +161,27 @@ def record(state: OnlineState, a: jax.Array, r: jax.Array, m: jax.Array, success
   ep_success = (state.ep_success if state.ep_success is not None else jnp.bool_(False)) | success
   horizon = state.queue.shape[0]
   out = state.replace(
-      p=jnp.where(done, p_start, p_next),
-      t=jnp.where(done, 0, state.t + 1),
-      q_pos=jnp.where(done, 0, (state.q_pos + 1) % horizon),
-      count=i + 1,
-      buffer=buf,
-      episodes=state.episodes + done.astype(jnp.int32),
-      successes=state.successes + (done & ep_success).astype(jnp.int32),
-      ep_return=jnp.where(done, 0.0, ep_return),
-      last_return=jnp.where(done, ep_return, state.last_return))
+    p=jnp.where(done, p_start, p_next),
+    t=jnp.where(done, 0, state.t + 1),
+    q_pos=jnp.where(done, 0, (state.q_pos + 1) % horizon),
+    count=i + 1,
+    buffer=buf,
+    episodes=state.episodes + done.astype(jnp.int32),
+    successes=state.successes + (done & ep_success).astype(jnp.int32),
+    ep_return=jnp.where(done, 0.0, ep_return),
+    last_return=jnp.where(done, ep_return, state.last_return),
+  )
   if state.ep_actions is not None:
     out = out.replace(
-        ep_actions=jnp.where(done, jnp.zeros_like(state.ep_actions), state.ep_actions),
-        ep_success=ep_success & ~done)
+      ep_actions=jnp.where(done, jnp.zeros_like(state.ep_actions), state.ep_actions),
+      ep_success=ep_success & ~done,
+    )
   return out
 
 
-def mix(state: OnlineState, batch: dict, key: jax.Array, num_offline: int, horizon: int,
-        discount: float) -> dict:
+def mix(
+  state: OnlineState, batch: dict, key: jax.Array, num_offline: int, horizon: int, discount: float
+) -> dict:
   """``batch`` with each row replaced, with probability n_buf / (n_off + n_buf), by a uniformly
   drawn buffer chunk (n = the number of length-H chunks in each source).
 

@@ -17,8 +17,7 @@ import jax
 import jax.numpy as jnp
 
 
-def edit_actions(edit_dist, obs: jax.Array, a_flow: jax.Array, key: jax.Array,
-                 edit_scale: float):
+def edit_actions(edit_dist, obs: jax.Array, a_flow: jax.Array, key: jax.Array, edit_scale: float):
   """Samples an edit and applies it.
 
   Args:
@@ -31,15 +30,23 @@ def edit_actions(edit_dist, obs: jax.Array, a_flow: jax.Array, key: jax.Array,
   """
   message = f"obs (B, S) and a_flow (B, D) required; got {obs.shape}, {a_flow.shape}"
   chex.assert_rank([obs, a_flow], 2, exception_type=ValueError, custom_message=message)
-  chex.assert_equal_shape_prefix([obs, a_flow], 1, exception_type=ValueError,
-                                 custom_message=message)
+  chex.assert_equal_shape_prefix(
+    [obs, a_flow], 1, exception_type=ValueError, custom_message=message
+  )
   e, log_prob = edit_dist(obs, a_flow).sample_and_log_prob(seed=key)
   return jnp.clip(a_flow + edit_scale * e, -1.0, 1.0), log_prob
 
 
-def edit_policy_loss(edit_dist, q_fn: Callable[[jax.Array, jax.Array], jax.Array],
-                     obs: jax.Array, a_flow: jax.Array, key: jax.Array, edit_scale: float,
-                     log_temp: jax.Array, target_entropy: float):
+def edit_policy_loss(
+  edit_dist,
+  q_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  obs: jax.Array,
+  a_flow: jax.Array,
+  key: jax.Array,
+  edit_scale: float,
+  log_temp: jax.Array,
+  target_entropy: float,
+):
   """L_E(ψ) + L_α(log α_e).
 
   L_E = mean_B[−mean_j Q_j(s, â) + sg(α_e)·log g_ψ(e | s, a_flow)] (reparameterised e), and the
@@ -61,5 +68,10 @@ def edit_policy_loss(edit_dist, q_fn: Callable[[jax.Array, jax.Array], jax.Array
   actor_loss = jnp.mean(-q + jax.lax.stop_gradient(temp) * log_prob)
   entropy = -jnp.mean(log_prob)
   temp_loss = temp * jax.lax.stop_gradient(entropy - target_entropy)
-  return actor_loss + temp_loss, {"loss": actor_loss, "q_loss": -jnp.mean(q),
-                                  "entropy": entropy, "temp": temp, "temp_loss": temp_loss}
+  return actor_loss + temp_loss, {
+    "loss": actor_loss,
+    "q_loss": -jnp.mean(q),
+    "entropy": entropy,
+    "temp": temp,
+    "temp_loss": temp_loss,
+  }

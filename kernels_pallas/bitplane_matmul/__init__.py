@@ -14,27 +14,40 @@ XLA path), ``kernel_tpu`` (Mosaic), ``kernel_gpu`` (Triton), ``blocks`` (block-s
 
 from kernels_pallas.bitplane_matmul.blocks import BLOCK_TABLE, BlockConfig, pick_config
 from kernels_pallas.bitplane_matmul.format import (
-    from_reference_layout,
-    pack_planes,
-    plane_offsets,
-    planes_from_reference,
-    planes_to_reference,
-    random_bitplane_layer,
-    scales_from_reference,
-    scales_to_reference,
-    to_reference_layout,
-    unpack_planes,
+  from_reference_layout,
+  pack_planes,
+  plane_offsets,
+  planes_from_reference,
+  planes_to_reference,
+  random_bitplane_layer,
+  scales_from_reference,
+  scales_to_reference,
+  to_reference_layout,
+  unpack_planes,
 )
 from kernels_pallas.bitplane_matmul.ops import bitplane_matmul
 from kernels_pallas.bitplane_matmul.reference import (
-    bitplane_matmul_partials,
-    bitplane_matmul_reference,
-    dequantize,
+  bitplane_matmul_partials,
+  bitplane_matmul_reference,
+  dequantize,
 )
 
 __all__ = [
-    "BLOCK_TABLE", "BlockConfig", "pick_config", "bitplane_matmul", "bitplane_matmul_partials",
-    "bitplane_matmul_reference", "dequantize", "from_reference_layout", "pack_planes",
-    "plane_offsets", "planes_from_reference", "planes_to_reference", "random_bitplane_layer",
-    "scales_from_reference", "scales_to_reference", "to_reference_layout", "unpack_planes",
+  "BLOCK_TABLE",
+  "BlockConfig",
+  "pick_config",
+  "bitplane_matmul",
+  "bitplane_matmul_partials",
+  "bitplane_matmul_reference",
+  "dequantize",
+  "from_reference_layout",
+  "pack_planes",
+  "plane_offsets",
+  "planes_from_reference",
+  "planes_to_reference",
+  "random_bitplane_layer",
+  "scales_from_reference",
+  "scales_to_reference",
+  "to_reference_layout",
+  "unpack_planes",
 ]

@@ -42,6 +42,7 @@ class BlockConfig:
     num_warps, num_stages: Triton parameters.
     vmem_limit_bytes: TPU scoped-VMEM limit passed to Mosaic.
   """
+
   variant: str
   bm: int
   bn: int
@@ -54,27 +55,31 @@ class BlockConfig:
 
 class TableRow(NamedTuple):
   bucket: str
-  max_m: int | None      # rows up to this M use this entry (None: no limit)
+  max_m: int | None  # rows up to this M use this entry (None: no limit)
   config: BlockConfig
 
 
 BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
-    "tpu": (
-        TableRow("decode", 16, BlockConfig("partials", bm=16, bn=1024, bk=1024,
-                                           vmem_limit_bytes=32 * MiB)),
-        TableRow("small", 64, BlockConfig("partials", bm=64, bn=512, bk=512,
-                                          vmem_limit_bytes=32 * MiB)),
-        TableRow("prefill", None, BlockConfig("dequant", bm=512, bn=256, bk=512,
-                                              vmem_limit_bytes=32 * MiB)),
+  "tpu": (
+    TableRow(
+      "decode", 16, BlockConfig("partials", bm=16, bn=1024, bk=1024, vmem_limit_bytes=32 * MiB)
     ),
-    "gpu": (
-        TableRow("decode", 16, BlockConfig("partials", bm=16, bn=64, split_k=4, num_warps=4,
-                                           num_stages=2)),
-        TableRow("small", 64, BlockConfig("dequant", bm=64, bn=64, split_k=2, num_warps=4,
-                                          num_stages=2)),
-        TableRow("prefill", None, BlockConfig("dequant", bm=64, bn=128, num_warps=8,
-                                              num_stages=2)),
+    TableRow(
+      "small", 64, BlockConfig("partials", bm=64, bn=512, bk=512, vmem_limit_bytes=32 * MiB)
     ),
+    TableRow(
+      "prefill", None, BlockConfig("dequant", bm=512, bn=256, bk=512, vmem_limit_bytes=32 * MiB)
+    ),
+  ),
+  "gpu": (
+    TableRow(
+      "decode", 16, BlockConfig("partials", bm=16, bn=64, split_k=4, num_warps=4, num_stages=2)
+    ),
+    TableRow(
+      "small", 64, BlockConfig("dequant", bm=64, bn=64, split_k=2, num_warps=4, num_stages=2)
+    ),
+    TableRow("prefill", None, BlockConfig("dequant", bm=64, bn=128, num_warps=8, num_stages=2)),
+  ),
 }
 
 
@@ -112,9 +117,18 @@ def padded_n(platform: str, n: int) -> int:
   return round_up(n, 128 if platform == "tpu" else 16)
 
 
-def pick_config(platform: str, m: int, k_pad: int, n: int, group_size: int, x_itemsize: int,
-                *, mixed: bool = False, base: BlockConfig | None = None,
-                f32_activations: bool = False) -> BlockConfig:
+def pick_config(
+  platform: str,
+  m: int,
+  k_pad: int,
+  n: int,
+  group_size: int,
+  x_itemsize: int,
+  *,
+  mixed: bool = False,
+  base: BlockConfig | None = None,
+  f32_activations: bool = False,
+) -> BlockConfig:
   """Clamps a table row (or ``base``) to a problem so that the blocks are legal and divide it.
 
   Args:
@@ -148,20 +162,33 @@ def pick_config(platform: str, m: int, k_pad: int, n: int, group_size: int, x_it
     # ~15.7 KB at BN = 128 on sm_90a, and the partials variant itself spills above 32 x 32
     # blocks (104 B at 64 x 64, 384 B at 64 x 128; 0 at 32 x 32 and 16 x 64). bf16/fp16
     # activations keep the table's row.
-    cfg = dataclasses.replace(cfg, variant="partials", bm=min(cfg.bm, 32),
-                              bn=min(cfg.bn, 32 if m > 16 else 64))
+    cfg = dataclasses.replace(
+      cfg, variant="partials", bm=min(cfg.bm, 32), bn=min(cfg.bn, 32 if m > 16 else 64)
+    )
   bm = min(next_pow2(max(cfg.bm, 16)), max(16, next_pow2(m)))
   bn = _largest_divisor(n_pad, max(next_pow2(cfg.bn), 16), 16, pow2=True)
   split_k = max(1, min(cfg.split_k, k_pad // fmt.TILE))
   return dataclasses.replace(cfg, bm=bm, bn=bn, bk=fmt.TILE, split_k=split_k)
 
 
-def vmem_bytes(variant: str, bm: int, bn: int, bk: int, g: int, x_itemsize: int,
-               scale_rows: int = 16, scale_itemsize: int = 4) -> int:
+def vmem_bytes(
+  variant: str,
+  bm: int,
+  bn: int,
+  bk: int,
+  g: int,
+  x_itemsize: int,
+  scale_rows: int = 16,
+  scale_itemsize: int = 4,
+) -> int:
   """Rough TPU VMEM budget of one kernel instance: double-buffered blocks, scratch and the
   largest unpack temporaries (scale_rows covers the all-precision blocks of the mixed variant)."""
-  blocks = 2 * (bm * bk * x_itemsize + (bk // 32) * bn * 4
-                + 2 * scale_rows * (bk // g) * bn * scale_itemsize + bm * bn * 4)
+  blocks = 2 * (
+    bm * bk * x_itemsize
+    + (bk // 32) * bn * 4
+    + 2 * scale_rows * (bk // g) * bn * scale_itemsize
+    + bm * bn * 4
+  )
   scratch = bm * bn * 4 + (bk * bn * 4 if variant == "dequant" else 0)
   temps = 3 * max(g, 128) * bn * 4
   return blocks + scratch + temps

@@ -36,9 +36,9 @@ import numpy as np
 
 from kernels_pallas._backend import round_up
 
-TILE = 256            # inputs per pack tile
-WORDS_PER_TILE = 8    # uint32 words per tile and output column
-BITS = 32             # bits per word
+TILE = 256  # inputs per pack tile
+WORDS_PER_TILE = 8  # uint32 words per tile and output column
+BITS = 32  # bits per word
 GROUP_SIZES = (64, 128, 256)  # group sizes the Pallas kernels support (the reference takes any)
 
 
@@ -82,8 +82,9 @@ def infer_precisions(num_planes: int, num_alpha_rows: int) -> tuple[int, ...]:
     if total > num_alpha_rows:
       break
   raise ValueError(
-      f"cannot infer the stored precisions: alpha has {num_alpha_rows} rows, which is not "
-      f"p_L + ... + {num_planes} for any p_L (planes has NB = {num_planes}); pass precisions=")
+    f"cannot infer the stored precisions: alpha has {num_alpha_rows} rows, which is not "
+    f"p_L + ... + {num_planes} for any p_L (planes has NB = {num_planes}); pass precisions="
+  )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,8 +154,9 @@ def _pack(signs):
   return words.reshape(nb, t * WORDS_PER_TILE, n)
 
 
-def unpack_planes(packed: jax.Array, k: int | None = None, *, signs: bool = True,
-                  dtype=jnp.int8) -> jax.Array:
+def unpack_planes(
+  packed: jax.Array, k: int | None = None, *, signs: bool = True, dtype=jnp.int8
+) -> jax.Array:
   """Exact inverse of ``pack_planes``.
 
   Args:
@@ -188,26 +190,29 @@ def check_planes(planes, name: str = "planes") -> jax.Array:
   dtype = getattr(planes, "dtype", None)
   if dtype != jnp.uint32:
     raise ValueError(
-        f"{name} must be uint32 (NB, K_pad/32, N) packed planes; got dtype {dtype}. Pack ±1 planes "
-        "with pack_planes, or convert a reference-layout qweight with from_reference_layout")
+      f"{name} must be uint32 (NB, K_pad/32, N) packed planes; got dtype {dtype}. Pack ±1 planes "
+      "with pack_planes, or convert a reference-layout qweight with from_reference_layout"
+    )
   if planes.ndim != 3:
     raise ValueError(f"{name} must be (NB, K_pad/32, N); got shape {planes.shape}")
   if planes.shape[1] % WORDS_PER_TILE:
     raise ValueError(
-        f"{name}: the word axis ({planes.shape[1]}) must be a multiple of 8 (whole 256-input "
-        "pack tiles)")
+      f"{name}: the word axis ({planes.shape[1]}) must be a multiple of 8 (whole 256-input "
+      "pack tiles)"
+    )
   return planes
 
 
 class Layout(NamedTuple):
   """Static description of one bit-plane matmul problem (all Python ints)."""
-  k: int                        # logical K (x.shape[-1])
-  k_pad: int                    # stored K (32 * planes.shape[1]), a multiple of 256
-  n: int                        # output features
-  num_planes: int               # NB
-  group_size: int               # g
-  precisions: tuple[int, ...]   # stored precisions P
-  offsets: tuple[int, ...]      # alpha row offset of each precision
+
+  k: int  # logical K (x.shape[-1])
+  k_pad: int  # stored K (32 * planes.shape[1]), a multiple of 256
+  n: int  # output features
+  num_planes: int  # NB
+  group_size: int  # g
+  precisions: tuple[int, ...]  # stored precisions P
+  offsets: tuple[int, ...]  # alpha row offset of each precision
   has_beta: bool
 
 
@@ -226,17 +231,23 @@ def check_operands(x, planes, alpha, beta, *, precisions=None, group_size=None) 
   nb, words, n = planes.shape
   k_pad = words * BITS
   if getattr(x, "ndim", 0) < 1 or not jnp.issubdtype(x.dtype, jnp.floating):
-    raise ValueError(f"x must be a float array (..., K); got {getattr(x, 'dtype', type(x))} "
-                     f"{getattr(x, 'shape', '')}")
+    raise ValueError(
+      f"x must be a float array (..., K); got {getattr(x, 'dtype', type(x))} "
+      f"{getattr(x, 'shape', '')}"
+    )
   k = x.shape[-1]
   if k % BITS:
     raise ValueError(f"x: K = {k} must be a multiple of 32 (K % 32 = {k % BITS})")
   if round_up(k, TILE) != k_pad:
-    raise ValueError(f"x: K = {k} does not match planes {planes.shape}, which store "
-                     f"K_pad = {k_pad} = round_up(K, 256) inputs")
+    raise ValueError(
+      f"x: K = {k} does not match planes {planes.shape}, which store "
+      f"K_pad = {k_pad} = round_up(K, 256) inputs"
+    )
   if getattr(alpha, "ndim", 0) != 3 or not jnp.issubdtype(alpha.dtype, jnp.floating):
-    raise ValueError(f"alpha must be a float (S, K_pad/g, N) array; got "
-                     f"{getattr(alpha, 'dtype', type(alpha))} {getattr(alpha, 'shape', '')}")
+    raise ValueError(
+      f"alpha must be a float (S, K_pad/g, N) array; got "
+      f"{getattr(alpha, 'dtype', type(alpha))} {getattr(alpha, 'shape', '')}"
+    )
   if alpha.shape[2] != n:
     raise ValueError(f"alpha {alpha.shape}: last axis must be N = {n} (planes {planes.shape})")
   groups = alpha.shape[1]
@@ -244,23 +255,29 @@ def check_operands(x, planes, alpha, beta, *, precisions=None, group_size=None) 
     raise ValueError(f"alpha {alpha.shape}: {groups} groups do not divide K_pad = {k_pad}")
   g = k_pad // groups
   if group_size is not None and int(group_size) != g:
-    raise ValueError(f"group_size = {group_size} but alpha {alpha.shape} has K_pad/g = {groups} "
-                     f"groups, i.e. g = {g}")
+    raise ValueError(
+      f"group_size = {group_size} but alpha {alpha.shape} has K_pad/g = {groups} "
+      f"groups, i.e. g = {g}"
+    )
   if k % g:
     raise ValueError(f"x: K = {k} must be a multiple of the group size g = {g} (K % g = {k % g})")
   if precisions is None:
     precisions = infer_precisions(nb, alpha.shape[0])
   precisions = check_precisions(precisions, nb)
   if alpha.shape[0] != sum(precisions):
-    raise ValueError(f"alpha {alpha.shape}: precisions {precisions} need S = {sum(precisions)} "
-                     "rows")
+    raise ValueError(
+      f"alpha {alpha.shape}: precisions {precisions} need S = {sum(precisions)} rows"
+    )
   if beta is not None:
     if getattr(beta, "ndim", 0) != 3 or not jnp.issubdtype(beta.dtype, jnp.floating):
-      raise ValueError(f"beta must be None or a float (|P|, K_pad/g, N) array; got "
-                       f"{getattr(beta, 'dtype', type(beta))} {getattr(beta, 'shape', '')}")
+      raise ValueError(
+        f"beta must be None or a float (|P|, K_pad/g, N) array; got "
+        f"{getattr(beta, 'dtype', type(beta))} {getattr(beta, 'shape', '')}"
+      )
     if beta.shape != (len(precisions), groups, n):
-      raise ValueError(f"beta must be (|P|, K_pad/g, N) = {(len(precisions), groups, n)}; got "
-                       f"{beta.shape}")
+      raise ValueError(
+        f"beta must be (|P|, K_pad/g, N) = {(len(precisions), groups, n)}; got {beta.shape}"
+      )
   return Layout(k, k_pad, n, nb, g, precisions, plane_offsets(precisions), beta is not None)
 
 
@@ -272,17 +289,22 @@ def check_precision(precision, precisions: Sequence[int], batch_shape: tuple[int
   """
   arr = jnp.asarray(precision)
   if not jnp.issubdtype(arr.dtype, jnp.integer):
-    raise ValueError(f"precision must be an integer scalar or a per-row int vector; got dtype "
-                     f"{arr.dtype}")
+    raise ValueError(
+      f"precision must be an integer scalar or a per-row int vector; got dtype {arr.dtype}"
+    )
   if arr.ndim and arr.shape != tuple(batch_shape):
-    raise ValueError(f"precision: a per-row vector must have shape x.shape[:-1] = "
-                     f"{tuple(batch_shape)}; got {arr.shape}")
+    raise ValueError(
+      f"precision: a per-row vector must have shape x.shape[:-1] = "
+      f"{tuple(batch_shape)}; got {arr.shape}"
+    )
   if not isinstance(arr, jax.core.Tracer):
     values = set(int(v) for v in jax.device_get(arr).reshape(-1))
     bad = sorted(values - set(precisions))
     if bad:
-      raise ValueError(f"precision {bad if arr.ndim else bad[0]} is out of range: the stored "
-                       f"precisions are {tuple(precisions)}")
+      raise ValueError(
+        f"precision {bad if arr.ndim else bad[0]} is out of range: the stored "
+        f"precisions are {tuple(precisions)}"
+      )
   return arr.astype(jnp.int32)
 
 
@@ -296,7 +318,8 @@ def planes_from_reference(qweight: jax.Array) -> jax.Array:
   qweight = jnp.asarray(qweight)
   if qweight.ndim != 3 or qweight.dtype not in (jnp.int32, jnp.uint32):
     raise ValueError(
-        f"qweight must be int32/uint32 [K/32, NB, N]; got {qweight.dtype} {qweight.shape}")
+      f"qweight must be int32/uint32 [K/32, NB, N]; got {qweight.dtype} {qweight.shape}"
+    )
   return _planes_from_reference(qweight)
 
 
@@ -306,7 +329,7 @@ def _planes_from_reference(qweight):
     qweight = jax.lax.bitcast_convert_type(qweight, jnp.uint32)
   w, nb, n = qweight.shape
   shifts = jnp.arange(BITS, dtype=jnp.uint32)[None, :, None, None]
-  bits = (qweight[:, None] >> shifts) & jnp.uint32(1)          # (w, 32, nb, n), k = 32 w + j
+  bits = (qweight[:, None] >> shifts) & jnp.uint32(1)  # (w, 32, nb, n), k = 32 w + j
   bits = jnp.transpose(bits, (2, 0, 1, 3)).reshape(nb, w * BITS, n)
   return _pack(bits.astype(jnp.uint8))
 
@@ -325,17 +348,20 @@ def planes_to_reference(planes: jax.Array, k: int | None = None) -> jax.Array:
 
 @functools.partial(jax.jit, static_argnums=(1,))
 def _planes_to_reference(planes, k):
-  bits = _unpack(planes, k, False, jnp.dtype(jnp.uint32))       # (nb, k, n)
+  bits = _unpack(planes, k, False, jnp.dtype(jnp.uint32))  # (nb, k, n)
   nb, kk, n = bits.shape
   bits = bits.reshape(nb, kk // BITS, BITS, n)
   shifts = jnp.arange(BITS, dtype=jnp.uint32)[None, None, :, None]
-  words = jnp.sum(bits << shifts, axis=2, dtype=jnp.uint32)    # (nb, k/32, n)
+  words = jnp.sum(bits << shifts, axis=2, dtype=jnp.uint32)  # (nb, k/32, n)
   return jax.lax.bitcast_convert_type(jnp.transpose(words, (1, 0, 2)), jnp.int32)
 
 
-def scales_from_reference(alphas: Mapping[int, jax.Array],
-                          betas: Mapping[int, jax.Array] | None = None,
-                          *, num_groups: int | None = None):
+def scales_from_reference(
+  alphas: Mapping[int, jax.Array],
+  betas: Mapping[int, jax.Array] | None = None,
+  *,
+  num_groups: int | None = None,
+):
   """Per-precision reference scales -> compact kernel scales.
 
   Args:
@@ -369,8 +395,13 @@ def scales_from_reference(alphas: Mapping[int, jax.Array],
   return alpha, beta, precisions
 
 
-def scales_to_reference(alpha: jax.Array, beta: jax.Array | None, precisions: Sequence[int],
-                        *, num_groups: int | None = None):
+def scales_to_reference(
+  alpha: jax.Array,
+  beta: jax.Array | None,
+  precisions: Sequence[int],
+  *,
+  num_groups: int | None = None,
+):
   """Compact kernel scales -> ``({p: alpha_p [K/g, p, N]}, {p: beta_p [K/g, N]} or None)``.
 
   ``num_groups`` slices the group axis back to the logical ``K / g`` (default: keep all).
@@ -378,16 +409,18 @@ def scales_to_reference(alpha: jax.Array, beta: jax.Array | None, precisions: Se
   precisions = check_precisions(precisions)
   offsets = plane_offsets(precisions)
   if alpha.shape[0] != sum(precisions):
-    raise ValueError(f"alpha has {alpha.shape[0]} rows; precisions {precisions} need "
-                     f"{sum(precisions)}")
+    raise ValueError(
+      f"alpha has {alpha.shape[0]} rows; precisions {precisions} need {sum(precisions)}"
+    )
   sl = slice(None) if num_groups is None else slice(0, num_groups)
-  alphas = {p: jnp.transpose(alpha[o:o + p, sl], (1, 0, 2)) for p, o in zip(precisions, offsets)}
+  alphas = {p: jnp.transpose(alpha[o : o + p, sl], (1, 0, 2)) for p, o in zip(precisions, offsets)}
   betas = None if beta is None else {p: beta[i, sl] for i, p in enumerate(precisions)}
   return alphas, betas
 
 
-def from_reference_layout(qweight, alphas: Mapping[int, jax.Array],
-                          betas: Mapping[int, jax.Array] | None = None):
+def from_reference_layout(
+  qweight, alphas: Mapping[int, jax.Array], betas: Mapping[int, jax.Array] | None = None
+):
   """Loads one layer of an official AnyBCQ checkpoint (arrays already read from a local file).
 
   Args:
@@ -426,9 +459,17 @@ def to_reference_layout(planes, alpha, beta, precisions, k: int | None = None):
   return planes_to_reference(planes, k), alphas, betas
 
 
-def random_bitplane_layer(seed: int, k: int, n: int, *, num_planes: int = 4,
-                          precisions: Sequence[int] = (2, 3, 4), group_size: int = 128,
-                          asymmetric: bool = True, dtype=jnp.float32):
+def random_bitplane_layer(
+  seed: int,
+  k: int,
+  n: int,
+  *,
+  num_planes: int = 4,
+  precisions: Sequence[int] = (2, 3, 4),
+  group_size: int = 128,
+  asymmetric: bool = True,
+  dtype=jnp.float32,
+):
   """A random packed layer for tests and benchmarks: ``(planes, alpha, beta, precisions)``.
 
   Generated with NumPy from an integer seed (no JAX compilation). Scales are positive and halve
@@ -454,12 +495,27 @@ def random_bitplane_layer(seed: int, k: int, n: int, *, num_planes: int = 4,
 
 
 __all__ = [
-    "TILE", "WORDS_PER_TILE", "BITS", "GROUP_SIZES", "plane_offsets", "check_precisions",
-    "infer_precisions", "Layout", "check_operands", "check_precision", "unpack_words",
-    "pack_planes", "unpack_planes", "check_planes",
-    "planes_from_reference", "planes_to_reference", "scales_from_reference",
-    "scales_to_reference", "from_reference_layout", "to_reference_layout",
-    "random_bitplane_layer",
+  "TILE",
+  "WORDS_PER_TILE",
+  "BITS",
+  "GROUP_SIZES",
+  "plane_offsets",
+  "check_precisions",
+  "infer_precisions",
+  "Layout",
+  "check_operands",
+  "check_precision",
+  "unpack_words",
+  "pack_planes",
+  "unpack_planes",
+  "check_planes",
+  "planes_from_reference",
+  "planes_to_reference",
+  "scales_from_reference",
+  "scales_to_reference",
+  "from_reference_layout",
+  "to_reference_layout",
+  "random_bitplane_layer",
 ]
 
 

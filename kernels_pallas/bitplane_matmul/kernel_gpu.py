@@ -51,8 +51,9 @@ _F32 = jnp.float32
 
 
 def _dot(a, b, precision):
-  return jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())), precision=precision,
-                             preferred_element_type=_F32)
+  return jax.lax.dot_general(
+    a, b, (((1,), (0,)), ((), ())), precision=precision, preferred_element_type=_F32
+  )
 
 
 def _is_pow2(v: int) -> bool:
@@ -69,8 +70,7 @@ def _bits_times_two(words, j0, nbits, dtype):
   return jax.lax.bitcast_convert_type(bits.astype(jnp.uint16), dtype)
 
 
-def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precisions,
-            emulate):
+def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precisions, emulate):
   it = iter(refs)
   meta_ref = next(it)
   prec_ref = next(it) if mixed else None
@@ -81,7 +81,7 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
   bm, bn = x_ref.shape[0], planes_ref.shape[2]
   xdtype = x_ref.dtype
   p, off, pidx = meta_ref[0], meta_ref[1], meta_ref[2]
-  gpt = fmt.TILE // g                      # groups per tile
+  gpt = fmt.TILE // g  # groups per tile
   offsets = fmt.plane_offsets(precisions)
   prec = prec_ref[...] if mixed else None  # (bm, 1) int32
 
@@ -91,11 +91,11 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
 
   def alpha_coef(b, gidx):
     if not mixed:
-      return alpha_ref[off + b, pl.ds(gidx, 1), :].astype(_F32)            # (1, bn)
+      return alpha_ref[off + b, pl.ds(gidx, 1), :].astype(_F32)  # (1, bn)
     c = None
     for q, o in zip(precisions, offsets):
       a = alpha_ref[o + jnp.minimum(b, q - 1), pl.ds(gidx, 1), :].astype(_F32)
-      term = jnp.where((prec == q) & (b < q), a, 0.0)                      # (bm, bn)
+      term = jnp.where((prec == q) & (b < q), a, 0.0)  # (bm, bn)
       c = term if c is None else c + term
     return c
 
@@ -110,8 +110,8 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
 
   def tile_partials(t, acc):
     k0 = t * fmt.TILE
-    xs = [x_ref[:, pl.ds(k0 + gi * g, g)] for gi in range(gpt)]            # (bm, g) each
-    ss = [jnp.sum(xg.astype(_F32), axis=1, keepdims=True) for xg in xs]    # (bm, 1) each
+    xs = [x_ref[:, pl.ds(k0 + gi * g, g)] for gi in range(gpt)]  # (bm, g) each
+    ss = [jnp.sum(xg.astype(_F32), axis=1, keepdims=True) for xg in xs]  # (bm, 1) each
 
     def plane(b, acc):
       words = planes_ref[b, pl.ds(t * fmt.WORDS_PER_TILE, fmt.WORDS_PER_TILE), :]  # (8, bn)
@@ -124,9 +124,10 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
           bits = fmt.unpack_words(words, gi * g // 8, g // 8)
           two_b = jnp.where(bits != 0, jnp.ones((), bdt), jnp.zeros((), bdt))
         else:
-          two_b = _bits_times_two(words, gi * g // 8, g // 8, bdt)         # (g, bn) 0/2, exact
-        u2 = (_dots.exact_bits_dot(xs[gi], two_b) if xdtype == _F32
-              else _dot(xs[gi], two_b, None))                              # 2·(x_G · bits)
+          two_b = _bits_times_two(words, gi * g // 8, g // 8, bdt)  # (g, bn) 0/2, exact
+        u2 = (
+          _dots.exact_bits_dot(xs[gi], two_b) if xdtype == _F32 else _dot(xs[gi], two_b, None)
+        )  # 2·(x_G · bits)
         if xdtype == _F32 and bm > 16:
           u2 = 2.0 * u2
         acc = acc + (u2 - ss[gi]) * alpha_coef(b, t * gpt + gi)
@@ -151,9 +152,9 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
 
     def plane(b, w):
       words = planes_ref[b, pl.ds(t * fmt.WORDS_PER_TILE, fmt.WORDS_PER_TILE), :]
-      bits = fmt.unpack_words(words, 0, fmt.BITS)                          # (256, bn) 0/1
+      bits = fmt.unpack_words(words, 0, fmt.BITS)  # (256, bn) 0/1
       a = per_input(alpha_ref[off + b, pl.ds(t * gpt, gpt), :].astype(_F32))
-      return w + jnp.where(bits != 0, a, -a)                               # select, no convert
+      return w + jnp.where(bits != 0, a, -a)  # select, no convert
 
     w = jax.lax.fori_loop(0, p, plane, w0)
     xt = x_ref[:, pl.ds(k0, fmt.TILE)]
@@ -166,9 +167,25 @@ def _kernel(*refs, variant, mixed, has_beta, g, n_tiles, tiles_per_split, precis
   o_ref[...] = acc.astype(o_ref.dtype)
 
 
-def bitplane_matmul_gpu(x, planes, alpha, beta, meta, prec=None, *, precisions, group_size,
-                        variant, bm, bn, split_k=1, num_warps=4, num_stages=2, out_dtype,
-                        interpret=False):
+def bitplane_matmul_gpu(
+  x,
+  planes,
+  alpha,
+  beta,
+  meta,
+  prec=None,
+  *,
+  precisions,
+  group_size,
+  variant,
+  bm,
+  bn,
+  split_k=1,
+  num_warps=4,
+  num_stages=2,
+  out_dtype,
+  interpret=False,
+):
   """Runs the Triton kernel on padded operands.
 
   Args:
@@ -192,8 +209,10 @@ def bitplane_matmul_gpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   if not (_is_pow2(bm) and _is_pow2(bn)) or bm < 16 or bn < 16:
     raise ValueError(f"Triton blocks must be powers of two >= 16; got bm={bm}, bn={bn}")
   if mp % bm or np_ % bn or kp % fmt.TILE or kw * 32 != kp:
-    raise ValueError(f"operands must be padded to blocks: x {x.shape}, planes {planes.shape}, "
-                     f"blocks (bm, bn) = {(bm, bn)}")
+    raise ValueError(
+      f"operands must be padded to blocks: x {x.shape}, planes {planes.shape}, "
+      f"blocks (bm, bn) = {(bm, bn)}"
+    )
   n_tiles = kp // fmt.TILE
   split_k = max(1, min(int(split_k), n_tiles))
   tiles_per_split = -(-n_tiles // split_k)
@@ -205,9 +224,9 @@ def bitplane_matmul_gpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   if mixed:
     in_specs.append(pl.BlockSpec((bm, 1), lambda i, j, kk: (i, 0)))
   in_specs += [
-      pl.BlockSpec((bm, kp), lambda i, j, kk: (i, 0)),
-      pl.BlockSpec((nb, kw, bn), lambda i, j, kk: (0, 0, j)),
-      pl.BlockSpec((s_rows, groups, bn), lambda i, j, kk: (0, 0, j)),
+    pl.BlockSpec((bm, kp), lambda i, j, kk: (i, 0)),
+    pl.BlockSpec((nb, kw, bn), lambda i, j, kk: (0, 0, j)),
+    pl.BlockSpec((s_rows, groups, bn), lambda i, j, kk: (0, 0, j)),
   ]
   if has_beta:
     in_specs.append(pl.BlockSpec((beta.shape[0], groups, bn), lambda i, j, kk: (0, 0, j)))
@@ -219,24 +238,35 @@ def bitplane_matmul_gpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
     out_spec = pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j))
 
   kernel = functools.partial(
-      _kernel, variant=variant, mixed=mixed, has_beta=has_beta, g=g, n_tiles=n_tiles,
-      tiles_per_split=tiles_per_split, precisions=tuple(precisions),
-      emulate=bool(interpret))
+    _kernel,
+    variant=variant,
+    mixed=mixed,
+    has_beta=has_beta,
+    g=g,
+    n_tiles=n_tiles,
+    tiles_per_split=tiles_per_split,
+    precisions=tuple(precisions),
+    emulate=bool(interpret),
+  )
   operands = [meta] + ([prec] if mixed else []) + [x, planes, alpha] + ([beta] if has_beta else [])
   flops = 2 * mp * kp * np_ * (1 if variant == "dequant" else nb)
-  bytes_accessed = (x.size * x.dtype.itemsize + planes.size * 4
-                    + alpha.size * alpha.dtype.itemsize
-                    + (beta.size * beta.dtype.itemsize if has_beta else 0)
-                    + out_shape.size * jnp.dtype(out_shape.dtype).itemsize)
+  bytes_accessed = (
+    x.size * x.dtype.itemsize
+    + planes.size * 4
+    + alpha.size * alpha.dtype.itemsize
+    + (beta.size * beta.dtype.itemsize if has_beta else 0)
+    + out_shape.size * jnp.dtype(out_shape.dtype).itemsize
+  )
   return pl.pallas_call(
-      kernel,
-      out_shape=out_shape,
-      grid=grid,
-      in_specs=in_specs,
-      out_specs=out_spec,
-      compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
-      cost_estimate=pl.CostEstimate(flops=int(flops), transcendentals=0,
-                                    bytes_accessed=int(bytes_accessed)),
-      interpret=interpret,
-      name=f"bitplane_matmul_gpu_{'mixed' if mixed else variant}",
+    kernel,
+    out_shape=out_shape,
+    grid=grid,
+    in_specs=in_specs,
+    out_specs=out_spec,
+    compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
+    cost_estimate=pl.CostEstimate(
+      flops=int(flops), transcendentals=0, bytes_accessed=int(bytes_accessed)
+    ),
+    interpret=interpret,
+    name=f"bitplane_matmul_gpu_{'mixed' if mixed else variant}",
   )(*operands)

@@ -51,8 +51,9 @@ _F32 = jnp.float32
 
 
 def _dot(a, b, precision):
-  return jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())), precision=precision,
-                             preferred_element_type=_F32)
+  return jax.lax.dot_general(
+    a, b, (((1,), (0,)), ((), ())), precision=precision, preferred_element_type=_F32
+  )
 
 
 def f16_bits_to_f32(h):
@@ -73,7 +74,7 @@ def f16_bits_to_f32(h):
   special = sign | jnp.uint32(0x7F800000) | (m << 13)
   bits = jnp.where(e == jnp.uint32(0x1F), special, normal)
   val = jax.lax.bitcast_convert_type(bits, _F32)
-  sub = m.astype(jnp.int32).astype(_F32) * _F32(2.0 ** -24)
+  sub = m.astype(jnp.int32).astype(_F32) * _F32(2.0**-24)
   sub = jnp.where(sign != jnp.uint32(0), -sub, sub)
   return jnp.where(e == jnp.uint32(0), sub, val)
 
@@ -129,17 +130,24 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, g, bk, bn, precisions, do
     """Copies of plane b's (bk/32, bn) words of K block kk (and, single precision, its alpha rows)
     into VMEM slot `slot`."""
     cols = pl.ds(pl.multiple_of(j * bn, bn), bn)
-    cps = [pltpu.make_async_copy(planes_hbm.at[b, pl.ds(pl.multiple_of(kk * kw, kw), kw), cols],
-                                 pbuf.at[slot], psem.at[slot])]
+    cps = [
+      pltpu.make_async_copy(
+        planes_hbm.at[b, pl.ds(pl.multiple_of(kk * kw, kw), kw), cols], pbuf.at[slot], psem.at[slot]
+      )
+    ]
     if not mixed:
-      cps.append(pltpu.make_async_copy(alpha_ref.at[meta_ref[1] + b, kk, :, cols],
-                                       abuf.at[slot], asem.at[slot]))
+      cps.append(
+        pltpu.make_async_copy(
+          alpha_ref.at[meta_ref[1] + b, kk, :, cols], abuf.at[slot], asem.at[slot]
+        )
+      )
     return cps
 
   def plane_loop(body):
     """for b in range(p): body(b, words_ref, alpha_block_ref) — plane b+1's DMA overlaps plane b,
     and plane 0 of the next K block is fetched (into slot 0, free by then) after the last plane, so
     only the first K block of each output block waits for its plane-0 copy."""
+
     @pl.when(k == 0)
     def _first():
       for c in dmas(0, 0):
@@ -173,18 +181,18 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, g, bk, bn, precisions, do
     for gi in range(bk // g):
       rows = slice(gi * g, (gi + 1) * g)
       if has_beta:
-        w_ref[rows, :] = jnp.broadcast_to(_scale(beta_ref[gi:gi + 1, :]), (g, w_ref.shape[1]))
+        w_ref[rows, :] = jnp.broadcast_to(_scale(beta_ref[gi : gi + 1, :]), (g, w_ref.shape[1]))
       else:
         w_ref[rows, :] = jnp.zeros((g, w_ref.shape[1]), _F32)
 
     def accumulate_w(b, words_ref, a_ref):
       del b
       for t in range(bk // fmt.TILE):
-        words = words_ref[8 * t:8 * t + 8, :]
+        words = words_ref[8 * t : 8 * t + 8, :]
         for gt in range(fmt.TILE // g):
           gi = t * (fmt.TILE // g) + gt
           rows = slice(gi * g, (gi + 1) * g)
-          w_ref[rows, :] += _signed(words, gt * g // 8, g // 8, _scale(a_ref[gi:gi + 1, :]))
+          w_ref[rows, :] += _signed(words, gt * g // 8, g // 8, _scale(a_ref[gi : gi + 1, :]))
 
     plane_loop(accumulate_w)
     acc_ref[...] += _dot(x_ref[...], w_ref[...].astype(xdtype), dot_precision)
@@ -195,41 +203,41 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, g, bk, bn, precisions, do
     def coef(b, a_ref, gi):
       """The (1 or bm, bn) f32 scale of plane b for group gi."""
       if not mixed:
-        return _scale(a_ref[gi:gi + 1, :])
+        return _scale(a_ref[gi : gi + 1, :])
       c = None
       for q, off in zip(precisions, offsets):
         row = off + jnp.minimum(b, q - 1)
-        a = _scale(alpha_ref[row, gi:gi + 1, :])          # (1, bn)
-        term = jnp.where((prec == q) & (b < q), a, 0.0)          # (bm, bn)
+        a = _scale(alpha_ref[row, gi : gi + 1, :])  # (1, bn)
+        term = jnp.where((prec == q) & (b < q), a, 0.0)  # (bm, bn)
         c = term if c is None else c + term
       return c
 
     def beta_coef(gi):
       if not mixed:
-        return _scale(beta_ref[gi:gi + 1, :])
+        return _scale(beta_ref[gi : gi + 1, :])
       c = None
       for qi, q in enumerate(precisions):
-        term = jnp.where(prec == q, _scale(beta_ref[qi, gi:gi + 1, :]), 0.0)
+        term = jnp.where(prec == q, _scale(beta_ref[qi, gi : gi + 1, :]), 0.0)
         c = term if c is None else c + term
       return c
 
     def partials(b, words_ref, a_ref):
       acc = acc_ref[...]
       for t, start, chunk, groups in _chunks(bk, g):
-        words = words_ref[8 * t:8 * t + 8, :]
-        xc = x_ref[:, start:start + chunk]                       # (bm, chunk)
+        words = words_ref[8 * t : 8 * t + 8, :]
+        xc = x_ref[:, start : start + chunk]  # (bm, chunk)
         # f32 x: bits in bf16 (exact) and x split into 3 bf16 terms (_dots.exact_bits_dot).
-        bits = _bits_as(words, (start % fmt.TILE) // 8, chunk // 8,
-                        jnp.bfloat16 if xdtype == _F32 else xdtype)
+        bits = _bits_as(
+          words, (start % fmt.TILE) // 8, chunk // 8, jnp.bfloat16 if xdtype == _F32 else xdtype
+        )
         for gi, lo in groups:
           if chunk == g:
             xg = xc
           else:  # g = 64: keep the 128-lane slice, zero the other group's lanes
             lane = jax.lax.broadcasted_iota(jnp.int32, xc.shape, 1)
             xg = jnp.where((lane >= lo) & (lane < lo + g), xc, jnp.zeros_like(xc))
-          u = (_dots.exact_bits_dot(xg, bits) if xdtype == _F32
-               else _dot(xg, bits, None))                         # (bm, bn)
-          s = jnp.sum(xg.astype(_F32), axis=1, keepdims=True)    # (bm, 1)
+          u = _dots.exact_bits_dot(xg, bits) if xdtype == _F32 else _dot(xg, bits, None)  # (bm, bn)
+          s = jnp.sum(xg.astype(_F32), axis=1, keepdims=True)  # (bm, 1)
           acc = acc + (2.0 * u - s) * coef(b, a_ref, gi)
           if has_beta:
             acc = acc + jnp.where(b == 0, s * beta_coef(gi), 0.0)
@@ -242,9 +250,24 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, g, bk, bn, precisions, do
     o_ref[...] = acc_ref[...].astype(o_ref.dtype)
 
 
-def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, group_size,
-                        variant, bm, bn, bk, out_dtype, vmem_limit_bytes=None,
-                        interpret=False):
+def bitplane_matmul_tpu(
+  x,
+  planes,
+  alpha,
+  beta,
+  meta,
+  prec=None,
+  *,
+  precisions,
+  group_size,
+  variant,
+  bm,
+  bn,
+  bk,
+  out_dtype,
+  vmem_limit_bytes=None,
+  interpret=False,
+):
   """Runs the Mosaic kernel on padded operands.
 
   Args:
@@ -271,8 +294,10 @@ def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   if bm % 8 or bn % 128:
     raise ValueError(f"TPU blocks need bm % 8 == 0 and bn % 128 == 0; got bm={bm}, bn={bn}")
   if mp % bm or kp % bk or np_ % bn or kw * 32 != kp:
-    raise ValueError(f"operands must be padded to blocks: x {x.shape}, planes {planes.shape}, "
-                     f"blocks (bm, bk, bn) = {(bm, bk, bn)}")
+    raise ValueError(
+      f"operands must be padded to blocks: x {x.shape}, planes {planes.shape}, "
+      f"blocks (bm, bk, bn) = {(bm, bk, bn)}"
+    )
   # float16 vectors do not load on TPU: pass the raw half bits (a free same-width bitcast) and
   # widen them to f32 in the kernel (``f16_bits_to_f32``).
   if alpha.dtype == jnp.float16:
@@ -296,40 +321,58 @@ def bitplane_matmul_tpu(x, planes, alpha, beta, meta, prec=None, *, precisions, 
   if mixed:
     in_specs.append(pl.BlockSpec((s_rows, None, gpb, bn), lambda i, j, k, m: (0, k, 0, j)))
     if has_beta:
-      in_specs.append(pl.BlockSpec((beta.shape[0], None, gpb, bn),
-                                   lambda i, j, k, m: (0, k, 0, j)))
+      in_specs.append(pl.BlockSpec((beta.shape[0], None, gpb, bn), lambda i, j, k, m: (0, k, 0, j)))
   else:
     in_specs.append(any_spec)
     if has_beta:
       in_specs.append(pl.BlockSpec((None, None, gpb, bn), lambda i, j, k, m: (m[2], k, 0, j)))
   out_spec = pl.BlockSpec((bm, bn), lambda i, j, k, m: (i, j))
-  scratch = [pltpu.VMEM((bm, bn), _F32), pltpu.VMEM((2, bk // 32, bn), planes.dtype),
-             pltpu.SemaphoreType.DMA((2,))]
+  scratch = [
+    pltpu.VMEM((bm, bn), _F32),
+    pltpu.VMEM((2, bk // 32, bn), planes.dtype),
+    pltpu.SemaphoreType.DMA((2,)),
+  ]
   if not mixed:
     scratch += [pltpu.VMEM((2, gpb, bn), alpha.dtype), pltpu.SemaphoreType.DMA((2,))]
   if variant == "dequant":
     scratch.append(pltpu.VMEM((bk, bn), _F32))
 
   kernel = functools.partial(
-      _kernel, variant=variant, mixed=mixed, has_beta=has_beta, g=g, bk=bk, bn=bn,
-      precisions=tuple(precisions), dot_precision=dot_precision)
+    _kernel,
+    variant=variant,
+    mixed=mixed,
+    has_beta=has_beta,
+    g=g,
+    bk=bk,
+    bn=bn,
+    precisions=tuple(precisions),
+    dot_precision=dot_precision,
+  )
   operands = ([prec] if mixed else []) + [x, planes, alpha4] + ([beta4] if has_beta else [])
   flops = 2 * mp * kp * np_ * (1 if variant == "dequant" else nb)
-  bytes_accessed = (x.size * x.dtype.itemsize + planes.size * 4
-                    + alpha.size * alpha.dtype.itemsize
-                    + (beta.size * beta.dtype.itemsize if has_beta else 0)
-                    + mp * np_ * jnp.dtype(out_dtype).itemsize)
+  bytes_accessed = (
+    x.size * x.dtype.itemsize
+    + planes.size * 4
+    + alpha.size * alpha.dtype.itemsize
+    + (beta.size * beta.dtype.itemsize if has_beta else 0)
+    + mp * np_ * jnp.dtype(out_dtype).itemsize
+  )
   return pl.pallas_call(
-      kernel,
-      out_shape=jax.ShapeDtypeStruct((mp, np_), out_dtype),
-      grid_spec=pltpu.PrefetchScalarGridSpec(
-          num_scalar_prefetch=1, grid=grid, in_specs=in_specs, out_specs=out_spec,
-          scratch_shapes=scratch),
-      compiler_params=pltpu.CompilerParams(
-          dimension_semantics=("parallel", "parallel", "arbitrary"),
-          vmem_limit_bytes=vmem_limit_bytes),
-      cost_estimate=pl.CostEstimate(flops=int(flops), transcendentals=0,
-                                    bytes_accessed=int(bytes_accessed)),
-      interpret=interpret,
-      name=f"bitplane_matmul_tpu_{'mixed' if mixed else variant}",
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((mp, np_), out_dtype),
+    grid_spec=pltpu.PrefetchScalarGridSpec(
+      num_scalar_prefetch=1,
+      grid=grid,
+      in_specs=in_specs,
+      out_specs=out_spec,
+      scratch_shapes=scratch,
+    ),
+    compiler_params=pltpu.CompilerParams(
+      dimension_semantics=("parallel", "parallel", "arbitrary"), vmem_limit_bytes=vmem_limit_bytes
+    ),
+    cost_estimate=pl.CostEstimate(
+      flops=int(flops), transcendentals=0, bytes_accessed=int(bytes_accessed)
+    ),
+    interpret=interpret,
+    name=f"bitplane_matmul_tpu_{'mixed' if mixed else variant}",
   )(meta, *operands)

@@ -77,6 +77,7 @@ def resolve_path(impl: str, platform: str | None, group_size: int) -> tuple[str,
 @dataclasses.dataclass(frozen=True)
 class _Static:
   """Everything static about one kernel call (hashable: a custom_vjp nondiff argument)."""
+
   layout: fmt.Layout
   platform: str
   config: blocks.BlockConfig
@@ -112,15 +113,40 @@ def _forward(st: _Static, x2, planes, alpha, beta, prec):
     offsets = jnp.asarray(lay.offsets, jnp.int32)
     meta = jnp.stack([table[idx], offsets[idx], idx, 0]).astype(jnp.int32)
     extra = ()
-  common = dict(precisions=lay.precisions, group_size=lay.group_size, variant=cfg.variant,
-                bm=cfg.bm, bn=cfg.bn, out_dtype=jnp.dtype(st.out_dtype), interpret=st.interpret)
+  common = dict(
+    precisions=lay.precisions,
+    group_size=lay.group_size,
+    variant=cfg.variant,
+    bm=cfg.bm,
+    bn=cfg.bn,
+    out_dtype=jnp.dtype(st.out_dtype),
+    interpret=st.interpret,
+  )
   if st.platform == "tpu":
-    y = kernel_tpu.bitplane_matmul_tpu(xp, planes, alpha, beta, meta, *extra, bk=cfg.bk,
-                                       vmem_limit_bytes=cfg.vmem_limit_bytes, **common)
+    y = kernel_tpu.bitplane_matmul_tpu(
+      xp,
+      planes,
+      alpha,
+      beta,
+      meta,
+      *extra,
+      bk=cfg.bk,
+      vmem_limit_bytes=cfg.vmem_limit_bytes,
+      **common,
+    )
   else:
-    y = kernel_gpu.bitplane_matmul_gpu(xp, planes, alpha, beta, meta, *extra,
-                                       split_k=cfg.split_k, num_warps=cfg.num_warps,
-                                       num_stages=cfg.num_stages, **common)
+    y = kernel_gpu.bitplane_matmul_gpu(
+      xp,
+      planes,
+      alpha,
+      beta,
+      meta,
+      *extra,
+      split_k=cfg.split_k,
+      num_warps=cfg.num_warps,
+      num_stages=cfg.num_stages,
+      **common,
+    )
     if y.ndim == 3:  # split-K partial sums (f32)
       y = jnp.sum(y, axis=0)
   return y[:m, :n].astype(st.out_dtype)
@@ -142,17 +168,29 @@ def _float0_like(a):
 def _kernel_op_bwd(st, res, dy):
   x2, planes, alpha, beta, prec = res
   dx, dalpha, dbeta = reference.bitplane_matmul_backward(
-      x2, planes, alpha, beta, prec, dy, layout=st.layout)
+    x2, planes, alpha, beta, prec, dy, layout=st.layout
+  )
   return dx, _float0_like(planes), dalpha, dbeta, _float0_like(prec)
 
 
 _kernel_op.defvjp(_kernel_op_fwd, _kernel_op_bwd)
 
 
-def bitplane_matmul(x, planes, alpha, beta, precision, *, precisions=None, group_size=None,
-                    impl: str = "auto", interpret: bool | None = False,
-                    platform: str | None = None, config: blocks.BlockConfig | None = None,
-                    out_dtype=None) -> jax.Array:
+def bitplane_matmul(
+  x,
+  planes,
+  alpha,
+  beta,
+  precision,
+  *,
+  precisions=None,
+  group_size=None,
+  impl: str = "auto",
+  interpret: bool | None = False,
+  platform: str | None = None,
+  config: blocks.BlockConfig | None = None,
+  out_dtype=None,
+) -> jax.Array:
   """``y = x @ W^(p)`` on AnyBCQ shared bit-planes (Park et al., ICLR 2026).
 
   Args:
@@ -180,16 +218,22 @@ def bitplane_matmul(x, planes, alpha, beta, precision, *, precisions=None, group
     ValueError: wrong shapes or dtypes (K % 32, K % g, planes not uint32, alpha/beta shapes) or a
       concrete precision outside ``precisions``; each message names the argument.
   """
-  layout = fmt.check_operands(x, planes, alpha, beta, precisions=precisions,
-                              group_size=group_size)
+  layout = fmt.check_operands(x, planes, alpha, beta, precisions=precisions, group_size=group_size)
   prec = fmt.check_precision(precision, layout.precisions, x.shape[:-1])
   out_dtype = jnp.dtype(x.dtype if out_dtype is None else out_dtype)
   path, plat = resolve_path(impl, platform, layout.group_size)
   if path == "xla":
     _log_once(("xla",), "bitplane_matmul: XLA reference path (dequantize + matmul)")
     return reference.bitplane_matmul_reference(
-        x, planes, alpha, beta, prec, precisions=layout.precisions,
-        group_size=layout.group_size, out_dtype=out_dtype)
+      x,
+      planes,
+      alpha,
+      beta,
+      prec,
+      precisions=layout.precisions,
+      group_size=layout.group_size,
+      out_dtype=out_dtype,
+    )
 
   batch = x.shape[:-1]
   x2 = x.reshape(-1, layout.k)
@@ -200,14 +244,24 @@ def bitplane_matmul(x, planes, alpha, beta, precision, *, precisions=None, group
   # Row multiple on TPU follows the narrowest of the kernel's activation and output dtypes.
   itemsize = 4 if (plat == "tpu" and x.dtype == jnp.float16) else jnp.dtype(x.dtype).itemsize
   itemsize = min(itemsize, out_dtype.itemsize)
-  cfg = blocks.pick_config(plat, x2.shape[0], layout.k_pad, layout.n, layout.group_size,
-                           itemsize, mixed=mixed, base=config,
-                           f32_activations=x.dtype == jnp.float32)
+  cfg = blocks.pick_config(
+    plat,
+    x2.shape[0],
+    layout.k_pad,
+    layout.n,
+    layout.group_size,
+    itemsize,
+    mixed=mixed,
+    base=config,
+    f32_activations=x.dtype == jnp.float32,
+  )
   interpret = _backend.resolve_interpret(interpret)
   st = _Static(layout, plat, cfg, mixed, interpret, out_dtype.name)
-  _log_once(("pallas", plat, cfg, mixed, interpret),
-            f"bitplane_matmul: Pallas {plat} kernel, {'mixed' if mixed else cfg.variant} variant, "
-            f"{cfg}{' (interpret mode)' if interpret else ''}")
+  _log_once(
+    ("pallas", plat, cfg, mixed, interpret),
+    f"bitplane_matmul: Pallas {plat} kernel, {'mixed' if mixed else cfg.variant} variant, "
+    f"{cfg}{' (interpret mode)' if interpret else ''}",
+  )
   y = _kernel_op(st, x2, planes, alpha, beta, prec2)
   y = reference.nan_invalid(y, prec2, layout.precisions)
   return y.reshape(*batch, layout.n)

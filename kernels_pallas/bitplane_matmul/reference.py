@@ -49,10 +49,10 @@ def nan_invalid(y: jax.Array, precision: jax.Array, precisions) -> jax.Array:
 
 def _dequantize_static(planes, alpha, beta, qi: int, layout: fmt.Layout) -> jax.Array:
   q, off, g = layout.precisions[qi], layout.offsets[qi], layout.group_size
-  signs = fmt.unpack_planes(planes[:q], dtype=jnp.float32)             # (q, K_pad, N)
+  signs = fmt.unpack_planes(planes[:q], dtype=jnp.float32)  # (q, K_pad, N)
   groups = layout.k_pad // g
   signs = signs.reshape(q, groups, g, layout.n)
-  a = alpha[off:off + q].astype(jnp.float32)[:, :, None, :]             # (q, K/g, 1, N)
+  a = alpha[off : off + q].astype(jnp.float32)[:, :, None, :]  # (q, K/g, 1, N)
   w = jnp.zeros((groups, g, layout.n), jnp.float32)
   if beta is not None:
     w = w + beta[qi].astype(jnp.float32)[:, None, :]
@@ -69,12 +69,14 @@ def dequantize(planes, alpha, beta, precision, *, precisions=None, group_size=No
       None; precision: an int scalar (Python or traced) in ``precisions``.
   """
   x_spec = jax.ShapeDtypeStruct((planes.shape[1] * fmt.BITS,), jnp.float32)
-  layout = fmt.check_operands(x_spec, planes, alpha, beta, precisions=precisions,
-                              group_size=group_size)
+  layout = fmt.check_operands(
+    x_spec, planes, alpha, beta, precisions=precisions, group_size=group_size
+  )
   if isinstance(precision, int) and not isinstance(precision, bool):
     if precision not in layout.precisions:
-      raise ValueError(f"precision {precision} is out of range: the stored precisions are "
-                       f"{layout.precisions}")
+      raise ValueError(
+        f"precision {precision} is out of range: the stored precisions are {layout.precisions}"
+      )
   else:
     precision = fmt.check_precision(precision, layout.precisions, ())
   return _dequantize(planes, alpha, beta, precision, layout)
@@ -84,8 +86,10 @@ def _dequantize(planes, alpha, beta, precision, layout: fmt.Layout) -> jax.Array
   if isinstance(precision, int):
     return _dequantize_static(planes, alpha, beta, layout.precisions.index(precision), layout)
   idx, _ = precision_index(jnp.asarray(precision, jnp.int32), layout.precisions)
-  branches = [lambda pl_, a_, b_, qi=qi: _dequantize_static(pl_, a_, b_, qi, layout)
-              for qi in range(len(layout.precisions))]
+  branches = [
+    lambda pl_, a_, b_, qi=qi: _dequantize_static(pl_, a_, b_, qi, layout)
+    for qi in range(len(layout.precisions))
+  ]
   return jax.lax.switch(idx, branches, planes, alpha, beta)
 
 
@@ -97,8 +101,9 @@ def _flatten(x, k_pad):
   return x2, batch
 
 
-def bitplane_matmul_reference(x, planes, alpha, beta, precision, *, precisions=None,
-                              group_size=None, out_dtype=None) -> jax.Array:
+def bitplane_matmul_reference(
+  x, planes, alpha, beta, precision, *, precisions=None, group_size=None, out_dtype=None
+) -> jax.Array:
   """Dequantize-then-matmul (f32, HIGHEST): the oracle and the XLA path.
 
   Args:
@@ -110,8 +115,7 @@ def bitplane_matmul_reference(x, planes, alpha, beta, precision, *, precisions=N
   Returns:
     ``x.shape[:-1] + (N,)``.
   """
-  layout = fmt.check_operands(x, planes, alpha, beta, precisions=precisions,
-                              group_size=group_size)
+  layout = fmt.check_operands(x, planes, alpha, beta, precisions=precisions, group_size=group_size)
   out_dtype = x.dtype if out_dtype is None else out_dtype
   prec = fmt.check_precision(precision, layout.precisions, x.shape[:-1])
   x2, batch = _flatten(x, layout.k_pad)
@@ -128,14 +132,14 @@ def bitplane_matmul_reference(x, planes, alpha, beta, precision, *, precisions=N
   return y.reshape(*batch, layout.n).astype(out_dtype)
 
 
-def bitplane_matmul_partials(x, planes, alpha, beta, precision, *, precisions=None,
-                             group_size=None, out_dtype=None) -> jax.Array:
+def bitplane_matmul_partials(
+  x, planes, alpha, beta, precision, *, precisions=None, group_size=None, out_dtype=None
+) -> jax.Array:
   """The per-plane-partials form (an independent oracle for the kernels; small shapes only).
 
   Same arguments and result as ``bitplane_matmul_reference``. Memory is O(NB * M * K/g * N).
   """
-  layout = fmt.check_operands(x, planes, alpha, beta, precisions=precisions,
-                              group_size=group_size)
+  layout = fmt.check_operands(x, planes, alpha, beta, precisions=precisions, group_size=group_size)
   out_dtype = x.dtype if out_dtype is None else out_dtype
   prec = fmt.check_precision(precision, layout.precisions, x.shape[:-1])
   x2, batch = _flatten(x, layout.k_pad)
@@ -145,17 +149,17 @@ def bitplane_matmul_partials(x, planes, alpha, beta, precision, *, precisions=No
   idx, _ = precision_index(prec_rows, layout.precisions)
 
   xg = x2.reshape(m, groups, g)
-  s = jnp.sum(xg, axis=-1)                                               # (M, K/g)
-  bits = fmt.unpack_planes(planes, signs=False, dtype=jnp.float32)       # (NB, K_pad, N)
+  s = jnp.sum(xg, axis=-1)  # (M, K/g)
+  bits = fmt.unpack_planes(planes, signs=False, dtype=jnp.float32)  # (NB, K_pad, N)
   bits = bits.reshape(nb, groups, g, layout.n)
-  u = jnp.einsum("mgk,bgkn->bmgn", xg, bits, precision=_HI)              # (NB, M, K/g, N)
+  u = jnp.einsum("mgk,bgkn->bmgn", xg, bits, precision=_HI)  # (NB, M, K/g, N)
   t = 2.0 * u - s[None, :, :, None]
 
-  offsets = jnp.asarray(layout.offsets, jnp.int32)[idx]                  # (M,)
+  offsets = jnp.asarray(layout.offsets, jnp.int32)[idx]  # (M,)
   planes_idx = jnp.arange(nb, dtype=jnp.int32)
   rows = jnp.clip(offsets[:, None] + planes_idx[None, :], 0, alpha.shape[0] - 1)  # (M, NB)
-  active = planes_idx[None, :] < prec_rows[:, None]                      # (M, NB)
-  coef = alpha.astype(jnp.float32)[rows]                                 # (M, NB, K/g, N)
+  active = planes_idx[None, :] < prec_rows[:, None]  # (M, NB)
+  coef = alpha.astype(jnp.float32)[rows]  # (M, NB, K/g, N)
   contrib = jnp.where(active[:, :, None, None], coef * jnp.transpose(t, (1, 0, 2, 3)), 0.0)
   y = jnp.sum(contrib, axis=(1, 2))
   if beta is not None:
@@ -193,13 +197,13 @@ def bitplane_matmul_backward(x, planes, alpha, beta, precision, dy, *, layout: f
   def grads_for(qi, x_rows, dy_rows):
     """(dx, dalpha, dbeta) contributions of precision P[qi] for the given (masked) rows."""
     q, off = layout.precisions[qi], layout.offsets[qi]
-    w = _dequantize_static(planes, alpha, beta, qi, layout)[:k]                 # (K, N)
+    w = _dequantize_static(planes, alpha, beta, qi, layout)[:k]  # (K, N)
     dx = jnp.dot(dy_rows, w.T, precision=_HI)
-    gram = jnp.dot(x_rows.T, dy_rows, precision=_HI)                            # (K, N)
+    gram = jnp.dot(x_rows.T, dy_rows, precision=_HI)  # (K, N)
     gram = jnp.pad(gram, ((0, layout.k_pad - k), (0, 0))).reshape(groups, g, n)
     signs = fmt.unpack_planes(planes[:q], dtype=jnp.float32).reshape(q, groups, g, n)
     da = jnp.zeros((s_rows, groups, n), jnp.float32)
-    da = da.at[off:off + q].set(jnp.sum(signs * gram[None], axis=2))
+    da = da.at[off : off + q].set(jnp.sum(signs * gram[None], axis=2))
     db = jnp.zeros((n_prec, groups, n), jnp.float32).at[qi].set(jnp.sum(gram, axis=1))
     return dx, da, db
 

@@ -12,14 +12,33 @@ gradient), `blocks` (block-size table) and `ops` (the public, differentiable op)
 """
 
 from kernels_pallas.spline_lookup.blocks import BLOCK_TABLE, BlockSizes, plan
-from kernels_pallas.spline_lookup.grid import (SigmaGrid, laplace_cdf, laplace_icdf,
-                                               out_of_grid_fraction, validate_grid_size)
+from kernels_pallas.spline_lookup.grid import (
+  SigmaGrid,
+  laplace_cdf,
+  laplace_icdf,
+  out_of_grid_fraction,
+  validate_grid_size,
+)
 from kernels_pallas.spline_lookup.ops import spline_lookup
-from kernels_pallas.spline_lookup.reference import (hat_matrix, spline_lookup_dense,
-                                                    spline_lookup_gather, spline_lookup_vjp)
+from kernels_pallas.spline_lookup.reference import (
+  hat_matrix,
+  spline_lookup_dense,
+  spline_lookup_gather,
+  spline_lookup_vjp,
+)
 
 __all__ = [
-    "BLOCK_TABLE", "BlockSizes", "SigmaGrid", "hat_matrix", "laplace_cdf", "laplace_icdf",
-    "out_of_grid_fraction", "plan", "spline_lookup", "spline_lookup_dense", "spline_lookup_gather",
-    "spline_lookup_vjp", "validate_grid_size",
+  "BLOCK_TABLE",
+  "BlockSizes",
+  "SigmaGrid",
+  "hat_matrix",
+  "laplace_cdf",
+  "laplace_icdf",
+  "out_of_grid_fraction",
+  "plan",
+  "spline_lookup",
+  "spline_lookup_dense",
+  "spline_lookup_gather",
+  "spline_lookup_vjp",
+  "validate_grid_size",
 ]

@@ -66,6 +66,7 @@ class BlockSizes:
     dx_bb: dx batch block; dx_bq: dx output block (TPU grid block; Triton window).
     num_warps, num_stages: Triton parameters. vmem_limit_bytes: Mosaic scoped-VMEM limit.
   """
+
   variant: str = "portable"
   dtable: str = "owner"
   fwd_bq: int = 128
@@ -94,7 +95,7 @@ class BlockSizes:
 
 class TableRow(NamedTuple):
   bucket: str
-  max_c_pad: int | None   # rows with C_pad up to this use this entry (None: no limit)
+  max_c_pad: int | None  # rows with C_pad up to this use this entry (None: no limit)
   config: BlockSizes
 
 
@@ -102,27 +103,74 @@ _TPU = dict(variant="portable", vmem_limit_bytes=32 * MiB)
 _GPU = dict(num_stages=2)
 
 BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
-    "tpu": (
-        TableRow("small", 128, BlockSizes(fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512,
-                                          dx_bb=512, dx_bq=512, **_TPU)),
-        TableRow("medium", 256, BlockSizes(fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512,
-                                           dx_bb=512, dx_bq=512, **_TPU)),
-        TableRow("large", 1024, BlockSizes(fwd_bq=256, fwd_bb=256, fwd_bp=2, dt_bq=128, dt_bb=256,
-                                           dx_bb=256, dx_bq=256, **_TPU)),
-        TableRow("huge", None, BlockSizes(fwd_bq=128, fwd_bb=128, fwd_bp=1, dt_bq=128, dt_bb=128,
-                                          dx_bb=128, dx_bq=128, variant="portable",
-                                          vmem_limit_bytes=64 * MiB)),
+  "tpu": (
+    TableRow(
+      "small",
+      128,
+      BlockSizes(
+        fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU
+      ),
     ),
-    "gpu": (
-        TableRow("small", 128, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32,
-                                          dx_bb=64, dx_bq=64, num_warps=4, **_GPU)),
-        TableRow("medium", 256, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32,
-                                           dx_bb=64, dx_bq=64, num_warps=8, **_GPU)),
-        TableRow("large", 1024, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16,
-                                           dx_bb=64, dx_bq=64, num_warps=8, **_GPU)),
-        TableRow("huge", None, BlockSizes("gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16,
-                                          dx_bb=64, dx_bq=64, num_warps=8, **_GPU)),
+    TableRow(
+      "medium",
+      256,
+      BlockSizes(
+        fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU
+      ),
     ),
+    TableRow(
+      "large",
+      1024,
+      BlockSizes(
+        fwd_bq=256, fwd_bb=256, fwd_bp=2, dt_bq=128, dt_bb=256, dx_bb=256, dx_bq=256, **_TPU
+      ),
+    ),
+    TableRow(
+      "huge",
+      None,
+      BlockSizes(
+        fwd_bq=128,
+        fwd_bb=128,
+        fwd_bp=1,
+        dt_bq=128,
+        dt_bb=128,
+        dx_bb=128,
+        dx_bq=128,
+        variant="portable",
+        vmem_limit_bytes=64 * MiB,
+      ),
+    ),
+  ),
+  "gpu": (
+    TableRow(
+      "small",
+      128,
+      BlockSizes(
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32, dx_bb=64, dx_bq=64, num_warps=4, **_GPU
+      ),
+    ),
+    TableRow(
+      "medium",
+      256,
+      BlockSizes(
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
+      ),
+    ),
+    TableRow(
+      "large",
+      1024,
+      BlockSizes(
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
+      ),
+    ),
+    TableRow(
+      "huge",
+      None,
+      BlockSizes(
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
+      ),
+    ),
+  ),
 }
 
 
@@ -153,6 +201,7 @@ def table_row(platform: str, G: int) -> TableRow:
 
 class Plan(NamedTuple):
   """Blocks clamped to one problem and the padded sizes they imply (all static)."""
+
   config: BlockSizes
   p_pad: int
   b_pad: int
@@ -175,16 +224,23 @@ def plan(platform: str, G: int, b: int, p: int, q: int, base: BlockSizes | None 
   if platform not in PLATFORMS:
     raise ValueError(f"platform must be one of {PLATFORMS}; got {platform!r}")
   if platform == "tpu" and cfg.variant != "portable":
-    raise ValueError("the gather variant is Triton-only (integer ref indexing does not lower on "
-                     "Mosaic TPU); use variant='portable' on TPU")
+    raise ValueError(
+      "the gather variant is Triton-only (integer ref indexing does not lower on "
+      "Mosaic TPU); use variant='portable' on TPU"
+    )
   lo = 128 if platform == "tpu" else 16
   cap_b, cap_q = max(lo, next_pow2(b)), max(lo, next_pow2(q))
   clamp = lambda v, cap: max(lo, min(v, cap))
   cfg = dataclasses.replace(
-      cfg, fwd_bq=clamp(cfg.fwd_bq, cap_q), fwd_bb=clamp(cfg.fwd_bb, cap_b),
-      dt_bq=clamp(cfg.dt_bq, cap_q), dt_bb=clamp(cfg.dt_bb, cap_b),
-      dx_bb=clamp(cfg.dx_bb, cap_b), dx_bq=clamp(cfg.dx_bq, cap_q),
-      fwd_bp=min(cfg.fwd_bp, next_pow2(p)) if platform == "tpu" else cfg.fwd_bp)
+    cfg,
+    fwd_bq=clamp(cfg.fwd_bq, cap_q),
+    fwd_bb=clamp(cfg.fwd_bb, cap_b),
+    dt_bq=clamp(cfg.dt_bq, cap_q),
+    dt_bb=clamp(cfg.dt_bb, cap_b),
+    dx_bb=clamp(cfg.dx_bb, cap_b),
+    dx_bq=clamp(cfg.dx_bq, cap_q),
+    fwd_bp=min(cfg.fwd_bp, next_pow2(p)) if platform == "tpu" else cfg.fwd_bp,
+  )
   b_pad = round_up(b, max(cfg.fwd_bb, cfg.dt_bb, cfg.dx_bb))
   q_pad = round_up(q, max(cfg.fwd_bq, cfg.dt_bq, cfg.dx_bq))
   p_pad = round_up(p, cfg.fwd_bp) if platform == "tpu" else p

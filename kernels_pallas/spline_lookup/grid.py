@@ -29,11 +29,11 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
-    "SigmaGrid",
-    "laplace_cdf",
-    "laplace_icdf",
-    "validate_grid_size",
-    "out_of_grid_fraction",
+  "SigmaGrid",
+  "laplace_cdf",
+  "laplace_icdf",
+  "validate_grid_size",
+  "out_of_grid_fraction",
 ]
 
 
@@ -45,12 +45,16 @@ def validate_grid_size(grid_size, name: str = "grid_size") -> int:
       two interior nodes, so at least two interior nodes t_1, t_2 are needed).
   """
   if isinstance(grid_size, bool) or not isinstance(grid_size, numbers.Integral):
-    raise ValueError(f"{name} must be an integer >= 3 (intervals per axis), got {grid_size!r} "
-                     f"of type {type(grid_size).__name__}.")
+    raise ValueError(
+      f"{name} must be an integer >= 3 (intervals per axis), got {grid_size!r} "
+      f"of type {type(grid_size).__name__}."
+    )
   grid_size = int(grid_size)
   if grid_size < 3:
-    raise ValueError(f"{name} must be >= 3 (the outer nodes t_0 = 2t_1 - t_2 and t_G = 2t_(G-1) - "
-                     f"t_(G-2) need two interior nodes; G >= 4 is recommended), got {grid_size}.")
+    raise ValueError(
+      f"{name} must be >= 3 (the outer nodes t_0 = 2t_1 - t_2 and t_G = 2t_(G-1) - "
+      f"t_(G-2) need two interior nodes; G >= 4 is recommended), got {grid_size}."
+    )
   return grid_size
 
 

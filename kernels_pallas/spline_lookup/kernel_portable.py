@@ -102,8 +102,13 @@ def _dot(a, b, contract, acc_dtype, mode="bf16x3"):
       return _dots.tf32x3_dot(a, b, contract, acc_dtype, emulate=mode == "tf32x3_emulated")
     if mode == "bf16x3":
       return _dots.bf16x3_dot(a, b, contract, acc_dtype)
-  return jax.lax.dot_general(a, b, (((contract[0],), (contract[1],)), ((), ())),
-                             precision=_HIGHEST, preferred_element_type=acc_dtype)
+  return jax.lax.dot_general(
+    a,
+    b,
+    (((contract[0],), (contract[1],)), ((), ())),
+    precision=_HIGHEST,
+    preferred_element_type=acc_dtype,
+  )
 
 
 def cell_delta(xrow, nodes_col, invw_col, G: int):
@@ -132,7 +137,7 @@ def _pair_geometry(x1, x2, nodes_col, invw_col, G: int, c_pad: int):
   """Cells and weights of one pair for a batch window: the iota grid and the flat 00 corner."""
   c1, d1, r1 = cell_delta(x1, nodes_col, invw_col, G)
   c2, d2, r2 = cell_delta(x2, nodes_col, invw_col, G)
-  flat = c1 * (G + 1) + c2                                                  # (1, bb)
+  flat = c1 * (G + 1) + c2  # (1, bb)
   ids = jax.lax.broadcasted_iota(jnp.int32, (c_pad, x1.shape[1]), 0) - flat  # (C_pad, bb)
   return ids, d1, d2, r1, r2
 
@@ -171,8 +176,8 @@ def _fwd_kernel(x_ref, t_ref, n_ref, r_ref, o_ref, *, G, mode):
   def pair(p, acc):
     x1 = x_ref[p, pl.ds(0, 1), :]
     x2 = x_ref[p, pl.ds(1, 1), :]
-    s = interpolation_matrix(x1, x2, nodes, invw, G, c_pad)            # (C_pad, bb)
-    return acc + _dot(t_ref[p], s, (0, 0), o_ref.dtype, mode)               # (bq, bb)
+    s = interpolation_matrix(x1, x2, nodes, invw, G, c_pad)  # (C_pad, bb)
+    return acc + _dot(t_ref[p], s, (0, 0), o_ref.dtype, mode)  # (bq, bb)
 
   acc = jax.lax.fori_loop(0, bp, pair, jnp.zeros((bq, bb), o_ref.dtype))
 
@@ -207,8 +212,9 @@ def _fwd_kernel_resident(x_ref, t_ref, n_ref, r_ref, o_ref, *s_refs, G, mode):
     nodes, invw = n_ref[...], r_ref[...]
 
     def pair(p, carry):
-      s = interpolation_matrix(x_ref[p, pl.ds(0, 1), :], x_ref[p, pl.ds(1, 1), :], nodes, invw, G,
-                               c_pad)                                          # (C_pad, bb)
+      s = interpolation_matrix(
+        x_ref[p, pl.ds(0, 1), :], x_ref[p, pl.ds(1, 1), :], nodes, invw, G, c_pad
+      )  # (C_pad, bb)
       if split:
         s_refs[0][p], s_refs[1][p] = _dots.split_bf16_2(s)
       else:
@@ -225,7 +231,7 @@ def _fwd_kernel_resident(x_ref, t_ref, n_ref, r_ref, o_ref, *s_refs, G, mode):
       s_hi, s_lo = s_refs[0][p], s_refs[1][p]
       d = lambda u, v: jax.lax.dot_general(u, v, dims, preferred_element_type=o_ref.dtype)
       return acc + (d(t_lo, s_hi) + d(t_hi, s_lo) + d(t_hi, s_hi))
-    return acc + _dot(t_ref[p], s_refs[0][p], (0, 0), o_ref.dtype, mode)     # (bq, bb)
+    return acc + _dot(t_ref[p], s_refs[0][p], (0, 0), o_ref.dtype, mode)  # (bq, bb)
 
   acc = jax.lax.fori_loop(0, bp, pair, jnp.zeros((bq, bb), o_ref.dtype))
   rows = pl.ds(pl.multiple_of(qi * bq, bq), bq)
@@ -242,7 +248,7 @@ def _dt_kernel(x_ref, g_ref, n_ref, r_ref, o_ref, *, G, bb, mode):
     off = pl.multiple_of(i * bb, bb)
     x1 = x_ref[pl.ds(0, 1), pl.ds(off, bb)]
     x2 = x_ref[pl.ds(1, 1), pl.ds(off, bb)]
-    s = interpolation_matrix(x1, x2, nodes, invw, G, c_pad)            # (C_pad, bb)
+    s = interpolation_matrix(x1, x2, nodes, invw, G, c_pad)  # (C_pad, bb)
     return acc + _dot(s, g_ref[:, pl.ds(off, bb)], (1, 1), o_ref.dtype, mode)  # (C_pad, bq)
 
   acc = jax.lax.fori_loop(0, n_inner, window, jnp.zeros((c_pad, bq), o_ref.dtype))
@@ -263,8 +269,7 @@ def _dx_kernel(x_ref, t_ref, g_ref, n_ref, r_ref, o_ref, *, G, bq, mode):
 
   def window(i, h):
     off = pl.multiple_of(i * bq, bq)
-    return h + _dot(t_ref[:, pl.ds(off, bq)], g_ref[pl.ds(off, bq), :], (1, 0), o_ref.dtype,
-                    mode)
+    return h + _dot(t_ref[:, pl.ds(off, bq)], g_ref[pl.ds(off, bq), :], (1, 0), o_ref.dtype, mode)
 
   h = jax.lax.fori_loop(0, n_inner, window, jnp.zeros((c_pad, bb), o_ref.dtype))  # (C_pad, bb)
   x1 = x_ref[pl.ds(0, 1), :]
@@ -289,12 +294,14 @@ def _dx_kernel(x_ref, t_ref, g_ref, n_ref, r_ref, o_ref, *, G, bq, mode):
 # pallas_call wrappers, one per backend (compiler_params must match the platform).
 
 
-def _compiler_params(platform: str, n_parallel: int, *, num_warps: int, num_stages: int,
-                     vmem_limit_bytes: int | None):
+def _compiler_params(
+  platform: str, n_parallel: int, *, num_warps: int, num_stages: int, vmem_limit_bytes: int | None
+):
   if platform == "tpu":
     return pltpu.CompilerParams(
-        dimension_semantics=("parallel",) * n_parallel + ("arbitrary",),
-        vmem_limit_bytes=vmem_limit_bytes)
+      dimension_semantics=("parallel",) * n_parallel + ("arbitrary",),
+      vmem_limit_bytes=vmem_limit_bytes,
+    )
   if platform == "gpu":
     return pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages)
   raise ValueError(f"platform must be one of {PLATFORMS}; got {platform!r}")
@@ -303,8 +310,10 @@ def _compiler_params(platform: str, n_parallel: int, *, num_warps: int, num_stag
 def _check_layouts(x, table, nodes, invw):
   p, two, b = x.shape
   if two != 2 or table.ndim != 3 or table.shape[0] != p:
-    raise ValueError(f"kernel layouts: x must be (P, 2, B) and table (P, C_pad, Q); got x {x.shape}, "
-                     f"table {table.shape}")
+    raise ValueError(
+      f"kernel layouts: x must be (P, 2, B) and table (P, C_pad, Q); got x {x.shape}, "
+      f"table {table.shape}"
+    )
   if nodes.shape != invw.shape or nodes.ndim != 2 or nodes.shape[1] != 1:
     raise ValueError(f"nodes and invw must be (G1_pad, 1); got {nodes.shape}, {invw.shape}")
 
@@ -314,8 +323,22 @@ def _check_div(name, n, block):
     raise ValueError(f"{name} = {n} is not a multiple of its block {block} (pad first)")
 
 
-def portable_forward(x, table, nodes, invw, *, G, platform, bq, bb, bp, num_warps=4, num_stages=2,
-                     vmem_limit_bytes=None, interpret=False):
+def portable_forward(
+  x,
+  table,
+  nodes,
+  invw,
+  *,
+  G,
+  platform,
+  bq,
+  bb,
+  bp,
+  num_warps=4,
+  num_stages=2,
+  vmem_limit_bytes=None,
+  interpret=False,
+):
   """y (Q_pad, B_pad) = Σ_p T_pᵀ·S_p on padded, batch-last operands.
 
   Args:
@@ -345,57 +368,79 @@ def portable_forward(x, table, nodes, invw, *, G, platform, bq, bb, bp, num_warp
     # Output column resident (double-buffered (Q_pad, bb) within a quarter of the VMEM limit):
     # interpolation matrices built once per (pair, B-block), not once per output tile.
     split = mode == "bf16x3" and x.dtype == jnp.float32
-    scratch = ([pltpu.VMEM((bp, c_pad, bb), jnp.bfloat16)] * 2 if split
-               else [pltpu.VMEM((bp, c_pad, bb), x.dtype)])
+    scratch = (
+      [pltpu.VMEM((bp, c_pad, bb), jnp.bfloat16)] * 2
+      if split
+      else [pltpu.VMEM((bp, c_pad, bb), x.dtype)]
+    )
     cost = pl.CostEstimate(
-        flops=int(2 * b * p * c_pad * q * (3 if split else 1) + 40 * b * p * c_pad),
-        transcendentals=int(2 * b * p),
-        bytes_accessed=int(itemsize * (x.size + table.size * (b // bb) + q * b)))
+      flops=int(2 * b * p * c_pad * q * (3 if split else 1) + 40 * b * p * c_pad),
+      transcendentals=int(2 * b * p),
+      bytes_accessed=int(itemsize * (x.size + table.size * (b // bb) + q * b)),
+    )
     return pl.pallas_call(
-        functools.partial(_fwd_kernel_resident, G=G, mode=mode),
-        out_shape=jax.ShapeDtypeStruct((q, b), x.dtype),
-        grid=(b // bb, p // bp, q // bq),
-        in_specs=[
-            pl.BlockSpec((bp, 2, bb), lambda j, k, i: (k, 0, j)),
-            pl.BlockSpec((bp, c_pad, bq), lambda j, k, i: (k, 0, i)),
-            pl.BlockSpec((g1, 1), lambda j, k, i: (0, 0)),
-            pl.BlockSpec((g1, 1), lambda j, k, i: (0, 0)),
-        ],
-        out_specs=pl.BlockSpec((q, bb), lambda j, k, i: (0, j)),
-        scratch_shapes=scratch,
-        compiler_params=pltpu.CompilerParams(
-            dimension_semantics=("parallel", "arbitrary", "arbitrary"),
-            vmem_limit_bytes=vmem_limit_bytes),
-        cost_estimate=cost,
-        interpret=interpret,
-        name="spline_lookup_fwd_tpu",
+      functools.partial(_fwd_kernel_resident, G=G, mode=mode),
+      out_shape=jax.ShapeDtypeStruct((q, b), x.dtype),
+      grid=(b // bb, p // bp, q // bq),
+      in_specs=[
+        pl.BlockSpec((bp, 2, bb), lambda j, k, i: (k, 0, j)),
+        pl.BlockSpec((bp, c_pad, bq), lambda j, k, i: (k, 0, i)),
+        pl.BlockSpec((g1, 1), lambda j, k, i: (0, 0)),
+        pl.BlockSpec((g1, 1), lambda j, k, i: (0, 0)),
+      ],
+      out_specs=pl.BlockSpec((q, bb), lambda j, k, i: (0, j)),
+      scratch_shapes=scratch,
+      compiler_params=pltpu.CompilerParams(
+        dimension_semantics=("parallel", "arbitrary", "arbitrary"),
+        vmem_limit_bytes=vmem_limit_bytes,
+      ),
+      cost_estimate=cost,
+      interpret=interpret,
+      name="spline_lookup_fwd_tpu",
     )(x, table, nodes, invw)
   grid = (q // bq, b // bb, p // bp)
   cost = pl.CostEstimate(
-      flops=int(2 * b * p * c_pad * q + 40 * b * p * c_pad * (q // bq)),
-      transcendentals=int(2 * b * p * (q // bq)),
-      bytes_accessed=int(itemsize * (x.size * (q // bq) + table.size * (b // bb) + q * b)))
+    flops=int(2 * b * p * c_pad * q + 40 * b * p * c_pad * (q // bq)),
+    transcendentals=int(2 * b * p * (q // bq)),
+    bytes_accessed=int(itemsize * (x.size * (q // bq) + table.size * (b // bb) + q * b)),
+  )
   return pl.pallas_call(
-      functools.partial(_fwd_kernel, G=G, mode=mode),
-      out_shape=jax.ShapeDtypeStruct((q, b), x.dtype),
-      grid=grid,
-      in_specs=[
-          pl.BlockSpec((bp, 2, bb), lambda i, j, k: (k, 0, j)),
-          pl.BlockSpec((bp, c_pad, bq), lambda i, j, k: (k, 0, i)),
-          pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
-          pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
-      ],
-      out_specs=pl.BlockSpec((bq, bb), lambda i, j, k: (i, j)),
-      compiler_params=_compiler_params(platform, 2, num_warps=num_warps, num_stages=num_stages,
-                                       vmem_limit_bytes=vmem_limit_bytes),
-      cost_estimate=cost,
-      interpret=interpret,
-      name=f"spline_lookup_fwd_{platform}",
+    functools.partial(_fwd_kernel, G=G, mode=mode),
+    out_shape=jax.ShapeDtypeStruct((q, b), x.dtype),
+    grid=grid,
+    in_specs=[
+      pl.BlockSpec((bp, 2, bb), lambda i, j, k: (k, 0, j)),
+      pl.BlockSpec((bp, c_pad, bq), lambda i, j, k: (k, 0, i)),
+      pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
+      pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
+    ],
+    out_specs=pl.BlockSpec((bq, bb), lambda i, j, k: (i, j)),
+    compiler_params=_compiler_params(
+      platform, 2, num_warps=num_warps, num_stages=num_stages, vmem_limit_bytes=vmem_limit_bytes
+    ),
+    cost_estimate=cost,
+    interpret=interpret,
+    name=f"spline_lookup_fwd_{platform}",
   )(x, table, nodes, invw)
 
 
-def portable_table_grad(x, dy, nodes, invw, *, G, c_pad, platform, bq, bbo, bb, num_warps=4,
-                        num_stages=2, vmem_limit_bytes=None, interpret=False):
+def portable_table_grad(
+  x,
+  dy,
+  nodes,
+  invw,
+  *,
+  G,
+  c_pad,
+  platform,
+  bq,
+  bbo,
+  bb,
+  num_warps=4,
+  num_stages=2,
+  vmem_limit_bytes=None,
+  interpret=False,
+):
   """dT (P_pad, C_pad, Q_pad) = Σ_b S_p·dyᵀ, owner-computes (no atomics, bitwise repeatable).
 
   Args:
@@ -416,30 +461,47 @@ def portable_table_grad(x, dy, nodes, invw, *, G, c_pad, platform, bq, bbo, bb, 
   grid = (p, q // bq, b // bbo)
   itemsize = x.dtype.itemsize
   cost = pl.CostEstimate(
-      flops=int(2 * b * p * c_pad * q + 20 * b * p * c_pad * (q // bq)),
-      transcendentals=int(2 * b * p * (q // bq)),
-      bytes_accessed=int(itemsize * (x.size * (q // bq) + dy.size * p + p * c_pad * q)))
+    flops=int(2 * b * p * c_pad * q + 20 * b * p * c_pad * (q // bq)),
+    transcendentals=int(2 * b * p * (q // bq)),
+    bytes_accessed=int(itemsize * (x.size * (q // bq) + dy.size * p + p * c_pad * q)),
+  )
   return pl.pallas_call(
-      functools.partial(_dt_kernel, G=G, bb=bb, mode=dot_mode(platform, interpret)),
-      out_shape=jax.ShapeDtypeStruct((p, c_pad, q), x.dtype),
-      grid=grid,
-      in_specs=[
-          pl.BlockSpec((None, 2, bbo), lambda i, j, k: (i, 0, k)),
-          pl.BlockSpec((bq, bbo), lambda i, j, k: (j, k)),
-          pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
-          pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
-      ],
-      out_specs=pl.BlockSpec((None, c_pad, bq), lambda i, j, k: (i, 0, j)),
-      compiler_params=_compiler_params(platform, 2, num_warps=num_warps, num_stages=num_stages,
-                                       vmem_limit_bytes=vmem_limit_bytes),
-      cost_estimate=cost,
-      interpret=interpret,
-      name=f"spline_lookup_dtable_{platform}",
+    functools.partial(_dt_kernel, G=G, bb=bb, mode=dot_mode(platform, interpret)),
+    out_shape=jax.ShapeDtypeStruct((p, c_pad, q), x.dtype),
+    grid=grid,
+    in_specs=[
+      pl.BlockSpec((None, 2, bbo), lambda i, j, k: (i, 0, k)),
+      pl.BlockSpec((bq, bbo), lambda i, j, k: (j, k)),
+      pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
+      pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
+    ],
+    out_specs=pl.BlockSpec((None, c_pad, bq), lambda i, j, k: (i, 0, j)),
+    compiler_params=_compiler_params(
+      platform, 2, num_warps=num_warps, num_stages=num_stages, vmem_limit_bytes=vmem_limit_bytes
+    ),
+    cost_estimate=cost,
+    interpret=interpret,
+    name=f"spline_lookup_dtable_{platform}",
   )(x, dy, nodes, invw)
 
 
-def portable_input_grad(x, table, dy, nodes, invw, *, G, platform, bb, bqo, bq, num_warps=4,
-                        num_stages=2, vmem_limit_bytes=None, interpret=False):
+def portable_input_grad(
+  x,
+  table,
+  dy,
+  nodes,
+  invw,
+  *,
+  G,
+  platform,
+  bb,
+  bqo,
+  bq,
+  num_warps=4,
+  num_stages=2,
+  vmem_limit_bytes=None,
+  interpret=False,
+):
   """dx (P_pad, 2, B_pad) by the closed form, with H = T_p·dy computed by matmul.
 
   Args:
@@ -461,24 +523,26 @@ def portable_input_grad(x, table, dy, nodes, invw, *, G, platform, bb, bqo, bq, 
   grid = (p, b // bb, q // bqo)
   itemsize = x.dtype.itemsize
   cost = pl.CostEstimate(
-      flops=int(2 * b * p * c_pad * q + 30 * b * p * c_pad * (q // bqo)),
-      transcendentals=int(2 * b * p * (q // bqo)),
-      bytes_accessed=int(itemsize * (x.size * (q // bqo) + table.size * (b // bb) + dy.size * p)))
+    flops=int(2 * b * p * c_pad * q + 30 * b * p * c_pad * (q // bqo)),
+    transcendentals=int(2 * b * p * (q // bqo)),
+    bytes_accessed=int(itemsize * (x.size * (q // bqo) + table.size * (b // bb) + dy.size * p)),
+  )
   return pl.pallas_call(
-      functools.partial(_dx_kernel, G=G, bq=bq, mode=dot_mode(platform, interpret)),
-      out_shape=jax.ShapeDtypeStruct((p, 2, b), x.dtype),
-      grid=grid,
-      in_specs=[
-          pl.BlockSpec((None, 2, bb), lambda i, j, k: (i, 0, j)),
-          pl.BlockSpec((None, c_pad, bqo), lambda i, j, k: (i, 0, k)),
-          pl.BlockSpec((bqo, bb), lambda i, j, k: (k, j)),
-          pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
-          pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
-      ],
-      out_specs=pl.BlockSpec((None, 2, bb), lambda i, j, k: (i, 0, j)),
-      compiler_params=_compiler_params(platform, 2, num_warps=num_warps, num_stages=num_stages,
-                                       vmem_limit_bytes=vmem_limit_bytes),
-      cost_estimate=cost,
-      interpret=interpret,
-      name=f"spline_lookup_dx_{platform}",
+    functools.partial(_dx_kernel, G=G, bq=bq, mode=dot_mode(platform, interpret)),
+    out_shape=jax.ShapeDtypeStruct((p, 2, b), x.dtype),
+    grid=grid,
+    in_specs=[
+      pl.BlockSpec((None, 2, bb), lambda i, j, k: (i, 0, j)),
+      pl.BlockSpec((None, c_pad, bqo), lambda i, j, k: (i, 0, k)),
+      pl.BlockSpec((bqo, bb), lambda i, j, k: (k, j)),
+      pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
+      pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
+    ],
+    out_specs=pl.BlockSpec((None, 2, bb), lambda i, j, k: (i, 0, j)),
+    compiler_params=_compiler_params(
+      platform, 2, num_warps=num_warps, num_stages=num_stages, vmem_limit_bytes=vmem_limit_bytes
+    ),
+    cost_estimate=cost,
+    interpret=interpret,
+    name=f"spline_lookup_dx_{platform}",
   )(x, table, dy, nodes, invw)

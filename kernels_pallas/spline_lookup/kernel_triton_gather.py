@@ -68,9 +68,11 @@ def _gather_dx_kernel(x_ref, t_ref, g_ref, n_ref, r_ref, o_ref, *, G, bq):
 
   def window(i, a):
     off = pl.multiple_of(i * bq, bq)
-    g = g_ref[:, pl.ds(off, bq)]                                         # (bb, bq)
-    return tuple(a_k + jnp.sum(g * t_ref[base + o, pl.ds(off, bq)], axis=1)
-                 for a_k, o in zip(a, (0, 1, G + 1, G + 2)))
+    g = g_ref[:, pl.ds(off, bq)]  # (bb, bq)
+    return tuple(
+      a_k + jnp.sum(g * t_ref[base + o, pl.ds(off, bq)], axis=1)
+      for a_k, o in zip(a, (0, 1, G + 1, G + 2))
+    )
 
   zero = jnp.zeros((bb,), o_ref.dtype)
   a00, a01, a10, a11 = jax.lax.fori_loop(0, n_q, window, (zero,) * 4)
@@ -84,7 +86,7 @@ def _atomic_dt_kernel(x_ref, g_ref, n_ref, r_ref, dt_in_ref, dt_ref, *, G, c_pad
   q0 = pl.program_id(1) * bq
 
   def row(b, carry):
-    g = g_ref[b, :]                                                      # (bq,) one sample
+    g = g_ref[b, :]  # (bq,) one sample
 
     def pair(p, carry):
       # Scalar cells and weights of sample b, pair p; four (bq,) row segments at four distinct table
@@ -102,8 +104,9 @@ def _atomic_dt_kernel(x_ref, g_ref, n_ref, r_ref, dt_in_ref, dt_ref, *, G, c_pad
   jax.lax.fori_loop(0, bb, row, 0)
 
 
-def gather_forward(x, table_flat, nodes, invw, *, G, c_pad, bb, bq, num_warps=4, num_stages=2,
-                   interpret=False):
+def gather_forward(
+  x, table_flat, nodes, invw, *, G, c_pad, bb, bq, num_warps=4, num_stages=2, interpret=False
+):
   """y (B_pad, Q_pad) by four pointer gathers per (sample, pair) and output window.
 
   Args:
@@ -116,33 +119,38 @@ def gather_forward(x, table_flat, nodes, invw, *, G, c_pad, bb, bq, num_warps=4,
   p, _, b = x.shape
   q = table_flat.shape[1]
   if table_flat.shape[0] != p * c_pad or b % bb or q % bq:
-    raise ValueError(f"gather_forward: x {x.shape}, table_flat {table_flat.shape}, c_pad {c_pad}, "
-                     f"blocks (bb, bq) = {(bb, bq)}")
+    raise ValueError(
+      f"gather_forward: x {x.shape}, table_flat {table_flat.shape}, c_pad {c_pad}, "
+      f"blocks (bb, bq) = {(bb, bq)}"
+    )
   g1 = nodes.shape[0]
   itemsize = x.dtype.itemsize
-  cost = pl.CostEstimate(flops=int(8 * b * p * q + 20 * b * p * (q // bq)),
-                         transcendentals=int(2 * b * p * (q // bq)),
-                         bytes_accessed=int(itemsize * (4 * b * p * q + x.size * (q // bq) + b * q)))
+  cost = pl.CostEstimate(
+    flops=int(8 * b * p * q + 20 * b * p * (q // bq)),
+    transcendentals=int(2 * b * p * (q // bq)),
+    bytes_accessed=int(itemsize * (4 * b * p * q + x.size * (q // bq) + b * q)),
+  )
   return pl.pallas_call(
-      functools.partial(_gather_fwd_kernel, G=G, c_pad=c_pad, n_pairs=p),
-      out_shape=jax.ShapeDtypeStruct((b, q), x.dtype),
-      grid=(b // bb, q // bq),
-      in_specs=[
-          pl.BlockSpec((p, 2, bb), lambda i, j: (0, 0, i)),
-          pl.BlockSpec((p * c_pad, bq), lambda i, j: (0, j)),
-          pl.BlockSpec((g1,), lambda i, j: (0,)),
-          pl.BlockSpec((g1,), lambda i, j: (0,)),
-      ],
-      out_specs=pl.BlockSpec((bb, bq), lambda i, j: (i, j)),
-      compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
-      cost_estimate=cost,
-      interpret=interpret,
-      name="spline_lookup_gather_fwd",
+    functools.partial(_gather_fwd_kernel, G=G, c_pad=c_pad, n_pairs=p),
+    out_shape=jax.ShapeDtypeStruct((b, q), x.dtype),
+    grid=(b // bb, q // bq),
+    in_specs=[
+      pl.BlockSpec((p, 2, bb), lambda i, j: (0, 0, i)),
+      pl.BlockSpec((p * c_pad, bq), lambda i, j: (0, j)),
+      pl.BlockSpec((g1,), lambda i, j: (0,)),
+      pl.BlockSpec((g1,), lambda i, j: (0,)),
+    ],
+    out_specs=pl.BlockSpec((bb, bq), lambda i, j: (i, j)),
+    compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
+    cost_estimate=cost,
+    interpret=interpret,
+    name="spline_lookup_gather_fwd",
   )(x, table_flat, nodes, invw)
 
 
-def gather_input_grad(x, table, dy, nodes, invw, *, G, bb, bq, num_warps=4, num_stages=2,
-                      interpret=False):
+def gather_input_grad(
+  x, table, dy, nodes, invw, *, G, bb, bq, num_warps=4, num_stages=2, interpret=False
+):
   """dx (P, 2, B_pad) by the closed form with gathered corners (owner-computes, no atomics).
 
   Args:
@@ -154,33 +162,39 @@ def gather_input_grad(x, table, dy, nodes, invw, *, G, bb, bq, num_warps=4, num_
   p, _, b = x.shape
   c_pad, q = table.shape[1:]
   if dy.shape != (b, q) or b % bb or q % bq:
-    raise ValueError(f"gather_input_grad: x {x.shape}, table {table.shape}, dy {dy.shape}, "
-                     f"blocks (bb, bq) = {(bb, bq)}")
+    raise ValueError(
+      f"gather_input_grad: x {x.shape}, table {table.shape}, dy {dy.shape}, "
+      f"blocks (bb, bq) = {(bb, bq)}"
+    )
   g1 = nodes.shape[0]
   itemsize = x.dtype.itemsize
-  cost = pl.CostEstimate(flops=int(8 * b * p * q + 30 * b * p), transcendentals=int(2 * b * p),
-                         bytes_accessed=int(itemsize * (4 * b * p * q + dy.size * p + 2 * x.size)))
+  cost = pl.CostEstimate(
+    flops=int(8 * b * p * q + 30 * b * p),
+    transcendentals=int(2 * b * p),
+    bytes_accessed=int(itemsize * (4 * b * p * q + dy.size * p + 2 * x.size)),
+  )
   return pl.pallas_call(
-      functools.partial(_gather_dx_kernel, G=G, bq=bq),
-      out_shape=jax.ShapeDtypeStruct((p, 2, b), x.dtype),
-      grid=(p, b // bb),
-      in_specs=[
-          pl.BlockSpec((None, 2, bb), lambda i, j: (i, 0, j)),
-          pl.BlockSpec((None, c_pad, q), lambda i, j: (i, 0, 0)),
-          pl.BlockSpec((bb, q), lambda i, j: (j, 0)),
-          pl.BlockSpec((g1,), lambda i, j: (0,)),
-          pl.BlockSpec((g1,), lambda i, j: (0,)),
-      ],
-      out_specs=pl.BlockSpec((None, 2, bb), lambda i, j: (i, 0, j)),
-      compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
-      cost_estimate=cost,
-      interpret=interpret,
-      name="spline_lookup_gather_dx",
+    functools.partial(_gather_dx_kernel, G=G, bq=bq),
+    out_shape=jax.ShapeDtypeStruct((p, 2, b), x.dtype),
+    grid=(p, b // bb),
+    in_specs=[
+      pl.BlockSpec((None, 2, bb), lambda i, j: (i, 0, j)),
+      pl.BlockSpec((None, c_pad, q), lambda i, j: (i, 0, 0)),
+      pl.BlockSpec((bb, q), lambda i, j: (j, 0)),
+      pl.BlockSpec((g1,), lambda i, j: (0,)),
+      pl.BlockSpec((g1,), lambda i, j: (0,)),
+    ],
+    out_specs=pl.BlockSpec((None, 2, bb), lambda i, j: (i, 0, j)),
+    compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
+    cost_estimate=cost,
+    interpret=interpret,
+    name="spline_lookup_gather_dx",
   )(x, table, dy, nodes, invw)
 
 
-def atomic_table_grad(x, dy, nodes, invw, *, G, c_pad, bb, bq, num_warps=4, num_stages=2,
-                      interpret=False):
+def atomic_table_grad(
+  x, dy, nodes, invw, *, G, c_pad, bb, bq, num_warps=4, num_stages=2, interpret=False
+):
   """dT (P·C_pad, Q_pad) by row-segment atomics (opt-in; not bitwise deterministic on hardware).
 
   Args:
@@ -196,19 +210,19 @@ def atomic_table_grad(x, dy, nodes, invw, *, G, c_pad, bb, bq, num_warps=4, num_
   g1 = nodes.shape[0]
   zeros = jnp.zeros((p * c_pad, q), x.dtype)
   return pl.pallas_call(
-      functools.partial(_atomic_dt_kernel, G=G, c_pad=c_pad, n_pairs=p),
-      out_shape=jax.ShapeDtypeStruct((p * c_pad, q), x.dtype),
-      grid=(b // bb, q // bq),
-      in_specs=[
-          pl.BlockSpec((p, 2, bb), lambda i, j: (0, 0, i)),
-          pl.BlockSpec((bb, bq), lambda i, j: (i, j)),
-          pl.BlockSpec((g1,), lambda i, j: (0,)),
-          pl.BlockSpec((g1,), lambda i, j: (0,)),
-          pl.BlockSpec(memory_space=pl.ANY),
-      ],
-      out_specs=pl.BlockSpec(memory_space=pl.ANY),
-      input_output_aliases={4: 0},
-      compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
-      interpret=interpret,
-      name="spline_lookup_atomic_dtable",
+    functools.partial(_atomic_dt_kernel, G=G, c_pad=c_pad, n_pairs=p),
+    out_shape=jax.ShapeDtypeStruct((p * c_pad, q), x.dtype),
+    grid=(b // bb, q // bq),
+    in_specs=[
+      pl.BlockSpec((p, 2, bb), lambda i, j: (0, 0, i)),
+      pl.BlockSpec((bb, bq), lambda i, j: (i, j)),
+      pl.BlockSpec((g1,), lambda i, j: (0,)),
+      pl.BlockSpec((g1,), lambda i, j: (0,)),
+      pl.BlockSpec(memory_space=pl.ANY),
+    ],
+    out_specs=pl.BlockSpec(memory_space=pl.ANY),
+    input_output_aliases={4: 0},
+    compiler_params=pltriton.CompilerParams(num_warps=num_warps, num_stages=num_stages),
+    interpret=interpret,
+    name="spline_lookup_atomic_dtable",
   )(x, dy, nodes, invw, zeros)

@@ -72,6 +72,7 @@ def resolve_path(impl: str, platform: str | None = None) -> tuple[str, str | Non
 @dataclasses.dataclass(frozen=True)
 class _Static:
   """Everything static about one kernel call (hashable: the custom_vjp's nondiff argument)."""
+
   grid: SigmaGrid
   platform: str
   plan: blocks.Plan
@@ -93,15 +94,21 @@ def _to_kernel_layout(st: _Static, x, table):
   q = table.shape[-1]
   g1 = st.grid.G + 1
   xt = jnp.pad(jnp.transpose(x, (1, 2, 0)), ((0, pl_.p_pad - p), (0, 0), (0, pl_.b_pad - b)))
-  tf = jnp.pad(table.reshape(p, g1 * g1, q),
-               ((0, pl_.p_pad - p), (0, pl_.c_pad - g1 * g1), (0, pl_.q_pad - q)))
+  tf = jnp.pad(
+    table.reshape(p, g1 * g1, q), ((0, pl_.p_pad - p), (0, pl_.c_pad - g1 * g1), (0, pl_.q_pad - q))
+  )
   return xt, tf
 
 
 def _tpu_or_gpu_kwargs(st: _Static):
   cfg = st.plan.config
-  return dict(platform=st.platform, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-              vmem_limit_bytes=cfg.vmem_limit_bytes, interpret=st.interpret)
+  return dict(
+    platform=st.platform,
+    num_warps=cfg.num_warps,
+    num_stages=cfg.num_stages,
+    vmem_limit_bytes=cfg.vmem_limit_bytes,
+    interpret=st.interpret,
+  )
 
 
 def _forward(st: _Static, x, table):
@@ -111,13 +118,32 @@ def _forward(st: _Static, x, table):
   xt, tf = _to_kernel_layout(st, x, table)
   t, r = _node_columns(st, x.dtype)
   if cfg.variant == "gather":
-    y = kg.gather_forward(xt, tf.reshape(pl_.p_pad * pl_.c_pad, pl_.q_pad), t, r, G=st.grid.G,
-                          c_pad=pl_.c_pad, bb=cfg.fwd_bb, bq=cfg.fwd_bq, num_warps=cfg.num_warps,
-                          num_stages=cfg.num_stages, interpret=st.interpret)
+    y = kg.gather_forward(
+      xt,
+      tf.reshape(pl_.p_pad * pl_.c_pad, pl_.q_pad),
+      t,
+      r,
+      G=st.grid.G,
+      c_pad=pl_.c_pad,
+      bb=cfg.fwd_bb,
+      bq=cfg.fwd_bq,
+      num_warps=cfg.num_warps,
+      num_stages=cfg.num_stages,
+      interpret=st.interpret,
+    )
     return y[:b, :q]
   bp = cfg.fwd_bp if st.platform == "tpu" else pl_.p_pad
-  y = kp.portable_forward(xt, tf, t[:, None], r[:, None], G=st.grid.G, bq=cfg.fwd_bq,
-                          bb=cfg.fwd_bb, bp=bp, **_tpu_or_gpu_kwargs(st))
+  y = kp.portable_forward(
+    xt,
+    tf,
+    t[:, None],
+    r[:, None],
+    G=st.grid.G,
+    bq=cfg.fwd_bq,
+    bb=cfg.fwd_bb,
+    bp=bp,
+    **_tpu_or_gpu_kwargs(st),
+  )
   return y[:q, :b].T
 
 
@@ -133,22 +159,61 @@ def _backward(st: _Static, x, table, g):
   kw = _tpu_or_gpu_kwargs(st)
   gpu = st.platform == "gpu"
   if cfg.variant == "gather":
-    dx = kg.gather_input_grad(xt, tf, g_pad, t, r, G=st.grid.G, bb=cfg.dx_bb, bq=cfg.dx_bq,
-                              num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-                              interpret=st.interpret)
+    dx = kg.gather_input_grad(
+      xt,
+      tf,
+      g_pad,
+      t,
+      r,
+      G=st.grid.G,
+      bb=cfg.dx_bb,
+      bq=cfg.dx_bq,
+      num_warps=cfg.num_warps,
+      num_stages=cfg.num_stages,
+      interpret=st.interpret,
+    )
   else:
-    dx = kp.portable_input_grad(xt, tf, g_pad.T, t[:, None], r[:, None], G=st.grid.G, bb=cfg.dx_bb,
-                                bqo=pl_.q_pad if gpu else cfg.dx_bq, bq=cfg.dx_bq, **kw)
+    dx = kp.portable_input_grad(
+      xt,
+      tf,
+      g_pad.T,
+      t[:, None],
+      r[:, None],
+      G=st.grid.G,
+      bb=cfg.dx_bb,
+      bqo=pl_.q_pad if gpu else cfg.dx_bq,
+      bq=cfg.dx_bq,
+      **kw,
+    )
   if cfg.dtable == "atomic":
-    dt = kg.atomic_table_grad(xt, g_pad, t, r, G=st.grid.G, c_pad=pl_.c_pad, bb=cfg.fwd_bb,
-                              bq=cfg.fwd_bq, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-                              interpret=st.interpret).reshape(pl_.p_pad, pl_.c_pad, pl_.q_pad)
+    dt = kg.atomic_table_grad(
+      xt,
+      g_pad,
+      t,
+      r,
+      G=st.grid.G,
+      c_pad=pl_.c_pad,
+      bb=cfg.fwd_bb,
+      bq=cfg.fwd_bq,
+      num_warps=cfg.num_warps,
+      num_stages=cfg.num_stages,
+      interpret=st.interpret,
+    ).reshape(pl_.p_pad, pl_.c_pad, pl_.q_pad)
   else:
-    dt = kp.portable_table_grad(xt, g_pad.T, t[:, None], r[:, None], G=st.grid.G, c_pad=pl_.c_pad,
-                                bq=cfg.dt_bq, bbo=pl_.b_pad if gpu else cfg.dt_bb, bb=cfg.dt_bb,
-                                **kw)
+    dt = kp.portable_table_grad(
+      xt,
+      g_pad.T,
+      t[:, None],
+      r[:, None],
+      G=st.grid.G,
+      c_pad=pl_.c_pad,
+      bq=cfg.dt_bq,
+      bbo=pl_.b_pad if gpu else cfg.dt_bb,
+      bb=cfg.dt_bb,
+      **kw,
+    )
   dx = jnp.transpose(dx[:p, :, :b], (2, 0, 1))
-  dt = dt[:p, :g1 * g1, :q].reshape(p, g1, g1, q)
+  dt = dt[:p, : g1 * g1, :q].reshape(p, g1, g1, q)
   return dx, dt
 
 
@@ -169,8 +234,16 @@ def _lookup_bwd(st, res, g):
 _lookup.defvjp(_lookup_fwd, _lookup_bwd)
 
 
-def spline_lookup(x, table, grid, *, impl: str = "auto", interpret: bool | None = False,
-                  block_sizes: BlockSizes | None = None, platform: str | None = None):
+def spline_lookup(
+  x,
+  table,
+  grid,
+  *,
+  impl: str = "auto",
+  interpret: bool | None = False,
+  block_sizes: BlockSizes | None = None,
+  platform: str | None = None,
+):
   """The lmKAN lookup y[b, q] = Σ_p f_qp(x[b, p, 0], x[b, p, 1]), differentiable in x and the table.
 
   Args:
@@ -205,11 +278,15 @@ def spline_lookup(x, table, grid, *, impl: str = "auto", interpret: bool | None 
   # mode is supported on CPU backend".
   interp = _backend.resolve_interpret(interpret)
   if x.dtype != jnp.float32 and not interp:
-    raise ValueError(f"x must be float32 for the compiled Pallas kernels, got {x.dtype} "
-                     "(float64 runs on impl='xla' or in interpret mode).")
+    raise ValueError(
+      f"x must be float32 for the compiled Pallas kernels, got {x.dtype} "
+      "(float64 runs on impl='xla' or in interpret mode)."
+    )
   pl_ = blocks.plan(kplat, grid.G, b, p, q, block_sizes)
   st = _Static(grid, kplat, pl_, interp)
-  _log_once((kplat, grid.G, pl_.config, interp),
-            f"spline_lookup: Pallas {pl_.config.variant} kernels for {kplat} (G={grid.G}, "
-            f"interpret={interp}, blocks={pl_.config})")
+  _log_once(
+    (kplat, grid.G, pl_.config, interp),
+    f"spline_lookup: Pallas {pl_.config.variant} kernels for {kplat} (G={grid.G}, "
+    f"interpret={interp}, blocks={pl_.config})",
+  )
   return _lookup(st, x, table)

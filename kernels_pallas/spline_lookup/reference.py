@@ -38,13 +38,13 @@ import jax.numpy as jnp
 from kernels_pallas.spline_lookup.grid import SigmaGrid
 
 __all__ = [
-    "check_lookup_args",
-    "corner_weights",
-    "spline_lookup_xla",
-    "spline_lookup_gather",
-    "spline_lookup_dense",
-    "spline_lookup_vjp",
-    "hat_matrix",
+  "check_lookup_args",
+  "corner_weights",
+  "spline_lookup_xla",
+  "spline_lookup_gather",
+  "spline_lookup_dense",
+  "spline_lookup_vjp",
+  "hat_matrix",
 ]
 
 # Above this many elements per corner gather (B·P_chunk·Q), the gather paths loop over chunks of pairs.
@@ -71,13 +71,17 @@ def check_lookup_args(x, table, grid):
   g1 = grid.G + 1
   if table.ndim != 4 or table.shape[0] != p or table.shape[1] != g1 or table.shape[2] != g1:
     want = f"({p}, {g1}, {g1}, Q)"
-    raise ValueError(f"table must have shape (P, G+1, G+1, Q) = {want} for x of shape "
-                     f"{tuple(x.shape)} and G = {grid.G}, got {tuple(table.shape)}.")
+    raise ValueError(
+      f"table must have shape (P, G+1, G+1, Q) = {want} for x of shape "
+      f"{tuple(x.shape)} and G = {grid.G}, got {tuple(table.shape)}."
+    )
   for name, a in (("x", x), ("table", table)):
     if a.dtype not in (jnp.float32, jnp.float64):
       raise ValueError(f"{name} must be float32 or float64, got {a.dtype}.")
   if x.dtype != table.dtype:
-    raise ValueError(f"x and table must have the same dtype, got x {x.dtype} and table {table.dtype}.")
+    raise ValueError(
+      f"x and table must have the same dtype, got x {x.dtype} and table {table.dtype}."
+    )
   return b, p, table.shape[3]
 
 
@@ -117,7 +121,11 @@ def _pair_chunks(b, p, q, chunk_pairs):
   if chunk_pairs is None:
     per_pair = max(1, b * q)
     chunk_pairs = max(1, _DEFAULT_CHUNK_ELEMENTS // per_pair)
-  if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, numbers.Integral) or chunk_pairs < 1:
+  if (
+    isinstance(chunk_pairs, bool)
+    or not isinstance(chunk_pairs, numbers.Integral)
+    or chunk_pairs < 1
+  ):
     raise ValueError(f"chunk_pairs must be a positive int or None, got {chunk_pairs!r}.")
   return min(int(chunk_pairs), p)
 

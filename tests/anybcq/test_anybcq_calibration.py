@@ -32,24 +32,38 @@ def _anisotropic_inputs(seed, m=M, k=K):
   """Tokens with log-normal per-feature scales and correlated features (outlier channels)."""
   rng = np.random.default_rng(seed)
   mix = np.eye(k) + 0.3 * rng.standard_normal((k, k)) / np.sqrt(k)
-  return ((rng.standard_normal((m, k)) @ mix) * np.exp(1.2 * rng.standard_normal(k))
-          ).astype(np.float32)
+  return ((rng.standard_normal((m, k)) @ mix) * np.exp(1.2 * rng.standard_normal(k))).astype(
+    np.float32
+  )
 
 
 @pytest.fixture(scope="module")
 def data():
   rng = np.random.default_rng(0)
-  ws = {"gate": rng.standard_normal((N, K)).astype(np.float32) / 16,
-        "up": rng.standard_normal((N, K)).astype(np.float32) / 16}
+  ws = {
+    "gate": rng.standard_normal((N, K)).astype(np.float32) / 16,
+    "up": rng.standard_normal((N, K)).astype(np.float32) / 16,
+  }
   return ws, _anisotropic_inputs(1)
 
 
 @pytest.fixture(scope="module")
 def calibrated(data):
   ws, x = data
-  res = anybcq.calibrate_block(gated_mlp_block, ws, x, bits=(2, 3, 4), group_size=G,
-                               asymmetric=True, rounds=T, steps=100, lr=1e-3, batch_size=64,
-                               input_prob=1.0, seed=0)
+  res = anybcq.calibrate_block(
+    gated_mlp_block,
+    ws,
+    x,
+    bits=(2, 3, 4),
+    group_size=G,
+    asymmetric=True,
+    rounds=T,
+    steps=100,
+    lr=1e-3,
+    batch_size=64,
+    input_prob=1.0,
+    seed=0,
+  )
   return res
 
 
@@ -82,8 +96,9 @@ def test_calibration_keeps_planes_and_earlier_scales(calibrated, data):
   wq = {nm: res.quantized[nm].dequantize(4) for nm in res.quantized}
   y_ref = np.asarray(gated_mlp_block(wq, x))
   # two f32 evaluations of the same block: agree to f32 rounding of the largest outputs
-  np.testing.assert_allclose(np.asarray(res.outputs_q[4]), y_ref, rtol=0,
-                             atol=1e-5 * np.abs(y_ref).max())
+  np.testing.assert_allclose(
+    np.asarray(res.outputs_q[4]), y_ref, rtol=0, atol=1e-5 * np.abs(y_ref).max()
+  )
 
 
 def _dense_lstsq_objective(w, signs, x, g):
@@ -96,9 +111,9 @@ def _dense_lstsq_objective(w, signs, x, g):
     for gr in range(k // g):
       for i in range(p):
         c = np.zeros(k)
-        c[gr * g:(gr + 1) * g] = signs[i, r, gr * g:(gr + 1) * g]
+        c[gr * g : (gr + 1) * g] = signs[i, r, gr * g : (gr + 1) * g]
         cols.append(c)
-    d = np.stack(cols, axis=1)                                   # (K, G p)
+    d = np.stack(cols, axis=1)  # (K, G p)
     xd, xw = x @ d, x @ w[r].astype(np.float64)
     a = np.linalg.lstsq(xd, xw, rcond=None)[0]
     total += np.sum((xw - xd @ a) ** 2)
@@ -108,7 +123,7 @@ def _dense_lstsq_objective(w, signs, x, g):
 def test_closed_form_refit_is_the_output_optimum_and_beats_weight_space(data):
   ws, x = data
   w = ws["gate"]
-  qw = anybcq.quantize(w, (2, 3, 4), G, T)                          # symmetric codes
+  qw = anybcq.quantize(w, (2, 3, 4), G, T)  # symmetric codes
   x64 = x.astype(np.float64)
   for p in (2, 3, 4):
     signs = np.asarray(qw.planes(p))
@@ -122,8 +137,10 @@ def test_closed_form_refit_is_the_output_optimum_and_beats_weight_space(data):
     # weight-space LS scales for the same codes (float64 normal equations per group)
     wg = w.reshape(N, -1, G)
     s = np.transpose(signs.astype(np.float64).reshape(p, N, -1, G), (1, 2, 3, 0))
-    a_ls = np.linalg.solve(np.einsum("ngki,ngkj->ngij", s, s) + 1e-9 * np.eye(p),
-                           np.einsum("ngki,ngk->ngi", s, wg)[..., None])[..., 0]
+    a_ls = np.linalg.solve(
+      np.einsum("ngki,ngkj->ngij", s, s) + 1e-9 * np.eye(p),
+      np.einsum("ngki,ngk->ngi", s, wg)[..., None],
+    )[..., 0]
     w_ls = np.einsum("ngki,ngi->ngk", s, a_ls).reshape(N, K)
     e_ls = anybcq.output_error(w, w_ls, x)
     e_aa = anybcq.output_error(w, w_aa, x)
@@ -134,14 +151,25 @@ def test_closed_form_refit_is_the_output_optimum_and_beats_weight_space(data):
   np.testing.assert_array_equal(np.asarray(refit.signs), np.asarray(qw.signs))
   np.testing.assert_array_equal(np.asarray(refit.alpha(3)), np.asarray(qw.alpha(3)))
   assert anybcq.output_error(w, refit.dequantize(2), x) < anybcq.output_error(
-      w, qw.dequantize(2), x)
+    w, qw.dequantize(2), x
+  )
 
 
 def test_adam_on_single_linear_converges_to_closed_form(data):
   ws, x = data
   w = ws["up"]
-  res = anybcq.calibrate_block(linear_block, {"fc": w}, x, bits=(2,), group_size=G, rounds=T,
-                               steps=250, lr=3e-2, batch_size=M, input_prob=0.0)
+  res = anybcq.calibrate_block(
+    linear_block,
+    {"fc": w},
+    x,
+    bits=(2,),
+    group_size=G,
+    rounds=T,
+    steps=250,
+    lr=3e-2,
+    batch_size=M,
+    input_prob=0.0,
+  )
   qf = res.quantized["fc"]
   alpha, _ = anybcq.activation_aware_scales(w, qf.planes(2), x, group_size=G)
   w_cf = np.asarray(dequantize_planes(qf.planes(2), alpha, None, G), np.float64)
@@ -170,9 +198,15 @@ def test_activation_aware_scales_shape_checks_name_the_argument(data):
   """The chex-checked boundary raises ValueError naming the argument, the need and the got."""
   ws, x = data
   signs = np.ones((2, N, K), np.int8)
-  with pytest.raises(ValueError, match=rf"x must be \(M, K\) with K = {K}; got shape \(4, {K - 1}\)"):
+  with pytest.raises(
+    ValueError, match=rf"x must be \(M, K\) with K = {K}; got shape \(4, {K - 1}\)"
+  ):
     anybcq.activation_aware_scales(ws["up"], signs, x[:4, :-1], group_size=G)
-  with pytest.raises(ValueError, match=rf"hessian must be \(K, K\) = \({K}, {K}\); got shape \({K},\)"):
+  with pytest.raises(
+    ValueError, match=rf"hessian must be \(K, K\) = \({K}, {K}\); got shape \({K},\)"
+  ):
     anybcq.activation_aware_scales(ws["up"], signs, hessian=np.ones(K), group_size=G)
-  with pytest.raises(ValueError, match=rf"signs must be \(p, N, K\) = \(p, {N}, {K}\); got shape \({N}, {K}\)"):
+  with pytest.raises(
+    ValueError, match=rf"signs must be \(p, N, K\) = \(p, {N}, {K}\); got shape \({N}, {K}\)"
+  ):
     anybcq.activation_aware_scales(ws["up"], signs[0], x, group_size=G)

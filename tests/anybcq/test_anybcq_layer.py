@@ -34,8 +34,9 @@ def _dequant_oracle(qw, p):
 def test_dequantize_matches_float64_oracle(qw):
   for p in qw.bits:
     # float32 sum of p + 1 terms of size <= ~3: a few f32 ulps
-    np.testing.assert_allclose(np.asarray(qw.dequantize(p)), _dequant_oracle(qw, p), rtol=0,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+      np.asarray(qw.dequantize(p)), _dequant_oracle(qw, p), rtol=0, atol=1e-6
+    )
     planes = np.asarray(qw.planes(p))
     assert planes.shape == (p, N, K) and planes.dtype == np.int8
     assert set(np.unique(planes)) <= {-1, 1}
@@ -51,8 +52,9 @@ def test_packed_round_trip(qw):
   np.testing.assert_array_equal(unpacked, np.transpose(np.asarray(qw.signs), (0, 2, 1)))
   # alpha rows offset(p) + b hold alpha^(p)_b
   for p, off in zip(qw.bits, bp_format.plane_offsets(qw.bits)):
-    np.testing.assert_array_equal(np.asarray(packed.alpha[off:off + p]),
-                                  np.transpose(np.asarray(qw.alpha(p)), (2, 1, 0)))
+    np.testing.assert_array_equal(
+      np.asarray(packed.alpha[off : off + p]), np.transpose(np.asarray(qw.alpha(p)), (2, 1, 0))
+    )
   back = anybcq.QuantizedWeight.from_packed(packed)
   assert back.bits == qw.bits and back.group_size == qw.group_size
   for a, b in zip(jax.tree_util.tree_leaves(back), jax.tree_util.tree_leaves(qw)):
@@ -74,13 +76,15 @@ def test_packed_round_trip_padded_k():
 def test_quantized_dense_matches_dequantized_matmul(qw):
   x = np.random.default_rng(2).standard_normal((3, 5, K)).astype(np.float32)
   bias = np.linspace(-1, 1, N).astype(np.float32)
-  layer = anybcq.QuantizedDense(features=N, bits=(2, 3, 4), group_size=G,
-                                asymmetric=qw.asymmetric, use_bias=True, impl="xla")
+  layer = anybcq.QuantizedDense(
+    features=N, bits=(2, 3, 4), group_size=G, asymmetric=qw.asymmetric, use_bias=True, impl="xla"
+  )
   shapes = jax.eval_shape(lambda: layer.init(jax.random.key(0), x, 2))
   variables = anybcq.dense_variables(qw, bias)
   # dense_variables has exactly the layer's variable structure, shapes and dtypes
-  assert jax.tree_util.tree_map(lambda a: (a.shape, a.dtype), variables) == \
-      jax.tree_util.tree_map(lambda a: (a.shape, a.dtype), shapes)
+  assert jax.tree_util.tree_map(lambda a: (a.shape, a.dtype), variables) == jax.tree_util.tree_map(
+    lambda a: (a.shape, a.dtype), shapes
+  )
   apply = jax.jit(layer.apply)
   x64 = x.astype(np.float64)
   for p in (2, 3, 4):
@@ -92,8 +96,9 @@ def test_quantized_dense_matches_dequantized_matmul(qw):
   prec = np.array([[2, 3, 4, 2, 4]] * 3, np.int32)
   y_mixed = np.asarray(layer.apply(variables, x, prec))
   for p in (2, 3, 4):
-    np.testing.assert_allclose(y_mixed[prec == p], np.asarray(apply(variables, x, p))[prec == p],
-                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+      y_mixed[prec == p], np.asarray(apply(variables, x, p))[prec == p], rtol=1e-6, atol=1e-6
+    )
   with pytest.raises(ValueError, match="out of range"):
     layer.apply(variables, x, 5)
   with pytest.raises(ValueError, match="multiple of group_size"):
@@ -117,12 +122,16 @@ def test_nbytes_matches_formula_and_packed_arrays(qw):
   beta = 3 * groups * N * 2 if qw.asymmetric else 0
   assert qw.nbytes() == planes + alpha + beta
   for p in (2, 3, 4):
-    assert qw.nbytes(p) == p * K * N // 8 + p * groups * N * 2 + (groups * N * 2 if qw.asymmetric
-                                                                    else 0)
+    assert qw.nbytes(p) == p * K * N // 8 + p * groups * N * 2 + (
+      groups * N * 2 if qw.asymmetric else 0
+    )
   # stored sizes are the packed arrays' sizes (16-bit scales)
   packed = qw.to_packed()
-  stored = packed.planes.nbytes + packed.alpha.size * 2 + (0 if packed.beta is None
-                                                           else packed.beta.size * 2)
+  stored = (
+    packed.planes.nbytes
+    + packed.alpha.size * 2
+    + (0 if packed.beta is None else packed.beta.size * 2)
+  )
   assert qw.nbytes(padded=True) == stored
   rep = anybcq.linear_nbytes(8, 384, (2, 3, 4), 128, asymmetric=True, padded=True)
   assert rep.planes_bytes == 4 * 512 * 8 // 8 and rep.alpha_bytes == 9 * 4 * 8 * 2
@@ -158,7 +167,10 @@ def test_table1_arithmetic():
   implied = anybcq.table1([(side, side)])["alpha_only"]
   for key in ("bcq2", "bcq3", "bcq4", "anybcq"):
     np.testing.assert_allclose(implied[key], paper[key], atol=0.006)
-  np.testing.assert_allclose([implied["bcq_total"], implied["anybcq_total"]],
-                             [paper["bcq_total"], paper["anybcq_total"]], atol=0.011)
+  np.testing.assert_allclose(
+    [implied["bcq_total"], implied["anybcq_total"]],
+    [paper["bcq_total"], paper["anybcq_total"]],
+    atol=0.011,
+  )
   with_beta = anybcq.table1(shapes)["alpha_beta"]
   assert with_beta["anybcq"][0] > ours["anybcq"][0]

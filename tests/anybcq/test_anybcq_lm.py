@@ -32,8 +32,16 @@ STEPS, BATCH, LR, SEED = 60, 16, 1e-2, 0
 def training(corp):
   """The shared run through the trainer: ``(params, losses at steps 10, 20, ..., 60)``."""
   valid = lm.eval_windows(corp.valid_bytes(), CFG.context)[:64]
-  params, losses = lm.train_lm(corp.train_bytes(), CFG, steps=STEPS, batch=BATCH, lr=LR,
-                               seed=SEED, log_every=10, valid_windows=valid)
+  params, losses = lm.train_lm(
+    corp.train_bytes(),
+    CFG,
+    steps=STEPS,
+    batch=BATCH,
+    lr=LR,
+    seed=SEED,
+    log_every=10,
+    valid_windows=valid,
+  )
   return params, losses
 
 
@@ -71,7 +79,7 @@ def test_train_lm_is_the_documented_adamw_loop(corp, training):
   # every other parameter follows the oracle.
   got, want_params = (jax.tree.map(np.array, t) for t in (params_got, params))  # copies
   for t in (got, want_params):
-    t["params"]["block_0"]["qkv"]["bias"][CFG.width:2 * CFG.width] = 0.0
+    t["params"]["block_0"]["qkv"]["bias"][CFG.width : 2 * CFG.width] = 0.0
   for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want_params)):
     np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
 
@@ -80,7 +88,7 @@ def test_corpus_deterministic_and_split_by_module(corp):
   again = corpus.load_corpus()
   assert again == corp
   assert not set(corpus.TRAIN_MODULES) & set(corpus.VALID_MODULES)
-  assert not set(corp.train) & set(corp.valid)          # no validation line seen in training
+  assert not set(corp.train) & set(corp.valid)  # no validation line seen in training
   assert len(corp.train) > 1000 and len(corp.valid) > 200
   # validation text comes only from the validation modules: each line is in one of their docstrings
   valid_src = set()
@@ -103,21 +111,26 @@ def test_tokenizer_round_trip(corp):
 
 def test_causal_mask(trained):
   params, valid = trained
-  toks = np.array(valid[:2, :CFG.context])
+  toks = np.array(valid[:2, : CFG.context])
   t = 20
   changed = toks.copy()
   changed[:, t:] = (changed[:, t:] + 7) % CFG.vocab
   a = np.asarray(lm.lm_logits(CFG, params, toks))
   b = np.asarray(lm.lm_logits(CFG, params, changed))
   np.testing.assert_allclose(a[:, :t], b[:, :t], rtol=0, atol=1e-6)
-  assert np.abs(a[:, t:] - b[:, t:]).max() > 1e-3        # later positions do see the change
+  assert np.abs(a[:, t:] - b[:, t:]).max() > 1e-3  # later positions do see the change
 
 
 def test_uniform_logits_perplexity_is_vocab_size(trained):
   params, valid = trained
   head = params["params"]["head"]
-  zero = {**params, "params": {**params["params"], "head": {
-      "kernel": np.zeros_like(head["kernel"]), "bias": np.zeros_like(head["bias"])}}}
+  zero = {
+    **params,
+    "params": {
+      **params["params"],
+      "head": {"kernel": np.zeros_like(head["kernel"]), "bias": np.zeros_like(head["bias"])},
+    },
+  }
   # all logits 0 -> every next-byte probability 1/256 -> perplexity exp(log 256) = 256
   np.testing.assert_allclose(lm.perplexity(zero, valid, CFG), CFG.vocab, rtol=1e-6)
 
@@ -125,7 +138,7 @@ def test_uniform_logits_perplexity_is_vocab_size(trained):
 def test_training_learns_something(trained):
   params, valid = trained
   fp = lm.perplexity(params, valid, CFG)
-  assert fp < 0.25 * CFG.vocab   # 60 steps already far below the uniform model's 256
+  assert fp < 0.25 * CFG.vocab  # 60 steps already far below the uniform model's 256
 
 
 def test_rtn8_reproduces_fp_perplexity(trained):
@@ -146,24 +159,33 @@ def test_quantize_lm_plumbing_matches_quantizer(trained):
   for blk, name in paths:
     kernel = np.asarray(params["params"][blk][name]["kernel"])
     w = kernel.T
-    qw = anybcq.quantize(w, bits, G, T, True)     # the ONE multi-precision weight of this kernel
+    qw = anybcq.quantize(w, bits, G, T, True)  # the ONE multi-precision weight of this kernel
     for p in bits:
       oracle = {
-          "anybcq": qw.dequantize(p),
-          "bcq": anybcq.fixed_bcq_quantize(w, p, G, T, True).dequantize(p),
-          "rtn": anybcq.rtn_quantize(w, p, G).dequantize(p),
+        "anybcq": qw.dequantize(p),
+        "bcq": anybcq.fixed_bcq_quantize(w, p, G, T, True).dequantize(p),
+        "rtn": anybcq.rtn_quantize(w, p, G).dequantize(p),
       }
       for m in lm.METHODS:
-        np.testing.assert_array_equal(np.asarray(got[m][p]["params"][blk][name]["kernel"]),
-                                      np.asarray(oracle[m]).T, err_msg=f"{m} {blk}/{name} p={p}")
+        np.testing.assert_array_equal(
+          np.asarray(got[m][p]["params"][blk][name]["kernel"]),
+          np.asarray(oracle[m]).T,
+          err_msg=f"{m} {blk}/{name} p={p}",
+        )
       # biases stay full precision
-      np.testing.assert_array_equal(np.asarray(got["anybcq"][p]["params"][blk][name]["bias"]),
-                                    np.asarray(params["params"][blk][name]["bias"]))
+      np.testing.assert_array_equal(
+        np.asarray(got["anybcq"][p]["params"][blk][name]["bias"]),
+        np.asarray(params["params"][blk][name]["bias"]),
+      )
   # embedding, positions and LM head stay full precision
   for key in ("embed", "pos", "head", "ln_f"):
     for p in bits:
-      for a, b in zip(*(map(np.asarray, jax.tree_util.tree_leaves(t))
-                        for t in (got["anybcq"][p]["params"][key], params["params"][key]))):
+      for a, b in zip(
+        *(
+          map(np.asarray, jax.tree_util.tree_leaves(t))
+          for t in (got["anybcq"][p]["params"][key], params["params"][key])
+        )
+      ):
         np.testing.assert_array_equal(a, b)
   with pytest.raises(ValueError, match="method"):
     lm.quantize_lm(params, "gptq", bits, G, T, True, CFG)

@@ -31,14 +31,17 @@ def test_batches_are_windows_drawn_from_seed_and_step_alone():
   assert not np.array_equal(first.get_batch(3)["tokens"], first.get_batch(4)["tokens"])
 
 
-@pytest.mark.parametrize("override,message", [
+@pytest.mark.parametrize(
+  "override,message",
+  [
     ("lm.heads=3", "'lm.width' = 32 must be divisible by lm.heads = 3"),
     ("quant.methods=(anybcq,gptq)", "'quant.methods' must be distinct names"),
     ("quant.bits=(3,2)", "'quant.bits' bits must be strictly increasing"),
     ("quant.eval=sometimes", "'quant.eval' must be one of"),
     ("data.train_bytes=20", "'data.train_bytes' = 20 must exceed lm.context + 1 = 33"),
     ("optim.schedule=linear", "config section 'optim': optim.schedule must be"),
-])
+  ],
+)
 def test_bad_config_is_a_config_error_naming_the_key(override, message):
   cfg = lm_config_file.get_config("smoke," + override)
   with pytest.raises(config_lib.ConfigError) as info:

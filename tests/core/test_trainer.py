@@ -103,8 +103,11 @@ def test_eight_device_step_equals_one_device(tmp_path, sharding):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   l1 = metrics_lib.read_jsonl(os.path.join(r1.workdir, "metrics.jsonl"))
   l8 = metrics_lib.read_jsonl(os.path.join(r8.workdir, "metrics.jsonl"))
-  np.testing.assert_allclose([r["train/loss"] for r in l1 if "train/loss" in r],
-                             [r["train/loss"] for r in l8 if "train/loss" in r], rtol=1e-5)
+  np.testing.assert_allclose(
+    [r["train/loss"] for r in l1 if "train/loss" in r],
+    [r["train/loss"] for r in l8 if "train/loss" in r],
+    rtol=1e-5,
+  )
 
 
 def test_config_dumped_and_logs_written(tmp_path):
@@ -112,8 +115,11 @@ def test_config_dumped_and_logs_written(tmp_path):
   res = trainer.train(toy.ToyRegression(cfg), cfg, str(tmp_path / "d"))
   dumped = json.load(open(os.path.join(res.workdir, "config.json")))
   assert dumped["num_steps"] == 30 and dumped["method"] == "toy_regression"
-  steps = [r["step"] for r in metrics_lib.read_jsonl(os.path.join(res.workdir, "metrics.jsonl"))
-           if "train/loss" in r]
+  steps = [
+    r["step"]
+    for r in metrics_lib.read_jsonl(os.path.join(res.workdir, "metrics.jsonl"))
+    if "train/loss" in r
+  ]
   assert steps == [5, 10, 15, 20, 25, 30]
   assert ckpt_lib.Checkpointer(os.path.join(res.workdir, "checkpoints")).steps() == [10, 20, 30]
 

@@ -78,6 +78,7 @@ def test_structural_change_stops_before_touching_anything(run_copy):
 
 def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy, monkeypatch):
   import tqdm.auto
+
   bars = []
 
   class Bar(tqdm.auto.tqdm):  # records how the trainer starts its progress bar
@@ -122,8 +123,9 @@ def test_checkpoint_of_another_structure_is_not_moved_to_corrupt(tmp_path):
   with pytest.raises(ckpt_lib.CheckpointMismatchError, match="w"):
     ck.restore({"w": jax.ShapeDtypeStruct((4, 3), jnp.float32)})
   with pytest.raises(ckpt_lib.CheckpointMismatchError, match="v only in the new state"):
-    ck.restore({"w": jax.ShapeDtypeStruct((2, 3), jnp.float32),
-                "v": jax.ShapeDtypeStruct((1,), jnp.float32)})
+    ck.restore(
+      {"w": jax.ShapeDtypeStruct((2, 3), jnp.float32), "v": jax.ShapeDtypeStruct((1,), jnp.float32)}
+    )
   assert ck.steps() == [1] and not os.path.exists(tmp_path / "corrupt")
   step, tree = ck.restore({"w": jax.ShapeDtypeStruct((2, 3), jnp.float32)})
   assert step == 1 and np.asarray(tree["w"]).sum() == 6
@@ -149,11 +151,19 @@ def test_a_second_run_stops_at_once(run_copy, python):
     with pytest.raises(workdir_lib.WorkdirBusyError, match="in use by another run"):
       _train(_cfg(), run_copy)
     proc = subprocess.run(
-        [python, "-m", "experiments.main",
-         f"--config={REPO}/experiments/configs/toy/regression.py:{BASE}",
-         f"--workdir={run_copy}"],
-        capture_output=True, text=True, cwd=REPO, env=subprocess_env(XLA_FLAGS=""),
-        timeout=300)
+      [
+        python,
+        "-m",
+        "experiments.main",
+        f"--config={REPO}/experiments/configs/toy/regression.py:{BASE}",
+        f"--workdir={run_copy}",
+      ],
+      capture_output=True,
+      text=True,
+      cwd=REPO,
+      env=subprocess_env(XLA_FLAGS=""),
+      timeout=300,
+    )
   assert proc.returncode != 0
   assert f"pid {os.getpid()}" in proc.stderr and "Traceback" not in proc.stderr
   after = _snapshot(run_copy)
@@ -167,8 +177,15 @@ def test_stale_lock_of_a_dead_process_is_taken_over(run_copy, python, capsys):
   dead = subprocess.Popen([python, "-c", "pass"])
   dead.wait()
   with open(run_copy / workdir_lib.LOCK_NAME, "w") as f:
-    json.dump({"pid": dead.pid, "host": __import__("socket").gethostname(),
-               "proc_start": None, "started": "earlier"}, f)
+    json.dump(
+      {
+        "pid": dead.pid,
+        "host": __import__("socket").gethostname(),
+        "proc_start": None,
+        "started": "earlier",
+      },
+      f,
+    )
   res = _train(_cfg(), run_copy)
   assert res.resumed_from == 10
   assert "stale lock" in capsys.readouterr().err
@@ -185,15 +202,24 @@ def test_lock_of_another_host_is_not_broken(tmp_path):
 def test_metrics_rewritten_on_resume_hold_each_step_once(tmp_path):
   # Two runs that wrote into one log (the interleaving of the old unlocked concurrent runs)
   # and a kill after the step-10 checkpoint.
-  rows = [{"step": 5, "loss": 1.0}, {"step": 5, "loss": 1.0}, {"step": 10, "loss": 0.5},
-          {"step": 10, "eval/mse": 0.4}, {"step": 10, "loss": 0.5}, {"step": 15, "loss": 0.2}]
+  rows = [
+    {"step": 5, "loss": 1.0},
+    {"step": 5, "loss": 1.0},
+    {"step": 10, "loss": 0.5},
+    {"step": 10, "eval/mse": 0.4},
+    {"step": 10, "loss": 0.5},
+    {"step": 15, "loss": 0.2},
+  ]
   with open(tmp_path / "metrics.jsonl", "w") as f:
     f.writelines(json.dumps(r) + "\n" for r in rows)
     f.write('{"step": 15, "lo')  # a line cut short by the kill
   writer = metrics_lib.MetricWriter(str(tmp_path), enabled=True)
   writer.truncate_after(10)
   assert metrics_lib.read_jsonl(str(tmp_path / "metrics.jsonl")) == [
-      {"step": 5, "loss": 1.0}, {"step": 10, "loss": 0.5}, {"step": 10, "eval/mse": 0.4}]
+    {"step": 5, "loss": 1.0},
+    {"step": 10, "loss": 0.5},
+    {"step": 10, "eval/mse": 0.4},
+  ]
 
 
 def test_config_changes_are_dotted():

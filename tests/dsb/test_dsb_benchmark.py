@@ -49,10 +49,10 @@ def _instance_arrays(seed=0):
 def _build(dtype):
   q, log_alpha, log_cores, log_p0 = _instance_arrays()
   ref = R.reference_from_log_matrix(jnp.log(jnp.asarray(q, dtype)), N, SKIP)
-  pot = B.CPPotential(log_alpha=jnp.asarray(log_alpha, dtype),
-                      log_cp_cores=jnp.asarray(log_cores, dtype))
-  return B.build_benchmark(pot, ref, "categorical",
-                           source_log_marginals=jnp.asarray(log_p0, dtype))
+  pot = B.CPPotential(
+    log_alpha=jnp.asarray(log_alpha, dtype), log_cp_cores=jnp.asarray(log_cores, dtype)
+  )
+  return B.build_benchmark(pot, ref, "categorical", source_log_marginals=jnp.asarray(log_p0, dtype))
 
 
 class Oracle:
@@ -67,8 +67,9 @@ class Oracle:
     self.kron = lambda m: np.prod([m[st[:, None, d], st[None, :, d]] for d in range(D)], axis=0)
     self.kernel = self.kron(self.q_bar[N + 1])
     r = np.exp(log_cores)
-    self.v = (np.exp(log_alpha)[None, :]
-              * np.prod([r[d][st[:, d]] for d in range(D)], axis=0)).sum(-1)
+    self.v = (np.exp(log_alpha)[None, :] * np.prod([r[d][st[:, d]] for d in range(D)], axis=0)).sum(
+      -1
+    )
     self.p0 = np.exp(np.sum([log_p0[d][st[:, d]] for d in range(D)], axis=0))
     joint = self.kernel * self.v[None, :]
     self.c = joint.sum(1)
@@ -107,10 +108,9 @@ def bench32():
 
 
 def _pairs():
-  m = S ** D
+  m = S**D
   st = np.asarray(M.enumerate_states(D, S))
-  return (jnp.asarray(st), jnp.asarray(np.repeat(st, m, axis=0)),
-          jnp.asarray(np.tile(st, (m, 1))))
+  return (jnp.asarray(st), jnp.asarray(np.repeat(st, m, axis=0)), jnp.asarray(np.tile(st, (m, 1))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -122,33 +122,34 @@ def test_plan_matches_brute_force(bench64, oracle):
   with jax.enable_x64(True):
     st, x0, y = _pairs()
     np.testing.assert_array_equal(np.asarray(st), oracle.states)
-    m = S ** D
+    m = S**D
     got = np.exp(np.asarray(bench64.plan_log_prob(x0, y))).reshape(m, m)
     np.testing.assert_allclose(got, oracle.plan, rtol=1e-9, atol=1e-14)
-    np.testing.assert_allclose(np.asarray(bench64.log_normalizer(st)), np.log(oracle.c),
-                               rtol=1e-9)
-    np.testing.assert_allclose(np.asarray(bench64.log_potential(st)), np.log(oracle.v),
-                               rtol=1e-9)
-    np.testing.assert_allclose(np.exp(np.asarray(bench64.reference_log_kernel())),
-                               oracle.q_bar[N + 1], rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(bench64.log_normalizer(st)), np.log(oracle.c), rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(bench64.log_potential(st)), np.log(oracle.v), rtol=1e-9)
+    np.testing.assert_allclose(
+      np.exp(np.asarray(bench64.reference_log_kernel())), oracle.q_bar[N + 1], rtol=1e-10
+    )
     # Eq. 8 marginals equal the marginals of the enumerated rows.
     marg = np.exp(np.asarray(bench64.plan_marginal_logits(st)))
     for d in range(D):
-      want = np.stack([oracle.plan[:, oracle.states[:, d] == c].sum(1) for c in range(S)],
-                      axis=-1)
+      want = np.stack([oracle.plan[:, oracle.states[:, d] == c].sum(1) for c in range(S)], axis=-1)
       np.testing.assert_allclose(marg[:, d], want, rtol=1e-9, atol=1e-14)
 
 
 def test_plan_rows_normalised_and_source_sums_to_one(bench64):
   with jax.enable_x64(True):
     st, x0, y = _pairs()
-    rows = np.exp(np.asarray(bench64.plan_log_prob(x0, y))).reshape(S ** D, S ** D).sum(1)
+    rows = np.exp(np.asarray(bench64.plan_log_prob(x0, y))).reshape(S**D, S**D).sum(1)
     np.testing.assert_allclose(rows, 1.0, atol=1e-10)
     # The categorical source and the quantised gaussian / uniform sources (same shapes, so
     # the compiled source_log_prob is shared).
     for source in ("categorical", "gaussian", "uniform"):
-      b = bench64 if source == "categorical" else B.build_benchmark(
-          bench64.potential, bench64.reference, source)
+      b = (
+        bench64
+        if source == "categorical"
+        else B.build_benchmark(bench64.potential, bench64.reference, source)
+      )
       total = np.exp(np.asarray(b.source_log_prob(st))).sum()
       np.testing.assert_allclose(total, 1.0, atol=1e-12)
 
@@ -162,13 +163,16 @@ def test_sinkhorn_reproduces_plan(bench64, oracle):
 
   with jax.enable_x64(True):
     st, x0, y = _pairs()
-    m = S ** D
+    m = S**D
     p0 = np.exp(np.asarray(bench64.source_log_prob(st)))
     joint = p0[:, None] * np.exp(np.asarray(bench64.plan_log_prob(x0, y))).reshape(m, m)
     a, b = jnp.asarray(p0), jnp.asarray(joint.sum(0))
     geom = geometry.Geometry(cost_matrix=jnp.asarray(-np.log(oracle.kernel)), epsilon=1.0)
-    solve = jax.jit(lambda g, a, b: sinkhorn.Sinkhorn(threshold=1e-12, max_iterations=20_000)(
-        linear_problem.LinearProblem(g, a=a, b=b)))  # jit: eager ott dispatch is slow
+    solve = jax.jit(
+      lambda g, a, b: sinkhorn.Sinkhorn(threshold=1e-12, max_iterations=20_000)(
+        linear_problem.LinearProblem(g, a=a, b=b)
+      )
+    )  # jit: eager ott dispatch is slow
     out = solve(geom, a, b)
     assert bool(out.converged)
     np.testing.assert_allclose(np.asarray(out.matrix), joint, rtol=1e-8, atol=1e-12)
@@ -180,15 +184,14 @@ def test_markov_chain_composes_to_plan(bench64, oracle):
   the glued bridge (Eq. 10) mixture."""
   with jax.enable_x64(True):
     st, x_t, x_next = _pairs()
-    m = S ** D
+    m = S**D
     composed = np.eye(m)
     for t in range(N + 1):
       trans = np.exp(np.asarray(bench64.transition_log_prob(x_t, x_next, t))).reshape(m, m)
       np.testing.assert_allclose(trans.sum(1), 1.0, atol=1e-10)
       np.testing.assert_allclose(trans, oracle.transition(t), rtol=1e-9, atol=1e-14)
       composed = composed @ trans
-      np.testing.assert_allclose(composed, oracle.time_marginal(t + 1), rtol=1e-9,
-                                 atol=1e-14)
+      np.testing.assert_allclose(composed, oracle.time_marginal(t + 1), rtol=1e-9, atol=1e-14)
       per_coord = np.exp(np.asarray(bench64.transition_logits(st, t)))
       for d in range(D):
         want = np.stack([trans[:, oracle.states[:, d] == c].sum(1) for c in range(S)], -1)
@@ -198,8 +201,9 @@ def test_markov_chain_composes_to_plan(bench64, oracle):
     t = 1
     bridge = np.exp(np.asarray(bench64.bridge_log_probs(x_t, x_next, t)))  # (m*m, D, S)
     bridge = bridge.reshape(m, m, D, S)
-    bridge_joint = np.prod([bridge[:, :, d, :][:, :, oracle.states[:, d]] for d in range(D)],
-                           axis=0)  # (x0, y, x_t)
+    bridge_joint = np.prod(
+      [bridge[:, :, d, :][:, :, oracle.states[:, d]] for d in range(D)], axis=0
+    )  # (x0, y, x_t)
     mix = np.einsum("iy,iyj->ij", oracle.plan, bridge_joint)
     np.testing.assert_allclose(mix, oracle.time_marginal(t), rtol=1e-9, atol=1e-14)
 
@@ -208,19 +212,21 @@ def test_exact_metrics_zero_for_truth_positive_for_perturbed(bench64, oracle):
   with jax.enable_x64(True):
     truth = M.exact_conditional_kl_tv(bench64, bench64.plan_log_prob)
     assert abs(float(truth.kl)) < 1e-10 and abs(float(truth.tv)) < 1e-10
-    perturbed = bench64.replace(potential=bench64.potential.replace(
-        log_alpha=bench64.log_alpha + jnp.array([0.0, 1.0, -1.0])))
+    perturbed = bench64.replace(
+      potential=bench64.potential.replace(log_alpha=bench64.log_alpha + jnp.array([0.0, 1.0, -1.0]))
+    )
     got = M.exact_conditional_kl_tv(bench64, perturbed.plan_log_prob)
     st, x0, y = _pairs()
-    m = S ** D
+    m = S**D
     p_model = np.exp(np.asarray(perturbed.plan_log_prob(x0, y))).reshape(m, m)
     want_kl = (oracle.p0[:, None] * oracle.plan * np.log(oracle.plan / p_model)).sum()
     want_tv = (oracle.p0 * 0.5 * np.abs(oracle.plan - p_model).sum(1)).sum()
     assert want_kl > 1e-3 and want_tv > 1e-2
     np.testing.assert_allclose(float(got.kl), want_kl, rtol=1e-8)
     np.testing.assert_allclose(float(got.tv), want_tv, rtol=1e-8)
-    prior = M.exact_conditional_kl_tv(bench64,
-                                      lambda a, b: M.prior_baseline_log_prob(bench64, a, b))
+    prior = M.exact_conditional_kl_tv(
+      bench64, lambda a, b: M.prior_baseline_log_prob(bench64, a, b)
+    )
     assert float(prior.kl) > 1e-2 and float(prior.tv) > 1e-2
     # p1 by enumeration.
     _, log_p1 = M.exact_target_log_probs(bench64)
@@ -235,10 +241,14 @@ def test_featurewise_eot_is_the_1d_eot_plan(bench64, oracle):
   variance, and each source still moves the estimate by at most 1/n in TV)."""
   n = 4000
   with jax.enable_x64(True):
-    p1_marg = np.stack([[oracle.p1[oracle.states[:, d] == c].sum() for c in range(S)]
-                        for d in range(D)])
-    log_cond = np.asarray(M.featurewise_eot_log_conditionals(
-        bench64, jax.random.key(0), num_marginal_samples=n, threshold=1e-12))
+    p1_marg = np.stack(
+      [[oracle.p1[oracle.states[:, d] == c].sum() for c in range(S)] for d in range(D)]
+    )
+    log_cond = np.asarray(
+      M.featurewise_eot_log_conditionals(
+        bench64, jax.random.key(0), num_marginal_samples=n, threshold=1e-12
+      )
+    )
     p0_marg = np.exp(np.asarray(bench64.source_log_marginals))
     for d in range(D):
       pushed = p0_marg[d] @ np.exp(log_cond[d])
@@ -247,8 +257,11 @@ def test_featurewise_eot_is_the_1d_eot_plan(bench64, oracle):
       centred = tilt - tilt[:, :1]
       np.testing.assert_allclose(centred, centred[:1].repeat(S, 0), atol=1e-9)
     # With the exact p_1^d the pushed marginal is exact too.
-    log_cond = np.asarray(M.featurewise_eot_log_conditionals(
-        bench64, target_log_marginals=jnp.log(jnp.asarray(p1_marg)), threshold=1e-12))
+    log_cond = np.asarray(
+      M.featurewise_eot_log_conditionals(
+        bench64, target_log_marginals=jnp.log(jnp.asarray(p1_marg)), threshold=1e-12
+      )
+    )
     for d in range(D):
       np.testing.assert_allclose(p0_marg[d] @ np.exp(log_cond[d]), p1_marg[d], atol=1e-9)
 
@@ -290,7 +303,7 @@ def test_sampled_plan_rows_match_exact(bench32, oracle):
   y = np.asarray(bench32.sample_plan(jax.random.key(1), x0)).reshape(len(X0_ROWS), N_PER_ROW, D)
   for i, row in enumerate(X0_ROWS):
     want = oracle.plan[_row_index(row)]
-    assert _tv(_empirical(y[i], S ** D), want) < _tv_tolerance(want, N_PER_ROW), row
+    assert _tv(_empirical(y[i], S**D), want) < _tv_tolerance(want, N_PER_ROW), row
 
 
 @pytest.mark.parametrize("method", ["markov", "bridge"])
@@ -307,16 +320,16 @@ def test_sampled_trajectories_match_exact(bench32, oracle, method):
   for t in (1, N + 1):
     for i, row in enumerate(X0_ROWS):
       want = oracle.time_marginal(t)[_row_index(row)]
-      got = _empirical(paths[t, i], S ** D)
+      got = _empirical(paths[t, i], S**D)
       assert _tv(got, want) < _tv_tolerance(want, N_PER_ROW), (method, t, row)
 
 
 def test_sample_target_matches_second_marginal(bench32, oracle):
   n = len(X0_ROWS) * N_PER_ROW  # same batch size as the rows test: no new compilation
   y = bench32.sample_target(jax.random.key(3), n)
-  assert _tv(_empirical(y, S ** D), oracle.p1) < _tv_tolerance(oracle.p1, n)
+  assert _tv(_empirical(y, S**D), oracle.p1) < _tv_tolerance(oracle.p1, n)
   x0 = bench32.sample_source(jax.random.key(4), n)
-  assert _tv(_empirical(x0, S ** D), oracle.p0) < _tv_tolerance(oracle.p0, n)
+  assert _tv(_empirical(x0, S**D), oracle.p0) < _tv_tolerance(oracle.p0, n)
 
 
 def test_quantised_source_sampler_matches_exact_table(bench32):
@@ -326,22 +339,27 @@ def test_quantised_source_sampler_matches_exact_table(bench32):
   x0 = b.sample_source(jax.random.key(5), n)
   st, _, _ = _pairs()
   want = np.exp(np.asarray(b.source_log_prob(st)))
-  assert _tv(_empirical(x0, S ** D), want) < _tv_tolerance(want, n)
+  assert _tv(_empirical(x0, S**D), want) < _tv_tolerance(want, n)
   # S = 5: edges -7, -7/3, 7/3, 7, so the central category holds Φ(7/3) - Φ(-7/3) per coordinate.
   central = math.erf(7 / 3 / math.sqrt(2))
-  np.testing.assert_allclose(want[_row_index([2, 2])], central ** 2, rtol=1e-5)
+  np.testing.assert_allclose(want[_row_index([2, 2])], central**2, rtol=1e-5)
 
 
 def test_chunked_paths_equal_unchunked(bench32):
   """Tiny chunk_elements forces the lax.map path; results must not change."""
   small = bench32.replace(chunk_elements=7)
   st, _, _ = _pairs()
-  np.testing.assert_allclose(np.asarray(small.transition_logits(st, 1)),
-                             np.asarray(bench32.transition_logits(st, 1)), rtol=1e-6, atol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(small.transition_logits(st, 1)),
+    np.asarray(bench32.transition_logits(st, 1)),
+    rtol=1e-6,
+    atol=1e-6,
+  )
   x0 = jnp.asarray(np.repeat(X0_ROWS, N_PER_ROW, axis=0), jnp.int32)
   key = jax.random.key(6)
-  np.testing.assert_array_equal(np.asarray(small.sample_plan(key, x0)),
-                                np.asarray(bench32.sample_plan(key, x0)))
+  np.testing.assert_array_equal(
+    np.asarray(small.sample_plan(key, x0)), np.asarray(bench32.sample_plan(key, x0))
+  )
 
 
 def test_trajectory_kl_against_exact_expectation(bench32, oracle):
@@ -384,8 +402,9 @@ def test_trajectory_kl_against_exact_expectation(bench32, oracle):
   assert abs(fwd - want_f) < tol, (fwd, want_f, tol)
   assert abs(rev - want_r) < tol, (rev, want_r, tol)
   with pytest.raises(ValueError, match="model_transition_logits"):
-    M.trajectory_kl_forward(jax.random.key(0), bench32, x0[:4],
-                            lambda x_t, t: jnp.zeros(x_t.shape + (S + 1,)))
+    M.trajectory_kl_forward(
+      jax.random.key(0), bench32, x0[:4], lambda x_t, t: jnp.zeros(x_t.shape + (S + 1,))
+    )
 
 
 def test_mc_conditional_kl_matches_exact(bench32, oracle):
@@ -396,19 +415,24 @@ def test_mc_conditional_kl_matches_exact(bench32, oracle):
   x0 = bench32.sample_source(jax.random.key(10), n)
   assert float(M.mc_conditional_kl(jax.random.key(11), bench32, x0, bench32.plan_log_prob)) == 0
   shift = np.array([0.0, 1.0, -1.0])
-  perturbed = bench32.replace(potential=bench32.potential.replace(
-      log_alpha=bench32.log_alpha + jnp.asarray(shift, jnp.float32)))
+  perturbed = bench32.replace(
+    potential=bench32.potential.replace(
+      log_alpha=bench32.log_alpha + jnp.asarray(shift, jnp.float32)
+    )
+  )
   got = float(M.mc_conditional_kl(jax.random.key(11), bench32, x0, perturbed.plan_log_prob))
-  v_pert = np.einsum("k,yk->y", np.exp(_instance_arrays()[1] + shift),
-                     np.prod([np.exp(_instance_arrays()[2])[d][oracle.states[:, d]]
-                              for d in range(D)], axis=0))
+  v_pert = np.einsum(
+    "k,yk->y",
+    np.exp(_instance_arrays()[1] + shift),
+    np.prod([np.exp(_instance_arrays()[2])[d][oracle.states[:, d]] for d in range(D)], axis=0),
+  )
   plan_pert = oracle.kernel * v_pert[None, :]
   plan_pert /= plan_pert.sum(1, keepdims=True)
   log_ratio = np.log(oracle.plan / plan_pert)
   want = (oracle.p0[:, None] * oracle.plan * log_ratio).sum()
-  mean_sq = (oracle.p0[:, None] * oracle.plan * log_ratio ** 2).sum()
+  mean_sq = (oracle.p0[:, None] * oracle.plan * log_ratio**2).sum()
   assert want > 1e-3
-  assert abs(got - want) < 6 * np.sqrt((mean_sq - want ** 2) / n) + 1e-5
+  assert abs(got - want) < 6 * np.sqrt((mean_sq - want**2) / n) + 1e-5
 
 
 # --------------------------------------------------------------------------------------------
@@ -422,15 +446,20 @@ def test_presets():
   for kw in B.HD_PRESETS.values():
     assert kw["num_categories"] == 50 and kw["dim"] in (2, 16, 64)
     assert (kw["num_steps"] + 1) * kw["num_skip_steps"] == B.BASE_STEPS
-    assert (kw["reference"], kw["alpha"]) in {("gaussian", 0.02), ("gaussian", 0.05),
-                                              ("uniform", 0.005), ("uniform", 0.01)}
+    assert (kw["reference"], kw["alpha"]) in {
+      ("gaussian", 0.02),
+      ("gaussian", 0.05),
+      ("uniform", 0.005),
+      ("uniform", 0.01),
+    }
   b = dsb.make_preset("hd_d2_s50_prior_uniform_a0.01", seed=3, num_steps=63)
   assert b.num_steps == 63 and b.num_skip_steps == 2 and b.reference.num_base_steps == 128
   assert b.log_cp_cores.shape == (2, 50, 5) and b.dim == 2
   # Re-gridding keeps the static problem: the whole kernel is Q^128 either way.
   b15 = dsb.make_preset("hd_d2_s50_prior_uniform_a0.01", seed=3)
-  np.testing.assert_allclose(np.asarray(b.reference_log_kernel()),
-                             np.asarray(b15.reference_log_kernel()), rtol=1e-5)
+  np.testing.assert_allclose(
+    np.asarray(b.reference_log_kernel()), np.asarray(b15.reference_log_kernel()), rtol=1e-5
+  )
   np.testing.assert_array_equal(np.asarray(b.log_cp_cores), np.asarray(b15.log_cp_cores))
   with pytest.raises(ValueError, match="num_steps"):
     dsb.make_preset("hd_d2_s50_prior_uniform_a0.01", num_steps=14)
@@ -454,7 +483,8 @@ def test_gaussian_bump_potential_and_seed_vmap():
     centres = cores.argmax(1)  # (D, K) bump centres in category space
     # log r is a normal log-density of width 2 around the quantised centre.
     want = -0.5 * ((grid[None, :, None] - centres[:, None, :]) / 2.0) ** 2 - np.log(
-        2.0 * np.sqrt(2 * np.pi))
+      2.0 * np.sqrt(2 * np.pi)
+    )
     np.testing.assert_allclose(cores, want, rtol=1e-5)
     # Centres lie on the sphere of radius 5, quantised by 49 edges over [-5, 5] (bin width
     # 10/48): at bin midpoints they have norm 5 up to sqrt(D) half-bins, and the redraws
@@ -464,8 +494,9 @@ def test_gaussian_bump_potential_and_seed_vmap():
     assert np.all(np.abs(np.linalg.norm(mid, axis=0) - 5.0) <= slack)
     dist = np.linalg.norm(mid[:, :, None] - mid[:, None, :], axis=0)
     assert np.all(dist[~np.eye(4, dtype=bool)] > 5.0 - 2 * slack)
-  assert not np.array_equal(np.asarray(batched.log_cp_cores[0]),
-                            np.asarray(batched.log_cp_cores[1]))
+  assert not np.array_equal(
+    np.asarray(batched.log_cp_cores[0]), np.asarray(batched.log_cp_cores[1])
+  )
   np.testing.assert_allclose(np.exp(np.asarray(batched.log_alpha)), 0.25, rtol=1e-6)
 
 
@@ -485,8 +516,9 @@ def test_benchmark_input_validation(bench32):
   with pytest.raises(ValueError, match="source"):
     B.make_benchmark(2, 5, source="laplace")
   with pytest.raises(ValueError, match="source_log_marginals"):
-    B.build_benchmark(bench32.potential, bench32.reference, "categorical",
-                      source_log_marginals=jnp.zeros((D, S)))
+    B.build_benchmark(
+      bench32.potential, bench32.reference, "categorical", source_log_marginals=jnp.zeros((D, S))
+    )
 
 
 def test_centres_are_rejected_one_at_a_time():
@@ -510,8 +542,9 @@ def test_centres_are_rejected_one_at_a_time():
   # The bump potential is centred on the quantised centres of the same key.
   centres, _ = B.sample_centres(jax.random.key(3), 5, 2)
   pot = B.gaussian_bump_potential(jax.random.key(3), 2, 50, 5)
-  np.testing.assert_array_equal(np.asarray(pot.log_cp_cores).argmax(1),
-                                np.asarray(B.quantise(centres, 50, 5.0)).T)
+  np.testing.assert_array_equal(
+    np.asarray(pot.log_cp_cores).argmax(1), np.asarray(B.quantise(centres, 50, 5.0)).T
+  )
 
 
 def test_source_range_is_a_per_instance_setting():
@@ -526,8 +559,9 @@ def test_source_range_is_a_per_instance_setting():
     p = np.exp(B.source_bin_log_probs("gaussian", 50, rng_))
     freq = np.bincount(x[:, 0], minlength=50) / x.shape[0]
     assert 0.5 * np.abs(freq - p).sum() < 0.03
-    np.testing.assert_allclose(np.exp(np.asarray(bench.source_log_marginals[0], np.float64)),
-                               p, atol=1e-6)
+    np.testing.assert_allclose(
+      np.exp(np.asarray(bench.source_log_marginals[0], np.float64)), p, atol=1e-6
+    )
   spread = [np.exp(B.source_bin_log_probs("gaussian", 50, r)) for r in (7.0, 3.0)]
   std = [np.sqrt((w * (np.arange(50) - (w * np.arange(50)).sum()) ** 2).sum()) for w in spread]
   assert 3.0 < std[0] < 4.0 and 7.5 < std[1] < 8.5, std

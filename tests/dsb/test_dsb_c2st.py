@@ -71,6 +71,7 @@ def test_scaled_encoding_separates_shifted_images():
 
 def test_auroc_matches_sklearn_with_ties():
   from sklearn.metrics import roc_auc_score
+
   rng = np.random.default_rng(3)
   pos = rng.integers(0, 6, size=300).astype(np.float32)
   neg = rng.integers(0, 5, size=200).astype(np.float32)
@@ -110,17 +111,28 @@ def test_reversed_evaluation_with_c2st():
   the prototypes and must not; unsupported solvers raise."""
   rng = np.random.default_rng(0)
   protos = rng.integers(0, 64, size=(4, 24))
-  src = np.clip(protos[rng.integers(0, 4, size=512)] + rng.integers(-1, 2, size=(512, 24)),
-                0, 63).astype(np.int32)
-  bench = bm.make_benchmark(24, 64, "gaussian", 0.05, 15, 8, 3, seed=0, source="empirical",
-                            source_samples=src, bump_sigma=4.0, reverse=True)
-  ctx = runner.prepare_preset(bench, num_test=1024, num_points=1, cond_samples=1,
-                              num_traj=1)
+  src = np.clip(
+    protos[rng.integers(0, 4, size=512)] + rng.integers(-1, 2, size=(512, 24)), 0, 63
+  ).astype(np.int32)
+  bench = bm.make_benchmark(
+    24,
+    64,
+    "gaussian",
+    0.05,
+    15,
+    8,
+    3,
+    seed=0,
+    source="empirical",
+    source_samples=src,
+    bump_sigma=4.0,
+    reverse=True,
+  )
+  ctx = runner.prepare_preset(bench, num_test=1024, num_points=1, cond_samples=1, num_traj=1)
   assert ctx.name == "custom" and not ctx.enumerable
   rows = {s: runner.evaluate_solver(s, ctx, 0) for s in ("truth", "independent", "prior")}
   for r in rows.values():
-    assert np.isfinite(r["c2st"]) and np.isfinite(r["shape"]) and np.isfinite(
-        r["sb_perplexity"])
+    assert np.isfinite(r["c2st"]) and np.isfinite(r["shape"]) and np.isfinite(r["sb_perplexity"])
     assert np.isnan(r["cond_shape"]) and np.isnan(r["traj_kl_fwd"])
   # Truth vs truth: AUROC within 5 sd of 1/2 on 512 held-out pairs per class (see
   # test_dsb_c2st.py), i.e. score > 1 - 2 * 5 * 0.018. (The independent baseline is not

@@ -27,8 +27,9 @@ def test_closed_forms_equal_catsbench_1_4(name, kind):
   with jax.enable_x64(True):
     s = get("log_cp_cores").shape[1]
     ref = R.make_reference(kind, s, float(get("alpha")), N, SKIP, jnp.float64)
-    pot = B.CPPotential(log_alpha=jnp.asarray(get("log_alpha")),
-                        log_cp_cores=jnp.asarray(get("log_cp_cores")))
+    pot = B.CPPotential(
+      log_alpha=jnp.asarray(get("log_alpha")), log_cp_cores=jnp.asarray(get("log_cp_cores"))
+    )
     x0 = jnp.asarray(get("x0"), jnp.int32)
 
     def close(ours, theirs):
@@ -42,5 +43,4 @@ def test_closed_forms_equal_catsbench_1_4(name, kind):
     close(B.plan_marginal_log_probs(pot, ref, x0), get("plan_marginals"))
     close(B.log_normalizer(pot, ref, x0), get("log_normalizer"))
     for t in range(N + 1):
-      close(B.transition_marginal_log_probs(pot, ref, x0, t),
-            get("transition_marginals")[t])
+      close(B.transition_marginal_log_probs(pot, ref, x0, t), get("transition_marginals")[t])

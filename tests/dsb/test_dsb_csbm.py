@@ -48,8 +48,12 @@ def _dense_transition(ref, logits, x_t, t):
       if t[b] == n:
         out[b, d] = f
         continue
-      p = np.array([q_step[x_t[b, d], j] * sum(f[e] * q_bar[n - t[b], j, e]
-                                               for e in range(S4)) for j in range(S4)])
+      p = np.array(
+        [
+          q_step[x_t[b, d], j] * sum(f[e] * q_bar[n - t[b], j, e] for e in range(S4))
+          for j in range(S4)
+        ]
+      )
       out[b, d] = p / p.sum()
   return out
 
@@ -60,16 +64,17 @@ def test_transition_matches_dense_reference(skew_reference):
   logits = rng.normal(size=(b, d, S4)).astype(np.float32) * 2.0
   x_t = rng.integers(0, S4, (b, d)).astype(np.int32)
   t = np.array([0, 1, 2, 3, 0, 1, 2, 3], np.int32)
-  got = csbm.transition_log_probs(jnp.asarray(logits), skew_reference, jnp.asarray(x_t),
-                                  jnp.asarray(t))
+  got = csbm.transition_log_probs(
+    jnp.asarray(logits), skew_reference, jnp.asarray(x_t), jnp.asarray(t)
+  )
   np.testing.assert_allclose(np.exp(np.asarray(got)).sum(-1), 1.0, atol=1e-5)
   # float32 log-sum-exp against float64 sums: 1e-5 absolute on probabilities.
-  np.testing.assert_allclose(np.exp(np.asarray(got)),
-                             _dense_transition(skew_reference, logits, x_t, t), atol=1e-5)
+  np.testing.assert_allclose(
+    np.exp(np.asarray(got)), _dense_transition(skew_reference, logits, x_t, t), atol=1e-5
+  )
   # At t = N the transition is the predicted endpoint.
   last = csbm.transition_log_probs(jnp.asarray(logits), skew_reference, jnp.asarray(x_t), N3)
-  np.testing.assert_allclose(np.asarray(last), np.asarray(jax.nn.log_softmax(logits)),
-                             atol=1e-6)
+  np.testing.assert_allclose(np.asarray(last), np.asarray(jax.nn.log_softmax(logits)), atol=1e-6)
   with pytest.raises(ValueError, match="endpoint_logits"):
     csbm.transition_log_probs(jnp.zeros((b, d, S4 + 1)), skew_reference, jnp.asarray(x_t), 0)
 
@@ -86,13 +91,15 @@ def test_loss_is_zero_for_the_true_endpoint_and_a_kl_otherwise(skew_reference):
   t = jnp.arange(b, dtype=jnp.int32) % (N3 + 1)  # every time, t = N included
   oracle = lambda x_t, tt: _one_hot_logits(y, S4)
   for kind in ("kl", "mse"):
-    value, info = csbm.bridge_matching_loss(oracle, skew_reference, x0, y, t,
-                                            jax.random.fold_in(key, 3), kind)
+    value, info = csbm.bridge_matching_loss(
+      oracle, skew_reference, x0, y, t, jax.random.fold_in(key, 3), kind
+    )
     assert abs(float(value)) < 1e-5, (kind, float(value))
     assert float(info["train/target_entropy"]) > 0.1  # the targets are not degenerate
   wrong = lambda x_t, tt: jnp.zeros((b, d, S4))  # uniform endpoint prediction
-  value, _ = csbm.bridge_matching_loss(wrong, skew_reference, x0, y, t,
-                                       jax.random.fold_in(key, 3), "kl")
+  value, _ = csbm.bridge_matching_loss(
+    wrong, skew_reference, x0, y, t, jax.random.fold_in(key, 3), "kl"
+  )
   assert float(value) > 0.05
   with pytest.raises(ValueError, match="loss must be one of"):
     csbm.bridge_matching_loss(wrong, skew_reference, x0, y, t, key, "ce")
@@ -110,9 +117,14 @@ def test_chain_with_true_endpoint_is_the_reference_bridge(skew_reference):
   dist = np.zeros(len(states))
   dist[i0] = 1.0
   for t in range(N3 + 1):
-    logp = np.exp(np.asarray(csbm.transition_log_probs(
-        logits_fn(jnp.asarray(states), t), skew_reference, jnp.asarray(states), t),
-        np.float64))
+    logp = np.exp(
+      np.asarray(
+        csbm.transition_log_probs(
+          logits_fn(jnp.asarray(states), t), skew_reference, jnp.asarray(states), t
+        ),
+        np.float64,
+      )
+    )
     step = np.prod(logp[:, np.arange(d)[None, :], states], axis=-1)  # (M, M)
     dist = dist @ step
     want = np.ones(len(states))
@@ -128,16 +140,26 @@ def test_reversed_reference_reads_bridges_backwards(skew_reference):
   y = jnp.array([[2, 1, 1]], jnp.int32)
   for t in range(N3 + 2):
     np.testing.assert_allclose(
-        np.asarray(ref_lib.bridge_log_probs(rev, y, x0, N3 + 1 - t)),
-        np.asarray(ref_lib.bridge_log_probs(skew_reference, x0, y, t)), atol=1e-5)
+      np.asarray(ref_lib.bridge_log_probs(rev, y, x0, N3 + 1 - t)),
+      np.asarray(ref_lib.bridge_log_probs(skew_reference, x0, y, t)),
+      atol=1e-5,
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Training on the enumerable ``tiny`` instance.
 # --------------------------------------------------------------------------------------------
 
-TRAIN = dict(train_steps=2000, steps_per_chunk=1000, epoch_steps=250, num_first_iterations=1,
-             batch_size=128, learning_rate=1e-3, ema_decay=0.99, weight_decay=0.0)
+TRAIN = dict(
+  train_steps=2000,
+  steps_per_chunk=1000,
+  epoch_steps=250,
+  num_first_iterations=1,
+  batch_size=128,
+  learning_rate=1e-3,
+  ema_decay=0.99,
+  weight_decay=0.0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +179,8 @@ def _exact(tiny, out):
   np.testing.assert_allclose(np.asarray(jax.nn.logsumexp(table, axis=-1)), 0.0, atol=1e-4)
   s = tiny.num_categories
   return M.exact_conditional_kl_tv(
-      tiny, lambda x0, y: table[M.state_index(x0, s), M.state_index(y, s)])
+    tiny, lambda x0, y: table[M.state_index(x0, s), M.state_index(y, s)]
+  )
 
 
 def _check_output_api(tiny, out):
@@ -173,8 +196,9 @@ def _check_output_api(tiny, out):
   # The output's params are the forward EMA; the backward model was trained too.
   for a, b in zip(jax.tree.leaves(out.params), jax.tree.leaves(out.state.extras["ema"])):
     assert a.shape == b.shape
-  kl = M.trajectory_kl_forward(jax.random.key(5), tiny, x0[:8],
-                               lambda x_t, t: out.transition_logits(x_t, t))
+  kl = M.trajectory_kl_forward(
+    jax.random.key(5), tiny, x0[:8], lambda x_t, t: out.transition_logits(x_t, t)
+  )
   assert np.isfinite(float(kl)) and float(kl) >= 0
 
 
@@ -206,7 +230,9 @@ def test_csbm_and_alpha_csbm_learn_the_coupling(tiny, independent_kl):
     assert out_a.info[name].shape == (TRAIN["train_steps"],), name
 
 
-@pytest.mark.parametrize("cls, kwargs, match", [
+@pytest.mark.parametrize(
+  "cls, kwargs, match",
+  [
     (CSBMConfig, dict(train_steps=10, steps_per_chunk=3), "steps_per_chunk must divide"),
     (CSBMConfig, dict(epoch_steps=0), "epoch_steps"),
     (CSBMConfig, dict(num_first_iterations=-1), "num_first_iterations"),
@@ -215,7 +241,8 @@ def test_csbm_and_alpha_csbm_learn_the_coupling(tiny, independent_kl):
     (CSBMConfig, dict(hidden=0), "hidden"),
     (CSBMConfig, dict(learning_rate=0.0), "learning_rate"),
     (AlphaCSBMConfig, dict(batch_size=7), "batch_size must be even"),
-])
+  ],
+)
 def test_bad_config_values(cls, kwargs, match):
   with pytest.raises(ValueError, match=match):
     cls(**kwargs)
@@ -260,18 +287,27 @@ def test_method_resume_is_exact_and_evaluate_logs_the_eval_keys():
 
   out = method.evaluate(full)
   from iclr26_jax.dsb import runner
+
   # One evaluation path: the runner's metric names, prefixed eval/.
   assert set(out) <= {f"eval/{m}" for m in runner.METRICS} | {"eval/sb_perplexity_truth"}
-  for key in ("eval/cond_shape", "eval/cond_trend", "eval/sb_perplexity", "eval/traj_kl_fwd",
-              "eval/traj_kl_rev", "eval/exact_kl", "eval/exact_tv"):
+  for key in (
+    "eval/cond_shape",
+    "eval/cond_trend",
+    "eval/sb_perplexity",
+    "eval/traj_kl_fwd",
+    "eval/traj_kl_rev",
+    "eval/exact_kl",
+    "eval/exact_tv",
+  ):
     assert key in out and np.isfinite(out[key]), key
   # A barely trained model is far from the plan; scores live in their ranges.
   assert 0.0 <= out["eval/cond_shape"] <= 1.0 and 0.0 <= out["eval/exact_tv"] <= 1.0
   assert out["eval/exact_kl"] > 0.1
   # The exact KL enumerates a normalised conditional law of the evaluated model.
   model = method.model(full)
-  table = M.exact_plan_from_transition_logits(method.problem, model.transition_fn,
-                                              model.transition_params, max_states=100)
+  table = M.exact_plan_from_transition_logits(
+    method.problem, model.transition_fn, model.transition_params, max_states=100
+  )
   np.testing.assert_allclose(np.asarray(jax.nn.logsumexp(table, -1)), 0.0, atol=1e-4)
 
 
@@ -279,8 +315,16 @@ def test_ema_warmup_counts_each_directions_own_updates(tiny):
   """CSBM's per-direction EMA uses torch_ema's decay min(d, (1 + n) / (10 + n)) at that
   direction's n-th update (alternating epochs of 2 steps: backward, backward, forward, ...),
   the untrained direction's EMA stays frozen; alpha-CSBM updates both with n = step + 1."""
-  cfg = CSBMConfig(train_steps=6, steps_per_chunk=1, epoch_steps=2, num_first_iterations=1,
-                   batch_size=8, hidden=8, num_layers=1, ema_decay=0.999)
+  cfg = CSBMConfig(
+    train_steps=6,
+    steps_per_chunk=1,
+    epoch_steps=2,
+    num_first_iterations=1,
+    batch_size=8,
+    hidden=8,
+    num_layers=1,
+    ema_decay=0.999,
+  )
   step = jax.jit(csbm.csbm_train_step, static_argnums=2)
   state = csbm.init_state(tiny, jax.random.key(0), cfg)
   counts = {"forward": 0, "backward": 0}
@@ -292,27 +336,38 @@ def test_ema_warmup_counts_each_directions_own_updates(tiny):
     d = min(0.999, (1 + n) / (10 + n))
     prev = state.extras["ema"]
     state, _ = step(state, tiny, cfg)
-    for e_old, p_new, e_new in zip(jax.tree.leaves(prev[trained]),
-                                   jax.tree.leaves(state.params[trained]),
-                                   jax.tree.leaves(state.extras["ema"][trained])):
-      np.testing.assert_allclose(np.asarray(e_new),
-                                 d * np.asarray(e_old) + (1 - d) * np.asarray(p_new),
-                                 rtol=1e-5, atol=1e-7)
+    for e_old, p_new, e_new in zip(
+      jax.tree.leaves(prev[trained]),
+      jax.tree.leaves(state.params[trained]),
+      jax.tree.leaves(state.extras["ema"][trained]),
+    ):
+      np.testing.assert_allclose(
+        np.asarray(e_new), d * np.asarray(e_old) + (1 - d) * np.asarray(p_new), rtol=1e-5, atol=1e-7
+      )
     for a, b in zip(jax.tree.leaves(prev[other]), jax.tree.leaves(state.extras["ema"][other])):
       np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
   assert counts == {"forward": 2, "backward": 4}
 
-  acfg = AlphaCSBMConfig(train_steps=2, steps_per_chunk=1, epoch_steps=1,
-                         num_first_iterations=1, batch_size=8, hidden=8, num_layers=1)
+  acfg = AlphaCSBMConfig(
+    train_steps=2,
+    steps_per_chunk=1,
+    epoch_steps=1,
+    num_first_iterations=1,
+    batch_size=8,
+    hidden=8,
+    num_layers=1,
+  )
   from iclr26_jax.dsb.solvers import alpha_csbm
+
   astate = csbm.init_state(tiny, jax.random.key(0), acfg, joint_optimizer=True)
   astep = jax.jit(alpha_csbm.alpha_csbm_train_step, static_argnums=2)
   for n in (1, 2):
     prev = astate.extras["ema"]
     astate, _ = astep(astate, tiny, acfg)
     d = min(0.999, (1 + n) / (10 + n))
-    for e_old, p_new, e_new in zip(jax.tree.leaves(prev), jax.tree.leaves(astate.params),
-                                   jax.tree.leaves(astate.extras["ema"])):
-      np.testing.assert_allclose(np.asarray(e_new),
-                                 d * np.asarray(e_old) + (1 - d) * np.asarray(p_new),
-                                 rtol=1e-5, atol=1e-7)
+    for e_old, p_new, e_new in zip(
+      jax.tree.leaves(prev), jax.tree.leaves(astate.params), jax.tree.leaves(astate.extras["ema"])
+    ):
+      np.testing.assert_allclose(
+        np.asarray(e_new), d * np.asarray(e_old) + (1 - d) * np.asarray(p_new), rtol=1e-5, atol=1e-7
+      )

@@ -28,8 +28,9 @@ def bench():
   log_cores = rng.normal(size=(D, S, K))
   log_p0 = np.log(rng.dirichlet(np.full(S, 2.0), size=D))
   ref = R.reference_from_log_matrix(jnp.log(jnp.asarray(q, jnp.float32)), N, SKIP)
-  pot = B.CPPotential(log_alpha=jnp.array([0.0, -2.3, 0.9]),
-                      log_cp_cores=jnp.asarray(log_cores, jnp.float32))
+  pot = B.CPPotential(
+    log_alpha=jnp.array([0.0, -2.3, 0.9]), log_cp_cores=jnp.asarray(log_cores, jnp.float32)
+  )
   return B.build_benchmark(pot, ref, "categorical", source_log_marginals=jnp.asarray(log_p0))
 
 
@@ -47,8 +48,9 @@ def test_shape_and_trend_known_values():
   # One coordinate off by half its mass: TV 0.5 on d = 1 only -> shape 0.75.
   y_half = jnp.array([[0, 0], [1, 0]])
   assert float(M.shape_score(y, y_half, 2)) == pytest.approx(0.75)
-  np.testing.assert_allclose(np.asarray(M.marginal_entropies(y_half, 2)), [np.log(2.0), 0.0],
-                             atol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(M.marginal_entropies(y_half, 2)), [np.log(2.0), 0.0], atol=1e-6
+  )
 
 
 def test_pair_histograms_match_numpy_counts():
@@ -83,11 +85,17 @@ def test_conditional_shape_trend(bench):
   # per point the histogram TV noise on 5 bins is < 0.01 per coordinate, and on 25 pair bins
   # < 0.02, while the prior's rows differ from the plan's by far more on this instance).
   n = BATCH // 3
-  truth = M.conditional_shape_trend(jax.random.key(1), pts, bench.sample_plan,
-                                    bench.sample_plan, S, num_samples=n)
+  truth = M.conditional_shape_trend(
+    jax.random.key(1), pts, bench.sample_plan, bench.sample_plan, S, num_samples=n
+  )
   prior = M.conditional_shape_trend(
-      jax.random.key(1), pts, bench.sample_plan,
-      lambda k, x: M.prior_baseline_sample(bench, k, x), S, num_samples=n)
+    jax.random.key(1),
+    pts,
+    bench.sample_plan,
+    lambda k, x: M.prior_baseline_sample(bench, k, x),
+    S,
+    num_samples=n,
+  )
   assert float(truth["cond_shape"]) > 0.98 and float(truth["cond_trend"]) > 0.97
   assert float(truth["cond_shape"]) - float(prior["cond_shape"]) > 0.05
   assert float(truth["cond_trend"]) - float(prior["cond_trend"]) > 0.05
@@ -102,8 +110,9 @@ def test_sb_perplexity_matches_enumeration(bench):
   st = np.asarray(states)
   rows = np.array([0, 7, 19, 24])
   y_hat = st[[3, 3, 11, 0]]
-  logp = [np.log(plan[i, st[:, d] == y_hat[j, d]].sum())
-          for j, i in enumerate(rows) for d in range(D)]
+  logp = [
+    np.log(plan[i, st[:, d] == y_hat[j, d]].sum()) for j, i in enumerate(rows) for d in range(D)
+  ]
   want = np.exp(-np.mean(logp))
   got = M.sb_perplexity(bench, jnp.asarray(st[rows]), jnp.asarray(y_hat))
   assert float(got) == pytest.approx(want, rel=1e-5)
@@ -121,16 +130,18 @@ def test_baseline_samplers(bench):
     assert 0.5 * np.abs(np.bincount(y[:, d], minlength=S) / BATCH - want).sum() < tol
   lp = M.prior_baseline_log_prob(bench, jnp.array([[2, 3]]), jnp.array([[4, 0]]))
   assert float(lp[0]) == pytest.approx(np.log(kernel[2, 4] * kernel[3, 0]), rel=1e-5)
-  log_cond = jax.nn.log_softmax(jnp.asarray(np.random.default_rng(1).normal(size=(D, S, S)),
-                                            jnp.float32), axis=-1)
+  log_cond = jax.nn.log_softmax(
+    jnp.asarray(np.random.default_rng(1).normal(size=(D, S, S)), jnp.float32), axis=-1
+  )
   y_fw = np.asarray(M.featurewise_eot_sample(log_cond, jax.random.key(2), x0))
   for d, c in enumerate((2, 3)):
     want = np.exp(np.asarray(log_cond[d, c]))
     tol = 0.5 * np.sqrt(want * (1 - want) / BATCH).sum() + eps
     assert 0.5 * np.abs(np.bincount(y_fw[:, d], minlength=S) / BATCH - want).sum() < tol
   lp = M.featurewise_eot_log_prob(log_cond, x0[:2], jnp.array([[0, 1], [2, 4]]))
-  np.testing.assert_allclose(np.asarray(lp)[1], float(log_cond[0, 2, 2] + log_cond[1, 3, 4]),
-                             rtol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(lp)[1], float(log_cond[0, 2, 2] + log_cond[1, 3, 4]), rtol=1e-6
+  )
   y_ind = M.independent_baseline_sample(bench, jax.random.key(3), x0[:BATCH])
   assert y_ind.shape == (BATCH, D)
 
@@ -143,8 +154,14 @@ def test_metrics_input_validation(bench):
   with pytest.raises(ValueError, match="max_pairs"):
     M.exact_conditional_kl_tv(bench, bench.plan_log_prob, max_pairs=100)
   with pytest.raises(ValueError, match="model_sampler output"):
-    M.conditional_shape_trend(jax.random.key(0), jnp.zeros((2, D), jnp.int32),
-                              lambda k, x: x, lambda k, x: x[:1], S, num_samples=3)
+    M.conditional_shape_trend(
+      jax.random.key(0),
+      jnp.zeros((2, D), jnp.int32),
+      lambda k, x: x,
+      lambda k, x: x[:1],
+      S,
+      num_samples=3,
+    )
 
 
 def test_trend_conventions_relate_by_the_diagonal_identity():
@@ -153,15 +170,17 @@ def test_trend_conventions_relate_by_the_diagonal_identity():
   rng = np.random.default_rng(3)
   for d, s in ((2, 5), (4, 3)):
     y = jnp.asarray(rng.integers(0, s, (300, d)))
-    y_hat = jnp.asarray(np.minimum(rng.integers(0, s, (200, d)) + rng.integers(0, 2, (200, d)),
-                                   s - 1))
+    y_hat = jnp.asarray(
+      np.minimum(rng.integers(0, s, (200, d)) + rng.integers(0, 2, (200, d)), s - 1)
+    )
     for conv in M.TREND_CONVENTIONS:
       assert float(M.trend_score(y, y, s, conv)) == pytest.approx(1.0)
     t_with = float(M.trend_score(y, y_hat, s, "with_diagonal"))
     t_off = float(M.trend_score(y, y_hat, s, "off_diagonal"))
     shape = float(M.shape_score(y, y_hat, s))
-    assert d * d * (1 - t_with) == pytest.approx(d * (d - 1) * (1 - t_off) + d * (1 - shape),
-                                                 abs=1e-5)
+    assert d * d * (1 - t_with) == pytest.approx(
+      d * (d - 1) * (1 - t_off) + d * (1 - shape), abs=1e-5
+    )
     assert t_off != pytest.approx(t_with, abs=1e-3)
   with pytest.raises(ValueError, match="convention must be one of"):
     M.trend_score(y, y, s, "diag")
@@ -176,8 +195,9 @@ def test_reverse_trajectory_kl_rolls_out_a_cp_models_own_mixture_chain(bench):
   and a two-corner model potential make the two expectations differ by ~0.05."""
   n_steps = 3
   ref = R.make_reference("uniform", S, 0.15, n_steps, 1)
-  truth = B.build_benchmark(bench.potential, ref, "categorical",
-                            source_log_marginals=bench.source_log_marginals)
+  truth = B.build_benchmark(
+    bench.potential, ref, "categorical", source_log_marginals=bench.source_log_marginals
+  )
   cores = np.full((D, S, 2), -4.0)
   cores[:, 0, 0] = 0.0
   cores[:, S - 1, 1] = 0.0
@@ -195,12 +215,12 @@ def test_reverse_trajectory_kl_rolls_out_a_cp_models_own_mixture_chain(bench):
     m, per_step = start, []
     for t in range(n_steps + 1):
       lm = np.asarray(fn(states, t), np.float64)  # (n_states, D, S)
-      lt = np.asarray(B.transition_marginal_log_probs(truth.potential, ref, states, t),
-                      np.float64)
+      lt = np.asarray(B.transition_marginal_log_probs(truth.potential, ref, states, t), np.float64)
       per_step.append(float(m @ (np.exp(lm) * (lm - lt)).sum(-1).mean(-1)))
       if chain == "mixture":
-        p = np.exp(np.asarray(B.transition_log_prob(model, ref, rows, cols, t),
-                              np.float64)).reshape(n_states, n_states)
+        p = np.exp(
+          np.asarray(B.transition_log_prob(model, ref, rows, cols, t), np.float64)
+        ).reshape(n_states, n_states)
       else:
         p = np.exp(sum(lm[:, d][:, c[:, d]] for d in range(D)))
       m = m @ p

@@ -37,8 +37,9 @@ def test_uniform_closed_form_equals_repeated_matmul():
       np.testing.assert_allclose(by_log_matmul, closed, rtol=1e-10, atol=1e-12)
       power = power @ q
     stack = np.asarray(R.uniform_cumulative_log_matrices(s, alpha, 2, 3, jnp.float64))
-    generic = np.asarray(R.cumulative_log_matrices(
-        R.uniform_log_matrix_power(s, alpha, 3, jnp.float64), 2))
+    generic = np.asarray(
+      R.cumulative_log_matrices(R.uniform_log_matrix_power(s, alpha, 3, jnp.float64), 2)
+    )
     assert stack.shape == (4, s, s)
     np.testing.assert_allclose(stack, generic, rtol=1e-10, atol=1e-12)
     # log Q̄_0 = log I: -inf off the diagonal.
@@ -59,10 +60,12 @@ def test_gaussian_matrix_definition_and_spec_noise_levels():
     np.testing.assert_allclose(q[2, 2], 1 - (q[2].sum() - q[2, 2]), rtol=1e-12)
 
     cats = np.arange(50)
-    for kind, a, stay, unchanged, spread in (("gaussian", 0.02, 0.97, 0.21, 1.96),
-                                             ("gaussian", 0.05, 0.46, 0.041, 9.62),
-                                             ("uniform", 0.005, 0.995, 0.53, None),
-                                             ("uniform", 0.01, 0.99, 0.28, None)):
+    for kind, a, stay, unchanged, spread in (
+      ("gaussian", 0.02, 0.97, 0.21, 1.96),
+      ("gaussian", 0.05, 0.46, 0.041, 9.62),
+      ("uniform", 0.005, 0.995, 0.53, None),
+      ("uniform", 0.01, 0.99, 0.28, None),
+    ):
       log_q = R.one_step_log_matrix(kind, 50, a, jnp.float64)
       row = np.exp(np.asarray(R.log_matrix_power(log_q, 128)))[25]
       assert abs(np.exp(float(log_q[25, 25])) - stay) < 0.005, (kind, a)
@@ -71,7 +74,7 @@ def test_gaussian_matrix_definition_and_spec_noise_levels():
         mean = (cats * row).sum()
         assert abs(np.sqrt(((cats - mean) ** 2 * row).sum()) - spread) < 0.01
     lam = 1 - 0.005 * 50 / 49
-    assert abs(lam ** 128 - 0.52) < 0.005
+    assert abs(lam**128 - 0.52) < 0.005
 
 
 def test_cumulative_matrices_nonsymmetric():
@@ -84,10 +87,12 @@ def test_cumulative_matrices_nonsymmetric():
     bars = np.asarray(ref.log_q_bar)
     assert bars.shape == (n + 2, s, s)
     for t in range(n + 2):
-      np.testing.assert_allclose(np.exp(bars[t]), np.linalg.matrix_power(q, skip * t),
-                                 rtol=1e-10, atol=1e-14)
-    np.testing.assert_allclose(np.exp(np.asarray(ref.log_q_step)),
-                               np.linalg.matrix_power(q, skip), rtol=1e-10)
+      np.testing.assert_allclose(
+        np.exp(bars[t]), np.linalg.matrix_power(q, skip * t), rtol=1e-10, atol=1e-14
+      )
+    np.testing.assert_allclose(
+      np.exp(np.asarray(ref.log_q_step)), np.linalg.matrix_power(q, skip), rtol=1e-10
+    )
 
 
 def test_bridges_nonsymmetric():
@@ -113,7 +118,7 @@ def test_bridges_nonsymmetric():
       for c in range(s):
         x_t = np.full_like(x0, c)
         step = np.exp(np.asarray(R.bridge_step_log_probs(ref, x_t, y, t)))
-        composed += marg_t[..., c:c + 1] * step
+        composed += marg_t[..., c : c + 1] * step
       np.testing.assert_allclose(composed, marg_next, rtol=1e-10, atol=1e-14)
 
 
@@ -130,5 +135,4 @@ def test_reference_input_validation():
   with pytest.raises(ValueError, match="x0"):
     R.bridge_log_probs(ref, jnp.full((2, 2), 5), jnp.zeros((2, 2), jnp.int32), 1)
   with pytest.raises(ValueError, match="t must lie"):
-    R.bridge_step_log_probs(ref, jnp.zeros((2, 2), jnp.int32),
-                            jnp.zeros((2, 2), jnp.int32), 4)
+    R.bridge_step_log_probs(ref, jnp.zeros((2, 2), jnp.int32), jnp.zeros((2, 2), jnp.int32), 4)

@@ -34,9 +34,17 @@ SOLVERS = ["truth", "independent", "prior", "featurewise_eot", "dlightsb"]
 def table(tmp_path_factory):
   out = tmp_path_factory.mktemp("runner")
   lines = []
-  result = runner.run_table(SOLVERS, [TINY], [0, 1], steps=300,
-                            overrides={"dlightsb": dict(num_potentials=4, batch_size=128)},
-                            out_dir=str(out), progress=lines.append, pad_to=4, **EVAL)
+  result = runner.run_table(
+    SOLVERS,
+    [TINY],
+    [0, 1],
+    steps=300,
+    overrides={"dlightsb": dict(num_potentials=4, batch_size=128)},
+    out_dir=str(out),
+    progress=lines.append,
+    pad_to=4,
+    **EVAL,
+  )
   return result, out, lines
 
 
@@ -67,8 +75,15 @@ def test_table_rows_columns_and_files(table):
   no_transitions = {"independent"}
   for r in result["rows"]:
     assert r["seeds"] == [0, 1]
-    for m in ("cond_shape", "cond_trend", "shape", "trend", "sb_perplexity", "exact_kl",
-              "exact_tv"):
+    for m in (
+      "cond_shape",
+      "cond_trend",
+      "shape",
+      "trend",
+      "sb_perplexity",
+      "exact_kl",
+      "exact_tv",
+    ):
       mean, std = r[m]
       assert np.isfinite(mean) and np.isfinite(std) and std >= 0, (r["solver"], m)
     for m in ("traj_kl_fwd", "traj_kl_rev", "mc_kl"):
@@ -115,8 +130,11 @@ def test_featurewise_potential_and_padding(oracle):
   # Zero-weight padding changes nothing.
   padded = runner.pad_potential(bench.potential, 7)
   assert padded.num_potentials == 7
-  np.testing.assert_allclose(np.asarray(bm.plan_log_prob(padded, bench.reference, x0, y)),
-                             np.asarray(bench.plan_log_prob(x0, y)), atol=2e-5)
+  np.testing.assert_allclose(
+    np.asarray(bm.plan_log_prob(padded, bench.reference, x0, y)),
+    np.asarray(bench.plan_log_prob(x0, y)),
+    atol=2e-5,
+  )
   with pytest.raises(ValueError, match="num_potentials"):
     runner.pad_potential(bench.potential, 2)
   # Composing per-coordinate transitions: exact for the rank-1 potential (its SB transitions
@@ -145,11 +163,22 @@ def test_unknown_names_raise():
 
 def test_cli_writes_table_and_json(tmp_path):
   out = tmp_path / "cli"
-  cmd = [sys.executable, "-m", "experiments.dsb_benchmark", "--solvers=independent",
-         f"--presets={TINY}", "--seeds=0,1", f"--out={out}", "--num_test=256",
-         "--num_points=2", "--cond_samples=100", "--num_traj=64"]
-  proc = subprocess.run(cmd, cwd=REPO, env=subprocess_env(), capture_output=True, text=True,
-                        timeout=300)
+  cmd = [
+    sys.executable,
+    "-m",
+    "experiments.dsb_benchmark",
+    "--solvers=independent",
+    f"--presets={TINY}",
+    "--seeds=0,1",
+    f"--out={out}",
+    "--num_test=256",
+    "--num_points=2",
+    "--cond_samples=100",
+    "--num_traj=64",
+  ]
+  proc = subprocess.run(
+    cmd, cwd=REPO, env=subprocess_env(), capture_output=True, text=True, timeout=300
+  )
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert "| tiny_d2_s6_uniform | independent |" in proc.stdout
   assert "[dsb] independent on tiny_d2_s6_uniform seed 1" in proc.stderr
@@ -158,8 +187,14 @@ def test_cli_writes_table_and_json(tmp_path):
   assert [r["seed"] for r in saved["runs"]] == [0, 1]
   assert all(np.isfinite(r["exact_kl"][0]) for r in saved["rows"])
   assert (out / "table.md").read_text().startswith("| preset | solver |")
-  bad = subprocess.run(cmd[:3] + ["--solvers=nope"], cwd=REPO, env=subprocess_env(),
-                       capture_output=True, text=True, timeout=300)
+  bad = subprocess.run(
+    cmd[:3] + ["--solvers=nope"],
+    cwd=REPO,
+    env=subprocess_env(),
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
   assert bad.returncode != 0 and "unknown solver 'nope'" in bad.stderr
 
 
@@ -167,8 +202,9 @@ def test_trivial_baselines_land_where_the_spec_says():
   """Spec §8.5 / issue: on the D = 2 Gaussian preset, independent beats prior on the conditional
   scores and feature-wise EOT beats both (paper's baseline notebook: .712 vs .507 cond shape);
   the truth row is the sampling-error ceiling above all three."""
-  ctx = runner.prepare_preset("hd_d2_s50_prior_gaussian_a0.02", num_test=512, num_points=6,
-                              cond_samples=400, num_traj=32)
+  ctx = runner.prepare_preset(
+    "hd_d2_s50_prior_gaussian_a0.02", num_test=512, num_points=6, cond_samples=400, num_traj=32
+  )
   cond = {}
   for name in ("truth", "independent", "prior", "featurewise_eot"):
     row = runner.evaluate_solver(name, ctx, seed=0)

@@ -18,12 +18,19 @@ import pytest
 
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as M
-from iclr26_jax.dsb.solvers import (DataProblem, DLightSB, DLightSBConfig, DLightSBM,
-                                    DLightSBMConfig, init_potential)
+from iclr26_jax.dsb.solvers import (
+  DataProblem,
+  DLightSB,
+  DLightSBConfig,
+  DLightSBM,
+  DLightSBMConfig,
+  init_potential,
+)
 
 S, D, K_TRUE, N, SKIP = 6, 2, 3, 3, 2
-BASE = dict(num_potentials=8, train_steps=600, steps_per_chunk=300, batch_size=256,
-            weight_decay=0.0)
+BASE = dict(
+  num_potentials=8, train_steps=600, steps_per_chunk=300, batch_size=256, weight_decay=0.0
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +41,11 @@ def bench():
 
 
 def _exact_kl(bench, potential) -> float:
-  return float(M.exact_conditional_kl_tv(
-      bench, lambda x0, y: bm.plan_log_prob(potential, bench.reference, x0, y)).kl)
+  return float(
+    M.exact_conditional_kl_tv(
+      bench, lambda x0, y: bm.plan_log_prob(potential, bench.reference, x0, y)
+    ).kl
+  )
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +127,13 @@ def test_output_plugs_into_closed_forms(bench, dlightsb_out):
   y_rep = jnp.tile(states, (3, 1))
   lp = bm.plan_log_prob(pot, bench.reference, x_rep, y_rep).reshape(3, -1)
   np.testing.assert_allclose(np.asarray(jax.nn.logsumexp(lp, axis=-1)), 0.0, atol=1e-4)
-  for name in ("train/loss", "train/grad_norm", "train/log_c_mean", "train/log_v_mean",
-               "train/mixture_entropy"):
+  for name in (
+    "train/loss",
+    "train/grad_norm",
+    "train/log_c_mean",
+    "train/log_v_mean",
+    "train/mixture_entropy",
+  ):
     assert dlightsb_out.info[name].shape == (BASE["train_steps"],), name
   assert int(dlightsb_out.state.step) == BASE["train_steps"]
 
@@ -139,10 +154,13 @@ def test_samples_init_and_data_problem(bench):
     DataProblem.create(bench.reference, x0, jnp.array([[0, 6]]))
   with pytest.raises(ValueError, match="paired rows"):
     DLightSBM(DLightSBMConfig(num_potentials=2, train_steps=1, steps_per_chunk=1)).solve(
-        DataProblem.create(bench.reference, x0, x0[:2]), jax.random.key(0))
+      DataProblem.create(bench.reference, x0, x0[:2]), jax.random.key(0)
+    )
 
 
-@pytest.mark.parametrize("kwargs, match", [
+@pytest.mark.parametrize(
+  "kwargs, match",
+  [
     (dict(num_potentials=0), "num_potentials"),
     (dict(train_steps=10, steps_per_chunk=3), "steps_per_chunk must divide"),
     (dict(init="zeros"), "init must be one of"),
@@ -151,7 +169,8 @@ def test_samples_init_and_data_problem(bench):
     (dict(optimizer="sgd"), "optimizer"),
     (dict(batch_size=2.5), "batch_size"),
     (dict(b2=1.0), "b2"),
-])
+  ],
+)
 def test_bad_config_values(kwargs, match):
   with pytest.raises(ValueError, match=match):
     DLightSBConfig(**kwargs)
@@ -165,5 +184,4 @@ def test_bad_m_config_and_problem(bench):
   with pytest.raises(ValueError, match="config must be a DLightSBMConfig"):
     DLightSBM(DLightSBConfig())
   with pytest.raises(ValueError, match="problem must be a Benchmark or a DataProblem"):
-    DLightSB(num_potentials=2, train_steps=1, steps_per_chunk=1).solve(
-        {"x0": 1}, jax.random.key(0))
+    DLightSB(num_potentials=2, train_steps=1, steps_per_chunk=1).solve({"x0": 1}, jax.random.key(0))

@@ -11,8 +11,9 @@ from iclr26_jax.qam.method import QAMMethod
 
 
 def test_step_time_bench_prints_device_and_host_rows(capsys):
-  out = step_time.main(["--methods=lmkan", "--tiny", "--warmup=1", "--window=2", "--windows=2",
-                        "--rounds=1"])
+  out = step_time.main(
+    ["--methods=lmkan", "--tiny", "--warmup=1", "--window=2", "--windows=2", "--rounds=1"]
+  )
   text = capsys.readouterr().out
   for path in ("device", "host"):
     assert re.search(rf"^{path} +\d+\.\d+ +\d+\.\d+ +\d+\.\d+$", text, re.M), text

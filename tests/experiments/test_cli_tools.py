@@ -17,20 +17,27 @@ from tests.conftest import REPO, subprocess_env
 
 # tool -> (old library module, the argparse option names it had)
 TOOLS = {
-    anybcq_lm: ("iclr26_jax.anybcq.lm",
-                "steps batch lr width depth heads context group_size rounds symmetric seed out"),
-    anybcq_minilm: ("iclr26_jax.anybcq.minilm",
-                    "sentences queries methods bits group_size rounds symmetric k out"),
-    anybcq_digits_eval: ("iclr26_jax.anybcq.digits_eval", "steps rounds symmetric seeds"),
-    ogbench_generate: ("iclr26_jax.qam.envs.ogbench_generate",
-                       "env episodes episode_length dataset_dir seed val_fraction noise "
-                       "p_random_action"),
+  anybcq_lm: (
+    "iclr26_jax.anybcq.lm",
+    "steps batch lr width depth heads context group_size rounds symmetric seed out",
+  ),
+  anybcq_minilm: (
+    "iclr26_jax.anybcq.minilm",
+    "sentences queries methods bits group_size rounds symmetric k out",
+  ),
+  anybcq_digits_eval: ("iclr26_jax.anybcq.digits_eval", "steps rounds symmetric seeds"),
+  ogbench_generate: (
+    "iclr26_jax.qam.envs.ogbench_generate",
+    "env episodes episode_length dataset_dir seed val_fraction noise p_random_action",
+  ),
 }
 # a bad value for each tool and a piece of its one-line message
-BAD = {anybcq_lm: ("--steps=abc", "flag --steps=abc"),
-       anybcq_minilm: ("--methods=anybcq,nope", "--methods must be a non-empty subset"),
-       anybcq_digits_eval: ("--seeds=0", "flag --seeds=0"),
-       ogbench_generate: ("--env=cube-double-v0", "env must look like")}
+BAD = {
+  anybcq_lm: ("--steps=abc", "flag --steps=abc"),
+  anybcq_minilm: ("--methods=anybcq,nope", "--methods must be a non-empty subset"),
+  anybcq_digits_eval: ("--seeds=0", "flag --seeds=0"),
+  ogbench_generate: ("--env=cube-double-v0", "env must look like"),
+}
 
 
 def _flags(tool) -> flags.FlagValues:
@@ -60,21 +67,24 @@ def test_flags_keep_old_names_have_help_and_match_run_defaults(tool):
 
 def test_minilm_methods_are_the_library_methods():
   from iclr26_jax.anybcq import lm
+
   assert anybcq_minilm.ALL_METHODS == lm.METHODS
 
 
 @pytest.mark.parametrize("tool", list(TOOLS), ids=_short)
 def test_help_and_bad_flag_are_one_line(tool):
   cmd = [sys.executable, "-m", tool.__name__]
-  out = subprocess.run(cmd + ["--help"], capture_output=True, text=True, cwd=REPO,
-                       env=subprocess_env(), timeout=60)
+  out = subprocess.run(
+    cmd + ["--help"], capture_output=True, text=True, cwd=REPO, env=subprocess_env(), timeout=60
+  )
   assert "Traceback" not in out.stderr
   assert f"python -m {tool.__name__}" in out.stdout  # the usage line from the docstring
   for n in tool.NAMES:
     assert f"--{n}:" in out.stdout or f"--[no]{n}:" in out.stdout
   arg, message = BAD[tool]
-  out = subprocess.run(cmd + [arg], capture_output=True, text=True, cwd=REPO,
-                       env=subprocess_env(), timeout=60)
+  out = subprocess.run(
+    cmd + [arg], capture_output=True, text=True, cwd=REPO, env=subprocess_env(), timeout=60
+  )
   assert out.returncode == 2 and out.stdout == ""
   assert out.stderr.startswith("error: ") and message in out.stderr, out.stderr
   assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
@@ -96,6 +106,7 @@ def test_old_command_names_the_new_one(tool, monkeypatch, capsys):
 
 def test_library_modules_define_no_flags_and_no_cli():
   import importlib
+
   before = set(flags.FLAGS)
   for tool, (old, _) in TOOLS.items():
     mod = importlib.import_module(old)
@@ -108,11 +119,23 @@ def test_lm_cli_progress_and_results_file(tmp_path, capsys, monkeypatch):
   # The CLI's plumbing (flags, progress, table, files), not the quantizers (tested on their own):
   # the quantizer is replaced by the identity, which keeps each width's perplexity equal to FP.
   from iclr26_jax.anybcq import lm
+
   monkeypatch.setattr(lm, "quantize_lm", lambda params, m, bits, *a: {p: params for p in bits})
   out = tmp_path / "res" / "lm"
   fv = _flags(anybcq_lm)
-  argv = fv(["anybcq_lm", "--steps=2", "--width=16", "--depth=1", "--heads=2", "--context=16",
-             "--rounds=1", "--group_size=16", f"--out={out}"])
+  argv = fv(
+    [
+      "anybcq_lm",
+      "--steps=2",
+      "--width=16",
+      "--depth=1",
+      "--heads=2",
+      "--context=16",
+      "--rounds=1",
+      "--group_size=16",
+      f"--out={out}",
+    ]
+  )
   assert anybcq_lm.main(argv, fv) is None  # app.run exits with main's value: None is status 0
   cap = capsys.readouterr()
   assert "training 2 steps" in cap.err and "rtn: quantizing" in cap.err and "done; wrote" in cap.err
@@ -135,8 +158,10 @@ def test_quantize_kernels_reports_progress_per_kernel():
   import jax.numpy as jnp
 
   from iclr26_jax.anybcq import lm
+
   params = {"params": {"a": {"kernel": jnp.ones((4, 3))}, "b": {"kernel": jnp.ones((4, 2))}}}
   seen = []
-  lm.quantize_kernels(params, [("a",), ("b",)], "rtn", (2,), group_size=4,
-                      progress=lambda i, n: seen.append((i, n)))
+  lm.quantize_kernels(
+    params, [("a",), ("b",)], "rtn", (2,), group_size=4, progress=lambda i, n: seen.append((i, n))
+  )
   assert seen == [(1, 2), (2, 2)]

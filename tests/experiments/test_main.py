@@ -11,9 +11,11 @@ import pytest
 from iclr26_jax.core import metrics as metrics_lib
 from tests.conftest import REPO, subprocess_env
 
-CONFIGS = sorted(p for p in glob.glob(os.path.join(REPO, "experiments/configs/**/*.py"),
-                                      recursive=True)
-                 if not p.endswith("__init__.py"))
+CONFIGS = sorted(
+  p
+  for p in glob.glob(os.path.join(REPO, "experiments/configs/**/*.py"), recursive=True)
+  if not p.endswith("__init__.py")
+)
 
 
 def _load(path, arg):
@@ -33,14 +35,27 @@ def compile_cache(tmp_path_factory):
 
 def _run(path, workdir, cache, *extra):
   return subprocess.run(
-      [sys.executable, "-m", "experiments.main", f"--config={path}:smoke",
-       f"--workdir={workdir}", "--config.progress_bar=False", *extra],
-      capture_output=True, text=True, cwd=REPO, timeout=600,
-      # Smoke runs are compile-bound: LLVM at -O0 compiles ~30% faster (alpha_csbm smoke: 27.6
-      # -> 19.4 CPU-s) and the few steps run slower by less than that.
-      env=subprocess_env(XLA_FLAGS="--xla_backend_optimization_level=0",
-                         JAX_COMPILATION_CACHE_DIR=cache,
-                         JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0))
+    [
+      sys.executable,
+      "-m",
+      "experiments.main",
+      f"--config={path}:smoke",
+      f"--workdir={workdir}",
+      "--config.progress_bar=False",
+      *extra,
+    ],
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    timeout=600,
+    # Smoke runs are compile-bound: LLVM at -O0 compiles ~30% faster (alpha_csbm smoke: 27.6
+    # -> 19.4 CPU-s) and the few steps run slower by less than that.
+    env=subprocess_env(
+      XLA_FLAGS="--xla_backend_optimization_level=0",
+      JAX_COMPILATION_CACHE_DIR=cache,
+      JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0,
+    ),
+  )
 
 
 def test_there_are_configs():
@@ -54,10 +69,11 @@ def test_there_are_configs():
 # 2026-12-01: lmkan/digits 124 s vs teacher 75 s; dsb/alpha_csbm 112 s vs dlightsb_m 48 s).
 _CHEAPEST = {"lmkan": "teacher.py", "dsb": "dlightsb_m.py"}
 _FIRST_OF_ROOM = {
-    os.path.join(os.path.dirname(c), _CHEAPEST[os.path.basename(os.path.dirname(c))])
-    if os.path.basename(os.path.dirname(c)) in _CHEAPEST
-    else min(p for p in CONFIGS if os.path.dirname(p) == os.path.dirname(c))
-    for c in CONFIGS}
+  os.path.join(os.path.dirname(c), _CHEAPEST[os.path.basename(os.path.dirname(c))])
+  if os.path.basename(os.path.dirname(c)) in _CHEAPEST
+  else min(p for p in CONFIGS if os.path.dirname(p) == os.path.dirname(c))
+  for c in CONFIGS
+}
 
 
 @pytest.mark.split_params
@@ -78,8 +94,7 @@ def test_config_smoke_and_resume(tmp_path, path, compile_cache):
     refused = _run(path, workdir, compile_cache, f"--config.num_steps={more}")
     assert refused.returncode != 0 and "num_steps: 20 -> 25" in refused.stderr
     assert "Traceback" not in refused.stderr
-  second = _run(path, workdir, compile_cache, f"--config.num_steps={more}",
-                "--allow_config_change")
+  second = _run(path, workdir, compile_cache, f"--config.num_steps={more}", "--allow_config_change")
   assert second.returncode == 0, second.stderr[-4000:]
   assert f"resumed from checkpoint step {cfg.num_steps}" in second.stderr
   steps = [r["step"] for r in metrics_lib.read_jsonl(str(workdir / "metrics.jsonl"))]
@@ -87,29 +102,62 @@ def test_config_smoke_and_resume(tmp_path, path, compile_cache):
 
 
 def test_help_lists_flags():
-  out = subprocess.run([sys.executable, "-m", "experiments.main", "--help"], capture_output=True,
-                       text=True, cwd=REPO, env=subprocess_env(), timeout=120)
+  out = subprocess.run(
+    [sys.executable, "-m", "experiments.main", "--help"],
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    env=subprocess_env(),
+    timeout=120,
+  )
   text = out.stdout + out.stderr
-  for flag in ("--config", "--workdir", "--multihost", "--allow_config_change",
-               "--show_variants"):
+  for flag in ("--config", "--workdir", "--multihost", "--allow_config_change", "--show_variants"):
     assert flag in text
   assert "ARG grammar" in text and "key=value" in text and "variant" in text
 
 
-@pytest.mark.parametrize("spec,extra,expected", [
-    ("experiments/configs/toy/nonexistent.py:smoke", (),
-     "config file 'experiments/configs/toy/nonexistent.py' not found"),
-    ("experiments/configs/toy/regression.py:smoke,num_steps=abc", (),
-     "config key 'num_steps' is an int; got 'abc'"),
+@pytest.mark.parametrize(
+  "spec,extra,expected",
+  [
+    (
+      "experiments/configs/toy/nonexistent.py:smoke",
+      (),
+      "config file 'experiments/configs/toy/nonexistent.py' not found",
+    ),
+    (
+      "experiments/configs/toy/regression.py:smoke,num_steps=abc",
+      (),
+      "config key 'num_steps' is an int; got 'abc'",
+    ),
     # keys renamed by the refit (core.config.RENAMED_KEYS), in the :ARG and the flag form
-    ("experiments/configs/lmkan/teacher.py:smoke,lmkan.lr=1e-3", (),
-     "config key 'lmkan.lr' was renamed: use 'optim.learning_rate'"),
-    ("experiments/configs/toy/regression.py:smoke", ("--config.agent.optim.learning_rate=1",),
-     "config key 'agent.optim.learning_rate' was renamed: use 'optim.learning_rate'")])
+    (
+      "experiments/configs/lmkan/teacher.py:smoke,lmkan.lr=1e-3",
+      (),
+      "config key 'lmkan.lr' was renamed: use 'optim.learning_rate'",
+    ),
+    (
+      "experiments/configs/toy/regression.py:smoke",
+      ("--config.agent.optim.learning_rate=1",),
+      "config key 'agent.optim.learning_rate' was renamed: use 'optim.learning_rate'",
+    ),
+  ],
+)
 def test_config_mistakes_are_one_line(tmp_path, spec, extra, expected):
-  out = subprocess.run([sys.executable, "-m", "experiments.main", f"--config={spec}",
-                        f"--workdir={tmp_path / 'w'}", *extra], capture_output=True, text=True,
-                       cwd=REPO, env=subprocess_env(), timeout=120)
+  out = subprocess.run(
+    [
+      sys.executable,
+      "-m",
+      "experiments.main",
+      f"--config={spec}",
+      f"--workdir={tmp_path / 'w'}",
+      *extra,
+    ],
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    env=subprocess_env(),
+    timeout=120,
+  )
   assert out.returncode != 0
   assert expected in out.stderr
   assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) <= 2
@@ -118,8 +166,10 @@ def test_config_mistakes_are_one_line(tmp_path, spec, extra, expected):
 
 def test_show_variants_lists_variants_and_fields():
   from experiments import main as main_lib
+
   text = main_lib.describe_config(
-      os.path.join(REPO, "experiments/configs/toy/regression.py"), "smoke,toy.dim=3")
+    os.path.join(REPO, "experiments/configs/toy/regression.py"), "smoke,toy.dim=3"
+  )
   assert "variants: mlp, smoke" in text
   lines = text.splitlines()
   assert any(l.split() == ["toy.dim", "=", "3"] for l in lines)
@@ -130,6 +180,7 @@ def test_show_variants_lists_variants_and_fields():
 
 def test_done_summary_is_compact():
   from experiments import main as main_lib
+
   metrics = {f"m/{i}": float(i) for i in range(20)}
   metrics["train/loss"] = 0.123456
   text = main_lib.summary(metrics)
@@ -139,5 +190,6 @@ def test_done_summary_is_compact():
 
 def test_unknown_method_is_a_clear_error():
   from experiments import registry
+
   with pytest.raises(ValueError, match="unknown method 'nope'"):
     registry.get_method("nope")

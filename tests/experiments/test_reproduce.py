@@ -30,9 +30,11 @@ def test_report_marks_failures_and_errors(tmp_path):
   def boom(ctx):
     raise RuntimeError("kaboom")
 
-  claims = [Claim("t/ok", "t", "c", "m", 1.0, "ref", "higher", run=ok),
-            Claim("t/low", "t", "c", "m", 3.0, "ref", "higher", run=ok),
-            Claim("t/err", "t", "c", "m", 1.0, "ref", "higher", run=boom)]
+  claims = [
+    Claim("t/ok", "t", "c", "m", 1.0, "ref", "higher", run=ok),
+    Claim("t/low", "t", "c", "m", 3.0, "ref", "higher", run=ok),
+    Claim("t/err", "t", "c", "m", 1.0, "ref", "higher", run=boom),
+  ]
   rows = reproduce.run_claims(claims, str(tmp_path), full=False, seed=0)
   assert [r["passed"] for r in rows] == [True, False, False]
   report = open(reproduce.write_report(str(tmp_path), rows, False, 1.0)).read()
@@ -41,9 +43,14 @@ def test_report_marks_failures_and_errors(tmp_path):
 
 
 def test_harness_end_to_end(tmp_path):
-  out = subprocess.run([sys.executable, "-m", "experiments.reproduce", "--only=core",
-                        f"--out={tmp_path}"], capture_output=True, text=True, cwd=REPO,
-                       env=subprocess_env(XLA_FLAGS=""), timeout=600)
+  out = subprocess.run(
+    [sys.executable, "-m", "experiments.reproduce", "--only=core", f"--out={tmp_path}"],
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    env=subprocess_env(XLA_FLAGS=""),
+    timeout=600,
+  )
   assert out.returncode == 0, out.stderr[-3000:]
   report = (tmp_path / "REPORT.md").read_text()
   assert "| core/toy_ols_recovery |" in report and "| PASS |" in report
@@ -52,9 +59,14 @@ def test_harness_end_to_end(tmp_path):
 
 def test_unknown_only_name_fails_listing_known_ones(tmp_path):
   # A typo (lmkn for lmkan) used to exit 0 with "0/0 claims pass".
-  out = subprocess.run([sys.executable, "-m", "experiments.reproduce", "--only=lmkn,core",
-                        f"--out={tmp_path}"], capture_output=True, text=True, cwd=REPO,
-                       env=subprocess_env(XLA_FLAGS=""), timeout=300)
+  out = subprocess.run(
+    [sys.executable, "-m", "experiments.reproduce", "--only=lmkn,core", f"--out={tmp_path}"],
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    env=subprocess_env(XLA_FLAGS=""),
+    timeout=300,
+  )
   assert out.returncode != 0
   assert "['lmkn']" in out.stderr and "Traceback" not in out.stderr
   for method in sorted({c.method for c in all_claims()}):
@@ -65,10 +77,12 @@ def test_unknown_only_name_fails_listing_known_ones(tmp_path):
 def test_only_selects_methods_and_single_claims():
   claims = all_claims()
   assert [c.name for c in reproduce.select_claims(claims, ["qam/ogbench_puzzle3x3"])] == [
-      "qam/ogbench_puzzle3x3"]
+    "qam/ogbench_puzzle3x3"
+  ]
   both = reproduce.select_claims(claims, ["core", "qam/analytic_tilt"])
   assert {c.method for c in both} == {"core", "qam"} and len(both) == 1 + sum(
-      c.method == "core" for c in claims)
+    c.method == "core" for c in claims
+  )
   with pytest.raises(ValueError, match=r"\['qam/nope'\].*qam/ogbench_puzzle3x3"):
     reproduce.select_claims(claims, ["qam/nope"])
 
@@ -83,6 +97,7 @@ def test_make_reproduce_installs_what_every_claim_needs():
   # read "not available" on a fresh machine; it must install what `make test` installs.
   import os
   import re
+
   text = open(os.path.join(REPO, "Makefile")).read()
   deps = re.search(r"^reproduce:(.*)$", text, re.M).group(1).split()
   assert "$(VENV)/.installed-test" in deps

@@ -19,8 +19,9 @@ NB = 4
 
 
 def _signs(seed, nb, k, n):
-  return jnp.asarray(np.where(np.random.default_rng(seed).random((nb, k, n)) < 0.5, 1, -1),
-                     jnp.int8)
+  return jnp.asarray(
+    np.where(np.random.default_rng(seed).random((nb, k, n)) < 0.5, 1, -1), jnp.int8
+  )
 
 
 def _f64_dequant(signs, alpha, beta, precisions, p, g):
@@ -63,7 +64,7 @@ def test_hand_built_word_pins_bit_order():
   np.testing.assert_array_equal(packed, expected)
   # And the inverse direction on a hand-written word: bit j of word r -> tile input 8 j + r.
   words = np.zeros((8, 1), np.uint32)
-  words[6, 0] = (1 << 0) | (1 << 31)             # inputs 6 and 8*31 + 6 = 254
+  words[6, 0] = (1 << 0) | (1 << 31)  # inputs 6 and 8*31 + 6 = 254
   bits = np.asarray(fmt.unpack_words(jnp.asarray(words), 0, 32))[:, 0]
   assert list(np.nonzero(bits)[0]) == [6, 254]
   # A group at offset 128 of the tile is exactly bit positions [16, 32).
@@ -76,7 +77,7 @@ def test_reference_layout_converters_roundtrip(tmp_path):
   k, n, g, precisions = 384, 6, 128, (2, 3, 4)
   s = np.asarray(_signs(1, NB, k, n))
   # The official layout, built bit by bit in NumPy.
-  bits = (s > 0).astype(np.uint64)                                     # (NB, K, N)
+  bits = (s > 0).astype(np.uint64)  # (NB, K, N)
   q = np.zeros((k // 32, NB, n), np.uint64)
   for j in range(32):
     q |= bits[:, j::32, :].transpose(1, 0, 2) << np.uint64(j)
@@ -85,13 +86,19 @@ def test_reference_layout_converters_roundtrip(tmp_path):
   alphas = {p: rng.uniform(0.1, 1, (k // g, p, n)).astype(np.float16) for p in precisions}
   betas = {p: rng.normal(0, 0.1, (k // g, n)).astype(np.float16) for p in precisions}
   path = tmp_path / "layer.npz"
-  np.savez(path, qweight=qweight, **{f"alpha_{p}": alphas[p] for p in precisions},
-           **{f"beta_{p}": betas[p] for p in precisions})
+  np.savez(
+    path,
+    qweight=qweight,
+    **{f"alpha_{p}": alphas[p] for p in precisions},
+    **{f"beta_{p}": betas[p] for p in precisions},
+  )
 
   ckpt = np.load(path)
   planes, alpha, beta, got_prec = fmt.from_reference_layout(
-      ckpt["qweight"], {p: ckpt[f"alpha_{p}"] for p in precisions},
-      {p: ckpt[f"beta_{p}"] for p in precisions})
+    ckpt["qweight"],
+    {p: ckpt[f"alpha_{p}"] for p in precisions},
+    {p: ckpt[f"beta_{p}"] for p in precisions},
+  )
   assert got_prec == precisions
   assert planes.shape == (NB, 512 // 32, n) and alpha.shape == (9, 4, n) and beta.shape == (3, 4, n)
   np.testing.assert_array_equal(fmt.unpack_planes(planes, k=k), s)
@@ -111,14 +118,18 @@ def test_reference_layout_converters_roundtrip(tmp_path):
 # One jitted program for the reference checks: precision is traced, so the four precisions share it.
 @jax.jit
 def _ref_forms(x, planes, alpha, beta, p):
-  return (ref.dequantize(planes, alpha, beta, p), ref.bitplane_matmul_reference(x, planes, alpha, beta, p),
-          ref.bitplane_matmul_partials(x, planes, alpha, beta, p))
+  return (
+    ref.dequantize(planes, alpha, beta, p),
+    ref.bitplane_matmul_reference(x, planes, alpha, beta, p),
+    ref.bitplane_matmul_partials(x, planes, alpha, beta, p),
+  )
 
 
 def test_dequantize_and_both_references_match_float64():
   k, n, m, g, precisions = 256, 16, 5, 64, (1, 2, 3, 4)
-  planes, alpha, beta, _ = fmt.random_bitplane_layer(2, k, n, num_planes=NB,
-                                                     precisions=precisions, group_size=g)
+  planes, alpha, beta, _ = fmt.random_bitplane_layer(
+    2, k, n, num_planes=NB, precisions=precisions, group_size=g
+  )
   x = jnp.asarray(np.random.default_rng(3).standard_normal((m, k)), jnp.float32)
   s = fmt.unpack_planes(planes)
   for b in (beta, None):
@@ -132,8 +143,9 @@ def test_dequantize_and_both_references_match_float64():
         assert np.all(np.abs(np.asarray(y, np.float64) - y64) <= 1e-5 * scale + 1e-6)
   # Mixed precision rows: both forms select each row's precision.
   prec = jnp.array([1, 4, 2, 3, 4], jnp.int32)
-  y_ref, y_mix = jax.jit(lambda *a: (ref.bitplane_matmul_reference(*a),
-                                     ref.bitplane_matmul_partials(*a)))(x, planes, alpha, beta, prec)
+  y_ref, y_mix = jax.jit(
+    lambda *a: (ref.bitplane_matmul_reference(*a), ref.bitplane_matmul_partials(*a))
+  )(x, planes, alpha, beta, prec)
   for i, p in enumerate(np.asarray(prec)):
     y64 = np.asarray(x[i], np.float64) @ _f64_dequant(s, alpha, beta, precisions, int(p), g)
     np.testing.assert_allclose(y_mix[i], y64, rtol=1e-5, atol=1e-5)
@@ -151,13 +163,13 @@ def test_precision_inference_and_traced_out_of_range_gives_nan():
   y = jax.jit(lambda p: ref.bitplane_matmul_reference(x, planes, alpha, beta, p))(5)
   assert bool(jnp.all(jnp.isnan(y)))
   y = jax.jit(lambda p: ops.bitplane_matmul(x, planes, alpha, beta, p, impl="xla"))(
-      jnp.array([3, 1], jnp.int32))
+    jnp.array([3, 1], jnp.int32)
+  )
   assert bool(jnp.all(jnp.isfinite(y[0]))) and bool(jnp.all(jnp.isnan(y[1])))
 
 
 def test_errors_name_the_problem():
-  planes, alpha, beta, _ = fmt.random_bitplane_layer(5, 256, 8,
-                                                     group_size=128)
+  planes, alpha, beta, _ = fmt.random_bitplane_layer(5, 256, 8, group_size=128)
   x = jnp.ones((2, 256))
   call = lambda *a, **kw: ops.bitplane_matmul(*a, impl="xla", **kw)
   with pytest.raises(ValueError, match="K % 32"):
@@ -189,9 +201,21 @@ def test_errors_name_the_problem():
     call(x, planes, alpha[:8], beta, 2, precisions=(2, 3, 4))
   with pytest.raises(ValueError, match="multiple of the 256-input tile and of g"):
     from kernels_pallas.bitplane_matmul import kernel_tpu
+
     kernel_tpu.bitplane_matmul_tpu(
-        jnp.ones((8, 512)), jnp.zeros((4, 16, 128), jnp.uint32), jnp.ones((9, 2, 128)), None,
-        jnp.zeros((4,), jnp.int32), precisions=(2, 3, 4), group_size=256, variant="partials",
-        bm=8, bn=128, bk=384, out_dtype=jnp.float32, interpret=True)
+      jnp.ones((8, 512)),
+      jnp.zeros((4, 16, 128), jnp.uint32),
+      jnp.ones((9, 2, 128)),
+      None,
+      jnp.zeros((4,), jnp.int32),
+      precisions=(2, 3, 4),
+      group_size=256,
+      variant="partials",
+      bm=8,
+      bn=128,
+      bk=384,
+      out_dtype=jnp.float32,
+      interpret=True,
+    )
   with pytest.raises(ValueError, match="impl"):
     ops.bitplane_matmul(x, planes, alpha, beta, 2, impl="cuda")

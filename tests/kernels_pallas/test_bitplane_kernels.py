@@ -49,25 +49,36 @@ GPU_DEQUANT = BlockConfig("dequant", bm=32, bn=64, split_k=2)
 
 # (platform, config, M, K, N, g, beta, dtype)
 CASES = {
-    "tpu-partials-m8-g256-beta-f32": ("tpu", TPU_PARTIALS, 8, 512, 200, 256, True, F32),
-    "tpu-partials-m64-g64-bf16": ("tpu", TPU_PARTIALS, 64, 384, 128, 64, False, BF16),
-    "tpu-dequant-m1-g128-beta-f32": ("tpu", TPU_DEQUANT, 1, 384, 256, 128, True, F32),
-    "tpu-dequant-m64-g64-bf16": ("tpu", TPU_DEQUANT, 64, 512, 128, 64, False, BF16),
-    "gpu-partials-m8-g128-beta-f32": ("gpu", GPU_PARTIALS, 8, 384, 200, 128, True, F32),
-    "gpu-partials-m1-g256-bf16": ("gpu", GPU_PARTIALS, 1, 512, 128, 256, False, BF16),
-    "gpu-dequant-m64-g64-beta-f32": ("gpu", GPU_DEQUANT, 64, 384, 128, 64, True, F32),
-    "gpu-dequant-m8-g128-bf16": ("gpu", GPU_DEQUANT, 8, 512, 256, 128, False, BF16),
-    # f32 x with bm > 16: the partials body keeps the 0/1 select there (kernel_gpu.py).
-    "gpu-partials-m20-g128-beta-f32": ("gpu", BlockConfig("partials", bm=32, bn=32), 20, 256, 64,
-                                       128, True, F32),
+  "tpu-partials-m8-g256-beta-f32": ("tpu", TPU_PARTIALS, 8, 512, 200, 256, True, F32),
+  "tpu-partials-m64-g64-bf16": ("tpu", TPU_PARTIALS, 64, 384, 128, 64, False, BF16),
+  "tpu-dequant-m1-g128-beta-f32": ("tpu", TPU_DEQUANT, 1, 384, 256, 128, True, F32),
+  "tpu-dequant-m64-g64-bf16": ("tpu", TPU_DEQUANT, 64, 512, 128, 64, False, BF16),
+  "gpu-partials-m8-g128-beta-f32": ("gpu", GPU_PARTIALS, 8, 384, 200, 128, True, F32),
+  "gpu-partials-m1-g256-bf16": ("gpu", GPU_PARTIALS, 1, 512, 128, 256, False, BF16),
+  "gpu-dequant-m64-g64-beta-f32": ("gpu", GPU_DEQUANT, 64, 384, 128, 64, True, F32),
+  "gpu-dequant-m8-g128-bf16": ("gpu", GPU_DEQUANT, 8, 512, 256, 128, False, BF16),
+  # f32 x with bm > 16: the partials body keeps the 0/1 select there (kernel_gpu.py).
+  "gpu-partials-m20-g128-beta-f32": (
+    "gpu",
+    BlockConfig("partials", bm=32, bn=32),
+    20,
+    256,
+    64,
+    128,
+    True,
+    F32,
+  ),
 }
 
 
 @functools.lru_cache(maxsize=None)
 def _kernel_fn(platform, config, interpret=True):
   """One jitted op per (platform, config), shared by every test (jit caches per shape)."""
-  return jax.jit(functools.partial(ops.bitplane_matmul, impl="pallas", interpret=interpret,
-                                   platform=platform, config=config))
+  return jax.jit(
+    functools.partial(
+      ops.bitplane_matmul, impl="pallas", interpret=interpret, platform=platform, config=config
+    )
+  )
 
 
 def _on_hardware(platform) -> bool:
@@ -92,9 +103,9 @@ def _oracle(x, planes, alpha, beta, p):
 
 @functools.lru_cache(maxsize=None)
 def _problem(m, k, n, g, beta, dtype, seed=0):
-  planes, alpha, b, _ = fmt.random_bitplane_layer(seed, k, n, num_planes=NB,
-                                                  precisions=PRECISIONS, group_size=g,
-                                                  asymmetric=beta)
+  planes, alpha, b, _ = fmt.random_bitplane_layer(
+    seed, k, n, num_planes=NB, precisions=PRECISIONS, group_size=g, asymmetric=beta
+  )
   rng = np.random.default_rng(seed + 1)
   x = jnp.asarray(rng.standard_normal((m, k)), dtype)
   garbage = jnp.asarray(rng.integers(0, 2**32, planes.shape, dtype=np.uint32))
@@ -109,7 +120,7 @@ def _with_garbage(planes, garbage, p):
 
 def _check(y, x, planes, alpha, beta, p, dtype):
   y_ref, bound = _oracle(x.astype(F32), planes, alpha, beta, p)
-  rel = 1e-5 if dtype == F32 else 2.0 ** -7
+  rel = 1e-5 if dtype == F32 else 2.0**-7
   err = np.abs(np.asarray(y, np.float64) - np.asarray(y_ref, np.float64))
   tol = rel * np.asarray(bound, np.float64) + 1e-6
   assert y.dtype == dtype and y.shape == y_ref.shape
@@ -138,8 +149,9 @@ def test_kernel_matches_reference_for_every_precision(case, mode):
   assert all(np.max(np.abs(a - b)) > 1e-3 for a, b in zip(outputs, outputs[1:]))
 
 
-@pytest.mark.parametrize("single_case", ["tpu-partials-m8-g256-beta-f32",
-                                         "gpu-partials-m8-g128-beta-f32"])
+@pytest.mark.parametrize(
+  "single_case", ["tpu-partials-m8-g256-beta-f32", "gpu-partials-m8-g128-beta-f32"]
+)
 def test_mixed_precision_batch_equals_per_row_single_precision_calls(single_case):
   platform, config, m, k, n, g, has_beta, dtype = CASES[single_case]
   x, planes, alpha, beta, garbage = _problem(m, k, n, g, has_beta, dtype)
@@ -153,8 +165,9 @@ def test_mixed_precision_batch_equals_per_row_single_precision_calls(single_case
     np.testing.assert_allclose(np.asarray(y_mixed)[i], singles[int(q)][i], rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("platform,config,mixed", [("tpu", TPU_PARTIALS, False),
-                                                   ("gpu", GPU_PARTIALS, True)])
+@pytest.mark.parametrize(
+  "platform,config,mixed", [("tpu", TPU_PARTIALS, False), ("gpu", GPU_PARTIALS, True)]
+)
 def test_gradients_match_autodiff_of_reference(platform, config, mixed):
   """jax.grad through the custom_vjp (dx, dalpha, dbeta) vs jax.grad of the reference."""
   m, k, n, g = 8, 384, 128, 64 if mixed else 128
@@ -164,15 +177,18 @@ def test_gradients_match_autodiff_of_reference(platform, config, mixed):
   def loss(fn, x, alpha, beta, p):
     return jnp.sum(jnp.sin(fn(x, planes, alpha, beta, p)) * cot)
 
-  kern = functools.partial(ops.bitplane_matmul, impl="pallas", interpret=True,
-                           platform=platform, config=config)
+  kern = functools.partial(
+    ops.bitplane_matmul, impl="pallas", interpret=True, platform=platform, config=config
+  )
   grads = jax.jit(jax.grad(functools.partial(loss, kern), argnums=(0, 1, 2)))
-  grads_ref = jax.jit(jax.grad(functools.partial(loss, ref.bitplane_matmul_reference),
-                               argnums=(0, 1, 2)))
+  grads_ref = jax.jit(
+    jax.grad(functools.partial(loss, ref.bitplane_matmul_reference), argnums=(0, 1, 2))
+  )
   ps = [jnp.array([4, 2, 1, 3, 2, 4, 1, 3], jnp.int32)] if mixed else [1, 3]
   for p in ps:
-    for got, want, name in zip(grads(x, alpha, beta, p), grads_ref(x, alpha, beta, p),
-                               ("dx", "dalpha", "dbeta")):
+    for got, want, name in zip(
+      grads(x, alpha, beta, p), grads_ref(x, alpha, beta, p), ("dx", "dalpha", "dbeta")
+    ):
       scale = float(jnp.max(jnp.abs(want)))
       assert scale > 0, name
       np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * scale, err_msg=name)
@@ -182,7 +198,7 @@ def test_gradients_match_autodiff_of_reference(platform, config, mixed):
     _, dalpha, dbeta = map(np.asarray, grads(x, alpha, beta, 3))
     offsets = fmt.plane_offsets(PRECISIONS)
     rows = np.zeros(alpha.shape[0], bool)
-    rows[offsets[2]:offsets[2] + 3] = True
+    rows[offsets[2] : offsets[2] + 3] = True
     logical = k // g
     assert np.all(dalpha[~rows] == 0) and np.all(dalpha[:, logical:] == 0)
     assert np.all(dalpha[rows, :logical] != 0)
@@ -197,14 +213,16 @@ def test_tpu_kernels_under_tpu_interpreter_find_no_races():
   most groups per block."""
   from jax._src.pallas.mosaic.interpret import interpret_pallas_call as mosaic_interpret
   from jax.experimental.pallas import tpu as pltpu
+
   m, k, n = 8, 512, 128
   try:
     for config, g in ((TPU_DEQUANT, 64),):
       x, planes, alpha, beta, _ = _problem(m, k, n, g, True, F32)
       params = pltpu.InterpretParams(detect_races=True, uninitialized_memory="nan")
       with pltpu.force_tpu_interpret_mode(params):
-        y = jax.jit(functools.partial(ops.bitplane_matmul, impl="pallas", platform="tpu",
-                                      config=config))(x, planes, alpha, beta, 2)
+        y = jax.jit(
+          functools.partial(ops.bitplane_matmul, impl="pallas", platform="tpu", config=config)
+        )(x, planes, alpha, beta, 2)
         y = jax.block_until_ready(y)
       assert mosaic_interpret.races is not None and not mosaic_interpret.races.races_found
       _check(y, x, planes, alpha, beta, 2, F32)
@@ -217,6 +235,7 @@ def test_f16_bits_to_f32_is_exact_for_every_half():
   one of the 65536 half patterns (zeros, subnormals, normals, inf, NaN) must equal XLA's
   f16 -> f32 conversion, bit for bit (NaN: any NaN)."""
   from kernels_pallas.bitplane_matmul.kernel_tpu import f16_bits_to_f32
+
   bits = np.arange(1 << 16, dtype=np.uint16)
   want = bits.view(np.float16).astype(np.float32)
   got = np.asarray(jax.jit(f16_bits_to_f32)(jnp.asarray(bits)))
@@ -234,9 +253,9 @@ def test_tpu_kernel_with_float16_scales_matches_reference(config):
   m, k, n, g = 8, 512, 128, 128
   x, planes, alpha, beta, _ = _problem(m, k, n, g, True, F32, seed=5)
   tiny = jnp.asarray(np.random.default_rng(6).random(alpha.shape) < 0.1)
-  alpha16 = jnp.where(tiny, alpha * 2.0 ** -20, alpha).astype(jnp.float16)
+  alpha16 = jnp.where(tiny, alpha * 2.0**-20, alpha).astype(jnp.float16)
   beta16 = beta.astype(jnp.float16)
-  assert np.any((np.abs(np.asarray(alpha16, np.float32)) < 2.0 ** -14) & (alpha16 != 0))
+  assert np.any((np.abs(np.asarray(alpha16, np.float32)) < 2.0**-14) & (alpha16 != 0))
   f = _kernel_fn("tpu", config)
   for p in (2, 4):
     y16 = f(x, planes, alpha16, beta16, p)

@@ -32,6 +32,7 @@ def fake_tpu_chip():
   """Some Mosaic lowering paths query the chip and fail with "Unsupported TPU device kind: cpu";
   register a v5e for the "cpu" kind (private API: tests only, removed afterwards)."""
   from jax._src.pallas.mosaic import tpu_info
+
   previous = tpu_info.registry.get("cpu")
   tpu_info.registry["cpu"] = lambda: pltpu.get_tpu_info_for_chip(pltpu.ChipVersion.TPU_V5E, 1)
   yield
@@ -43,10 +44,13 @@ def fake_tpu_chip():
 
 def _specs(m, k, n, g, *, mixed=False, beta=True, x_dtype=jnp.bfloat16, s_dtype=jnp.bfloat16):
   sds = jax.ShapeDtypeStruct
-  return (sds((m, k), x_dtype), sds((4, k // 32, n), jnp.uint32),
-          sds((sum(PRECISIONS), k // g, n), s_dtype),
-          sds((len(PRECISIONS), k // g, n), s_dtype) if beta else None,
-          sds((m,) if mixed else (), jnp.int32))
+  return (
+    sds((m, k), x_dtype),
+    sds((4, k // 32, n), jnp.uint32),
+    sds((sum(PRECISIONS), k // g, n), s_dtype),
+    sds((len(PRECISIONS), k // g, n), s_dtype) if beta else None,
+    sds((m,) if mixed else (), jnp.int32),
+  )
 
 
 def _lower(platform, specs, *, backward):
@@ -66,8 +70,10 @@ def _lower(platform, specs, *, backward):
   return text
 
 
-ROWS = [pytest.param(plat, bucket, cfg, id=f"{plat}-{bucket}")
-        for plat, bucket, cfg in blocks.production_configs()]
+ROWS = [
+  pytest.param(plat, bucket, cfg, id=f"{plat}-{bucket}")
+  for plat, bucket, cfg in blocks.production_configs()
+]
 
 
 @pytest.mark.parametrize("platform,bucket,config", ROWS)

@@ -49,14 +49,21 @@ SCALE_DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
 
 
 def _bitplane_specs(m, k, n, s_dtype, *, mixed=False, x_dtype=jnp.bfloat16):
-  return (SDS((m, k), x_dtype), SDS((4, k // 32, n), jnp.uint32),
-          SDS((sum(PRECISIONS), k // G_BITS, n), s_dtype),
-          SDS((len(PRECISIONS), k // G_BITS, n), s_dtype), SDS((m,) if mixed else (), jnp.int32))
+  return (
+    SDS((m, k), x_dtype),
+    SDS((4, k // 32, n), jnp.uint32),
+    SDS((sum(PRECISIONS), k // G_BITS, n), s_dtype),
+    SDS((len(PRECISIONS), k // G_BITS, n), s_dtype),
+    SDS((m,) if mixed else (), jnp.int32),
+  )
 
 
-BITPLANE_ROWS = [pytest.param(bucket, cfg, sname, id=f"{bucket}-scales_{sname}")
-                 for plat, bucket, cfg in bblocks.production_configs() if plat == "tpu"
-                 for sname in SCALE_DTYPES]
+BITPLANE_ROWS = [
+  pytest.param(bucket, cfg, sname, id=f"{bucket}-scales_{sname}")
+  for plat, bucket, cfg in bblocks.production_configs()
+  if plat == "tpu"
+  for sname in SCALE_DTYPES
+]
 
 
 @needs_libtpu
@@ -86,8 +93,11 @@ def test_bitplane_mixed_precision_and_backward_compile(target):
   _targets.compile_for_tpu(bwd, specs, target)
 
 
-SPLINE_ROWS = [pytest.param(bucket, cfg, id=bucket)
-               for plat, bucket, cfg in sblocks.production_configs() if plat == "tpu"]
+SPLINE_ROWS = [
+  pytest.param(bucket, cfg, id=bucket)
+  for plat, bucket, cfg in sblocks.production_configs()
+  if plat == "tpu"
+]
 
 
 @needs_libtpu
@@ -97,15 +107,19 @@ def test_spline_forward_and_backward_compile(target, bucket, config):
   G = BUCKET_G[bucket]
   b, p, q = 512, max(config.fwd_bp, 2), 512
   assert sblocks.plan("tpu", G, b, p, q).config == config
-  op = functools.partial(sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False,
-                         platform="tpu")
+  op = functools.partial(
+    sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False, platform="tpu"
+  )
 
   def fwd_and_vjp(x, table, g):
     y, vjp = jax.vjp(op, x, table)
     return y, vjp(g)
 
-  specs = (SDS((b, p, 2), jnp.float32), SDS((p, G + 1, G + 1, q), jnp.float32),
-           SDS((b, q), jnp.float32))
+  specs = (
+    SDS((b, p, 2), jnp.float32),
+    SDS((p, G + 1, G + 1, q), jnp.float32),
+    SDS((b, q), jnp.float32),
+  )
   text = _targets.compile_for_tpu(fwd_and_vjp, specs, target).as_text()
   assert text.count("tpu_custom_call") >= 3  # forward, dT and dx kernels
 
@@ -129,10 +143,13 @@ def _gpu_facts(f, specs):
 
 
 GPU_BITPLANE_ROWS = [
-    pytest.param(bucket, x_name, id=f"{bucket}-x_{x_name}")
-    for plat, bucket, _ in bblocks.production_configs() if plat == "gpu"
-    for x_name in {"decode": ("bf16", "f32", "f16"), "prefill": ("bf16", "f32")}.get(
-        bucket, ("bf16",))]
+  pytest.param(bucket, x_name, id=f"{bucket}-x_{x_name}")
+  for plat, bucket, _ in bblocks.production_configs()
+  if plat == "gpu"
+  for x_name in {"decode": ("bf16", "f32", "f16"), "prefill": ("bf16", "f32")}.get(
+    bucket, ("bf16",)
+  )
+]
 X_DTYPES = {"bf16": jnp.bfloat16, "f32": jnp.float32, "f16": jnp.float16}
 
 
@@ -158,12 +175,14 @@ def test_bitplane_gpu_forward_compiles_without_spills_on_tensor_cores(bucket, x_
 
 
 @needs_triton
-@pytest.mark.parametrize("bucket", [b for plat, b, _ in sblocks.production_configs()
-                                    if plat == "gpu"])
+@pytest.mark.parametrize(
+  "bucket", [b for plat, b, _ in sblocks.production_configs() if plat == "gpu"]
+)
 def test_spline_gpu_forward_compiles_without_spills(bucket):
   G = BUCKET_G[bucket]
-  op = functools.partial(sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False,
-                         platform="gpu")
+  op = functools.partial(
+    sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False, platform="gpu"
+  )
   specs = (SDS((512, 8, 2), jnp.float32), SDS((8, G + 1, G + 1, 512), jnp.float32))
   for facts in _gpu_facts(op, specs):
     assert facts["registers"] > 0 and facts["spill_stores"] <= FORWARD_SPILL_BOUND, facts
@@ -172,10 +191,14 @@ def test_spline_gpu_forward_compiles_without_spills(bucket):
 @needs_triton
 def test_spline_gpu_backward_compiles_small_grid():
   """dx (gather) and dT (owner-computes, TF32x3 tensor-core dots) kernels of the G <= 10 row."""
-  op = functools.partial(sops.spline_lookup, grid=SigmaGrid(8), impl="pallas", interpret=False,
-                         platform="gpu")
-  specs = (SDS((512, 8, 2), jnp.float32), SDS((8, 9, 9, 512), jnp.float32),
-           SDS((512, 512), jnp.float32))
+  op = functools.partial(
+    sops.spline_lookup, grid=SigmaGrid(8), impl="pallas", interpret=False, platform="gpu"
+  )
+  specs = (
+    SDS((512, 8, 2), jnp.float32),
+    SDS((8, 9, 9, 512), jnp.float32),
+    SDS((512, 512), jnp.float32),
+  )
   facts = {f["name"]: f for f in _gpu_facts(lambda x, t, g: jax.vjp(op, x, t)[1](g), specs)}
   assert facts["spline_lookup_dtable_gpu"]["wgmma"] + facts["spline_lookup_dtable_gpu"]["mma"] > 0
   assert all(f["registers"] > 0 for f in facts.values()), facts
@@ -187,6 +210,7 @@ def test_decode_tpu_kernel_unpacks_without_int_to_float_conversion():
   import re
   from jax._src.pallas.mosaic import tpu_info
   from jax.experimental.pallas import tpu as pltpu
+
   previous = tpu_info.registry.get("cpu")
   tpu_info.registry["cpu"] = lambda: pltpu.get_tpu_info_for_chip(pltpu.ChipVersion.TPU_V5E, 1)
   try:
@@ -211,10 +235,15 @@ def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
   bb = 512): every matmul has bf16 operands (the explicit bf16x3 split, `_dots.bf16x3_dot`), three
   per dot, and none asks for `contract_precision<fp32>` (HIGHEST: six passes)."""
   import re
-  op = functools.partial(sops.spline_lookup, grid=SigmaGrid(8), impl="pallas", interpret=False,
-                         platform="tpu")
-  specs = (SDS((512, 8, 2), jnp.float32), SDS((8, 9, 9, 512), jnp.float32),
-           SDS((512, 512), jnp.float32))
+
+  op = functools.partial(
+    sops.spline_lookup, grid=SigmaGrid(8), impl="pallas", interpret=False, platform="tpu"
+  )
+  specs = (
+    SDS((512, 8, 2), jnp.float32),
+    SDS((8, 9, 9, 512), jnp.float32),
+    SDS((512, 512), jnp.float32),
+  )
   texts = _targets.mosaic_modules(lambda x, t, g: (op(x, t), jax.vjp(op, x, t)[1](g)), specs)
   assert len(texts) == 4  # forward (twice: primal and vjp's forward), dT, dx
   for text in texts:
@@ -226,5 +255,6 @@ def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
       assert text.count("memref<8x128x512xbf16, #tpu.memory_space<vmem>") >= 2
     matmuls = re.findall(r"tpu\.matmul [^\n]*", text)
     assert len(matmuls) == 3 and "contract_precision<fp32>" not in text, matmuls
-    assert all(re.search(r": vector<\w+xbf16>, vector<\w+xbf16>, vector<\w+xf32>", m)
-               for m in matmuls), matmuls
+    assert all(
+      re.search(r": vector<\w+xbf16>, vector<\w+xbf16>, vector<\w+xf32>", m) for m in matmuls
+    ), matmuls

@@ -9,15 +9,29 @@ from experiments.bench import device_check
 
 def test_device_check_tiny_interpret_writes_table(tmp_path):
   out = tmp_path / "check.md"
-  device_check.main(["--tiny", "--out", str(out), "--bitplane_rows", "decode",
-                     "--spline_rows", "small", "--reps", "1"])
+  device_check.main(
+    [
+      "--tiny",
+      "--out",
+      str(out),
+      "--bitplane_rows",
+      "decode",
+      "--spline_rows",
+      "small",
+      "--reps",
+      "1",
+    ]
+  )
   text = out.read_text()
   assert device_check.HEADER in text
   if jax.default_backend() == "cpu":
     assert "interpret mode" in text
-  rows = [l for l in text.splitlines() if l.startswith("| bitplane_matmul") or
-          l.startswith("| spline_lookup")]
+  rows = [
+    l
+    for l in text.splitlines()
+    if l.startswith("| bitplane_matmul") or l.startswith("| spline_lookup")
+  ]
   assert len(rows) == 3  # decode at p = 2 and p = 4, spline G = 8
   for row in rows:
     err = float(row.split("|")[4])
-    assert 0.0 <= err < 1e-4, row   # kernel vs reference, relative to the error scale
+    assert 0.0 <= err < 1e-4, row  # kernel vs reference, relative to the error scale

@@ -54,10 +54,10 @@ F32 = jnp.float32
 # programs and in-kernel windows; TPU blocks come from the table, clamped to the problem.
 _GPU_SMALL = dict(fwd_bq=16, fwd_bb=16, dt_bq=16, dt_bb=16, dx_bb=16, dx_bq=16)
 CASES = {
-    "tpu-portable": ("tpu", None, 8),   # bf16x3 dots
-    "gpu-portable": ("gpu", blocks.BlockSizes("portable", **_GPU_SMALL), 3),
-    "gpu-gather": ("gpu", blocks.BlockSizes("gather", **_GPU_SMALL), 10),
-    "gpu-gather-atomic": ("gpu", blocks.BlockSizes("gather", "atomic", **_GPU_SMALL), 5),
+  "tpu-portable": ("tpu", None, 8),  # bf16x3 dots
+  "gpu-portable": ("gpu", blocks.BlockSizes("portable", **_GPU_SMALL), 3),
+  "gpu-gather": ("gpu", blocks.BlockSizes("gather", **_GPU_SMALL), 10),
+  "gpu-gather-atomic": ("gpu", blocks.BlockSizes("gather", "atomic", **_GPU_SMALL), 5),
 }
 TOL = {"tpu": 5e-5, "gpu": 1e-5}  # bf16x3 (3 bf16 MXU passes) / TF32x3 dots; see the docstring
 
@@ -69,10 +69,10 @@ def _inputs(G: int, seed: int = 0):
   rand = rng.standard_normal((16, P, 2)) * 1.5
   far = np.array([[50.0, -50.0], [-20.0, 35.0], [-50.0, -7.0], [9.0, 50.0]])[:, None, :]
   far = np.broadcast_to(far, (4, P, 2)) * rng.uniform(0.8, 1.0, (4, P, 1))
-  k = [0, G, 1, G // 2]                                        # outer, outer, interior nodes
+  k = [0, G, 1, G // 2]  # outer, outer, interior nodes
   nodes = np.array([[t[k[i]], t[k[(i + 1) % 4]]] for i in range(4)])[:, None, :]
   nodes = np.broadcast_to(nodes, (4, P, 2))
-  c = 1                                                       # one cell for every pair
+  c = 1  # one cell for every pair
   mid = t[c] + (t[c + 1] - t[c]) * rng.uniform(0.2, 0.8, (13, P, 2))
   x = np.concatenate([rand, far, nodes, mid]).astype(np.float32)
   table = rng.standard_normal((P, G + 1, G + 1, Q)).astype(np.float32)
@@ -94,6 +94,7 @@ def _loss_and_grads(fn):
   def loss(x, table):
     y = fn(x, table)
     return _loss(y), y
+
   return jax.jit(jax.value_and_grad(loss, argnums=(0, 1), has_aux=True))
 
 
@@ -101,8 +102,16 @@ def _loss_and_grads(fn):
 def _kernel_fn(name, interpret=True):
   platform, bs, G = CASES[name]
   grid = SigmaGrid(G)
-  return _loss_and_grads(functools.partial(ops.spline_lookup, grid=grid, impl="pallas",
-                                           interpret=interpret, platform=platform, block_sizes=bs))
+  return _loss_and_grads(
+    functools.partial(
+      ops.spline_lookup,
+      grid=grid,
+      impl="pallas",
+      interpret=interpret,
+      platform=platform,
+      block_sizes=bs,
+    )
+  )
 
 
 def _on_hardware(platform) -> bool:
@@ -160,8 +169,19 @@ def test_owner_computes_backward_is_bitwise_repeatable_and_padded_rows_get_zero(
 
   @jax.jit
   def raw(xt, gy):
-    return kp.portable_table_grad(xt, gy, nodes[:, None], invw[:, None], G=G, c_pad=c_pad,
-                                  platform="tpu", bq=128, bbo=128, bb=128, interpret=True)
+    return kp.portable_table_grad(
+      xt,
+      gy,
+      nodes[:, None],
+      invw[:, None],
+      G=G,
+      c_pad=c_pad,
+      platform="tpu",
+      bq=128,
+      bbo=128,
+      bb=128,
+      interpret=True,
+    )
 
   dt_a, dt_b = raw(xt, jnp.asarray(gy)), raw(xt, jnp.asarray(gy))
   np.testing.assert_array_equal(np.asarray(dt_a), np.asarray(dt_b))
@@ -177,9 +197,11 @@ def test_affine_tables_reproduce_linear_map_far_outside_grid():
   rng = np.random.default_rng(3)
   w = rng.standard_normal((Q, 2 * P)).astype(np.float32)
   t = grid.nodes
-  table = (w.reshape(Q, P, 2)[:, :, 0].T[:, None, None, :] * t[None, :, None, None]
-           + w.reshape(Q, P, 2)[:, :, 1].T[:, None, None, :] * t[None, None, :, None])
-  x = (rng.standard_normal((B, P, 2)) * 10.0).astype(np.float32)   # most |x| > ln 8 ≈ 2.08
+  table = (
+    w.reshape(Q, P, 2)[:, :, 0].T[:, None, None, :] * t[None, :, None, None]
+    + w.reshape(Q, P, 2)[:, :, 1].T[:, None, None, :] * t[None, None, :, None]
+  )
+  x = (rng.standard_normal((B, P, 2)) * 10.0).astype(np.float32)  # most |x| > ln 8 ≈ 2.08
   (_, y), _ = _kernel_fn("tpu-portable")(jnp.asarray(x), jnp.asarray(table, F32))
   want = x.astype(np.float64).reshape(B, 2 * P) @ w.T.astype(np.float64)
   # Far outside the grid the four extrapolation weights grow like δ² (|δ| up to ~30) and cancel to
@@ -189,13 +211,17 @@ def test_affine_tables_reproduce_linear_map_far_outside_grid():
   cw = ref.corner_weights(jnp.asarray(x, F32), grid)
   flat = np.asarray(cw["flat"])
   absf = np.abs(table).reshape(P, (G + 1) ** 2, Q)
-  mag = sum(np.abs(np.asarray(cw["w"][k]))[:, :, None] * absf[np.arange(P)[None], flat + o]
-            for k, o in enumerate((0, 1, G + 1, G + 2))).sum(axis=1)          # (B, Q)
+  mag = sum(
+    np.abs(np.asarray(cw["w"][k]))[:, :, None] * absf[np.arange(P)[None], flat + o]
+    for k, o in enumerate((0, 1, G + 1, G + 2))
+  ).sum(axis=1)  # (B, Q)
   err = np.abs(np.asarray(y, np.float64) - want)
   assert np.all(err <= 3 * 2.0**-16 * mag + 1e-5 * (1 + np.abs(want).max())), np.max(err / mag)
 
 
-@pytest.mark.parametrize("args, match", [
+@pytest.mark.parametrize(
+  "args, match",
+  [
     (dict(x=(B, P), table=(P, 9, 9, Q)), r"x must have shape \(B, P, 2\)"),
     (dict(x=(B, P, 2), table=(P, 9, 9)), r"table must have shape \(P, G\+1, G\+1, Q\)"),
     (dict(x=(B, P, 2), table=(P + 1, 9, 9, Q)), r"table must have shape"),
@@ -206,9 +232,12 @@ def test_affine_tables_reproduce_linear_map_far_outside_grid():
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), platform="rocm"), "platform must be"),
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), block_sizes=(64, 64)), "block_sizes must be"),
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), block_sizes="gather-tpu"), "gather variant is Triton"),
-    (dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.float64, interpret=False),
-     "float32 for the compiled"),
-])
+    (
+      dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.float64, interpret=False),
+      "float32 for the compiled",
+    ),
+  ],
+)
 def test_clear_errors(args, match):
   dtype = args.get("dtype", F32)
   G = args.get("G", 8)
@@ -219,9 +248,15 @@ def test_clear_errors(args, match):
     x = jnp.zeros(args["x"], dtype)
     table = jnp.zeros(args["table"], dtype)
     with pytest.raises(ValueError, match=match):
-      ops.spline_lookup(x, table, G, impl=args.get("impl", "pallas"),
-                        interpret=args.get("interpret", True), block_sizes=bs,
-                        platform=args.get("platform", "tpu"))
+      ops.spline_lookup(
+        x,
+        table,
+        G,
+        impl=args.get("impl", "pallas"),
+        interpret=args.get("interpret", True),
+        block_sizes=bs,
+        platform=args.get("platform", "tpu"),
+      )
 
 
 def test_block_sizes_validation_and_atomic_kernel_index_checks():
@@ -230,8 +265,17 @@ def test_block_sizes_validation_and_atomic_kernel_index_checks():
   with pytest.raises(ValueError, match="dtable='atomic' needs variant='gather'"):
     blocks.BlockSizes(dtable="atomic")
   with pytest.raises(ValueError, match="atomic_table_grad"):
-    kg.atomic_table_grad(jnp.zeros((1, 2, 24)), jnp.zeros((24, 16)), jnp.zeros(16), jnp.zeros(16),
-                         G=8, c_pad=128, bb=16, bq=16, interpret=True)
+    kg.atomic_table_grad(
+      jnp.zeros((1, 2, 24)),
+      jnp.zeros((24, 16)),
+      jnp.zeros(16),
+      jnp.zeros(16),
+      G=8,
+      c_pad=128,
+      bb=16,
+      bq=16,
+      interpret=True,
+    )
 
 
 def test_bf16x3_dot_error_bound_against_float64():
@@ -240,6 +284,7 @@ def test_bf16x3_dot_error_bound_against_float64():
   check separates 3 passes from 1). Shapes as in the forward: T_p (C_pad, bq) against S_p (C_pad, bb)
   contracting the corner axis, with S's bilinear-weight range (|δ| up to ~30 outside the grid)."""
   from kernels_pallas import _dots
+
   rng = np.random.default_rng(11)
   a = rng.standard_normal((128, 16)).astype(np.float32)
   b = (rng.standard_normal((128, 32)) * np.exp(rng.uniform(-3, 3, (128, 32)))).astype(np.float32)
@@ -247,8 +292,14 @@ def test_bf16x3_dot_error_bound_against_float64():
   bound = 3 * 2.0**-16 * (np.abs(a).astype(np.float64).T @ np.abs(b)) + 1e-6 * np.abs(exact)
   got = np.asarray(jax.jit(lambda u, v: _dots.bf16x3_dot(u, v, (0, 0)))(a, b), np.float64)
   assert np.all(np.abs(got - exact) <= bound)
-  one = np.asarray(jax.lax.dot_general(jnp.asarray(a, jnp.bfloat16), jnp.asarray(b, jnp.bfloat16),
-                                       (((0,), (0,)), ((), ())), preferred_element_type=F32))
+  one = np.asarray(
+    jax.lax.dot_general(
+      jnp.asarray(a, jnp.bfloat16),
+      jnp.asarray(b, jnp.bfloat16),
+      (((0,), (0,)), ((), ())),
+      preferred_element_type=F32,
+    )
+  )
   assert np.max(np.abs(one - exact) / bound) > 10.0
 
 
@@ -266,8 +317,16 @@ def test_tpu_forward_resident_output_equals_tiled_forward_bitwise():
   invw = jnp.pad(grid.inv_width_array(F32), (0, g1p - G))[:, None]
 
   def fwd(vmem_limit_bytes):
-    f = functools.partial(kp.portable_forward, G=G, platform="tpu", bq=bq, bb=bb, bp=bp,
-                          vmem_limit_bytes=vmem_limit_bytes, interpret=True)
+    f = functools.partial(
+      kp.portable_forward,
+      G=G,
+      platform="tpu",
+      bq=bq,
+      bb=bb,
+      bp=bp,
+      vmem_limit_bytes=vmem_limit_bytes,
+      interpret=True,
+    )
     return np.asarray(jax.jit(f)(x, table, nodes, invw))
 
   resident, tiled = fwd(None), fwd(4096)

@@ -33,6 +33,7 @@ def _program(impl):
     def loss(p, xx):
       y = m.apply(p, xx)
       return jnp.sum(jnp.sin(y)), y
+
     return jax.value_and_grad(loss, argnums=(0, 1), has_aux=True)(params, x)
 
   return f

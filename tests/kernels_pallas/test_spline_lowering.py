@@ -25,7 +25,7 @@ from kernels_pallas.spline_lookup.grid import SigmaGrid
 
 TARGET = {"tpu": ("tpu", "tpu_custom_call"), "gpu": ("cuda", "__gpu$xla.gpu.triton")}
 BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
-B, P, Q = 4096, 256, 512   # 512 -> 512
+B, P, Q = 4096, 256, 512  # 512 -> 512
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -33,6 +33,7 @@ def fake_tpu_chip():
   """Some Mosaic lowering paths query the chip ("Unsupported TPU device kind: cpu"); register a v5e
   for the "cpu" kind (private API: tests only, removed afterwards)."""
   from jax._src.pallas.mosaic import tpu_info
+
   previous = tpu_info.registry.get("cpu")
   tpu_info.registry["cpu"] = lambda: pltpu.get_tpu_info_for_chip(pltpu.ChipVersion.TPU_V5E, 1)
   yield
@@ -44,23 +45,33 @@ def fake_tpu_chip():
 
 def _lower(platform, G, config):
   grid = SigmaGrid(G)
-  op = functools.partial(ops.spline_lookup, grid=grid, impl="pallas", interpret=False,
-                         platform=platform, block_sizes=config)
+  op = functools.partial(
+    ops.spline_lookup,
+    grid=grid,
+    impl="pallas",
+    interpret=False,
+    platform=platform,
+    block_sizes=config,
+  )
 
   def fwd_bwd(x, table):
     y = op(x, table)
     return y, jax.grad(lambda x, t: jnp.sum(jnp.sin(op(x, t))), argnums=(0, 1))(x, table)
 
-  specs = (jax.ShapeDtypeStruct((B, P, 2), jnp.float32),
-           jax.ShapeDtypeStruct((P, G + 1, G + 1, Q), jnp.float32))
+  specs = (
+    jax.ShapeDtypeStruct((B, P, 2), jnp.float32),
+    jax.ShapeDtypeStruct((P, G + 1, G + 1, Q), jnp.float32),
+  )
   text = jax.jit(fwd_bwd).trace(*specs).lower(lowering_platforms=(TARGET[platform][0],)).as_text()
   # forward + dT + dx kernels are all in the graph
   assert text.count(TARGET[platform][1]) >= 3, text.count(TARGET[platform][1])
   return text
 
 
-ROWS = [pytest.param(plat, bucket, cfg, id=f"{plat}-{bucket}")
-        for plat, bucket, cfg in blocks.production_configs()]
+ROWS = [
+  pytest.param(plat, bucket, cfg, id=f"{plat}-{bucket}")
+  for plat, bucket, cfg in blocks.production_configs()
+]
 
 
 @pytest.mark.parametrize("platform,bucket,config", ROWS)

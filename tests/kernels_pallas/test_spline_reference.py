@@ -22,26 +22,28 @@ def test_gather_dense_and_closed_form_backward_agree(G):
   grid = SigmaGrid(G)
   rng = np.random.default_rng(G)
   with jax.enable_x64(True):
-    x = jnp.asarray(rng.standard_normal((11, 3, 2)) * 6.0)      # many |x| > ln G
+    x = jnp.asarray(rng.standard_normal((11, 3, 2)) * 6.0)  # many |x| > ln G
     table = jnp.asarray(rng.standard_normal((3, G + 1, G + 1, 5)))
     g = jnp.asarray(rng.standard_normal((11, 5)))
 
     @jax.jit
     def run(x, table, g):
-      y_gather = ref.spline_lookup_gather(x, table, grid, chunk_pairs=2)   # chunked scan path
+      y_gather = ref.spline_lookup_gather(x, table, grid, chunk_pairs=2)  # chunked scan path
       y_dense, vjp_dense = jax.vjp(lambda a, b: ref.spline_lookup_dense(a, b, grid), x, table)
       _, vjp_closed = jax.vjp(lambda a, b: ref.spline_lookup_xla(a, b, grid), x, table)
       return y_gather, y_dense, vjp_dense(g), vjp_closed(g)
 
     y_gather, y_dense, (dx_d, dt_d), (dx_c, dt_c) = run(x, table, g)
     for a, b in ((y_gather, y_dense), (dx_c, dx_d), (dt_c, dt_d)):
-      np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10,
-                                 atol=1e-12 * float(np.abs(np.asarray(b)).max()))
+      np.testing.assert_allclose(
+        np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12 * float(np.abs(np.asarray(b)).max())
+      )
 
 
 def test_room_modules_re_export_the_kernel_package():
   from iclr26_jax.lmkan import grid as room_grid
   from iclr26_jax.lmkan import reference as room_ref
+
   assert room_grid.SigmaGrid is SigmaGrid
   assert room_ref.spline_lookup_xla is ref.spline_lookup_xla
   assert room_ref.spline_lookup_dense is ref.spline_lookup_dense

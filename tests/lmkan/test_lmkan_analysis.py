@@ -30,6 +30,7 @@ def test_bad_input():
 
 def test_flops_to_reach_and_equal_flop_error():
   from iclr26_jax.lmkan.analysis import flops_to_reach, interpolate_error_at_flops
+
   # Error linear in log10(FLOPs): 1.0 at 1e3, 0.5 at 1e5 → 0.75 at 1e4.
   r = flops_to_reach([1e5, 1e3], [0.5, 1.0], 0.75)
   assert r.kind == "exact" and r.flops == pytest.approx(1e4)

@@ -133,7 +133,9 @@ def test_random_teacher_task():
   assert abs(float(x.std()) - 1) < 0.02
 
 
-@pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="scikit-learn not installed")
+@pytest.mark.skipif(
+  importlib.util.find_spec("sklearn") is None, reason="scikit-learn not installed"
+)
 def test_load_digits():
   xtr, ytr, xte, yte = data.load_digits(test_fraction=0.25, seed=0)
   assert xtr.shape[1:] == (8, 8, 1) and xtr.dtype == np.float32
@@ -159,8 +161,15 @@ def _write_cifar(directory, n_per_batch=2, n_test=3):
     labels = rng.integers(0, 10, n).tolist()
     arrays[name] = (d, labels)
     with open(directory / name, "wb") as f:  # the real files use bytes keys (pickled by Python 2)
-      pickle.dump({b"batch_label": name.encode(), b"labels": labels, b"data": d,
-                   b"filenames": [b"x.png"] * n}, f)
+      pickle.dump(
+        {
+          b"batch_label": name.encode(),
+          b"labels": labels,
+          b"data": d,
+          b"filenames": [b"x.png"] * n,
+        },
+        f,
+      )
   return arrays
 
 

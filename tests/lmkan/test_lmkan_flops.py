@@ -4,8 +4,15 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from iclr26_jax.lmkan.flops import (count_model, linear_flops, lmkan_flops, lmkan_net_flops,
-                                    lmkan_overhead, lmkan_params, mlp_flops)
+from iclr26_jax.lmkan.flops import (
+  count_model,
+  linear_flops,
+  lmkan_flops,
+  lmkan_net_flops,
+  lmkan_overhead,
+  lmkan_params,
+  mlp_flops,
+)
 from iclr26_jax.lmkan.networks import CNN, LMKANCNN, LMKANNet, MLP
 
 

@@ -50,8 +50,9 @@ def test_grid_g10_node_values():
 def test_grid_g3_extrapolation_rule():
   # G = 3: t_1 = ln(2/3), t_2 = −ln(2/3); t_0 = 2t_1 − t_2 = 3 ln(2/3) (not −ln 3).
   t = SigmaGrid(3).nodes
-  np.testing.assert_allclose(t, [3 * math.log(2 / 3), math.log(2 / 3), -math.log(2 / 3),
-                                 -3 * math.log(2 / 3)], rtol=1e-14)
+  np.testing.assert_allclose(
+    t, [3 * math.log(2 / 3), math.log(2 / 3), -math.log(2 / 3), -3 * math.log(2 / 3)], rtol=1e-14
+  )
 
 
 def test_cell_index_and_local_coordinate():
@@ -70,8 +71,9 @@ def test_cell_index_and_local_coordinate():
 
 def test_laplace_cdf_inverse_and_no_overflow():
   u = jnp.linspace(0.01, 0.99, 37)
-  np.testing.assert_allclose(np.asarray(jax.jit(lambda v: laplace_cdf(laplace_icdf(v)))(u)),
-                             np.asarray(u), atol=1e-14)
+  np.testing.assert_allclose(
+    np.asarray(jax.jit(lambda v: laplace_cdf(laplace_icdf(v)))(u)), np.asarray(u), atol=1e-14
+  )
   big = jax.jit(laplace_cdf)(jnp.asarray([-1e5, 1e5], jnp.float32))
   np.testing.assert_array_equal(np.asarray(big), [0.0, 1.0])
 

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from iclr26_jax.lmkan.grid import SigmaGrid
-from iclr26_jax.lmkan.layer import (LMKANDense, affine_table, from_reference_layout, resolve_impl,
-                                    to_reference_layout)
+from iclr26_jax.lmkan.layer import (
+  LMKANDense,
+  affine_table,
+  from_reference_layout,
+  resolve_impl,
+  to_reference_layout,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -54,10 +59,13 @@ def test_inits():
   t = np.asarray(t)
   assert t.shape == (5, 9, 9, 6)
   bound = 0.1 / np.sqrt(10)
-  assert np.all(np.abs(t) <= bound) and np.abs(t).max() > 0.9 * bound and np.std(t) > 0.5 * bound / 2
+  assert (
+    np.all(np.abs(t) <= bound) and np.abs(t).max() > 0.9 * bound and np.std(t) > 0.5 * bound / 2
+  )
   # Affine init: the layer is exactly linear (no bias): y(a·x1 + b·x2) = a·y(x1) + b·y(x2) everywhere.
-  np.testing.assert_allclose(np.asarray(y[0]), np.asarray(0.7 * y[1] - 1.3 * y[2]), rtol=1e-10,
-                             atol=1e-10)
+  np.testing.assert_allclose(
+    np.asarray(y[0]), np.asarray(0.7 * y[1] - 1.3 * y[2]), rtol=1e-10, atol=1e-10
+  )
   np.testing.assert_allclose(np.asarray(y[3]), 0.0, atol=1e-12)
 
 
@@ -77,7 +85,9 @@ def test_reference_layout_round_trip():
   np.testing.assert_array_equal(np.asarray(from_reference_layout(ref)), np.asarray(t))
 
 
-@pytest.mark.parametrize("kwargs, x_shape, match", [
+@pytest.mark.parametrize(
+  "kwargs, x_shape, match",
+  [
     (dict(features=2, grid_size=2), (1, 4), "grid_size"),
     (dict(features=2, grid_size=8.0), (1, 4), "grid_size"),
     (dict(features=0), (1, 4), "features"),
@@ -85,7 +95,8 @@ def test_reference_layout_round_trip():
     (dict(features=2, param_dtype=jnp.float16), (1, 4), "param_dtype"),
     (dict(features=2), (1, 0), "N_in"),
     (dict(features=2), (), "N_in"),
-])
+  ],
+)
 def test_invalid_layer_arguments_raise(kwargs, x_shape, match):
   with pytest.raises(ValueError, match=match):
     LMKANDense(**kwargs).init(jax.random.key(0), jnp.zeros(x_shape))

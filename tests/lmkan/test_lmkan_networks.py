@@ -35,7 +35,7 @@ def test_patches_are_kh_kw_c_ordered():
     want = np.zeros_like(p)
     for i in range(ho):
       for j in range(wo):
-        win = xp[:, i * stride:i * stride + 3, j * stride:j * stride + 2, :]  # (N, kh, kw, C)
+        win = xp[:, i * stride : i * stride + 3, j * stride : j * stride + 2, :]  # (N, kh, kw, C)
         want[:, i, j] = win.reshape(n, -1)  # (kh, kw, C) order, channel-minor
     np.testing.assert_array_equal(p, want)
 
@@ -48,7 +48,9 @@ def _variables(module, x, seed=0, **kwargs):
   def fill(path, s):
     name = jax.tree_util.keystr(path)
     if "batch_stats" in name:
-      return jnp.zeros(s.shape, s.dtype) if name.endswith("['mean']") else jnp.ones(s.shape, s.dtype)
+      return (
+        jnp.zeros(s.shape, s.dtype) if name.endswith("['mean']") else jnp.ones(s.shape, s.dtype)
+      )
     return jnp.asarray(rng.standard_normal(s.shape) * 0.3, s.dtype)
 
   return jax.tree_util.tree_map_with_path(fill, shapes)
@@ -63,15 +65,20 @@ def test_lmkan_conv_with_affine_tables_is_a_convolution():
   grid = SigmaGrid(4)
   conv = LMKANConv(4, kernel_size=3, padding="SAME", grid_size=4, param_dtype=jnp.float64)
   variables = {
-      "params": {"lmkan": {"table": affine_table(jnp.asarray(kernel.reshape(27, 4).T), grid)}},
-      "batch_stats": {"bn": {"mean": jnp.zeros(3), "var": jnp.ones(3)}},
+    "params": {"lmkan": {"table": affine_table(jnp.asarray(kernel.reshape(27, 4).T), grid)}},
+    "batch_stats": {"bn": {"mean": jnp.zeros(3), "var": jnp.ones(3)}},
   }
   y = jax.jit(lambda v, xx: conv.apply(v, xx, train=False))(variables, x)
   # Eval-mode BatchNorm with mean 0, var 1: x / √(1 + eps).
   xn = x / np.sqrt(1.0 + 1e-5)
-  want = jax.lax.conv_general_dilated(xn, jnp.asarray(kernel), (1, 1), "SAME",
-                                      dimension_numbers=("NHWC", "HWIO", "NHWC"),
-                                      precision=jax.lax.Precision.HIGHEST)
+  want = jax.lax.conv_general_dilated(
+    xn,
+    jnp.asarray(kernel),
+    (1, 1),
+    "SAME",
+    dimension_numbers=("NHWC", "HWIO", "NHWC"),
+    precision=jax.lax.Precision.HIGHEST,
+  )
   assert y.shape == (2, 6, 6, 4)
   np.testing.assert_allclose(np.asarray(y), np.asarray(want), rtol=1e-10, atol=1e-10)
 
@@ -86,12 +93,17 @@ def test_lmkan_net_batchnorm_has_no_affine_and_uses_batch_statistics():
   variables = _variables(net, x)
   assert set(variables["params"]) == {"lmkan_0"}  # no BatchNorm scale or bias
   variables["params"]["lmkan_0"]["table"] = affine_table(jnp.asarray(w), SigmaGrid(8))
-  y, state = jax.jit(lambda v, xx: net.apply(v, xx, train=True, mutable=["batch_stats"]))(variables, x)
+  y, state = jax.jit(lambda v, xx: net.apply(v, xx, train=True, mutable=["batch_stats"]))(
+    variables, x
+  )
   xn = np.asarray(x)
   mean, var = xn.mean(0), xn.var(0)
-  np.testing.assert_allclose(np.asarray(y), ((xn - mean) / np.sqrt(var + 1e-5)) @ w.T, rtol=1e-10,
-                             atol=1e-10)
-  np.testing.assert_allclose(np.asarray(state["batch_stats"]["bn_0"]["mean"]), 0.1 * mean, rtol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(y), ((xn - mean) / np.sqrt(var + 1e-5)) @ w.T, rtol=1e-10, atol=1e-10
+  )
+  np.testing.assert_allclose(
+    np.asarray(state["batch_stats"]["bn_0"]["mean"]), 0.1 * mean, rtol=1e-6
+  )
 
 
 def test_network_output_shapes_and_parameter_layout():
@@ -100,10 +112,10 @@ def test_network_output_shapes_and_parameter_layout():
   vec = jax.ShapeDtypeStruct((5, 12), jnp.float32)
   key = jax.random.key(0)
   for model, x, out in [
-      (LMKANCNN((4, 6), (10,), grid_size=4), img, (2, 10)),
-      (CNN((4, 6), (10,)), img, (2, 10)),
-      (LMKANNet((8, 8, 1)), vec, (5, 1)),
-      (MLP((16, 16, 1)), vec, (5, 1)),
+    (LMKANCNN((4, 6), (10,), grid_size=4), img, (2, 10)),
+    (CNN((4, 6), (10,)), img, (2, 10)),
+    (LMKANNet((8, 8, 1)), vec, (5, 1)),
+    (MLP((16, 16, 1)), vec, (5, 1)),
   ]:
     y, _ = jax.eval_shape(lambda xx, m=model: m.init_with_output(key, xx), x)
     assert y.shape == out

@@ -34,8 +34,10 @@ def _linear_regression_mse_over_var(task, x_test, y_test):
 def test_default_recipe_trains_32d_teacher_and_bn_modes_agree():
   # Default recipe (config defaults: affine init, two-phase schedule over the 500 steps), the tanh
   # teacher (smooth enough that a few hundred steps show non-linear learning), 32 → 16 → 1.
-  cfg = teacher.get_config(f"lmkan.teacher_activation=tanh,lmkan.hidden=(16,),num_steps={STEPS},"
-                           "batch_size=256,lmkan.test_size=4096,progress_bar=False")
+  cfg = teacher.get_config(
+    f"lmkan.teacher_activation=tanh,lmkan.hidden=(16,),num_steps={STEPS},"
+    "batch_size=256,lmkan.test_size=4096,progress_bar=False"
+  )
   m = LMKANMethod(cfg)
   state = m.init_state(jax.random.PRNGKey(0))
   # The trainer's device-data step: the batch of state.step drawn inside the jitted update.

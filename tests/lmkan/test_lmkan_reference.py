@@ -13,8 +13,12 @@ import pytest
 
 from iclr26_jax.lmkan.grid import SigmaGrid
 from iclr26_jax.lmkan.layer import affine_table
-from iclr26_jax.lmkan.reference import (spline_lookup_xla, spline_lookup_dense, spline_lookup_gather,
-                                        spline_lookup_vjp)
+from iclr26_jax.lmkan.reference import (
+  spline_lookup_xla,
+  spline_lookup_dense,
+  spline_lookup_gather,
+  spline_lookup_vjp,
+)
 
 B, P, Q, G = 6, 5, 3, 8
 RTOL = 1e-10
@@ -24,15 +28,20 @@ RTOL = 1e-10
 # (SigmaGrid is a static pytree, so it can be passed as an ordinary argument).
 @jax.jit
 def _three_forms(x, table, grid):
-  return (spline_lookup_xla(x, table, grid), spline_lookup_gather(x, table, grid),
-          spline_lookup_dense(x, table, grid))
+  return (
+    spline_lookup_xla(x, table, grid),
+    spline_lookup_gather(x, table, grid),
+    spline_lookup_dense(x, table, grid),
+  )
 
 
 @jax.jit
 def _three_grads(x, table, c, grid):
   out = []
   for f in (spline_lookup_xla, spline_lookup_gather, spline_lookup_dense):
-    out.append(jax.grad(lambda xx, tt: jnp.sum(jnp.sin(f(xx, tt, grid)) * c), argnums=(0, 1))(x, table))
+    out.append(
+      jax.grad(lambda xx, tt: jnp.sum(jnp.sin(f(xx, tt, grid)) * c), argnums=(0, 1))(x, table)
+    )
   return out
 
 
@@ -112,8 +121,9 @@ def test_chunked_pairs_equal_unchunked():
   x, table = _random(4)
   g = jnp.asarray(np.random.default_rng(5).standard_normal((B, Q)))
   chunked = jax.jit(lambda xx, tt: spline_lookup_gather(xx, tt, grid, chunk_pairs=2))(x, table)
-  np.testing.assert_allclose(np.asarray(chunked), np.asarray(_three_forms(x, table, grid)[2]),
-                             rtol=RTOL, atol=RTOL)
+  np.testing.assert_allclose(
+    np.asarray(chunked), np.asarray(_three_forms(x, table, grid)[2]), rtol=RTOL, atol=RTOL
+  )
   dx_c, dt_c = _vjp(x, table, grid, g, chunk_pairs=2)
   dx, dt = _vjp(x, table, grid, g)
   np.testing.assert_allclose(np.asarray(dx_c), np.asarray(dx), rtol=RTOL, atol=RTOL)
@@ -185,7 +195,7 @@ def test_table_gradient_is_exact_because_output_is_linear_in_table():
   for b in range(B):
     for p in range(P):
       c1, c2 = cells[0][b, p], cells[1][b, p]
-      touched[p, c1:c1 + 2, c2:c2 + 2] = True
+      touched[p, c1 : c1 + 2, c2 : c2 + 2] = True
   assert np.all(np.asarray(dt)[~touched] == 0.0)
 
 
@@ -209,8 +219,9 @@ def test_large_inputs_stay_finite_and_extrapolate_linearly():
   signs = np.random.default_rng(15).choice([-1.0, 1.0], size=(B, P, 2)).astype(np.float32)
   x50 = jnp.asarray(50.0 * signs)
   assert np.all(np.isfinite(np.asarray(_three_forms(x50, table, grid)[0])))
-  gx, gt = jax.jit(jax.grad(lambda xx, tt: jnp.sum(spline_lookup_xla(xx, tt, grid)), argnums=(0, 1)))(
-      x50, table)
+  gx, gt = jax.jit(
+    jax.grad(lambda xx, tt: jnp.sum(spline_lookup_xla(xx, tt, grid)), argnums=(0, 1))
+  )(x50, table)
   assert np.all(np.isfinite(np.asarray(gx))) and np.all(np.isfinite(np.asarray(gt)))
 
 

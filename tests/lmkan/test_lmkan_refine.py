@@ -37,7 +37,7 @@ def test_refinement_is_exact_everywhere(g, m):
   y_c, y_f = _coarse_and_fine(x, table, fine_table, coarse, fine)
   np.testing.assert_allclose(np.asarray(y_f), np.asarray(y_c), rtol=1e-10, atol=1e-10)
   # Interior nodes are nested exactly (bitwise, same rational 2k/G).
-  np.testing.assert_array_equal(fine.nodes[m:m * g:m], coarse.nodes[1:g])
+  np.testing.assert_array_equal(fine.nodes[m : m * g : m], coarse.nodes[1:g])
 
 
 def test_factor_two_fine_node_one_is_coarse_outer_node():

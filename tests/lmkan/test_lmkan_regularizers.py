@@ -8,8 +8,13 @@ import pytest
 
 from iclr26_jax.lmkan.grid import SigmaGrid
 from iclr26_jax.lmkan.layer import affine_table
-from iclr26_jax.lmkan.regularizers import (hessian_operator, hessian_penalty, hessian_penalty_table,
-                                           two_phase_schedule, two_phase_schedule_from_config)
+from iclr26_jax.lmkan.regularizers import (
+  hessian_operator,
+  hessian_penalty,
+  hessian_penalty_table,
+  two_phase_schedule,
+  two_phase_schedule_from_config,
+)
 
 
 # Jitted once per table shape (tests share the (2, 9, 9, 3) shape) to keep compile time low.
@@ -36,7 +41,9 @@ def test_penalty_zero_on_affine_tables():
   rng = np.random.default_rng(0)
   for g in (4, 8):
     grid = SigmaGrid(g)
-    table = _affine(jnp.asarray(rng.standard_normal((3, 4))), grid, jnp.asarray(rng.standard_normal(3)))
+    table = _affine(
+      jnp.asarray(rng.standard_normal((3, 4))), grid, jnp.asarray(rng.standard_normal(3))
+    )
     assert abs(float(_penalty(table, grid))) < 1e-20
     tree = {"a": {"table": table}, "b": {"kernel": jnp.ones(3), "table": table}}
     assert abs(float(_model_penalty(tree))) < 1e-20
@@ -47,7 +54,11 @@ def test_penalty_exact_on_quadratics_with_true_spacings():
   # x·y. f = x² → F_xx = 2, F_xy = F_yy = 0 → penalty 4 per function; f = x·y → F_xy = 1 → penalty 2;
   # f = x² + y² → 8. A mean-spacing implementation gets these wrong on the non-uniform grid.
   grid = SigmaGrid(8)
-  cases = [(lambda x, y: x**2 + 0 * y, 4.0), (lambda x, y: x * y, 2.0), (lambda x, y: x**2 + y**2, 8.0)]
+  cases = [
+    (lambda x, y: x**2 + 0 * y, 4.0),
+    (lambda x, y: x * y, 2.0),
+    (lambda x, y: x**2 + y**2, 8.0),
+  ]
   for fn, want in cases:
     table = _node_table(grid, fn, p=2, q=3)
     assert float(_penalty(table)) == pytest.approx(6 * want, rel=1e-10)  # summed over 6 functions
@@ -64,8 +75,9 @@ def test_penalty_matches_quadratic_form_and_is_positive_on_random_tables():
   assert got == pytest.approx(want, rel=1e-12)
   assert got > 0
   # The model penalty sums over layers.
-  assert float(_model_penalty({"l0": {"table": table}, "l1": {"table": 2 * table}})) == pytest.approx(
-      5 * want, rel=1e-12)
+  assert float(
+    _model_penalty({"l0": {"table": table}, "l1": {"table": 2 * table}})
+  ) == pytest.approx(5 * want, rel=1e-12)
 
 
 @pytest.mark.parametrize("g, null_dim", [(3, 4), (4, 3), (5, 3), (8, 3)])
@@ -79,8 +91,11 @@ def test_penalty_null_space_dimension(g, null_dim):
   assert int(np.sum(s < 1e-8 * s.max())) == null_dim
   if g >= 4:  # the null space is spanned by 1, t_i, t_j
     t = grid.nodes
-    basis = [np.ones((g + 1, g + 1)), np.broadcast_to(t[:, None], (g + 1, g + 1)),
-             np.broadcast_to(t[None, :], (g + 1, g + 1))]
+    basis = [
+      np.ones((g + 1, g + 1)),
+      np.broadcast_to(t[:, None], (g + 1, g + 1)),
+      np.broadcast_to(t[None, :], (g + 1, g + 1)),
+    ]
     for v in basis:
       assert np.max(np.abs(d @ v.ravel())) < 1e-12
 
@@ -95,7 +110,9 @@ def test_penalty_errors():
 
 
 def test_two_phase_schedule_values():
-  s = two_phase_schedule(total_steps=200, phase1_fraction=0.5, lr=3e-3, lambda0=2.0, lambda_decades=8.0)
+  s = two_phase_schedule(
+    total_steps=200, phase1_fraction=0.5, lr=3e-3, lambda0=2.0, lambda_decades=8.0
+  )
   assert s.phase1_steps == 100 and s.total_steps == 200
   lam = lambda k: float(s.hessian_lambda(k))
   lr = lambda k: float(s.learning_rate(k))
@@ -120,8 +137,14 @@ def test_two_phase_schedule_staircase_and_config():
   s = two_phase_schedule(total_steps=100, lambda0=1.0, lambda_decades=5.0, steps_per_epoch=10)
   vals = [float(s.hessian_lambda(k)) for k in range(0, 50)]
   assert len(set(vals[:10])) == 1 and vals[10] == pytest.approx(10 ** (-5 * 10 / 50), rel=1e-4)
-  cfg = {"total_steps": 60, "lr": 1e-2, "lambda0": 0.5, "lambda_decades": 3.0, "phase1_fraction": 0.25,
-         "other_field": "ignored"}
+  cfg = {
+    "total_steps": 60,
+    "lr": 1e-2,
+    "lambda0": 0.5,
+    "lambda_decades": 3.0,
+    "phase1_fraction": 0.25,
+    "other_field": "ignored",
+  }
   for c in (cfg, ml_collections.ConfigDict(cfg)):
     sc = two_phase_schedule_from_config(c)
     assert sc.phase1_steps == 15
@@ -130,13 +153,16 @@ def test_two_phase_schedule_staircase_and_config():
     assert float(sc.hessian_lambda(15)) == 0.0
 
 
-@pytest.mark.parametrize("kwargs, match", [
+@pytest.mark.parametrize(
+  "kwargs, match",
+  [
     (dict(total_steps=1), "total_steps"),
     (dict(total_steps=10, phase1_fraction=1.0), "phase1_fraction"),
     (dict(total_steps=10, lr=0.0), "lr"),
     (dict(total_steps=10, lambda0=-1.0), "lambda0"),
     (dict(total_steps=10, steps_per_epoch=0), "steps_per_epoch"),
-])
+  ],
+)
 def test_two_phase_schedule_errors(kwargs, match):
   with pytest.raises(ValueError, match=match):
     two_phase_schedule(**kwargs)

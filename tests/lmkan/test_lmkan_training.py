@@ -22,9 +22,19 @@ from iclr26_jax.lmkan.method import LMKANMethod
 
 
 def _run(tmp_path, variant, hidden, seed):
-  arg = ",".join(x for x in (variant, f"seed={seed}", "num_steps=1000", "checkpoint_every=1000",
-                             "log_every=1000", f"lmkan.hidden=({hidden},{hidden})",
-                             "progress_bar=False") if x)
+  arg = ",".join(
+    x
+    for x in (
+      variant,
+      f"seed={seed}",
+      "num_steps=1000",
+      "checkpoint_every=1000",
+      "log_every=1000",
+      f"lmkan.hidden=({hidden},{hidden})",
+      "progress_bar=False",
+    )
+    if x
+  )
   cfg = methane.get_config(arg)
   res = trainer.train(LMKANMethod(cfg), cfg, str(tmp_path / f"{variant or 'lmkan'}_{seed}"))
   return res.eval_metrics

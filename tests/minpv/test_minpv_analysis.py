@@ -25,8 +25,12 @@ def geo():
 def test_geodesic_reference_values(geo):
   # Spec §8 (floored metric, δ = 1e-5, m = d): α ≈ .91/.74/.32/.07/.014/.005 at
   # t = .05/.1/.25/.5/.75/.9 and L² ≈ 76·d. Values are quoted to 2 significant digits.
-  np.testing.assert_allclose(geo.alpha_at([0.05, 0.1, 0.25, 0.5, 0.75, 0.9]),
-                             [0.91, 0.74, 0.32, 0.07, 0.014, 0.005], rtol=0.05, atol=0.005)
+  np.testing.assert_allclose(
+    geo.alpha_at([0.05, 0.1, 0.25, 0.5, 0.75, 0.9]),
+    [0.91, 0.74, 0.32, 0.07, 0.014, 0.005],
+    rtol=0.05,
+    atol=0.005,
+  )
   np.testing.assert_allclose(geo.length_sq / D, 76.0, rtol=0.01)
   # g_δ ∝ d when m = d, so the schedule does not depend on d.
   g40 = analysis.geodesic(dim=40, m=40)
@@ -37,10 +41,10 @@ def test_geodesic_reference_values(geo):
 def test_geodesic_attains_the_bound(geo):
   # On the geodesic √g |α̇| is constant, so J = ∫ α̇² g dt equals L² (Cauchy–Schwarz equality).
   t, a = geo.t, geo.alpha
-  t, a = t[1:-1], a[1:-1]          # g is singular at α = 1 (the integrand is not)
+  t, a = t[1:-1], a[1:-1]  # g is singular at α = 1 (the integrand is not)
   da = np.gradient(a, t)
-  j = np.trapezoid(da ** 2 * analysis.metric(a, dim=D, m=M), t)
-  np.testing.assert_allclose(j, geo.length_sq, rtol=0.01)   # finite-difference α̇ on 2e5 nodes
+  j = np.trapezoid(da**2 * analysis.metric(a, dim=D, m=M), t)
+  np.testing.assert_allclose(j, geo.length_sq, rtol=0.01)  # finite-difference α̇ on 2e5 nodes
 
 
 def test_spec_values_of_j():
@@ -51,8 +55,9 @@ def test_spec_values_of_j():
     j = float(analysis.path_variance_integral(fn, phi, dim=D, m=M))
     np.testing.assert_allclose(j, expect, rtol=0.02)
     if name == "kmm":
-      j_coarse = float(analysis.path_variance_integral(fn, phi, dim=D, m=M,
-                                                       grid=analysis.t_grid(1000)))
+      j_coarse = float(
+        analysis.path_variance_integral(fn, phi, dim=D, m=M, grid=analysis.t_grid(1000))
+      )
       np.testing.assert_allclose(j_coarse, j, rtol=2e-3)
 
 
@@ -64,9 +69,10 @@ def test_every_schedule_respects_the_lower_bound(name):
   j = float(analysis.path_variance_integral(fn, phi, dim=D, m=M, grid=grid))
   ends = fn(phi, jnp.asarray([grid[0], grid[-1]]))
   constraint = "affine" if name == "linear" else "spherical"
-  bound = analysis.length_squared(float(ends.alpha[0]), float(ends.alpha[1]), dim=D, m=M,
-                                  constraint=constraint)
-  assert j >= bound * (1 - 1e-3), (j, bound)   # 1e-3: quadrature error of J (see above)
+  bound = analysis.length_squared(
+    float(ends.alpha[0]), float(ends.alpha[1]), dim=D, m=M, constraint=constraint
+  )
+  assert j >= bound * (1 - 1e-3), (j, bound)  # 1e-3: quadrature error of J (see above)
 
 
 def test_affine_geodesic_is_exponential_without_floor():
@@ -81,8 +87,7 @@ def test_affine_geodesic_is_exponential_without_floor():
 def test_path_only_minpv_reaches_the_geodesic(fitted, geo):
   # T1.1: J approaches L² (within 2 %), falls far below trig, α matches the geodesic.
   j_trig = float(analysis.path_variance_integral(paths.get_path("trig"), {}, dim=D, m=M))
-  j_fit = float(analysis.path_variance_integral(paths.get_path("kmm"), fitted.params, dim=D,
-                                                m=M))
+  j_fit = float(analysis.path_variance_integral(paths.get_path("kmm"), fitted.params, dim=D, m=M))
   assert fitted.history[-1] < 0.25 * fitted.history[0]
   assert j_fit < 1.02 * geo.length_sq, (j_fit, geo.length_sq)
   assert j_fit < 0.2 * j_trig
@@ -121,17 +126,20 @@ def test_schedule_curves_match_closed_forms():
   h = np.pi / 2
   a, da, db = np.cos(h * t), -h * np.sin(h * t), h * np.cos(h * t)
   np.testing.assert_allclose(cur.alpha["trig"], a, rtol=1e-5)
-  np.testing.assert_allclose(cur.variance["trig"], (2 * D * da ** 2 + db ** 2 * M) / a ** 2,
-                             rtol=1e-4)
+  np.testing.assert_allclose(cur.variance["trig"], (2 * D * da**2 + db**2 * M) / a**2, rtol=1e-4)
   with pytest.raises(ValueError, match="schedules"):
     analysis.schedule_curves({}, dim=D, m=M)
 
 
 def test_plot_schedules_writes_a_png(tmp_path, geo):
   out = tmp_path / "schedules.png"
-  fig = analysis.plot_schedules({"kmm init": (paths.get_path("kmm"), paths.kmm_init(5)),
-                                 "trig": (paths.get_path("trig"), {})},
-                                dim=D, m=M, geo=geo, path=str(out))
+  fig = analysis.plot_schedules(
+    {"kmm init": (paths.get_path("kmm"), paths.kmm_init(5)), "trig": (paths.get_path("trig"), {})},
+    dim=D,
+    m=M,
+    geo=geo,
+    path=str(out),
+  )
   assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
   ax_alpha = fig.axes[0]
-  assert len(ax_alpha.lines) == 3      # two schedules and the geodesic
+  assert len(ax_alpha.lines) == 3  # two schedules and the geodesic

@@ -37,10 +37,12 @@ def test_toy_log_densities_integrate_to_one_and_cover_the_samples(name):
 
 def _zero_time_head(state):
   """log r̂ ≡ 0: the scalar time head outputs exactly 0 (in the parameters and their EMA)."""
+
   def zero(params):
     net = dict(params["net"])
     net["time_head"] = jax.tree.map(jnp.zeros_like, net["time_head"])
     return {"net": net, "path": params["path"]}
+
   extras = {"ema": zero(state.extras["ema"])} if "ema" in state.extras else state.extras
   return state.replace(params=zero(state.params), extras=extras)
 
@@ -55,7 +57,7 @@ def test_digits_nll_bookkeeping_with_a_zero_log_ratio():
   res = m.evaluate(_zero_time_head(jax.jit(m.init_state)(jax.random.PRNGKey(0))))
   pixels = np.asarray(__import__("sklearn.datasets").datasets.load_digits().data, np.float64)
   perm = np.random.default_rng(0).permutation(pixels.shape[0])
-  test = pixels[np.sort(perm[:int(round(0.2 * pixels.shape[0]))])]
+  test = pixels[np.sort(perm[: int(round(0.2 * pixels.shape[0]))])]
   v = (test + np.random.default_rng(int(cfg.data.eval_seed)).random(test.shape)) / 17.0
   lam, mu, sd = 0.05, m.data.std.mean, m.data.std.std
   to_z = lambda vv: (np.log((lam + (1 - 2 * lam) * vv) / (1 - lam - (1 - 2 * lam) * vv)) - mu) / sd
@@ -63,7 +65,7 @@ def test_digits_nll_bookkeeping_with_a_zero_log_ratio():
   h = 1e-6
   log_jac = np.sum(np.log((to_z(v + h) - to_z(v - h)) / (2 * h)), axis=1)
   ref = -np.mean(stats.norm.logpdf(z).sum(1) + log_jac) + 64 * np.log(17.0)
-  assert res["eval/nll"] == pytest.approx(ref, abs=2e-3)            # float32 z, ≈ 130 nats
+  assert res["eval/nll"] == pytest.approx(ref, abs=2e-3)  # float32 z, ≈ 130 nats
   assert res["eval/nll_baseline"] == pytest.approx(res["eval/nll"], abs=1e-9)
   assert res["eval/bpd"] == pytest.approx(res["eval/nll"] / (64 * np.log(2.0)), rel=1e-12)
   assert m.data.dim == 64 and m.x_eval.shape == (359, 64)
@@ -74,19 +76,23 @@ def test_toy_nll_bookkeeping_with_a_zero_log_ratio():
   cfg = density_2d.get_config("smoke,data.name=eight_gaussians")
   m = MinPVMethod(cfg)
   res = m.evaluate(_zero_time_head(jax.jit(m.init_state)(jax.random.PRNGKey(0))))
-  x = data.sample_toy("eight_gaussians", np.random.default_rng(int(cfg.data.eval_seed)),
-                      int(cfg.data.eval_size))
+  x = data.sample_toy(
+    "eight_gaussians", np.random.default_rng(int(cfg.data.eval_seed)), int(cfg.data.eval_size)
+  )
   mean, cov = data.toy_moments("eight_gaussians")
   ref = -np.mean(stats.multivariate_normal(mean, np.diag(np.diag(cov))).logpdf(x))
   assert res["eval/nll"] == pytest.approx(ref, abs=1e-4)
-  assert res["eval/nll_true"] == pytest.approx(-np.mean(data.toy_log_density("eight_gaussians",
-                                                                              x)), rel=1e-12)
+  assert res["eval/nll_true"] == pytest.approx(
+    -np.mean(data.toy_log_density("eight_gaussians", x)), rel=1e-12
+  )
 
 
 def _write_uci(tmp_path, d=3):
   rng = np.random.default_rng(0)
-  arrays = {s: rng.standard_normal((n, d)) * [1.0, 2.0, 0.5] + [0.0, 1.0, -1.0]
-            for s, n in (("train", 200), ("val", 20), ("test", 30))}
+  arrays = {
+    s: rng.standard_normal((n, d)) * [1.0, 2.0, 0.5] + [0.0, 1.0, -1.0]
+    for s, n in (("train", 200), ("val", 20), ("test", 30))
+  }
   folder = tmp_path / "power"
   folder.mkdir()
   for s, a in arrays.items():
@@ -135,14 +141,16 @@ def test_short_density_run_beats_the_gaussian_baseline(tmp_path):
   # per-sample floored weights overshoot here: NLL 0.65 < exact, RMSE 2.2; score-based
   # likelihoods are not normalised, so the pointwise RMSE is the criterion that cannot be gamed.)
   from iclr26_jax.core import trainer
+
   cfg = density_2d.get_config(
-      "fixed,data.name=eight_gaussians,num_steps=800,batch_size=256,model.width=64,"
-      "model.depth=2,model.time_features=32,ema_decay=0.0,log_every=200,checkpoint_every=800,"
-      "estimate.nodes=50,data.eval_size=2048,progress_bar=False")
+    "fixed,data.name=eight_gaussians,num_steps=800,batch_size=256,model.width=64,"
+    "model.depth=2,model.time_features=32,ema_decay=0.0,log_every=200,checkpoint_every=800,"
+    "estimate.nodes=50,data.eval_size=2048,progress_bar=False"
+  )
   m = MinPVMethod(cfg)
   res = trainer.train(m, cfg, str(tmp_path))
   ev = res.eval_metrics
-  rmse_zero = float(np.sqrt(np.mean(m.data.log_r_true ** 2)))
+  rmse_zero = float(np.sqrt(np.mean(m.data.log_r_true**2)))
   print({k: round(v, 4) for k, v in ev.items() if k.startswith("eval/")}, rmse_zero)
   assert ev["eval/nll"] < ev["eval/nll_baseline"] - 0.4, ev
   assert ev["eval/log_ratio_rmse"] < 0.7 * rmse_zero, (ev, rmse_zero)

@@ -24,8 +24,10 @@ from experiments.configs.minpv import gaussian_mi
 from iclr26_jax.minpv import benchmarks
 from iclr26_jax.minpv.method import MinPVMethod
 
-RECIPE = ("trig,fixed,seed=0,batch_size=512,num_steps=2000,optim.learning_rate=0.002,"
-          "model.depth=2,model.time_features=32,data.eval_size=4096")
+RECIPE = (
+  "trig,fixed,seed=0,batch_size=512,num_steps=2000,optim.learning_rate=0.002,"
+  "model.depth=2,model.time_features=32,data.eval_size=4096"
+)
 
 
 # DRE-∞: implicit objective on trig, time embedding on 30·t (resolved by the objective), lr 1e-3,
@@ -34,8 +36,10 @@ RECIPE = ("trig,fixed,seed=0,batch_size=512,num_steps=2000,optim.learning_rate=0
 # 1.62 / 1.48 over four runs against 2.0); at batch 1024 it rises steadily (seeds 0 / 1 through
 # the trainer: 0.91 → 1.01 → 1.41 → 1.91 and 1.19 → 1.10 → 1.85 → 2.10 at steps 250…1000).
 # With the embedding on 1000·t (the reference's) the same run gave 0.07.
-IMPLICIT = ("implicit,seed=0,batch_size=1024,num_steps=1000,model.width=64,model.depth=2,"
-            "model.time_features=32,data.eval_size=2048,ema_decay=0.99")
+IMPLICIT = (
+  "implicit,seed=0,batch_size=1024,num_steps=1000,model.width=64,model.depth=2,"
+  "model.time_features=32,data.eval_size=2048,ema_decay=0.99"
+)
 
 
 def _run(extra="", recipe=RECIPE):
@@ -63,7 +67,7 @@ def test_mi_run_recovers_mi_and_pointwise_log_ratio_and_sign_flip_fails():
   err = abs(good["eval/mi_estimate"] - good["eval/mi_sample_truth"])
   assert err < 0.5, good
   assert good["eval/log_ratio_rmse"] < 1.3, good
-  assert abs(good["eval/quad_gap"]) < 0.05, good   # 100 nodes suffice on the trig path
+  assert abs(good["eval/quad_gap"]) < 0.05, good  # 100 nodes suffice on the trig path
   bad_err = abs(bad["eval/mi_estimate"] - bad["eval/mi_sample_truth"])
   assert bad["eval/log_ratio_rmse"] > 3.0 and bad_err > 0.75, bad
 

@@ -29,14 +29,13 @@ def test_plain_variance_matches_monte_carlo(name, phi):
     cob = paths.PathCoeffs(*(jnp.broadcast_to(v, (N_MC,)) for v in co))
     c, xt = losses.plain_target(cob, x0, x1b, target_eps=0.0)
     c = np.asarray(c, np.float64)
-    var = float(losses.plain_variance(co, float(np.sum(x1 ** 2)), D, floor=0.0)[0])
+    var = float(losses.plain_variance(co, float(np.sum(x1**2)), D, floor=0.0)[0])
     # Sample variance of c (a χ²_d plus Gaussian mixture, kurtosis ≤ 3 + 12/d) has relative
     # standard error ≤ √(3.2/N) ≈ 0.6 %; 3 % is > 5 standard errors.
     np.testing.assert_allclose(np.var(c), var, rtol=0.03)
-    assert abs(np.mean(c)) < 5 * np.sqrt(var / N_MC)      # E[c | x1] = 0
+    assert abs(np.mean(c)) < 5 * np.sqrt(var / N_MC)  # E[c | x1] = 0
     # The data-score target −x0/α has per-coordinate variance 1/α².
-    np.testing.assert_allclose(np.var(np.asarray(xt)[:, 0]), 1 / float(co.alpha[0]) ** 2,
-                               rtol=0.03)
+    np.testing.assert_allclose(np.var(np.asarray(xt)[:, 0]), 1 / float(co.alpha[0]) ** 2, rtol=0.03)
 
 
 @pytest.mark.parametrize("name,phi", PATH_CASES)
@@ -51,13 +50,16 @@ def test_bridge_variance_matches_monte_carlo(name, phi):
     tt = jnp.full((1,), t)
     v, dv = paths.bridge_variance(co, tt, gamma=0.01, eps_b=0.005)
     cob = paths.PathCoeffs(*(jnp.broadcast_to(u, (N_MC,)) for u in co))
-    c, _ = losses.bridge_target(cob, jnp.broadcast_to(v, (N_MC,)), jnp.broadcast_to(dv, (N_MC,)),
-                                x0, x1, z)
+    c, _ = losses.bridge_target(
+      cob, jnp.broadcast_to(v, (N_MC,)), jnp.broadcast_to(dv, (N_MC,)), x0, x1, z
+    )
     c = np.asarray(c, np.float64)
-    var = float(losses.bridge_variance_of_target(
-        co, v, dv, np.sum(x0v ** 2), np.sum(x1v ** 2), np.dot(x0v, x1v), D,
-        cross_term="exact")[0])
-    np.testing.assert_allclose(np.var(c), var, rtol=0.03)   # as above: > 5 standard errors
+    var = float(
+      losses.bridge_variance_of_target(
+        co, v, dv, np.sum(x0v**2), np.sum(x1v**2), np.dot(x0v, x1v), D, cross_term="exact"
+      )[0]
+    )
+    np.testing.assert_allclose(np.var(c), var, rtol=0.03)  # as above: > 5 standard errors
     assert abs(np.mean(c)) < 5 * np.sqrt(var / N_MC)
 
 
@@ -66,9 +68,16 @@ def test_plain_variance_is_bridge_formula_with_v_alpha_squared():
   co = _co("trig", {}, 0.37)
   m = 7.3
   a = co.alpha
-  b = losses.bridge_variance_of_target(paths.PathCoeffs(a, co.beta, 0.0 * a, co.dbeta),
-                                       a ** 2, 2 * a * co.dalpha, 0.0, m, 0.0, D,
-                                       cross_term="exact")
+  b = losses.bridge_variance_of_target(
+    paths.PathCoeffs(a, co.beta, 0.0 * a, co.dbeta),
+    a**2,
+    2 * a * co.dalpha,
+    0.0,
+    m,
+    0.0,
+    D,
+    cross_term="exact",
+  )
   np.testing.assert_allclose(b, losses.plain_variance(co, m, D), rtol=1e-5)
 
 
@@ -86,30 +95,33 @@ def test_decomposition_practical_equals_ideal_plus_path_variance():
   s_star = benchmarks.time_score(xt, co, task)
   c, s_star = np.asarray(c, np.float64), np.asarray(s_star, np.float64)
   co1 = _co("trig", {}, 0.6)
-  ec2 = float(losses.plain_variance(co1, float(D), D)[0])     # tr Σ = d
+  ec2 = float(losses.plain_variance(co1, float(D), D)[0])  # tr Σ = d
   es2 = float(benchmarks.time_score_second_moment(co1, task)[0])
   v = ec2 - es2
   # Monte Carlo E c² (relative s.e. ≈ √(Var c²/(E c²)² / n) ≈ √(3/n) ≈ 0.4 %): 2 % tolerance.
-  np.testing.assert_allclose(np.mean(c ** 2), ec2, rtol=0.02)
-  np.testing.assert_allclose(np.mean(s_star ** 2), es2, rtol=0.02)
+  np.testing.assert_allclose(np.mean(c**2), ec2, rtol=0.02)
+  np.testing.assert_allclose(np.mean(s_star**2), es2, rtol=0.02)
   np.testing.assert_allclose(np.mean((c - s_star) ** 2), v, rtol=0.02)
-  g = 0.05 * np.sum(np.asarray(xt, np.float64) ** 2, axis=1) - 0.4   # an arbitrary "network"
+  g = 0.05 * np.sum(np.asarray(xt, np.float64) ** 2, axis=1) - 0.4  # an arbitrary "network"
   practical, ideal = np.mean((g - c) ** 2), np.mean((g - s_star) ** 2)
   np.testing.assert_allclose(practical - ideal, v, rtol=0.03)
-  assert es2 > 0.05 * ec2   # the dropped E[s*²] matters at moderate t (spec §5), so V ≠ E c²
+  assert es2 > 0.05 * ec2  # the dropped E[s*²] matters at moderate t (spec §5), so V ≠ E c²
 
 
 def _fake_score(scale):
   def score(net, x, t):
-    s = net["w"] * jnp.sum(x ** 2, axis=1) + net["b"] * t
+    s = net["w"] * jnp.sum(x**2, axis=1) + net["b"] * t
     return s, scale * x
+
   return score
 
 
 def _batch(n=64, seed=0):
   rng = np.random.default_rng(seed)
-  return {"x0": jnp.asarray(rng.standard_normal((n, D)), jnp.float32),
-          "x1": jnp.asarray(rng.standard_normal((n, D)), jnp.float32)}
+  return {
+    "x0": jnp.asarray(rng.standard_normal((n, D)), jnp.float32),
+    "x1": jnp.asarray(rng.standard_normal((n, D)), jnp.float32),
+  }
 
 
 @pytest.mark.parametrize("interpolant", ["plain", "bridge"])
@@ -128,21 +140,39 @@ def test_stop_gradients_penalty_is_the_only_path_to_phi(interpolant):
   def grads(p):
     out = []
     for pen in (True, False):
-      s = losses.LossSettings(interpolant=interpolant, objective="joint", penalty=pen,
-                              penalty_t="same", var_for_weights="exact", var_floor=1e-3,
-                              normalizer="batch")
-      out.append(jax.grad(lambda q: losses.conditional_loss(_fake_score(0.2), q, batch, key, fn,
-                                                            s)[0])(p))
+      s = losses.LossSettings(
+        interpolant=interpolant,
+        objective="joint",
+        penalty=pen,
+        penalty_t="same",
+        var_for_weights="exact",
+        var_floor=1e-3,
+        normalizer="batch",
+      )
+      out.append(
+        jax.grad(lambda q: losses.conditional_loss(_fake_score(0.2), q, batch, key, fn, s)[0])(p)
+      )
     return out
 
   with_pen, without = grads(params)
   assert all(float(jnp.max(jnp.abs(g))) == 0.0 for g in jax.tree.leaves(without["path"]))
   assert max(float(jnp.max(jnp.abs(g))) for g in jax.tree.leaves(with_pen["path"])) > 0
   _, info = losses.conditional_loss(
-      _fake_score(0.2), params, batch, key, fn,
-      losses.LossSettings(interpolant=interpolant, objective="joint", penalty=True,
-                          penalty_t="same", var_for_weights="exact", var_floor=1e-3,
-                          normalizer="batch"))
+    _fake_score(0.2),
+    params,
+    batch,
+    key,
+    fn,
+    losses.LossSettings(
+      interpolant=interpolant,
+      objective="joint",
+      penalty=True,
+      penalty_t="same",
+      var_for_weights="exact",
+      var_floor=1e-3,
+      normalizer="batch",
+    ),
+  )
   np.testing.assert_allclose(info["tsm/normalizer"], info["tsm/var_mean"], rtol=1e-6)
   for a, b in zip(jax.tree.leaves(with_pen["net"]), jax.tree.leaves(without["net"])):
     np.testing.assert_allclose(a * info["tsm/normalizer"], b, rtol=1e-5)
@@ -150,8 +180,9 @@ def test_stop_gradients_penalty_is_the_only_path_to_phi(interpolant):
     t = losses.sample_times(jax.random.split(key, 3)[0], 64)
     sq = jnp.sum(batch["x1"] ** 2, axis=1)
     norm = jnp.mean(losses.plain_variance(fn(params["path"], t), sq, D, floor=0.0))
-    ref = jax.jit(jax.grad(lambda phi: jnp.mean(
-        losses.plain_variance(fn(phi, t), sq, D, floor=1e-3)) / norm))(params["path"])
+    ref = jax.jit(
+      jax.grad(lambda phi: jnp.mean(losses.plain_variance(fn(phi, t), sq, D, floor=1e-3)) / norm)
+    )(params["path"])
     for a, b in zip(jax.tree.leaves(with_pen["path"]), jax.tree.leaves(ref)):
       np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-9)
 
@@ -187,12 +218,13 @@ def test_implicit_loss_is_half_weighted_ideal_loss_up_to_a_constant(interpolant)
     co = fn({}, t)
     if interpolant == "plain":
       return benchmarks.time_score(x, co, task)
-    return benchmarks.time_score(x, co, task,
-                                 bridge=paths.bridge_variance(co, t, gamma=0.01, eps_b=0.005))
+    return benchmarks.time_score(
+      x, co, task, bridge=paths.bridge_variance(co, t, gamma=0.01, eps_b=0.005)
+    )
 
   @jax.jit
   def loss(kappa, power):
-    score = lambda net, x, t: (star(x, t) + kappa * t ** power, None)
+    score = lambda net, x, t: (star(x, t) + kappa * t**power, None)
     return losses.implicit_loss(score, {"net": {}, "path": {}}, batch, kl, fn, s)[0]
 
   t_fine = np.linspace(1e-5, 1 - 1e-5, 20001)
@@ -200,13 +232,14 @@ def test_implicit_loss_is_half_weighted_ideal_loss_up_to_a_constant(interpolant)
   if interpolant == "plain":
     lam = np.asarray(co.alpha, np.float64) ** 2
   else:
-    lam = np.asarray(paths.bridge_variance(co, jnp.asarray(t_fine), gamma=0.01, eps_b=0.005)[0],
-                     np.float64)
+    lam = np.asarray(
+      paths.bridge_variance(co, jnp.asarray(t_fine), gamma=0.01, eps_b=0.005)[0], np.float64
+    )
   l0 = float(loss(0.0, 0.0))
   for kappa, power in ((1.0, 0.0), (2.0, 1.0)):
     up, dn = float(loss(kappa, power)), float(loss(-kappa, power))
     odd, even = 0.5 * (up - dn), 0.5 * (up + dn) - l0
-    expect = 0.5 * np.trapezoid(lam * (kappa * t_fine ** power) ** 2, t_fine)
+    expect = 0.5 * np.trapezoid(lam * (kappa * t_fine**power) ** 2, t_fine)
     # Even part: Monte Carlo over 5e4 uniform t of a smooth integrand, relative s.e. < 0.7 %.
     np.testing.assert_allclose(even, expect, rtol=0.03)
     # Odd part: zero-mean noise from λ s* h (≈ 1.5 % of κ∫λ at n = 5e4); a sign error costs ≥ κ∫λ.
@@ -234,9 +267,20 @@ def test_settings_and_shape_errors():
   with pytest.raises(ValueError, match="x0 and x1"):
     losses.plain_target(_co("trig", {}, 0.5), jnp.ones((1, 3)), jnp.ones((1, 4)))
   with pytest.raises(ValueError, match="data-score head"):
-    losses.conditional_loss(lambda n, x, t: (jnp.zeros(x.shape[0]), None),
-                            {"net": {}, "path": {}}, _batch(8), jax.random.PRNGKey(0),
-                            paths.get_path("trig"), losses.LossSettings(objective="joint"))
+    losses.conditional_loss(
+      lambda n, x, t: (jnp.zeros(x.shape[0]), None),
+      {"net": {}, "path": {}},
+      _batch(8),
+      jax.random.PRNGKey(0),
+      paths.get_path("trig"),
+      losses.LossSettings(objective="joint"),
+    )
   with pytest.raises(ValueError, match="batch"):
-    losses.conditional_loss(None, {"net": {}, "path": {}}, {"x": 1}, jax.random.PRNGKey(0),
-                            paths.get_path("trig"), losses.LossSettings())
+    losses.conditional_loss(
+      None,
+      {"net": {}, "path": {}},
+      {"x": 1},
+      jax.random.PRNGKey(0),
+      paths.get_path("trig"),
+      losses.LossSettings(),
+    )

@@ -13,8 +13,10 @@ PROBES = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
 def _random_phi(seed, scale=0.5, k=5):
   rng = np.random.default_rng(seed)
   base = paths.kmm_init(k)
-  return {n: jnp.asarray(np.asarray(v, np.float64) + scale * rng.standard_normal(k))
-          for n, v in base.items()}
+  return {
+    n: jnp.asarray(np.asarray(v, np.float64) + scale * rng.standard_normal(k))
+    for n, v in base.items()
+  }
 
 
 def test_kmm_reference_initialisation():
@@ -43,7 +45,7 @@ def test_kmm_endpoints_monotone_constraints(phi, constraint):
   assert np.all(np.asarray(c.dalpha) <= 0.0)
   assert np.all(np.asarray(c.dbeta) >= 0.0)
   if constraint == "spherical":
-    np.testing.assert_allclose(c.alpha ** 2 + c.beta ** 2, 1.0, atol=1e-5)
+    np.testing.assert_allclose(c.alpha**2 + c.beta**2, 1.0, atol=1e-5)
   else:
     np.testing.assert_allclose(c.alpha + c.beta, 1.0, atol=1e-6)
 
@@ -54,8 +56,11 @@ def test_kmm_clipped_endpoints_at_initialisation():
 
 
 def test_kmm_weights_and_shape_clips():
-  phi = {"logits": jnp.array([3.0, -2.0, 0.0]), "u": jnp.array([-50.0, 0.0, 50.0]),
-         "q": jnp.array([50.0, -50.0, 1.0])}
+  phi = {
+    "logits": jnp.array([3.0, -2.0, 0.0]),
+    "u": jnp.array([-50.0, 0.0, 50.0]),
+    "q": jnp.array([50.0, -50.0, 1.0]),
+  }
   w, a, b = paths.kmm_shapes(phi)
   np.testing.assert_allclose(float(jnp.sum(w)), 1.0, rtol=1e-6)
   assert float(a.min()) >= 0.1 and float(a.max()) <= 10.0
@@ -64,8 +69,11 @@ def test_kmm_weights_and_shape_clips():
 
 
 CASES = [(n, {}, "spherical") for n in paths.FIXED_PATHS] + [
-    ("kmm", paths.kmm_init(5), "spherical"), ("kmm", paths.kmm_init(5), "affine"),
-    ("kmm", _random_phi(2), "spherical"), ("kmm", _random_phi(3), "affine")]
+  ("kmm", paths.kmm_init(5), "spherical"),
+  ("kmm", paths.kmm_init(5), "affine"),
+  ("kmm", _random_phi(2), "spherical"),
+  ("kmm", _random_phi(3), "affine"),
+]
 
 
 @pytest.mark.parametrize("name,phi,constraint", CASES)
@@ -102,16 +110,19 @@ def test_interpolants():
   x0, x1, z = (jnp.asarray(rng.standard_normal((4, 3)), jnp.float32) for _ in range(3))
   t = jnp.array([0.1, 0.4, 0.6, 0.9])
   c = paths.trig({}, t)
-  np.testing.assert_allclose(paths.interpolate_plain(c, x0, x1),
-                             np.cos(np.pi * t / 2)[:, None] * x0
-                             + np.sin(np.pi * t / 2)[:, None] * x1,
-                             rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(
+    paths.interpolate_plain(c, x0, x1),
+    np.cos(np.pi * t / 2)[:, None] * x0 + np.sin(np.pi * t / 2)[:, None] * x1,
+    rtol=1e-5,
+    atol=1e-6,
+  )
   v, dv = paths.bridge_variance(c, t, gamma=0.01, eps_b=0.005)
   np.testing.assert_allclose(v, 0.01 * t * (1 - t) + 0.005, rtol=1e-5)  # α² + β² = 1 on trig
   np.testing.assert_allclose(dv, 0.01 * (1 - 2 * t), rtol=1e-4, atol=1e-7)
   xb = paths.interpolate_bridge(c, t, x0, x1, z, gamma=0.01, eps_b=0.005)
-  np.testing.assert_allclose(xb - paths.interpolate_plain(c, x0, x1), np.sqrt(v)[:, None] * z,
-                             rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(
+    xb - paths.interpolate_plain(c, x0, x1), np.sqrt(v)[:, None] * z, rtol=1e-5, atol=1e-6
+  )
 
 
 def test_errors_name_the_argument():

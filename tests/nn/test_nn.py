@@ -86,8 +86,7 @@ class _DenoiserRef(nn.Module):
   def __call__(self, z):
     h = jax.nn.one_hot(z, 4, dtype=jnp.float32).reshape(z.shape[0], -1)
     h = nn.silu(nn.Dense(8)(h))
-    logits = nn.Dense(4 * 3, kernel_init=nn.initializers.zeros,
-                      bias_init=nn.initializers.zeros)(h)
+    logits = nn.Dense(4 * 3, kernel_init=nn.initializers.zeros, bias_init=nn.initializers.zeros)(h)
     return jax.nn.log_softmax(logits.reshape(-1, 4, 3), -1)
 
 
@@ -153,7 +152,7 @@ class _QuadraticRef(nn.Module):
     h = nn.silu(nn.Dense(8, name="t_in")(_sin_emb(t, 4, 30.0)))
     h = nn.silu(nn.Dense(8, name="t_hidden")(h))
     coef = nn.Dense(11, name="t_out", kernel_init=nn.initializers.zeros)(h)
-    return coef[:, 0] + jnp.sum(coef[:, 1:6] * y ** 2, axis=1), -(coef[:, 6:] * y) @ w
+    return coef[:, 0] + jnp.sum(coef[:, 1:6] * y**2, axis=1), -(coef[:, 6:] * y) @ w
 
 
 # ----------------------------------------------------------------- room networks vs oracles
@@ -182,7 +181,7 @@ def test_egnn_mlp_matches_inline_reference(zero_last):
 
 def test_anybcq_digits_and_dsb_csbm_keep_their_layer_names():
   flat = _assert_same(digits_eval.MLP(hidden=8), _DigitsRef(), X)
-  assert {p[1] for p in flat} == set(digits_eval.LAYERS)          # quantization finds them by name
+  assert {p[1] for p in flat} == set(digits_eval.LAYERS)  # quantization finds them by name
   net = csbm.SimpleMLP(dim=4, num_categories=5, num_times=3, hidden=8, num_layers=2)
   _assert_same(net, _CsbmRef(), Z, jnp.array([0, 2, 1]))
 
@@ -196,8 +195,14 @@ def test_minpv_networks_match_inline_references():
 
 # ---------------------------------------------------------------------------- nn.mlp itself
 def test_mlp_module_nests_one_level_and_names_and_inits_apply():
-  net = inn.MLP((6,), 3, activation=nn.tanh, out_kernel_init=nn.initializers.zeros,
-                out_bias_init=nn.initializers.ones, names=("a", "b"))
+  net = inn.MLP(
+    (6,),
+    3,
+    activation=nn.tanh,
+    out_kernel_init=nn.initializers.zeros,
+    out_bias_init=nn.initializers.ones,
+    names=("a", "b"),
+  )
   params = net.init(KEY, X)["params"]
   assert set(params) == {"a", "b"} and params["a"]["kernel"].shape == (5, 6)
   np.testing.assert_array_equal(net.apply({"params": params}, X), np.ones((3, 3), np.float32))
@@ -208,8 +213,9 @@ def test_mlp_module_nests_one_level_and_names_and_inits_apply():
       return inn.MLP((4,), 2, activation=nn.relu)(x)
 
   flat = traverse_util.flatten_dict(jax.eval_shape(Outer().init, KEY, X))
-  assert {"/".join(p) for p in flat} == {f"params/MLP_0/Dense_{i}/{w}"
-                                         for i in (0, 1) for w in ("kernel", "bias")}
+  assert {"/".join(p) for p in flat} == {
+    f"params/MLP_0/Dense_{i}/{w}" for i in (0, 1) for w in ("kernel", "bias")
+  }
 
 
 def test_mlp_dense_factory_and_errors():
@@ -242,9 +248,8 @@ def test_fourier_time_features_match_numpy_formula():
   t = np.array([0.0, 0.25, 0.7], np.float32)
   got = np.asarray(inn.fourier_time_features(jnp.asarray(t), 3, 2, jnp.float32))
   a = np.pi * t[:, None].astype(np.float64) * np.array([1.0, 2.0])
-  np.testing.assert_allclose(got, np.concatenate([t[:, None], np.sin(a), np.cos(a)], 1),
-                             atol=1e-6)
-  scalar = inn.fourier_time_features(0.25, 3, 2, jnp.float32)      # one t for the whole batch
+  np.testing.assert_allclose(got, np.concatenate([t[:, None], np.sin(a), np.cos(a)], 1), atol=1e-6)
+  scalar = inn.fourier_time_features(0.25, 3, 2, jnp.float32)  # one t for the whole batch
   np.testing.assert_array_equal(scalar, np.broadcast_to(got[1], (3, 5)))
   with pytest.raises(ValueError, match="t must be"):
     inn.fourier_time_features(jnp.ones(4), 3, 2, jnp.float32)
@@ -256,13 +261,17 @@ def test_nn_imports_no_room_and_its_package_no_jax():
   root = pathlib.Path(inn.__file__).parent
   for path in root.glob("*.py"):
     for node in ast.walk(ast.parse(path.read_text())):
-      mods = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-              [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+      mods = (
+        [a.name for a in node.names]
+        if isinstance(node, ast.Import)
+        else [node.module]
+        if isinstance(node, ast.ImportFrom) and node.module
+        else []
+      )
       for m in mods:
         if m.startswith("iclr26_jax"):
           assert m == "iclr26_jax._lazy" or m.startswith("iclr26_jax.nn"), (path.name, m)
   assert sorted(inn.__all__) == sorted(inn._EXPORTS)
-  code = ("import sys, iclr26_jax.nn; "
-          "print(sorted(m for m in ('jax', 'flax') if m in sys.modules))")
+  code = "import sys, iclr26_jax.nn; print(sorted(m for m in ('jax', 'flax') if m in sys.modules))"
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
   assert out.stdout.strip() == "[]", out.stdout

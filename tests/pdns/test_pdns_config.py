@@ -26,8 +26,12 @@ from tests.conftest import REPO, config_from_flags
 
 ISING = "experiments/configs/pdns/ising.py"
 DERIVED = ("num_steps", "checkpoint_every", "eval_every", "log_every")
-OLD_KEYS = {"prox.learning_rate": "optim.learning_rate", "prox.b1": "optim.b1",
-            "prox.b2": "optim.b2", "prox.grad_clip": "optim.grad_clip"}
+OLD_KEYS = {
+  "prox.learning_rate": "optim.learning_rate",
+  "prox.b1": "optim.b1",
+  "prox.b2": "optim.b2",
+  "prox.grad_clip": "optim.grad_clip",
+}
 
 
 def _get_config(name, arg):
@@ -43,17 +47,24 @@ def _stage_steps(c):
   return proximal.steps_per_stage(p), proximal.total_stages(p)
 
 
-@pytest.mark.parametrize("overrides,stages,epochs,buffer,batch", [
-    ((), 40, 4, 2048, 256),                                   # laptop: 40 + 3 stages of 32
+@pytest.mark.parametrize(
+  "overrides,stages,epochs,buffer,batch",
+  [
+    ((), 40, 4, 2048, 256),  # laptop: 40 + 3 stages of 32
     (("prox.num_stages=5",), 5, 4, 2048, 256),
     (("prox.refine_stages=0", "prox.epochs_per_stage=2"), 40, 2, 2048, 256),
     (("prox.buffer_size=4096", "batch_size=128"), 40, 4, 4096, 128),
-])
+  ],
+)
 def test_derived_trainer_fields_follow_prox_flags(overrides, stages, epochs, buffer, batch):
   refine = 0 if "prox.refine_stages=0" in overrides else 3
   sps = epochs * (buffer // batch)
-  want = {"num_steps": (stages + refine) * sps, "checkpoint_every": sps, "eval_every": sps,
-          "log_every": min(50, sps)}
+  want = {
+    "num_steps": (stages + refine) * sps,
+    "checkpoint_every": sps,
+    "eval_every": sps,
+    "log_every": min(50, sps),
+  }
   flagged = config_from_flags(f"{ISING}:laptop", *(f"--config.{o}" for o in overrides))
   assert {k: flagged[k] for k in DERIVED} == want
   # The method's own stage arithmetic on the ProxConfig it builds agrees.
@@ -65,8 +76,9 @@ def test_derived_trainer_fields_follow_prox_flags(overrides, stages, epochs, buf
 
 
 def test_a_given_trainer_field_wins_and_replaces_only_itself():
-  c = config_from_flags(f"{ISING}:laptop", "--config.prox.num_stages=5", "--config.num_steps=7",
-                        "--config.eval_every=0")
+  c = config_from_flags(
+    f"{ISING}:laptop", "--config.prox.num_stages=5", "--config.num_steps=7", "--config.eval_every=0"
+  )
   assert (c.num_steps, c.eval_every, c.checkpoint_every, c.log_every) == (7, 0, 32, 32)
   c = config_from_flags(f"{ISING}:laptop,num_steps=7", "--config.prox.epochs_per_stage=1")
   assert (c.num_steps, c.checkpoint_every, c.eval_every, c.log_every) == (7, 8, 8, 8)
@@ -75,9 +87,16 @@ def test_a_given_trainer_field_wins_and_replaces_only_itself():
   assert (c.num_steps, c.log_every, c.checkpoint_every, c.eval_every) == (20, 5, 10, 0)
 
 
-@pytest.mark.parametrize("name,lr,b1,b2", [("gmm2d", 1e-3, 0.9, 0.999), ("ising", 1e-3, 0.9, 0.999),
-                                           ("potts", 1e-3, 0.9, 0.999), ("dw4", 1e-4, 0.5, 0.9),
-                                           ("lj13", 1e-4, 0.5, 0.9)])
+@pytest.mark.parametrize(
+  "name,lr,b1,b2",
+  [
+    ("gmm2d", 1e-3, 0.9, 0.999),
+    ("ising", 1e-3, 0.9, 0.999),
+    ("potts", 1e-3, 0.9, 0.999),
+    ("dw4", 1e-4, 0.5, 0.9),
+    ("lj13", 1e-4, 0.5, 0.9),
+  ],
+)
 def test_default_optim_of_each_config(name, lr, b1, b2):
   # The configs' documented settings: Adam, constant lr, grad clip 100 (dw4 / lj13: lr 1e-4
   # with betas (0.5, 0.9), the reference particle scripts').
@@ -85,19 +104,30 @@ def test_default_optim_of_each_config(name, lr, b1, b2):
   assert set(c.optim.keys()) == set(core_optim.optim_defaults().keys())
   o = c.optim
   assert (o.name, o.learning_rate, o.b1, o.b2, o.grad_clip, o.schedule) == (
-      "adam", lr, b1, b2, 100.0, "constant")
+    "adam",
+    lr,
+    b1,
+    b2,
+    100.0,
+    "constant",
+  )
   p = method.prox_config(c)
   assert (p.learning_rate, p.b1, p.b2, p.grad_clip) == (lr, b1, b2, 100.0)
   assert not set(OLD_KEYS) & set(config_lib.flat_fields(c))
 
 
 def test_optim_override_reaches_the_stage_optimiser():
-  c = config_from_flags(f"{ISING}:smoke", "--config.optim.learning_rate=0.02",
-                        "--config.optim.b2=0.9", "--config.optim.grad_clip=5.0")
+  c = config_from_flags(
+    f"{ISING}:smoke",
+    "--config.optim.learning_rate=0.02",
+    "--config.optim.b2=0.9",
+    "--config.optim.grad_clip=5.0",
+  )
   p = method.prox_config(c)
   assert (p.learning_rate, p.b1, p.b2, p.grad_clip) == (0.02, 0.9, 0.9, 5.0)
-  assert p == method.prox_config(config_from_flags(
-      f"{ISING}:smoke,optim.learning_rate=0.02,optim.b2=0.9,optim.grad_clip=5.0"))
+  assert p == method.prox_config(
+    config_from_flags(f"{ISING}:smoke,optim.learning_rate=0.02,optim.b2=0.9,optim.grad_clip=5.0")
+  )
   # The first Adam step of the chain the stages train with is -lr * g / (|g| + eps).
   tx = p.optimizer(10)
   g = jnp.asarray([0.5, -1.0, 1e-3], jnp.float32)
@@ -105,9 +135,14 @@ def test_optim_override_reaches_the_stage_optimiser():
   np.testing.assert_allclose(np.asarray(upd), -0.02 * np.sign(np.asarray(g)), rtol=1e-4)
 
 
-@pytest.mark.parametrize("arg,key", [("optim.name=sgd", "optim.name"),
-                                     ("optim.schedule=cosine", "optim.schedule"),
-                                     ("optim.weight_decay=0.1", "optim.weight_decay")])
+@pytest.mark.parametrize(
+  "arg,key",
+  [
+    ("optim.name=sgd", "optim.name"),
+    ("optim.schedule=cosine", "optim.schedule"),
+    ("optim.weight_decay=0.1", "optim.weight_decay"),
+  ],
+)
 def test_optim_keys_the_stage_optimiser_does_not_read_stop(arg, key):
   with pytest.raises(config_lib.ConfigError, match=f"config key '{key}'"):
     _get_config("ising", f"smoke,{arg}")

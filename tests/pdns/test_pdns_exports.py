@@ -10,8 +10,18 @@ import pytest
 
 import iclr26_jax.pdns as pdns
 
-_MODULES = ("continuous", "discrete", "discrete_targets", "egnn", "mcmc", "method", "particles",
-            "proximal", "references", "targets")
+_MODULES = (
+  "continuous",
+  "discrete",
+  "discrete_targets",
+  "egnn",
+  "mcmc",
+  "method",
+  "particles",
+  "proximal",
+  "references",
+  "targets",
+)
 
 
 def test_every_export_is_its_modules_object():
@@ -27,9 +37,20 @@ def test_every_export_is_its_modules_object():
 
 
 def test_package_import_is_cheap():
-  heavy = ("iclr26_jax.core.trainer", "orbax.checkpoint", "iclr26_jax.pdns.continuous",
-           "iclr26_jax.pdns.discrete", "iclr26_jax.pdns.proximal", "iclr26_jax.pdns.method")
+  heavy = (
+    "iclr26_jax.core.trainer",
+    "orbax.checkpoint",
+    "iclr26_jax.pdns.continuous",
+    "iclr26_jax.pdns.discrete",
+    "iclr26_jax.pdns.proximal",
+    "iclr26_jax.pdns.method",
+  )
   code = f"import sys, iclr26_jax.pdns; print(sorted(m for m in {heavy!r} if m in sys.modules))"
-  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                       env={**os.environ, "JAX_PLATFORMS": "cpu"})
+  out = subprocess.run(
+    [sys.executable, "-c", code],
+    capture_output=True,
+    text=True,
+    check=True,
+    env={**os.environ, "JAX_PLATFORMS": "cpu"},
+  )
   assert out.stdout.strip() == "[]", out.stdout

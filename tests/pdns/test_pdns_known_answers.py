@@ -35,7 +35,7 @@ def _config(name, arg):
 def _ising_truth(size, beta):
   """Brute force: spins s = 2x - 1 on a periodic L x L lattice, E = -sum_<ij> s_i s_j."""
   d = size * size
-  idx = np.arange(2 ** d, dtype=np.int64)
+  idx = np.arange(2**d, dtype=np.int64)
   s = (2 * ((idx[:, None] >> np.arange(d)) & 1) - 1).astype(np.float64).reshape(-1, size, size)
   bonds = (s * np.roll(s, 1, axis=1)).sum((1, 2)) + (s * np.roll(s, 1, axis=2)).sum((1, 2))
   lp = beta * bonds
@@ -47,18 +47,21 @@ def _ising_truth(size, beta):
 
 def test_ising_4x4_against_exact_enumeration(tmp_path):
   size, beta = 4, 0.6
-  cfg = _config("ising", f"target.size={size},target.beta={beta},sampler.hidden=64,"
-                "prox.buffer_size=2048,prox.epsilon=0.3,prox.epochs_per_stage=4,"
-                "prox.num_stages=30,prox.refine_stages=3,eval.num_samples=4096,seed=0,"
-                "progress_bar=False,eval_every=1000000")
+  cfg = _config(
+    "ising",
+    f"target.size={size},target.beta={beta},sampler.hidden=64,"
+    "prox.buffer_size=2048,prox.epsilon=0.3,prox.epochs_per_stage=4,"
+    "prox.num_stages=30,prox.refine_stages=3,eval.num_samples=4096,seed=0,"
+    "progress_bar=False,eval_every=1000000",
+  )
   m = method.PDNSMethod(cfg)
   res = trainer.train(m, cfg, str(tmp_path / "run"))
   ev = res.eval_metrics
   log_z, pi, p_neg = _ising_truth(size, beta)
-  assert log_z == pytest.approx(20.056533, abs=1e-5)           # spec §14 table
+  assert log_z == pytest.approx(20.056533, abs=1e-5)  # spec §14 table
   assert abs(ev["eval/log_z"] - log_z) < 0.1, ev
   assert ev["eval/ess"] > 0.1, ev
-  assert abs(ev["eval/p_neg"] - p_neg) < 0.1, ev                 # both signs kept
+  assert abs(ev["eval/p_neg"] - p_neg) < 0.1, ev  # both signs kept
   x = np.asarray(jax.device_get(m.sample(res.state)[0])).astype(np.int64)
   counts = np.bincount((x << np.arange(size * size)).sum(1), minlength=2 ** (size * size))
   tv = 0.5 * np.abs(counts / counts.sum() - pi).sum()
@@ -67,9 +70,12 @@ def test_ising_4x4_against_exact_enumeration(tmp_path):
 
 
 def test_two_mode_10d_log_z_and_mode_weights(tmp_path):
-  cfg = _config("two_mode_10d", "prox.buffer_size=2048,prox.epochs_per_stage=20,"
-                "prox.num_stages=10,prox.refine_stages=3,eval.num_samples=4096,seed=0,"
-                "progress_bar=False,eval_every=1000000")
+  cfg = _config(
+    "two_mode_10d",
+    "prox.buffer_size=2048,prox.epochs_per_stage=20,"
+    "prox.num_stages=10,prox.refine_stages=3,eval.num_samples=4096,seed=0,"
+    "progress_bar=False,eval_every=1000000",
+  )
   res = trainer.train(method.PDNSMethod(cfg), cfg, str(tmp_path / "run"))
   ev = res.eval_metrics
   assert ev["eval/log_z_true"] == pytest.approx(2.0)

@@ -51,15 +51,30 @@ def test_mcmc_double_well_matches_quadrature(temps, a):
   x0 = jnp.ones((chains, 1))
   key = jax.random.PRNGKey(temps)
   if temps == 1:
-    out = mcmc.mala(lambda x: -_tilted_double_well(x, a), x0, key, num_burnin=300,
-                    num_samples=draws, thin=40, step_size=0.05)
+    out = mcmc.mala(
+      lambda x: -_tilted_double_well(x, a),
+      x0,
+      key,
+      num_burnin=300,
+      num_samples=draws,
+      thin=40,
+      step_size=0.05,
+    )
   else:
-    out = mcmc.parallel_tempering(lambda x: _tilted_double_well(x, a), x0, key,
-                                  (1.0, 0.5, 0.25), num_burnin=300, num_samples=draws, thin=40, swap_every=5,
-                                  step_size=0.05)
+    out = mcmc.parallel_tempering(
+      lambda x: _tilted_double_well(x, a),
+      x0,
+      key,
+      (1.0, 0.5, 0.25),
+      num_burnin=300,
+      num_samples=draws,
+      thin=40,
+      swap_every=5,
+      step_size=0.05,
+    )
     assert np.all(np.asarray(out["swap_rate"]) > 0.2)
-  s = np.asarray(out["samples"])[..., 0]                                      # (draws, chains)
-  assert 0.4 < float(np.mean(out["accept_rate"])) < 0.75                     # adapted to 0.574
+  s = np.asarray(out["samples"])[..., 0]  # (draws, chains)
+  assert 0.4 < float(np.mean(out["accept_rate"])) < 0.75  # adapted to 0.574
   ess = mcmc.ess_bulk(s.T)
   assert ess >= s.size / 3, ess
   assert mcmc.split_rhat(s.T) < 1.05
@@ -77,7 +92,7 @@ def test_diagnostics_match_ar1_closed_form():
   rho, m, n = 0.6, 4, 4000
   e = rng.normal(size=(m, n))
   x = np.empty((m, n))
-  x[:, 0] = e[:, 0] / np.sqrt(1 - rho ** 2)
+  x[:, 0] = e[:, 0] / np.sqrt(1 - rho**2)
   for t in range(1, n):
     x[:, t] = rho * x[:, t - 1] + e[:, t]
   want = m * n * (1 - rho) / (1 + rho)
@@ -87,8 +102,8 @@ def test_diagnostics_match_ar1_closed_form():
   assert abs(mcmc.ess_bulk(iid) / 4000 - 1) < 0.12
   iid[0] += 1.0
   assert mcmc.split_rhat(iid) > 1.05
-  trend = np.linspace(0, 3, 1000)[None] + rng.normal(size=(4, 1000))        # non-stationary
-  assert mcmc.split_rhat(trend) > 1.1                                        # caught by splitting
+  trend = np.linspace(0, 3, 1000)[None] + rng.normal(size=(4, 1000))  # non-stationary
+  assert mcmc.split_rhat(trend) > 1.1  # caught by splitting
 
 
 def test_particle_metrics_closed_forms():
@@ -97,9 +112,11 @@ def test_particle_metrics_closed_forms():
   b = jnp.asarray(rng.normal(1.0, 2.0, 20000), jnp.float32)
   # W2(N(0, 1), N(1, 4))^2 = (0 - 1)^2 + (1 - 2)^2 = 2; sampling sd of the estimate ~ 0.01.
   assert abs(float(metrics.w2_1d(a, b)) - np.sqrt(2.0)) < 0.04
-  np.testing.assert_allclose(float(metrics.w1_1d(a[:300], b[:200])),
-                             stats.wasserstein_distance(np.asarray(a[:300]),
-                                                        np.asarray(b[:200])), rtol=1e-4)
+  np.testing.assert_allclose(
+    float(metrics.w1_1d(a[:300], b[:200])),
+    stats.wasserstein_distance(np.asarray(a[:300]), np.asarray(b[:200])),
+    rtol=1e-4,
+  )
   assert float(metrics.histogram_tv(a, a, 50, -4.0, 4.0)) == 0.0
   assert abs(float(metrics.histogram_tv(a, a + 20.0, 50, -30.0, 30.0)) - 1.0) < 1e-6
   # A square of side 2 (DW-4 layout): distances 2 (x4) and 2 sqrt 2 (x2); scaled by 1.5.
@@ -108,9 +125,8 @@ def test_particle_metrics_closed_forms():
   pm = metrics.particle_metrics(system.energy, sq, 1.5 * sq, 4, 2, bins=80, dist_range=(0, 8))
   r = np.array([2.0] * 4 + [2 * np.sqrt(2)] * 2)
   np.testing.assert_allclose(float(pm["distance_w1"]), np.mean(0.5 * r), rtol=1e-5)
-  np.testing.assert_allclose(float(pm["distance_w2"]), np.sqrt(np.mean((0.5 * r) ** 2)),
-                             rtol=1e-5)
-  assert float(pm["distance_tv"]) == 1.0                                    # disjoint bins
+  np.testing.assert_allclose(float(pm["distance_w2"]), np.sqrt(np.mean((0.5 * r) ** 2)), rtol=1e-5)
+  assert float(pm["distance_tv"]) == 1.0  # disjoint bins
   e = lambda rr: np.sum(-4 * (rr - 4) ** 2 + 0.9 * (rr - 4) ** 4)
   np.testing.assert_allclose(float(pm["energy_w2"]), abs(e(r) - e(1.5 * r)), rtol=1e-5)
 
@@ -119,7 +135,8 @@ def _random_params(params, seed, scale=0.3):
   """Every leaf redrawn N(0, scale^2) with numpy (the zero-initialised head included)."""
   rng = np.random.default_rng(seed)
   return jax.tree_util.tree_map(
-      lambda l: np.asarray(scale * rng.normal(size=l.shape), np.float32), params)
+    lambda l: np.asarray(scale * rng.normal(size=l.shape), np.float32), params
+  )
 
 
 @pytest.mark.parametrize("n,s", [(4, 2), (5, 3)])
@@ -132,13 +149,13 @@ def test_egnn_is_e_n_equivariant(n, s):
   t = jnp.asarray([0.1, 0.5, 0.9])
   params0 = jax.jit(net.init)(jax.random.PRNGKey(n), t, x)
   apply = jax.jit(net.apply)
-  assert float(jnp.max(jnp.abs(apply(params0, t, x)))) == 0.0           # u = 0: P^theta = P^ref
+  assert float(jnp.max(jnp.abs(apply(params0, t, x)))) == 0.0  # u = 0: P^theta = P^ref
   params = _random_params(params0, n)
   u = apply(params, t, x).reshape(3, n, s)
-  assert float(jnp.max(jnp.abs(u))) > 1e-2                                # not trivially zero
+  assert float(jnp.max(jnp.abs(u))) > 1e-2  # not trivially zero
   np.testing.assert_allclose(np.asarray(u).sum(1), 0.0, atol=1e-5)
   q, _ = np.linalg.qr(rng.normal(size=(s, s)))
-  q[:, 0] *= -1.0                                                          # include reflections
+  q[:, 0] *= -1.0  # include reflections
   perm = np.roll(np.arange(n), 1)
   shift = np.arange(1.0, s + 1.0)
   xt = (np.asarray(x).reshape(3, n, s)[:, perm] @ q.T + shift).reshape(3, n * s)
@@ -154,18 +171,25 @@ def test_dw4_smoke_eval_reports_particle_metrics(tmp_path, capsys):
   """dw4 smoke with the EGNN control: the tiny MCMC reference is generated once (with a
   message), cached by its settings and reloaded; the eval reports the particle metrics, and
   the reference energies stored by the sampler agree with the target's energy function."""
-  arg = ("smoke,sampler.network=egnn,sampler.hidden=8,sampler.sde_steps=4,eval.num_samples=64,"
-         f"eval.reference.cache_dir={tmp_path}")
+  arg = (
+    "smoke,sampler.network=egnn,sampler.hidden=8,sampler.sde_steps=4,eval.num_samples=64,"
+    f"eval.reference.cache_dir={tmp_path}"
+  )
   m = method.PDNSMethod(_config("dw4", arg))
   assert "generating dw4 reference samples" in capsys.readouterr().err
   assert not m.reference["cached"] and os.path.exists(m.reference["path"])
   ref = m.reference
-  np.testing.assert_allclose(ref["energy"], np.asarray(particles.dw4().energy(
-      jnp.asarray(ref["samples"]))), rtol=1e-4, atol=1e-3)
+  np.testing.assert_allclose(
+    ref["energy"],
+    np.asarray(particles.dw4().energy(jnp.asarray(ref["samples"]))),
+    rtol=1e-4,
+    atol=1e-3,
+  )
   np.testing.assert_allclose(ref["samples"].reshape(-1, 4, 2).mean(1), 0.0, atol=1e-4)
   assert {"energy/rhat", "energy/ess_bulk", "mean_dist/rhat", "accept_rate"} <= set(ref["diag"])
-  state = types.SimpleNamespace(extras={"ema": jax.jit(m.sampler.init_params)(
-      jax.random.PRNGKey(0))})                       # evaluate reads the EMA parameters only
+  state = types.SimpleNamespace(
+    extras={"ema": jax.jit(m.sampler.init_params)(jax.random.PRNGKey(0))}
+  )  # evaluate reads the EMA parameters only
   out = m.evaluate(state)
   for k in ("eval/energy_w2", "eval/distance_w2", "eval/distance_w1", "eval/distance_tv"):
     assert np.isfinite(out[k]), (k, out)

@@ -20,12 +20,14 @@ from iclr26_jax.pdns import discrete_targets, method
 from tests.conftest import REPO, Kill, kill_at
 
 BETA, FIELD = 0.4, 0.1
-TRAIN_ARG = ("target.size=3,target.beta=0.4,target.h=0.1,batch_size=64,prox.buffer_size=512,"
-             "prox.epochs_per_stage=3,prox.num_stages=3,prox.refine_stages=1,prox.epsilon=0.5,"
-             "optim.learning_rate=0.003,prox.ema_decay=0.9,sampler.hidden=64,sampler.depth=2,"
-             "eval.num_samples=4096,num_steps=96,log_every=8,eval_every=0,checkpoint_every=20,"
-             "progress_bar=False")
-KILL_STEP = 30          # stages of 24 steps, checkpoints every 20: killed inside stage 2
+TRAIN_ARG = (
+  "target.size=3,target.beta=0.4,target.h=0.1,batch_size=64,prox.buffer_size=512,"
+  "prox.epochs_per_stage=3,prox.num_stages=3,prox.refine_stages=1,prox.epsilon=0.5,"
+  "optim.learning_rate=0.003,prox.ema_decay=0.9,sampler.hidden=64,sampler.depth=2,"
+  "eval.num_samples=4096,num_steps=96,log_every=8,eval_every=0,checkpoint_every=20,"
+  "progress_bar=False"
+)
+KILL_STEP = 30  # stages of 24 steps, checkpoints every 20: killed inside stage 2
 
 
 def _config(name, arg):
@@ -41,7 +43,7 @@ def test_lattice_log_prob_matches_enumerated_tables():
   x = jnp.asarray(ising.states())
   got = method.lattice_log_prob(x, size=3, beta=BETA, model="ising", h=FIELD)
   np.testing.assert_allclose(np.asarray(got), np.asarray(ising.log_table), rtol=1e-5, atol=1e-5)
-  potts = discrete_targets.potts(2, 3, 0.7)            # L = 2: every pair counted twice
+  potts = discrete_targets.potts(2, 3, 0.7)  # L = 2: every pair counted twice
   x = jnp.asarray(potts.states())
   got = method.lattice_log_prob(x, size=2, beta=0.7, model="potts")
   np.testing.assert_allclose(np.asarray(got), np.asarray(potts.log_table), rtol=1e-5, atol=1e-5)
@@ -60,8 +62,17 @@ def test_ising_eval_keys_and_log_z_matches_enumeration(ising_run):
   m, untrained, res = ising_run
   ev = res.eval_metrics
   exact = discrete_targets.ising(3, BETA, h=FIELD)
-  for key in ("eval/log_z", "eval/elbo", "eval/ess", "eval/path_kl", "eval/magnetization",
-              "eval/p_neg", "eval/log_z_true", "eval/log_z_rel_ref", "eval/magnetization_true"):
+  for key in (
+    "eval/log_z",
+    "eval/elbo",
+    "eval/ess",
+    "eval/path_kl",
+    "eval/magnetization",
+    "eval/p_neg",
+    "eval/log_z_true",
+    "eval/log_z_rel_ref",
+    "eval/magnetization_true",
+  ):
     assert key in ev and math.isfinite(ev[key]), (key, ev)
   # The logged truth (row transfer matrix) agrees with the enumerated table.
   assert ev["eval/log_z_true"] == pytest.approx(float(exact.log_z), abs=1e-4)
@@ -96,12 +107,12 @@ def test_stage_metrics_follow_the_schedule(ising_run):
   per_stage = {}
   for r in train_rows:
     per_stage[int(r["stage/index"])] = r
-  assert sorted(per_stage) == [1, 2, 3, 4]            # 96 steps of 24-step stages
+  assert sorted(per_stage) == [1, 2, 3, 4]  # 96 steps of 24-step stages
   lam = [per_stage[k]["stage/lambda"] for k in sorted(per_stage)]
   c = [per_stage[k]["stage/c"] for k in sorted(per_stage)]
   assert all(0 < ck < 1 for ck in c[:3]) and c[3] == 1.0
   assert np.all(np.diff(lam) <= 0) and lam[-1] == 0.0
-  for k in (1, 2, 3):                                 # adaptive stages met KL^ = eps (or flagged)
+  for k in (1, 2, 3):  # adaptive stages met KL^ = eps (or flagged)
     r = per_stage[k]
     assert r["prox/flag"] != 0 or abs(r["prox/kl_hat"] - 0.5) < 1e-3, r
     assert 0 < r["stage/ess"] <= 1
@@ -113,8 +124,15 @@ def test_gmm2d_eval_logs_mode_weights():
   cfg = _config("gmm2d", "smoke")
   m = method.PDNSMethod(cfg)
   ev = m.evaluate(jax.jit(m.init_state)(jax.random.PRNGKey(0)))
-  for key in ("eval/log_z", "eval/elbo", "eval/ess", "eval/log_z_true", "eval/mode_weight_0",
-              "eval/mode_weight_1", "eval/mode_weight_tv"):
+  for key in (
+    "eval/log_z",
+    "eval/elbo",
+    "eval/ess",
+    "eval/log_z_true",
+    "eval/mode_weight_0",
+    "eval/mode_weight_1",
+    "eval/mode_weight_tv",
+  ):
     assert key in ev and math.isfinite(ev[key]), (key, ev)
   assert ev["eval/log_z_true"] == pytest.approx(1.5)
   w = np.array([ev["eval/mode_weight_0"], ev["eval/mode_weight_1"]])
@@ -137,15 +155,18 @@ def test_resume_mid_stage_is_bitwise_exact(ising_run, tmp_path):
     trainer.train(method.PDNSMethod(cfg), cfg, work, hooks=(kill_at(KILL_STEP),))
   resumed = trainer.train(method.PDNSMethod(cfg), cfg, work)
   assert resumed.resumed_from == 20
-  for a, b in ((ref.state.params, resumed.state.params),
-               (ref.state.opt_state, resumed.state.opt_state),
-               (ref.state.extras, resumed.state.extras)):
+  for a, b in (
+    (ref.state.params, resumed.state.params),
+    (ref.state.opt_state, resumed.state.opt_state),
+    (ref.state.extras, resumed.state.extras),
+  ):
     la, lb = jax.tree.leaves(_tree(a)), jax.tree.leaves(_tree(b))
     assert len(la) == len(lb)
     for x, y in zip(la, lb):
       np.testing.assert_array_equal(x, y)
-  assert (metrics_lib.read_jsonl(os.path.join(ref.workdir, "metrics.jsonl"))
-          == metrics_lib.read_jsonl(os.path.join(work, "metrics.jsonl")))
+  assert metrics_lib.read_jsonl(
+    os.path.join(ref.workdir, "metrics.jsonl")
+  ) == metrics_lib.read_jsonl(os.path.join(work, "metrics.jsonl"))
 
 
 def test_fit_loop_runs_the_same_step_as_the_method(ising_run):
@@ -157,8 +178,9 @@ def test_fit_loop_runs_the_same_step_as_the_method(ising_run):
   rows = metrics_lib.read_jsonl(os.path.join(res.workdir, "metrics.jsonl"))
   per_stage = {int(r["stage/index"]): r for r in rows if "stage/c" in r}
   assert [h["stage"] for h in fit.history] == sorted(per_stage)
-  assert [h["refine"] for h in fit.history] == [bool(per_stage[k]["stage/refine"])
-                                               for k in sorted(per_stage)]
+  assert [h["refine"] for h in fit.history] == [
+    bool(per_stage[k]["stage/refine"]) for k in sorted(per_stage)
+  ]
   h1, r1 = fit.history[0], per_stage[1]
   for key in ("stage/c", "stage/lambda", "prox/kl_hat", "stage/ess", "stage/log_z"):
     assert h1[key] == pytest.approx(r1[key], rel=1e-5, abs=1e-6), key

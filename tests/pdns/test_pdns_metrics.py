@@ -23,12 +23,14 @@ def _normal(seed, n, d):
 
 # --------------------------------------------------------------------------- importance weights
 
+
 def test_exact_proposal_gives_exact_log_z_and_unit_ess():
   mean, cov, log_z = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.5, 2.0]), 1.3
   tgt = targets.gaussian(mean, cov, log_z=log_z)
   x = np.asarray(tgt.sample(jax.random.PRNGKey(0), 2000), np.float64)
-  lw = (np.asarray(tgt.log_prob_unnorm(jnp.asarray(x, jnp.float32)), np.float64)
-        - stats.multivariate_normal(mean, np.diag(cov)).logpdf(x))
+  lw = np.asarray(
+    tgt.log_prob_unnorm(jnp.asarray(x, jnp.float32)), np.float64
+  ) - stats.multivariate_normal(mean, np.diag(cov)).logpdf(x)
   lw = jnp.asarray(lw, jnp.float32)
   assert abs(float(metrics.log_z_hat(lw)) - log_z) < 1e-4
   assert abs(float(metrics.elbo(lw)) - log_z) < 1e-4
@@ -50,20 +52,23 @@ def test_gaussian_importance_sampling_log_z_elbo_ess_closed_forms():
   kl = math.log(0.5) + 2.5 - 0.5
   assert abs(float(metrics.elbo(lw)) - (log_z - kl)) < 5 * np.std(np.log(w)) / math.sqrt(n)
   # ESS -> 1 / E_q[(p/q)^2]
-  m2, _ = integrate.quad(lambda t: math.exp(2 * stats.norm(1, 1).logpdf(t)
-                                            - stats.norm(0, 2).logpdf(t)), -30, 30)
+  m2, _ = integrate.quad(
+    lambda t: math.exp(2 * stats.norm(1, 1).logpdf(t) - stats.norm(0, 2).logpdf(t)), -30, 30
+  )
   assert abs(float(metrics.ess(lw)) - 1 / m2) < 0.02
   # per-stage ESS matches the global one row by row; a single dominant weight gives 1/N
   stacked = jnp.stack([lw[:1000], lw[1000:2000], jnp.zeros(1000).at[3].set(80.0)])
   per = np.asarray(metrics.ess_per_stage(stacked))
-  np.testing.assert_allclose(per[:2], [float(metrics.ess(lw[:1000])),
-                                       float(metrics.ess(lw[1000:2000]))], rtol=1e-5)
+  np.testing.assert_allclose(
+    per[:2], [float(metrics.ess(lw[:1000])), float(metrics.ess(lw[1000:2000]))], rtol=1e-5
+  )
   assert abs(per[2] - 1e-3) < 1e-6
   with pytest.raises(ValueError, match="log_w"):
     metrics.ess(stacked)
 
 
 # ---------------------------------------------------------------------------- sample distances
+
 
 def test_mmd_closed_form_null_and_median_bandwidth():
   n, d, h = 500, 2, 1.5
@@ -72,7 +77,7 @@ def test_mmd_closed_form_null_and_median_bandwidth():
   base = (h * h / (h * h + 2)) ** (d / 2)
   exact = 2 * base * (1 - math.exp(-1.0 / (2 * (h * h + 2))))
   vals, nulls = [], []
-  for seed in range(8):                  # independent replicates: unbiasedness within their SE
+  for seed in range(8):  # independent replicates: unbiasedness within their SE
     x, y = _normal(10 * seed, n, d), _normal(10 * seed + 1, n, d)
     val, bw = metrics.mmd(x, y + shift, bandwidth=h)
     vals.append(float(val))
@@ -109,7 +114,7 @@ def test_sinkhorn_divergence_identical_translated_and_independent_clouds():
   # S_eps(x, x + v) = |v|^2 exactly
   coarse, info = metrics.sinkhorn_divergence(x, x + v, 0.5)
   assert bool(info["converged"])
-  assert abs(float(coarse) - float(jnp.sum(v ** 2))) < 1e-3
+  assert abs(float(coarse) - float(jnp.sum(v**2))) < 1e-3
   with pytest.raises(ValueError, match="shapes"):
     metrics.sinkhorn_divergence(x, x[:, :2], 1e-3)
 
@@ -129,17 +134,21 @@ def test_w2_1d_replication_gaussian_and_energy_w2():
   assert abs(float(metrics.w2_1d(g1, g2)) - 1.5) < 0.05
   # energy W2 of DW-4 samples against themselves is zero, positive against a perturbed set
   dw = particles.dw4()
-  cfg = jnp.asarray(np.tile([0.0, 0.0, 4.0, 0.0, 0.0, 4.0, 4.0, 4.0], (64, 1))
-                    + 0.2 * np.random.default_rng(0).standard_normal((64, 8)), jnp.float32)
+  cfg = jnp.asarray(
+    np.tile([0.0, 0.0, 4.0, 0.0, 0.0, 4.0, 4.0, 4.0], (64, 1))
+    + 0.2 * np.random.default_rng(0).standard_normal((64, 8)),
+    jnp.float32,
+  )
   assert float(metrics.energy_w2(dw.energy, cfg, cfg)) == 0.0
   assert float(metrics.energy_w2(dw.energy, cfg, cfg * 1.2)) > 0.1
   dd = float(metrics.distance_w2(cfg, cfg * 1.2, 4, 2))
   # every distance scales by 1.2: W2 = 0.2 * sqrt(mean r^2)
   r = np.asarray(particles.pair_distances(cfg, 4, 2)).reshape(-1)
-  assert abs(dd - 0.2 * math.sqrt(np.mean(r ** 2))) < 1e-4
+  assert abs(dd - 0.2 * math.sqrt(np.mean(r**2))) < 1e-4
 
 
 # ----------------------------------------------------------------------------------------- modes
+
 
 def test_mode_weights_on_exact_samples_and_collapse():
   g = targets.two_mode_10d((0.3, 0.7))
@@ -151,11 +160,12 @@ def test_mode_weights_on_exact_samples_and_collapse():
   assert abs(w[0] - 0.3) < 5 * math.sqrt(0.21 / 10000)
   tv = float(metrics.mode_weight_tv(a, g.mode_weights_exact()))
   assert tv < 5 * math.sqrt(0.21 / 10000)
-  collapsed = jnp.ones(500, jnp.int32)            # every sample in the 0.7 mode
+  collapsed = jnp.ones(500, jnp.int32)  # every sample in the 0.7 mode
   assert abs(float(metrics.mode_weight_tv(collapsed, g.mode_weights_exact())) - 0.3) < 1e-6
 
 
 # -------------------------------------------------------------------------------------- lattices
+
 
 @pytest.fixture(scope="module")
 def ising3():

@@ -29,7 +29,7 @@ def test_proximal_closed_form_on_finite_path_space():
   p_ref = _softmax(rng.normal(size=k))
   p_prev = _softmax(rng.normal(size=k))
   r = rng.normal(size=k) * 2
-  ell = np.log(p_ref) - np.log(p_prev)                  # log dP^ref/dP_prev on each path
+  ell = np.log(p_ref) - np.log(p_prev)  # log dP^ref/dP_prev on each path
   eta = 0.7
   c = eta / (1 + eta)
   log_w, lam = proximal.stage_log_weights(jnp.asarray(ell), jnp.asarray(r), c, 1.0, "prox")
@@ -47,8 +47,9 @@ def test_proximal_closed_form_on_finite_path_space():
   p = p_ref.copy()
   lam = 1.0
   for ck in rng.uniform(0.1, 0.9, size=4):
-    lw, lam = proximal.stage_log_weights(jnp.asarray(np.log(p_ref) - np.log(p)), jnp.asarray(r),
-                                         float(ck), lam, "ideal")
+    lw, lam = proximal.stage_log_weights(
+      jnp.asarray(np.log(p_ref) - np.log(p)), jnp.asarray(r), float(ck), lam, "ideal"
+    )
     p = _softmax(np.log(p) + np.asarray(lw, np.float64))
     lam = float(lam)
     np.testing.assert_allclose(p, _softmax(np.log(p_ref) + (1 - lam) * r), rtol=1e-5)
@@ -59,10 +60,10 @@ def test_normalize_weights_filter_and_clamp():
   w, info = proximal.normalize_weights(log_w, clamp_max=3.0)
   p = np.exp([0.0, 0.0, 10.0]) / np.exp([0.0, 0.0, 10.0]).sum()
   np.testing.assert_allclose(np.asarray(w), [5 * p[0], 5 * p[1], 0.0, 3.0, 0.0], rtol=1e-5)
-  assert float(info["weights/frac_filtered"]) == pytest.approx(0.4)    # NaN and -inf
+  assert float(info["weights/frac_filtered"]) == pytest.approx(0.4)  # NaN and -inf
   assert float(info["weights/frac_clamped"]) == pytest.approx(0.2)
   w, _ = proximal.normalize_weights(jnp.asarray(np.random.default_rng(1).normal(size=64)))
-  assert float(jnp.mean(w)) == pytest.approx(1.0, rel=1e-5)          # mean one before clamping
+  assert float(jnp.mean(w)) == pytest.approx(1.0, rel=1e-5)  # mean one before clamping
 
 
 def test_adaptive_step_solves_trust_region_equation():
@@ -81,7 +82,7 @@ def test_adaptive_step_solves_trust_region_equation():
     assert float(c) == pytest.approx(math.sqrt(2 * eps) / s, rel=0.05)
   cs = jnp.linspace(0.01, 0.99, 30)
   kls = np.asarray(jax.vmap(lambda c: proximal.kl_hat(c * w))(cs))
-  assert np.all(np.diff(kls) > 0)                                       # monotone in c
+  assert np.all(np.diff(kls) > 0)  # monotone in c
   # Constant weights: KL^ = 0 for all c, epsilon unreachable, c goes to the upper bracket.
   c, kl, flag = proximal.solve_step_size(zero, jnp.ones_like(w), 0.5)
   assert float(c) == pytest.approx(0.99) and int(flag) == proximal.EPS_ABOVE_BRACKET
@@ -98,7 +99,7 @@ def test_epsilon_at_least_log_n_is_rejected():
   with pytest.raises(ValueError, match="epsilon"):
     proximal.check_epsilon(math.log(100), 100)
   with pytest.raises(ValueError, match="epsilon"):
-    proximal.ProxConfig(buffer_size=128, batch_size=64, epsilon=5.0)   # log 128 = 4.85
+    proximal.ProxConfig(buffer_size=128, batch_size=64, epsilon=5.0)  # log 128 = 4.85
   proximal.ProxConfig(buffer_size=128, batch_size=64, epsilon=4.0)
   proximal.ProxConfig(buffer_size=128, batch_size=64, epsilon=5.0, eta_inf=True)
   with pytest.raises(ValueError, match="batch_size"):

@@ -14,19 +14,23 @@ import pytest
 from iclr26_jax.pdns import references
 
 # int alpha = 10.05 (>= 10): residual correlation e^{-5.03} < 0.01 (spec §2.1, §18).
-DECREASING = references.ou_reference(3, schedule="linear_decreasing", sigma_bar=1.5,
-                                     alpha_min=0.1, alpha_max=20.0)
-INCREASING = references.ou_reference(3, schedule="linear_increasing", sigma_bar=1.5,
-                                     alpha_min=0.1, alpha_max=20.0)
+DECREASING = references.ou_reference(
+  3, schedule="linear_decreasing", sigma_bar=1.5, alpha_min=0.1, alpha_max=20.0
+)
+INCREASING = references.ou_reference(
+  3, schedule="linear_increasing", sigma_bar=1.5, alpha_min=0.1, alpha_max=20.0
+)
 
 
 def _ou_cond(ref, t, x0, x1):
   """Mean and variance of X_t | X_0, X_1 from the stationary OU covariance
   Cov(X_s, X_u) = sigma_bar^2 exp(-1/2 int_s^u alpha), s <= u (per coordinate)."""
-  s2 = ref.sigma_bar ** 2
+  s2 = ref.sigma_bar**2
+
   def k(a, b):
     lo, hi = min(a, b), max(a, b)
     return s2 * math.exp(-0.5 * ref.int_alpha(lo, hi))
+
   obs = np.array([[k(0, 0), k(0, 1)], [k(1, 0), k(1, 1)]])
   cross = np.array([k(t, 0), k(t, 1)])
   gain = np.linalg.solve(obs, cross)
@@ -39,7 +43,7 @@ def test_schedules_directions_and_residual_correlation():
   assert INCREASING.alpha_start == 0.1 and INCREASING.alpha_end == 20.0
   assert DECREASING.residual_correlation == pytest.approx(math.exp(-0.5 * 10.05), rel=1e-12)
   with pytest.warns(UserWarning, match="not memoryless"):
-    ref = references.ou_reference(2)                   # the released code's 10 -> 0.1
+    ref = references.ou_reference(2)  # the released code's 10 -> 0.1
   assert ref.residual_correlation == pytest.approx(math.exp(-2.525), rel=1e-9)
   with pytest.raises(ValueError, match="schedule"):
     references.ou_reference(2, schedule="cosine")
@@ -74,8 +78,9 @@ def test_ou_bridge_sampling_monte_carlo(ref):
   # Sample mean: standard error sd / sqrt(n); sample variance: se var * sqrt(2 / (n - 1)).
   # 5 standard errors per coordinate (3 coordinates): a false failure has probability < 2e-6.
   np.testing.assert_allclose(np.asarray(draws.mean(0)), want_mean, atol=5 * sd / math.sqrt(n))
-  np.testing.assert_allclose(np.asarray(draws.var(0)), want_var,
-                             atol=5 * want_var * math.sqrt(2 / (n - 1)))
+  np.testing.assert_allclose(
+    np.asarray(draws.var(0)), want_var, atol=5 * want_var * math.sqrt(2 / (n - 1))
+  )
 
 
 def test_bm_bridge_sampling_monte_carlo():
@@ -87,18 +92,19 @@ def test_bm_bridge_sampling_monte_carlo():
   # Brownian bridge oracle: mean (1 - t) a + t b, variance sigma^2 t (1 - t).
   want_mean = 0.7 * np.array([1.0, -1.0]) + 0.3 * np.array([2.0, 0.5])
   want_var = 0.64 * 0.3 * 0.7
-  np.testing.assert_allclose(np.asarray(draws.mean(0)), want_mean,
-                             atol=5 * math.sqrt(want_var / n))
-  np.testing.assert_allclose(np.asarray(draws.var(0)), want_var,
-                             atol=5 * want_var * math.sqrt(2 / (n - 1)))
+  np.testing.assert_allclose(np.asarray(draws.mean(0)), want_mean, atol=5 * math.sqrt(want_var / n))
+  np.testing.assert_allclose(
+    np.asarray(draws.var(0)), want_var, atol=5 * want_var * math.sqrt(2 / (n - 1))
+  )
 
 
 def _ou_log_p1_given_t(ref, t, xt, x1):
   """log N(x1; a xt, sigma_bar^2 (1 - a^2) I), a = exp(-1/2 int_t^1 alpha), written from the OU
   transition law (independent of the library's closed form)."""
-  a = jnp.exp(-0.5 * (ref.alpha_start * (1 - t) + 0.5 * (ref.alpha_end - ref.alpha_start)
-                      * (1 - t ** 2)))
-  var = ref.sigma_bar ** 2 * (1 - a ** 2)
+  a = jnp.exp(
+    -0.5 * (ref.alpha_start * (1 - t) + 0.5 * (ref.alpha_end - ref.alpha_start) * (1 - t**2))
+  )
+  var = ref.sigma_bar**2 * (1 - a**2)
   return jnp.sum(-0.5 * (x1 - a * xt) ** 2 / var - 0.5 * jnp.log(2 * jnp.pi * var))
 
 
@@ -111,14 +117,20 @@ def test_terminal_score_equals_autodiff(ref):
     want = jax.grad(lambda x: _ou_log_p1_given_t(ref, t, x, x1))(xt)
     got = ref.terminal_score(t, xt[None], x1[None])[0]
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(float(ref.terminal_log_prob(t, xt[None], x1[None])[0]),
-                               float(_ou_log_p1_given_t(ref, t, xt, x1)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+      float(ref.terminal_log_prob(t, xt[None], x1[None])[0]),
+      float(_ou_log_p1_given_t(ref, t, xt, x1)),
+      rtol=1e-5,
+      atol=1e-5,
+    )
   bm = references.BMReference(dim=3, sigma_const=0.7)
   xt, x1 = jnp.ones((1, 3)), jnp.asarray([[0.0, 1.0, 3.0]])
   want = jax.grad(lambda x: jnp.sum(jax.scipy.stats.norm.logpdf(x1[0], x, 0.7 * math.sqrt(0.6))))(
-      xt[0])
-  np.testing.assert_allclose(np.asarray(bm.terminal_score(0.4, xt, x1)[0]), np.asarray(want),
-                             rtol=1e-5)
+    xt[0]
+  )
+  np.testing.assert_allclose(
+    np.asarray(bm.terminal_score(0.4, xt, x1)[0]), np.asarray(want), rtol=1e-5
+  )
 
 
 def test_reward_keeps_log_nu_constant():
@@ -142,15 +154,28 @@ from iclr26_jax.pdns import continuous  # noqa: E402
 
 N_P, S_D = 4, 2
 D_P = N_P * S_D
-COM_OU = references.ou_reference(D_P, schedule="linear_decreasing", sigma_bar=1.5, alpha_min=0.1,
-                                 alpha_max=20.0, n_particles=N_P, spatial_dim=S_D)
-COM_BM = references.BMReference(dim=D_P, sigma_const=0.8, n_particles=N_P, spatial_dim=S_D,
-                                source=(1.0, 0.5, -1.0, 0.5, 0.5, -2.0, -0.5, 1.0))
+COM_OU = references.ou_reference(
+  D_P,
+  schedule="linear_decreasing",
+  sigma_bar=1.5,
+  alpha_min=0.1,
+  alpha_max=20.0,
+  n_particles=N_P,
+  spatial_dim=S_D,
+)
+COM_BM = references.BMReference(
+  dim=D_P,
+  sigma_const=0.8,
+  n_particles=N_P,
+  spatial_dim=S_D,
+  source=(1.0, 0.5, -1.0, 0.5, 0.5, -2.0, -0.5, 1.0),
+)
 _PROJ = np.eye(D_P) - np.kron(np.ones((N_P, N_P)) / N_P, np.eye(S_D))
 _EVAL, _EVEC = np.linalg.eigh(_PROJ)
-BASIS = _EVEC[:, _EVAL > 0.5]                                     # (8, 6) orthonormal
-_ROLL_COM = jax.jit(continuous.em_rollout, static_argnums=(0, 2, 4, 5),
-                    static_argnames=("return_path",))
+BASIS = _EVEC[:, _EVAL > 0.5]  # (8, 6) orthonormal
+_ROLL_COM = jax.jit(
+  continuous.em_rollout, static_argnums=(0, 2, 4, 5), static_argnames=("return_path",)
+)
 
 
 def _affine_control(p, t, x):
@@ -163,8 +188,7 @@ def _ctl(a=0.0, b=(0.0, 0.0), c=0.0):
 
 
 def _roll_com(params, ref, seed):
-  return _ROLL_COM(_affine_control, params, ref, jax.random.PRNGKey(seed), 32, 40,
-                   return_path=True)
+  return _ROLL_COM(_affine_control, params, ref, jax.random.PRNGKey(seed), 32, 40, return_path=True)
 
 
 def _com(x):
@@ -175,7 +199,7 @@ def _com(x):
 def _basis_log_normal(y, mean, var):
   """log N(Q^T y; Q^T mean, var I_{(n-1)s}) in float64."""
   diff = (np.asarray(y, np.float64) - np.asarray(mean, np.float64)) @ BASIS
-  return -0.5 * np.sum(diff ** 2, -1) / var - 0.5 * BASIS.shape[1] * np.log(2 * np.pi * var)
+  return -0.5 * np.sum(diff**2, -1) / var - 0.5 * BASIS.shape[1] * np.log(2 * np.pi * var)
 
 
 def _cfree(rng, scale=1.5, n=None):
@@ -203,7 +227,7 @@ def test_com_free_source_and_sde_states_have_zero_com(ref):
   assert out.path.shape == (41, 32, D_P)
   # float32 states of size O(5): round-off ~1e-6 per step.
   np.testing.assert_allclose(_com(out.path), 0.0, atol=2e-5)
-  assert float(np.abs(np.asarray(out.path[-1])).max()) > 0.5        # the states did move
+  assert float(np.abs(np.asarray(out.path[-1])).max()) > 0.5  # the states did move
 
 
 @pytest.mark.parametrize("ref", [COM_OU, COM_BM], ids=["ou", "bm"])
@@ -213,22 +237,26 @@ def test_com_free_log_nu_terminal_density_and_score_in_an_orthonormal_basis(ref)
   sig = ref.sigma_bar if ref is COM_OU else ref.sigma_const
   x = center + _cfree(rng, n=5)
   got = np.asarray(ref.log_nu(jnp.asarray(x, jnp.float32)), np.float64)
-  np.testing.assert_allclose(got, _basis_log_normal(x, center, sig ** 2), rtol=1e-5, atol=1e-4)
+  np.testing.assert_allclose(got, _basis_log_normal(x, center, sig**2), rtol=1e-5, atol=1e-4)
   for t in (0.2, 0.8):
     xt, x1 = _cfree(rng), _cfree(rng)
     if ref is COM_OU:
       a = math.exp(-0.5 * ref.int_alpha(t, 1.0))
-      var = ref.sigma_bar ** 2 * (1 - a * a)
+      var = ref.sigma_bar**2 * (1 - a * a)
     else:
-      a, var = 1.0, ref.sigma_const ** 2 * (1 - t)
+      a, var = 1.0, ref.sigma_const**2 * (1 - t)
     want = _basis_log_normal(x1, a * xt, var)
-    got = float(ref.terminal_log_prob(t, jnp.asarray(xt[None], jnp.float32),
-                                      jnp.asarray(x1[None], jnp.float32))[0])
+    got = float(
+      ref.terminal_log_prob(
+        t, jnp.asarray(xt[None], jnp.float32), jnp.asarray(x1[None], jnp.float32)
+      )[0]
+    )
     assert got == pytest.approx(want, rel=1e-5, abs=1e-4)
     # Score: gradient of the basis density, a Q Q^T (x1 - a xt) / var, lies in the subspace.
     want_score = a * (BASIS @ (BASIS.T @ (x1 - a * xt))) / var
-    got_score = ref.terminal_score(t, jnp.asarray(xt[None], jnp.float32),
-                                   jnp.asarray(x1[None], jnp.float32))[0]
+    got_score = ref.terminal_score(
+      t, jnp.asarray(xt[None], jnp.float32), jnp.asarray(x1[None], jnp.float32)
+    )[0]
     np.testing.assert_allclose(np.asarray(got_score), want_score, rtol=1e-4, atol=1e-5)
 
 
@@ -246,13 +274,13 @@ def _dense_conditioning(k, t, x0, x1):
 def test_com_free_bridge_matches_dense_conditioning_and_stays_com_free(ref):
   rng = np.random.default_rng(7)
   if ref is COM_OU:
-    s2 = ref.sigma_bar ** 2
+    s2 = ref.sigma_bar**2
     k = lambda a, b: s2 * math.exp(-0.5 * ref.int_alpha(min(a, b), max(a, b)))
     x0 = _cfree(rng)
-    x0_c = np.zeros(D_P)                      # the dense oracle works with centred coordinates
+    x0_c = np.zeros(D_P)  # the dense oracle works with centred coordinates
   else:
-    s2 = ref.sigma_const ** 2
-    k = lambda a, b: s2 * min(a, b)           # Brownian motion from the point source
+    s2 = ref.sigma_const**2
+    k = lambda a, b: s2 * min(a, b)  # Brownian motion from the point source
     x0 = np.asarray(ref.source)
     x0_c = x0
   x1 = x0_c + _cfree(rng)
@@ -262,9 +290,12 @@ def test_com_free_bridge_matches_dense_conditioning_and_stays_com_free(ref):
   mean, var = ref.bridge_mean_var(t, jnp.asarray(x0, jnp.float32), jnp.asarray(x1, jnp.float32))
   np.testing.assert_allclose(np.asarray(mean), want_mean, rtol=1e-4, atol=1e-5)
   np.testing.assert_allclose(float(var) * _PROJ, want_cov, atol=1e-5)
-  draws = ref.sample_bridge(jax.random.PRNGKey(3), t,
-                            jnp.tile(jnp.asarray(x0, jnp.float32), (n, 1)),
-                            jnp.tile(jnp.asarray(x1, jnp.float32), (n, 1)))
+  draws = ref.sample_bridge(
+    jax.random.PRNGKey(3),
+    t,
+    jnp.tile(jnp.asarray(x0, jnp.float32), (n, 1)),
+    jnp.tile(jnp.asarray(x1, jnp.float32), (n, 1)),
+  )
   np.testing.assert_allclose(_com(draws) - _com(x0_c), 0.0, atol=1e-5)
   draws = np.asarray(draws, np.float64)
   # Per coordinate Var = var * P_ii = var (1 - 1/n): 5 standard errors of the mean (8 coordinates:
@@ -290,14 +321,28 @@ def test_com_free_girsanov_log_ratio(ref):
   path = np.asarray(out.path, np.float64)
   dt = 1.0 / 40
   ts = np.arange(40) * dt
-  x, x_next = path[:-1], path[1:]                                  # (40, 32, 8) each
+  x, x_next = path[:-1], path[1:]  # (40, 32, 8) each
   sig = np.asarray(ref.sigma(jnp.asarray(ts, jnp.float32)), np.float64)[:, None, None]
-  b = np.asarray(ref.drift(jnp.asarray(np.broadcast_to(ts[:, None], (40, 32)), jnp.float32),
-                           jnp.asarray(x, jnp.float32)), np.float64)
-  uk = np.asarray(_affine_control(params, jnp.asarray(ts[:, None, None], jnp.float32),
-                                  jnp.asarray(x, jnp.float32)), np.float64) @ _PROJ
-  var = (sig ** 2 * dt)[..., 0]
-  want = np.sum(_basis_log_normal(x_next, x + b * dt, var)
-                - _basis_log_normal(x_next, x + (b + sig * uk) * dt, var), 0)
+  b = np.asarray(
+    ref.drift(
+      jnp.asarray(np.broadcast_to(ts[:, None], (40, 32)), jnp.float32), jnp.asarray(x, jnp.float32)
+    ),
+    np.float64,
+  )
+  uk = (
+    np.asarray(
+      _affine_control(
+        params, jnp.asarray(ts[:, None, None], jnp.float32), jnp.asarray(x, jnp.float32)
+      ),
+      np.float64,
+    )
+    @ _PROJ
+  )
+  var = (sig**2 * dt)[..., 0]
+  want = np.sum(
+    _basis_log_normal(x_next, x + b * dt, var)
+    - _basis_log_normal(x_next, x + (b + sig * uk) * dt, var),
+    0,
+  )
   # float32 accumulation over 40 steps of terms of size O(1): 1e-3 absolute.
   np.testing.assert_allclose(np.asarray(out.log_ratio), want, rtol=1e-3, atol=2e-3)

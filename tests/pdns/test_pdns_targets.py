@@ -26,9 +26,12 @@ def _mc_tol(samples, k=5.0):
 
 # ------------------------------------------------------------------------------ Gaussian mixtures
 
+
 def _np_mixture_logpdf(x, weights, means, std):
-  comps = [math.log(w) + stats.multivariate_normal(m, std ** 2 * np.eye(len(m))).logpdf(x)
-           for w, m in zip(weights, means)]
+  comps = [
+    math.log(w) + stats.multivariate_normal(m, std**2 * np.eye(len(m))).logpdf(x)
+    for w, m in zip(weights, means)
+  ]
   return special.logsumexp(np.stack(comps, -1), -1)
 
 
@@ -38,13 +41,14 @@ def test_gmm40_convention_density_and_samples():
   assert g.dim == 50 and means.shape == (40, 50)
   assert np.all(np.abs(means) <= 40) and means.min() < -35 and means.max() > 35
   np.testing.assert_allclose(np.asarray(g.covs), np.broadcast_to(np.eye(50), (40, 50, 50)))
-  np.testing.assert_allclose(np.asarray(targets.gmm40(seed=3).means), means)   # seeded
+  np.testing.assert_allclose(np.asarray(targets.gmm40(seed=3).means), means)  # seeded
   x = np.asarray(g.sample(jax.random.PRNGKey(0), 4000), np.float64)
   # density vs scipy (normalised: log Z = 0), at samples and at shifted points
   pts = np.concatenate([x[:20], x[:20] + 1.5])
   ref = _np_mixture_logpdf(pts, np.full(40, 1 / 40), means, 1.0)
-  np.testing.assert_allclose(np.asarray(g.log_prob_unnorm(jnp.asarray(pts, jnp.float32))), ref,
-                             rtol=1e-5, atol=2e-3)
+  np.testing.assert_allclose(
+    np.asarray(g.log_prob_unnorm(jnp.asarray(pts, jnp.float32))), ref, rtol=1e-5, atol=2e-3
+  )
   # samples: every draw lies within a few std of its nearest mean; mode weights ~ 1/40
   a = np.asarray(g.assign(jnp.asarray(x, jnp.float32)))
   d2 = np.sum((x - means[a]) ** 2, -1)
@@ -63,15 +67,16 @@ def test_unequal_two_mode_10d_log_z_weights_and_moments():
   np.testing.assert_allclose(np.linalg.norm(means[0] - means[1]), 8.0, rtol=1e-6)
   x = np.asarray(g.sample(jax.random.PRNGKey(1), N), np.float64)
   ref = 2.0 + _np_mixture_logpdf(x[:50], (0.3, 0.7), means, 1.0)
-  np.testing.assert_allclose(np.asarray(g.log_prob_unnorm(jnp.asarray(x[:50], jnp.float32))),
-                             ref, rtol=1e-5, atol=1e-4)
+  np.testing.assert_allclose(
+    np.asarray(g.log_prob_unnorm(jnp.asarray(x[:50], jnp.float32))), ref, rtol=1e-5, atol=1e-4
+  )
   w = np.bincount(np.asarray(g.assign(jnp.asarray(x, jnp.float32))), minlength=2) / N
   np.testing.assert_allclose(np.asarray(g.mode_weights(jnp.asarray(x, jnp.float32))), w, atol=1e-7)
   assert abs(w[0] - 0.3) < 5 * math.sqrt(0.21 / N)
   np.testing.assert_allclose(np.asarray(g.mode_weights_exact()), [0.3, 0.7], rtol=1e-6)
   assert np.all(np.abs(x.mean(0) - np.asarray(g.mean())) < _mc_tol(x))
   a = np.asarray(g.assign(jnp.asarray(x, jnp.float32)))
-  for k in range(2):          # within a mode: N(m_k, I)
+  for k in range(2):  # within a mode: N(m_k, I)
     xk = x[a == k] - means[k]
     assert np.all(np.abs(xk.mean(0)) < _mc_tol(xk))
     assert np.all(np.abs(xk.var(0) - 1) < 5 * math.sqrt(2 / xk.shape[0]))
@@ -94,8 +99,9 @@ def test_mixture_of_students_density_and_samples():
   pts = x[:10]
   comps = np.stack([stats.t(2.0).logpdf(pts - m).sum(-1) for m in means], -1)
   ref = 0.4 + special.logsumexp(comps, -1) - math.log(10)
-  np.testing.assert_allclose(np.asarray(t.log_prob_unnorm(jnp.asarray(pts, jnp.float32))), ref,
-                             rtol=1e-5, atol=1e-3)
+  np.testing.assert_allclose(
+    np.asarray(t.log_prob_unnorm(jnp.asarray(pts, jnp.float32))), ref, rtol=1e-5, atol=1e-3
+  )
   a = np.asarray(t.assign(jnp.asarray(x, jnp.float32)))
   # residuals from the nearest mean: median |t| of a Student-t(2) is its 0.75 quantile
   resid = np.abs(x - means[a]).reshape(-1)
@@ -105,6 +111,7 @@ def test_mixture_of_students_density_and_samples():
 
 
 # ----------------------------------------------------------------------------------------- Funnel
+
 
 def test_funnel_log_z_by_quadrature_and_exact_samples():
   f = targets.Funnel.create(dim=10, sigma=3.0, log_z=0.9)
@@ -117,8 +124,9 @@ def test_funnel_log_z_by_quadrature_and_exact_samples():
   pts = np.zeros(g1.shape + (f.dim,))
   pts[..., 0] = g1
   pts[..., 1] = np.exp(g1 / 2) * gr
-  lp = np.asarray(f.log_prob_unnorm(jnp.asarray(pts.reshape(-1, f.dim), jnp.float32)),
-                  np.float64).reshape(g1.shape)
+  lp = np.asarray(
+    f.log_prob_unnorm(jnp.asarray(pts.reshape(-1, f.dim), jnp.float32)), np.float64
+  ).reshape(g1.shape)
   log_sphere = math.log(2) + (k / 2) * math.log(math.pi) - special.gammaln(k / 2)
   integrand = np.exp(lp + (k - 1) * np.log(np.maximum(gr, 1e-300)) + k * g1 / 2 + log_sphere)
   z = integrate.trapezoid(integrate.trapezoid(integrand, rho, axis=1), x1)
@@ -126,7 +134,7 @@ def test_funnel_log_z_by_quadrature_and_exact_samples():
   x = np.asarray(f.sample(jax.random.PRNGKey(3), N), np.float64)
   assert abs(x[:, 0].mean()) < 5 * 3 / math.sqrt(N)
   assert abs(x[:, 0].var() / 9 - 1) < 5 * math.sqrt(2 / N)
-  zz = x[:, 1:] * np.exp(-x[:, :1] / 2)                    # should be i.i.d. N(0, 1)
+  zz = x[:, 1:] * np.exp(-x[:, :1] / 2)  # should be i.i.d. N(0, 1)
   assert np.all(np.abs(zz.mean(0)) < 5 / math.sqrt(N))
   assert np.all(np.abs(zz.var(0) - 1) < 5 * math.sqrt(2 / N))
   assert abs(np.corrcoef(np.abs(zz[:, 0]), x[:, 0])[0, 1]) < 5 / math.sqrt(N)
@@ -134,37 +142,43 @@ def test_funnel_log_z_by_quadrature_and_exact_samples():
 
 # -------------------------------------------------------------------------------------- Many-well
 
+
 @pytest.mark.parametrize("dim,m,delta", [(5, 5, 4.0), (4, 2, 3.0)])
 def test_many_well_log_z_by_quad_energy_and_samples(dim, m, delta):
   mw = targets.ManyWell.create(dim, m, delta)
-  z_w, _ = integrate.quad(lambda t: math.exp(-(t * t - delta) ** 2), -np.inf, np.inf,
-                          epsabs=1e-13, epsrel=1e-12)
+  z_w, _ = integrate.quad(
+    lambda t: math.exp(-((t * t - delta) ** 2)), -np.inf, np.inf, epsabs=1e-13, epsrel=1e-12
+  )
   log_z = m * math.log(z_w) + 0.5 * (dim - m) * math.log(2 * math.pi)
   assert abs(float(mw.log_z) - log_z) < 1e-5
   x = np.asarray(mw.sample(jax.random.PRNGKey(4), N), np.float64)
   e_ref = np.sum((x[:, :m] ** 2 - delta) ** 2, -1) + 0.5 * np.sum(x[:, m:] ** 2, -1)
-  np.testing.assert_allclose(np.asarray(mw.energy(jnp.asarray(x, jnp.float32))), e_ref,
-                             rtol=1e-5, atol=1e-4)
-  second, _ = integrate.quad(lambda t: t * t * math.exp(-(t * t - delta) ** 2), -np.inf, np.inf)
+  np.testing.assert_allclose(
+    np.asarray(mw.energy(jnp.asarray(x, jnp.float32))), e_ref, rtol=1e-5, atol=1e-4
+  )
+  second, _ = integrate.quad(lambda t: t * t * math.exp(-((t * t - delta) ** 2)), -np.inf, np.inf)
   assert np.all(np.abs(x.mean(0)) < _mc_tol(x))
   var_ref = np.array([second / z_w] * m + [1.0] * (dim - m))
-  assert np.all(np.abs((x ** 2).mean(0) - var_ref) < _mc_tol(x ** 2))
+  assert np.all(np.abs((x**2).mean(0) - var_ref) < _mc_tol(x**2))
   # one-dimensional law of a well coordinate: KS against the quadrature CDF
-  cdf = np.vectorize(lambda s: integrate.quad(lambda t: math.exp(-(t * t - delta) ** 2),
-                                              -np.inf, s)[0] / z_w)
+  cdf = np.vectorize(
+    lambda s: integrate.quad(lambda t: math.exp(-((t * t - delta) ** 2)), -np.inf, s)[0] / z_w
+  )
   grid_pts = np.sort(x[:2000, 0])
   assert np.max(np.abs(cdf(grid_pts) - np.arange(1, 2001) / 2000)) < 1.63 / math.sqrt(2000) * 1.5
   a = np.asarray(mw.assign(jnp.asarray(x, jnp.float32)))
   np.testing.assert_array_equal(a, (x[:, :m] > 0).astype(int) @ (2 ** np.arange(m)))
-  freq = np.bincount(a, minlength=2 ** m) / N
-  np.testing.assert_allclose(np.asarray(mw.mode_weights(jnp.asarray(x, jnp.float32))), freq,
-                             atol=1e-7)
+  freq = np.bincount(a, minlength=2**m) / N
+  np.testing.assert_allclose(
+    np.asarray(mw.mode_weights(jnp.asarray(x, jnp.float32))), freq, atol=1e-7
+  )
   p = float(mw.mode_weights_exact()[0])
-  assert p == 2.0 ** -m
+  assert p == 2.0**-m
   assert np.all(np.abs(freq - p) < 5 * math.sqrt(p * (1 - p) / N))
 
 
 # -------------------------------------------------------------------------------------- particles
+
 
 def _rotation(rng, s):
   q, r = np.linalg.qr(rng.standard_normal((s, s)))
@@ -194,7 +208,7 @@ def test_particle_energy_symmetries_and_python_loop(name):
         if name == "dw4":
           tot += -4 * (r - 4) ** 2 + 0.9 * (r - 4) ** 4
         else:
-          tot += r ** -12 - 2 * r ** -6
+          tot += r**-12 - 2 * r**-6
     if name == "lj13":
       tot += 0.5 * np.sum((p - p.mean(0)) ** 2)
     ref.append(tot)
@@ -203,10 +217,12 @@ def test_particle_energy_symmetries_and_python_loop(name):
   shift = rng.standard_normal(s) * 3
   perm = rng.permutation(n)
   moved = (base.reshape(-1, n, s)[:, perm] @ rot.T + shift).reshape(base.shape)
-  np.testing.assert_allclose(np.asarray(tgt.energy(jnp.asarray(moved, jnp.float32))), e,
-                             rtol=2e-5, atol=2e-4)
-  np.testing.assert_allclose(np.asarray(tgt.log_prob_unnorm(jnp.asarray(base, jnp.float32))), -e,
-                             rtol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(tgt.energy(jnp.asarray(moved, jnp.float32))), e, rtol=2e-5, atol=2e-4
+  )
+  np.testing.assert_allclose(
+    np.asarray(tgt.log_prob_unnorm(jnp.asarray(base, jnp.float32))), -e, rtol=1e-6
+  )
 
 
 def test_particle_energy_hand_values():
@@ -230,22 +246,24 @@ def test_com_free_noise_and_density():
   n, s = 13, 3
   z = np.asarray(particles.com_free_normal(jax.random.PRNGKey(5), 4000, n, s), np.float64)
   np.testing.assert_allclose(z.reshape(-1, n, s).mean(1), 0.0, atol=1e-6)
-  sq = np.sum(z ** 2, -1)
+  sq = np.sum(z**2, -1)
   dof = (n - 1) * s
   assert abs(sq.mean() - dof) < 5 * math.sqrt(2 * dof / 4000)
   # density against an orthonormal basis of the zero-CoM subspace
   c = np.eye(n) - 1.0 / n
-  basis = np.linalg.svd(np.kron(c, np.eye(s)))[0][:, :dof]      # (n s, dof)
+  basis = np.linalg.svd(np.kron(c, np.eye(s)))[0][:, :dof]  # (n s, dof)
   coords = z[:5] @ basis
-  ref = stats.multivariate_normal(np.zeros(dof), 1.7 ** 2 * np.eye(dof)).logpdf(coords)
+  ref = stats.multivariate_normal(np.zeros(dof), 1.7**2 * np.eye(dof)).logpdf(coords)
   got = particles.com_free_normal_log_prob(jnp.asarray(z[:5], jnp.float32), n, s, sigma=1.7)
   np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-5)
   x = jnp.asarray(np.random.default_rng(1).standard_normal((3, n * s)), jnp.float32)
-  np.testing.assert_allclose(np.asarray(particles.remove_com(x, n, s)).reshape(3, n, s).mean(1),
-                             0.0, atol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(particles.remove_com(x, n, s)).reshape(3, n, s).mean(1), 0.0, atol=1e-6
+  )
 
 
 # --------------------------------------------------------------------------------------- lattices
+
 
 def _brute_ising(size, beta, j, h):
   """Python loop over all states: log Z, P(M < 0), E|M|/D, E s_0 s_k."""
@@ -266,13 +284,19 @@ def _brute_ising(size, beta, j, h):
   log_z = special.logsumexp(lw)
   p = np.exp(lw - log_z)
   mags = np.array(mags)
-  return {"log_z": log_z, "p_neg": p[mags < 0].sum(), "p_pos": p[mags > 0].sum(),
-          "abs_mag": np.sum(p * np.abs(mags)) / dim, "corr0": p @ np.array(corr0),
-          "mag_dist": np.bincount((mags + dim) // 2, weights=p, minlength=dim + 1)}
+  return {
+    "log_z": log_z,
+    "p_neg": p[mags < 0].sum(),
+    "p_pos": p[mags > 0].sum(),
+    "abs_mag": np.sum(p * np.abs(mags)) / dim,
+    "corr0": p @ np.array(corr0),
+    "mag_dist": np.bincount((mags + dim) // 2, weights=p, minlength=dim + 1),
+  }
 
 
-@pytest.mark.parametrize("size,beta,j,h", [(2, 0.7, 1.0, 0.0), (3, 0.5, 1.0, 0.15),
-                                           (3, 0.4, -0.8, 0.3)])
+@pytest.mark.parametrize(
+  "size,beta,j,h", [(2, 0.7, 1.0, 0.0), (3, 0.5, 1.0, 0.15), (3, 0.4, -0.8, 0.3)]
+)
 def test_ising_streamed_enumeration_and_transfer_matrix_vs_python_loop(size, beta, j, h):
   ref = _brute_ising(size, beta, j, h)
   st = discrete_targets.lattice_exact_stats(size, beta, j=j, h=h, chunk=16)

@@ -20,12 +20,22 @@ KL_CEIL = 0.08
 
 
 def _fit(eta_inf: bool):
-  tgt = targets.gaussian(MEAN, STD ** 2, log_z=LOG_Z)
+  tgt = targets.gaussian(MEAN, STD**2, log_z=LOG_Z)
   ref = references.BMReference(dim=2, sigma_const=1.0)
   sampler = continuous.ContinuousSampler(ref, tgt.log_prob_unnorm, num_steps=32, hidden=32)
-  cfg = proximal.ProxConfig(num_stages=6, epochs_per_stage=12, buffer_size=1024, batch_size=128,
-                            step_size="adaptive", epsilon=0.5, lambda_min=0.02, refine_stages=3,
-                            ema_decay=0.9, learning_rate=2e-3, eta_inf=eta_inf)
+  cfg = proximal.ProxConfig(
+    num_stages=6,
+    epochs_per_stage=12,
+    buffer_size=1024,
+    batch_size=128,
+    step_size="adaptive",
+    epsilon=0.5,
+    lambda_min=0.02,
+    refine_stages=3,
+    ema_decay=0.9,
+    learning_rate=2e-3,
+    eta_inf=eta_inf,
+  )
   res = sampler.fit(cfg, jax.random.PRNGKey(0))
   x, w = sampler.sample(res.params, jax.random.PRNGKey(1), 8192)
   return res, np.asarray(x, np.float64), np.asarray(w, np.float64)
@@ -57,14 +67,15 @@ def test_proximal_training_and_eta_inf_baseline_reach_known_answers():
   lam = proximal.history_array(res.history, "stage/lambda")
   c = proximal.history_array(res.history, "stage/c")
   prox_stages = [h for h in res.history if not h["refine"]]
-  assert len(prox_stages) >= 2 and np.all(c[: len(prox_stages)] < 1.0)   # tempered stages ran
-  assert np.all(np.diff(lam) <= 0) and lam[-1] == 0.0                    # schedule finished
+  assert len(prox_stages) >= 2 and np.all(c[: len(prox_stages)] < 1.0)  # tempered stages ran
+  assert np.all(np.diff(lam) <= 0) and lam[-1] == 0.0  # schedule finished
   assert [h["refine"] for h in res.history][-3:] == [True] * 3
   # Each adaptive stage met the trust region (or was clamped and flagged).
   for h in prox_stages:
     assert h["prox/flag"] != proximal.FEASIBLE or abs(h["prox/kl_hat"] - 0.5) < 1e-3
-  print("proximal", stats, [(round(h["stage/c"], 3), round(h["stage/lambda"], 4)) for h in
-                            res.history])
+  print(
+    "proximal", stats, [(round(h["stage/c"], 3), round(h["stage/lambda"], 4)) for h in res.history]
+  )
   # Non-proximal baseline: the same code with eta_inf=True (c = 1 from the first stage).
   res0, x0, w0 = _fit(eta_inf=True)
   assert all(h["stage/c"] == 1.0 and h["stage/lambda"] == 0.0 for h in res0.history)

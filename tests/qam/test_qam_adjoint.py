@@ -58,8 +58,9 @@ def test_matched_grid_adjoint_equals_pathwise_gradient():
     if k < n - 1:
       ts = k * h + h
       x = xs[k]
-      xs[k + 1] = (x + h * (2 * v(obs, x, jnp.full((B,), ts)) - x / ts)
-                   + jnp.sqrt(h) * sig[k] * eps[k])
+      xs[k + 1] = (
+        x + h * (2 * v(obs, x, jnp.full((B,), ts)) - x / ts) + jnp.sqrt(h) * sig[k] * eps[k]
+      )
   xs = jnp.stack(xs)
   adj_n = adjoint.terminal_adjoint(_quad_q, obs, xs[-1], LAM)
   adjs = adjoint.lean_adjoint(v, obs, xs, adj_n, n)
@@ -87,14 +88,14 @@ def test_reference_grid_adjoint_converges_like_h():
 
 @functools.partial(jax.jit, static_argnums=0)
 def _ref_grid_error(n):
-    v = _mlp_velocity()
-    obs, x0, eps = _inputs(n - 1)
-    f = lambda x: adjoint.rollout(v, v, obs, x, eps, n)[-1]
-    xs = adjoint.rollout(v, v, obs, x0, eps, n)
-    adj_n = adjoint.terminal_adjoint(_quad_q, obs, xs[-1], LAM)
-    adjs = adjoint.lean_adjoint(v, obs, xs, adj_n, n)
-    oracle = jax.grad(lambda x: -LAM * jnp.sum(jnp.mean(_quad_q(obs, jnp.clip(f(x), -1, 1)), 0)))(x0)
-    return jnp.max(jnp.abs(adjs[0] - oracle))
+  v = _mlp_velocity()
+  obs, x0, eps = _inputs(n - 1)
+  f = lambda x: adjoint.rollout(v, v, obs, x, eps, n)[-1]
+  xs = adjoint.rollout(v, v, obs, x0, eps, n)
+  adj_n = adjoint.terminal_adjoint(_quad_q, obs, xs[-1], LAM)
+  adjs = adjoint.lean_adjoint(v, obs, xs, adj_n, n)
+  oracle = jax.grad(lambda x: -LAM * jnp.sum(jnp.mean(_quad_q(obs, jnp.clip(f(x), -1, 1)), 0)))(x0)
+  return jnp.max(jnp.abs(adjs[0] - oracle))
 
 
 def test_terminal_adjoint_zero_outside_box_and_sign():
@@ -113,8 +114,9 @@ def test_am_loss_hand_value_and_lambda_zero():
   np.testing.assert_allclose(adjoint.sigmas(n), sig, rtol=1e-6)
   rng = np.random.default_rng(0)
   vf, vb, ad = (rng.normal(size=(n, 2, 3)).astype(np.float32) for _ in range(3))
-  want = np.mean(np.sum(((2 / sig)[:, None, None] * (vf - vb) + sig[:, None, None] * ad) ** 2,
-                        axis=(0, 2)))
+  want = np.mean(
+    np.sum(((2 / sig)[:, None, None] * (vf - vb) + sig[:, None, None] * ad) ** 2, axis=(0, 2))
+  )
   np.testing.assert_allclose(adjoint.adjoint_matching_loss(vf, vb, ad, n), want, rtol=1e-5)
   # λ = 0: zero terminal adjoint propagates to zero adjoints.
   v = _mlp_velocity()
@@ -124,6 +126,7 @@ def test_am_loss_hand_value_and_lambda_zero():
   adjs = adjoint.lean_adjoint(v, obs, xs, adj_n, n)
   assert float(jnp.max(jnp.abs(adjs))) == 0.0
   want0 = np.mean(np.sum(((2 / sig)[:, None, None] * (vf - vb)) ** 2, axis=(0, 2)))
-  np.testing.assert_allclose(adjoint.adjoint_matching_loss(vf, vb, np.zeros_like(ad), n), want0,
-                             rtol=1e-5)
+  np.testing.assert_allclose(
+    adjoint.adjoint_matching_loss(vf, vb, np.zeros_like(ad), n), want0, rtol=1e-5
+  )
   assert float(adjoint.adjoint_matching_loss(vb, vb, np.zeros_like(ad), n)) == 0.0

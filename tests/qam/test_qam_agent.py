@@ -28,21 +28,35 @@ LR = 1e-2
 # Plain QAM's update graph is a sub-graph of QAM-F's and QAM-E's (they add one loss each), so
 # its update is exercised through them; its sampler is tested on its own below.
 KINDS = {
-    "qam_f": {"fql_alpha": 1.0},
-    "qam_e": {"edit_scale": 0.1},
-    "bc": {"agent_name": "bc"},
-    "fql": {"agent_name": "fql", "fql_alpha": 1.0},
+  "qam_f": {"fql_alpha": 1.0},
+  "qam_e": {"edit_scale": 0.1},
+  "bc": {"agent_name": "bc"},
+  "fql": {"agent_name": "fql", "fql_alpha": 1.0},
 }
-_COMMON = {"critic/loss", "critic/q_mean", "critic/q_std", "critic/target_mean", "bc/fm_loss",
-           "total_loss", "grad_norm"}
+_COMMON = {
+  "critic/loss",
+  "critic/q_mean",
+  "critic/q_std",
+  "critic/target_mean",
+  "bc/fm_loss",
+  "total_loss",
+  "grad_norm",
+}
 _ACTOR = {"actor/am_loss", "actor/adj_max", "actor/adj_mean", "actor/adj_std"}
 _ONE = {"one_step/loss", "one_step/q_loss", "one_step/distill_loss"}
 _EDIT = {"edit/loss", "edit/q_loss", "edit/entropy", "edit/temp", "edit/temp_loss"}
-EXPECTED_INFO = {"qam_f": _COMMON | _ACTOR | _ONE,
-                 "qam_e": _COMMON | _ACTOR | _EDIT, "bc": _COMMON, "fql": _COMMON | _ONE}
-EXPECTED_PARAMS = {"qam_f": {"critic", "bc_flow", "actor_flow", "one_step"},
-                   "qam_e": {"critic", "bc_flow", "actor_flow", "edit_policy", "edit_log_temp"},
-                   "bc": {"critic", "bc_flow"}, "fql": {"critic", "bc_flow", "one_step"}}
+EXPECTED_INFO = {
+  "qam_f": _COMMON | _ACTOR | _ONE,
+  "qam_e": _COMMON | _ACTOR | _EDIT,
+  "bc": _COMMON,
+  "fql": _COMMON | _ONE,
+}
+EXPECTED_PARAMS = {
+  "qam_f": {"critic", "bc_flow", "actor_flow", "one_step"},
+  "qam_e": {"critic", "bc_flow", "actor_flow", "edit_policy", "edit_log_temp"},
+  "bc": {"critic", "bc_flow"},
+  "fql": {"critic", "bc_flow", "one_step"},
+}
 
 
 def _config(**overrides):
@@ -68,12 +82,16 @@ def _flat_normal(key, shape):
 def _batch(valid=1.0):
   k = jax.random.PRNGKey(7)
   ks = jax.random.split(k, 4)
-  return {"observations": _flat_normal(ks[0], (B, S)),
-          "actions": jax.random.uniform(ks[1], (B * H * ACT,), minval=-0.9,
-                                        maxval=0.9).reshape(B, H, ACT),
-          "rewards": -jnp.ones((B,)), "masks": jnp.ones((B,)),
-          "valid": jnp.full((B,), valid),
-          "next_observations": _flat_normal(ks[2], (B, S))}
+  return {
+    "observations": _flat_normal(ks[0], (B, S)),
+    "actions": jax.random.uniform(ks[1], (B * H * ACT,), minval=-0.9, maxval=0.9).reshape(
+      B, H, ACT
+    ),
+    "rewards": -jnp.ones((B,)),
+    "masks": jnp.ones((B,)),
+    "valid": jnp.full((B,), valid),
+    "next_observations": _flat_normal(ks[2], (B, S)),
+  }
 
 
 @functools.lru_cache(maxsize=None)
@@ -114,8 +132,9 @@ def test_update_finite_namespaced(kind):
     delta = _max_abs(_tree_delta(ag1.state.params[name], ag.state.params[name]))
     assert 0 < delta < 10 * LR, (name, delta)
   # The summed loss is the sum of the per-module losses.
-  parts = [info[k] for k in ("critic/loss", "bc/fm_loss", "actor/am_loss", "one_step/loss")
-           if k in info]
+  parts = [
+    info[k] for k in ("critic/loss", "bc/fm_loss", "actor/am_loss", "one_step/loss") if k in info
+  ]
   if kind == "qam_e":
     parts += [info["edit/loss"], info["edit/temp_loss"]]
   np.testing.assert_allclose(info["total_loss"], sum(parts), rtol=1e-5)
@@ -160,11 +179,13 @@ def test_polyak_targets_follow_formula():
   ag0, ag1, _, ag2 = _updated("qam_f")
   for prev, new in ((ag0, ag1), (ag1, ag2)):
     for tgt, src in (("target_critic", "critic"), ("target_bc_flow", "bc_flow")):
-      want = jax.tree_util.tree_map(lambda t, p: (1 - TAU) * t + TAU * p,
-                                    prev.state.extras[tgt], new.state.params[src])
+      want = jax.tree_util.tree_map(
+        lambda t, p: (1 - TAU) * t + TAU * p, prev.state.extras[tgt], new.state.params[src]
+      )
       got = new.state.extras[tgt]
       jax.tree_util.tree_map(
-          lambda g, w: np.testing.assert_allclose(g, w, rtol=0, atol=1e-6), got, want)
+        lambda g, w: np.testing.assert_allclose(g, w, rtol=0, atol=1e-6), got, want
+      )
       moved = _max_abs(_tree_delta(got, prev.state.extras[tgt]))
       assert moved > 1e-4, (tgt, moved)  # the formula is not trivially met by a frozen target
   # After two steps the target lags the online parameters.

@@ -30,15 +30,15 @@ from iclr26_jax.qam import flows
 from iclr26_jax.qam.agent import QAMAgent
 
 S0 = 0.18
-HALF_SEP = 0.45           # m_{1,2} x-coordinate ±0.45: modes 2.5 s_0 from their midpoint
-SLOPE = 0.3               # m_{1,2} y-coordinate 0.3·s (the policy must condition on s)
+HALF_SEP = 0.45  # m_{1,2} x-coordinate ±0.45: modes 2.5 s_0 from their midpoint
+SLOPE = 0.3  # m_{1,2} y-coordinate 0.3·s (the policy must condition on s)
 W = np.asarray([1.54, 4.0])
 LAM = 1.0
 REWARD_NOISE = 0.1
-N = 10                    # flow steps (reference value)
+N = 10  # flow steps (reference value)
 B = 128
 STEPS = 5000
-M = 20000                 # ODE samples per evaluation state
+M = 20000  # ODE samples per evaluation state
 STATES = (-0.5, 0.0, 0.5)
 
 
@@ -57,8 +57,14 @@ def _batch(key):
   first = jax.random.bernoulli(k[1], 0.5, (B, 1))
   a = jnp.where(first, m1, m2) + S0 * jax.random.normal(k[2], (B * 2,)).reshape(B, 2)
   r = a @ jnp.asarray(W, jnp.float32) + REWARD_NOISE * jax.random.normal(k[3], (B,))
-  return {"observations": s, "actions": a.reshape(B, 1, 2), "rewards": r,
-          "masks": jnp.zeros((B,)), "valid": jnp.ones((B,)), "next_observations": s}
+  return {
+    "observations": s,
+    "actions": a.reshape(B, 1, 2),
+    "rewards": r,
+    "masks": jnp.zeros((B,)),
+    "valid": jnp.ones((B,)),
+    "next_observations": s,
+  }
 
 
 def _config():
@@ -69,7 +75,7 @@ def _config():
   cfg.horizon = 1
   cfg.flow_steps = N
   cfg.inv_temp = LAM
-  cfg.tau = 0.02            # faster targets than 0.005: a bandit has no bootstrap to stabilise
+  cfg.tau = 0.02  # faster targets than 0.005: a bandit has no bootstrap to stabilise
   cfg.batch_size = B
   cfg.num_updates = STEPS
   cfg.optim.learning_rate = 3e-3
@@ -91,13 +97,14 @@ def _train_and_sample():
   def per_state(s, key):
     o = jnp.full((M, 1), s)
     a_qam = agent.sample_actions(o, key).reshape(M, 2)
-    z = jax.random.normal(key, (M * 2,)).reshape(M, 2)   # the x_0 sample_actions draws
+    z = jax.random.normal(key, (M * 2,)).reshape(M, 2)  # the x_0 sample_actions draws
     v_bc = agent._velocity(agent.state.params["bc_flow"])  # pylint: disable=protected-access
     a_bc = jnp.clip(flows.euler_ode(v_bc, o, z, N), -1.0, 1.0)
     return a_qam, a_bc
 
-  a_qam, a_bc = jax.vmap(per_state)(jnp.asarray(STATES),
-                                    jax.random.split(jax.random.PRNGKey(2), len(STATES)))
+  a_qam, a_bc = jax.vmap(per_state)(
+    jnp.asarray(STATES), jax.random.split(jax.random.PRNGKey(2), len(STATES))
+  )
   return a_qam, a_bc, jnp.mean(q_loss[-200:])
 
 
@@ -121,10 +128,15 @@ def _mixture_stats(a, shift):
 @pytest.fixture(scope="module")
 def bandit():
   a_qam, a_bc, q_loss = jax.device_get(_train_and_sample())
-  shift = LAM * S0 ** 2 * W
+  shift = LAM * S0**2 * W
   modes = np.asarray([[np.asarray(m) for m in _modes(jnp.asarray([s]))] for s in STATES])
-  return {"qam": _mixture_stats(a_qam, shift), "bc": _mixture_stats(a_bc, 0.0 * shift),
-          "shift": shift, "modes": modes, "q_loss": float(q_loss)}
+  return {
+    "qam": _mixture_stats(a_qam, shift),
+    "bc": _mixture_stats(a_bc, 0.0 * shift),
+    "shift": shift,
+    "modes": modes,
+    "q_loss": float(q_loss),
+  }
 
 
 def _logit(p):
@@ -148,9 +160,9 @@ def test_bandit_mode_weights_follow_tilt(bandit):
   """
   p_bc = bandit["bc"][0]
   p_qam = bandit["qam"][0]
-  assert bandit["q_loss"] < 2 * REWARD_NOISE ** 2, bandit["q_loss"]  # critic fits r (γ = 0)
+  assert bandit["q_loss"] < 2 * REWARD_NOISE**2, bandit["q_loss"]  # critic fits r (γ = 0)
   assert np.all(np.abs(p_bc - 0.5) < 0.05), p_bc
-  logr = LAM * W @ np.asarray([2 * HALF_SEP, 0.0])      # λ wᵀ(m_1 − m_2), the same at every s
+  logr = LAM * W @ np.asarray([2 * HALF_SEP, 0.0])  # λ wᵀ(m_1 − m_2), the same at every s
   ratio = (_logit(p_qam) - _logit(p_bc)) / logr
   se = np.sqrt(1 / (M * p_qam * (1 - p_qam)) + 1 / (M * p_bc * (1 - p_bc)))
   e = 4 * se / logr
@@ -181,15 +193,15 @@ def test_bandit_component_means_shift_by_tilt(bandit):
   r_bc = (s_b / S0).min()
   assert bc_mean_bias < 0.1 and 0.6 < r_bc <= 1.05, (m_b - modes, s_b)
   w_hat = W / np.linalg.norm(W)
-  d = m_q - m_b                                           # (T, 2 modes, 2 dims)
-  proj = d @ w_hat                                        # (T, 2)
+  d = m_q - m_b  # (T, 2 modes, 2 dims)
+  proj = d @ w_hat  # (T, 2)
   perp = d - proj[..., None] * w_hat
   # Standard error of a difference of two sample means of std ≤ s_0 (correlation ignored).
-  se = S0 * np.sqrt(1.0 / n_q + 1.0 / n_b)                # (T, 2)
-  pooled = proj.mean(0) / np.linalg.norm(shift)           # per mode, averaged over states
-  e = 4 * np.sqrt((se ** 2).sum(0)) / len(STATES) / np.linalg.norm(shift)
+  se = S0 * np.sqrt(1.0 / n_q + 1.0 / n_b)  # (T, 2)
+  pooled = proj.mean(0) / np.linalg.norm(shift)  # per mode, averaged over states
+  e = 4 * np.sqrt((se**2).sum(0)) / len(STATES) / np.linalg.norm(shift)
   info = f"shift {d.round(3)}, predicted {shift.round(3)}, r_bc {r_bc:.3f}"
-  assert np.all(pooled > r_bc ** 2 - e) and np.all(pooled < 1.15 + e), (pooled, info)
+  assert np.all(pooled > r_bc**2 - e) and np.all(pooled < 1.15 + e), (pooled, info)
   assert np.all(np.linalg.norm(perp, axis=-1) < 4 * se + bc_mean_bias), info
   # Per state the shift points along +w (a wrong sign gives the opposite, cos = −1).
   cos = proj / np.linalg.norm(d, axis=-1)

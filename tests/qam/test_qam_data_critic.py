@@ -10,13 +10,15 @@ from iclr26_jax.qam.envs import pointmaze as pm
 
 
 def test_pessimistic_target_by_hand():
-  next_q = jnp.asarray([[-1.0, -4.0], [-3.0, -2.0]])          # K=2, B=2
-  y = critic.pessimistic_target(next_q, jnp.asarray([-1.9, 0.0]), jnp.asarray([1.0, 0.0]),
-                                0.9, 2, 0.5)
+  next_q = jnp.asarray([[-1.0, -4.0], [-3.0, -2.0]])  # K=2, B=2
+  y = critic.pessimistic_target(
+    next_q, jnp.asarray([-1.9, 0.0]), jnp.asarray([1.0, 0.0]), 0.9, 2, 0.5
+  )
   # col 0: mean −2, std 1 → −2.5; y = −1.9 + 0.81·(−2.5); col 1: mask 0 → y = 0.
   np.testing.assert_allclose(y, [-1.9 + 0.81 * -2.5, 0.0], rtol=1e-6)
-  loss = critic.td_loss(jnp.asarray([[0.0, 1.0], [2.0, 3.0]]), jnp.asarray([1.0, 1.0]),
-                        jnp.asarray([1.0, 0.0]))
+  loss = critic.td_loss(
+    jnp.asarray([[0.0, 1.0], [2.0, 3.0]]), jnp.asarray([1.0, 1.0]), jnp.asarray([1.0, 0.0])
+  )
   np.testing.assert_allclose(loss, (1.0 + 0 + 1.0 + 0) / 4, rtol=1e-6)
 
 
@@ -36,17 +38,21 @@ def test_critic_and_flow_shape_checks_name_the_argument():
 def test_chunks_by_hand():
   # Two episodes of length 3; rewards r_t = −t, mask 0 at t = 4, terminals at 2 and 5.
   t = np.arange(6, dtype=np.float32)
-  data = {"observations": t[:, None], "actions": np.stack([t, -t], 1),
-          "rewards": -t, "masks": np.asarray([1, 1, 1, 1, 0, 1], np.float32),
-          "terminals": np.asarray([0, 0, 1, 0, 0, 1], np.float32),
-          "next_observations": (t + 1)[:, None]}
+  data = {
+    "observations": t[:, None],
+    "actions": np.stack([t, -t], 1),
+    "rewards": -t,
+    "masks": np.asarray([1, 1, 1, 1, 0, 1], np.float32),
+    "terminals": np.asarray([0, 0, 1, 0, 0, 1], np.float32),
+    "next_observations": (t + 1)[:, None],
+  }
   c = datasets.chunks_at(data, jnp.asarray([0, 1, 3]), 2, 0.5)
   np.testing.assert_allclose(c["rewards"], [0 - 0.5, -1 - 1.0, -3 - 2.0])
   np.testing.assert_allclose(c["masks"], [1, 1, 0])
   np.testing.assert_allclose(c["valid"], [1, 1, 1])
   np.testing.assert_allclose(c["next_observations"][:, 0], [2, 3, 5])
   np.testing.assert_allclose(c["actions"][1], [[1, -1], [2, -2]])
-  c = datasets.chunks_at(data, jnp.asarray([2, 1]), 3, 0.5)   # 2..4 and 1..3 cross t=2
+  c = datasets.chunks_at(data, jnp.asarray([2, 1]), 3, 0.5)  # 2..4 and 1..3 cross t=2
   np.testing.assert_allclose(c["valid"], [0, 0])
 
 
@@ -78,8 +84,13 @@ def test_generator_deterministic_multimodal_and_evaluate_idle_policy():
   pos = np.asarray(res["positions"])
   assert pos.shape == (100, pm.HORIZON + 1, 2)
   np.testing.assert_array_equal(pos, np.broadcast_to(pos[:, :1], pos.shape))
-  right = pm.evaluate(lambda o, k: jnp.ones((o.shape[0], 3, 2)) * jnp.asarray([1.0, 0.0]),
-                      jax.random.PRNGKey(0), 4, horizon=10, chunk=3)
+  right = pm.evaluate(
+    lambda o, k: jnp.ones((o.shape[0], 3, 2)) * jnp.asarray([1.0, 0.0]),
+    jax.random.PRNGKey(0),
+    4,
+    horizon=10,
+    chunk=3,
+  )
   pr = np.asarray(right["positions"])
   assert pr.shape == (4, 11, 2)
   x0 = pr[:, 0, 0]

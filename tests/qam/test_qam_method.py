@@ -19,8 +19,10 @@ from iclr26_jax.qam.envs import pointmaze as pm
 from tests.conftest import REPO, Kill, assert_trees_equal, kill_at
 
 # 16 steps: 6 offline, 10 online of which 3 collect only; checkpoints every 4 steps.
-ARG = ("smoke,online,num_steps=16,online.steps=10,online.warmup=3,checkpoint_every=4,"
-       "log_every=4,eval_every=0,batch_size=16,progress_bar=False")
+ARG = (
+  "smoke,online,num_steps=16,online.steps=10,online.warmup=3,checkpoint_every=4,"
+  "log_every=4,eval_every=0,batch_size=16,progress_bar=False"
+)
 OFFLINE, WARMUP, KILL_STEP = 6, 3, 10
 
 
@@ -44,8 +46,10 @@ def online_run(tmp_path_factory):
   def record(step, state):
     if OFFLINE <= step <= OFFLINE + WARMUP + 1:
       seen[step] = _tree(state.params)
-  res = trainer.train(method.QAMMethod(cfg), cfg, str(tmp_path_factory.mktemp("qam") / "run"),
-                      hooks=(record,))
+
+  res = trainer.train(
+    method.QAMMethod(cfg), cfg, str(tmp_path_factory.mktemp("qam") / "run"), hooks=(record,)
+  )
   return cfg, res, seen
 
 
@@ -78,8 +82,10 @@ def test_warmup_collects_without_updating(online_run):
   for s in range(OFFLINE + 1, OFFLINE + WARMUP + 1):
     for a, b in zip(jax.tree.leaves(base), jax.tree.leaves(seen[s])):
       np.testing.assert_array_equal(a, b)
-  moved = [not np.array_equal(a, b) for a, b in zip(jax.tree.leaves(base),
-                                                     jax.tree.leaves(seen[OFFLINE + WARMUP + 1]))]
+  moved = [
+    not np.array_equal(a, b)
+    for a, b in zip(jax.tree.leaves(base), jax.tree.leaves(seen[OFFLINE + WARMUP + 1]))
+  ]
   assert any(moved)
 
 
@@ -89,10 +95,12 @@ def test_resume_inside_the_online_phase_is_bitwise_exact(online_run, tmp_path):
   with pytest.raises(Kill):
     trainer.train(method.QAMMethod(cfg), cfg, work, hooks=(kill_at(KILL_STEP),))
   resumed = trainer.train(method.QAMMethod(cfg), cfg, work)
-  assert resumed.resumed_from == 8            # online step 2, still inside the warm-up
-  for a, b in ((ref.state.params, resumed.state.params),
-               (ref.state.opt_state, resumed.state.opt_state),
-               (ref.state.extras, resumed.state.extras)):
+  assert resumed.resumed_from == 8  # online step 2, still inside the warm-up
+  for a, b in (
+    (ref.state.params, resumed.state.params),
+    (ref.state.opt_state, resumed.state.opt_state),
+    (ref.state.extras, resumed.state.extras),
+  ):
     assert_trees_equal(a, b)
   assert ref.eval_metrics == resumed.eval_metrics
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from absl import flags
 
-pytest.importorskip("ogbench", reason="OGBench tests need the [rl] extra: pip install -e \".[rl]\"")
+pytest.importorskip("ogbench", reason='OGBench tests need the [rl] extra: pip install -e ".[rl]"')
 
 from iclr26_jax.qam import datasets  # noqa: E402
 from iclr26_jax.qam.envs import ogbench_env as oe  # noqa: E402
@@ -51,8 +51,9 @@ def puzzle(tmp_path_factory):
   with pytest.raises(FileNotFoundError) as err:
     oe.load(PUZZLE, d)
   msg = str(err.value)
-  line = next(ln.strip() for ln in msg.splitlines()
-              if "python -m experiments.ogbench_generate" in ln)
+  line = next(
+    ln.strip() for ln in msg.splitlines() if "python -m experiments.ogbench_generate" in ln
+  )
   argv = shlex.split(line)[3:]
   argv = [a for a in argv if not a.startswith(("--episodes=", "--episode_length="))]
   fv = flags.FlagValues()  # the command's own flags and main, in this process
@@ -79,8 +80,9 @@ def test_raw_files_layout_and_lights_out(puzzle):
   rows = EPISODES * (LENGTH + 1)
   assert raw["observations"].shape == (rows, 55) and raw["actions"].shape == (rows, 5)
   assert raw["qpos"].shape[0] == rows and raw["button_states"].shape == (rows, 9)
-  np.testing.assert_array_equal(np.nonzero(raw["terminals"])[0],
-                                np.arange(1, EPISODES + 1) * (LENGTH + 1) - 1)
+  np.testing.assert_array_equal(
+    np.nonzero(raw["terminals"])[0], np.arange(1, EPISODES + 1) * (LENGTH + 1) - 1
+  )
   assert np.all(np.abs(raw["actions"]) <= 1.0)
   # Alignment: qpos / button states describe the state of observations[t].
   ob, bs = raw["observations"], raw["button_states"]
@@ -105,11 +107,13 @@ def test_loaded_dataset_and_rewards(puzzle):
     assert train[k].shape == (t_len,) and train[k].dtype == np.float32
   assert val["observations"].shape == (LENGTH, 55)
   assert np.all(np.abs(train["actions"]) <= 1.0 - 1e-5)
-  np.testing.assert_array_equal(np.nonzero(train["terminals"])[0],
-                                np.arange(1, EPISODES + 1) * LENGTH - 1)
+  np.testing.assert_array_equal(
+    np.nonzero(train["terminals"])[0], np.arange(1, EPISODES + 1) * LENGTH - 1
+  )
   inner = train["terminals"][:-1] == 0
-  np.testing.assert_array_equal(train["next_observations"][:-1][inner],
-                                train["observations"][1:][inner])
+  np.testing.assert_array_equal(
+    train["next_observations"][:-1][inner], train["observations"][1:][inner]
+  )
   # Rewards recomputed from the task-1 goal and the recorded button states.
   goal = np.array([[1, 1, 0], [1, 0, 1], [0, 1, 1]]).reshape(9)
   solved = (train["button_states"] == goal).sum(axis=1)
@@ -119,16 +123,24 @@ def test_loaded_dataset_and_rewards(puzzle):
   # The environment's own reward on a few restored recorded states.
   u = env.unwrapped
   for t in np.linspace(0, t_len - 1, 8).astype(int):
-    u.set_state(train["qpos"][t].astype(np.float64), train["qvel"][t].astype(np.float64),
-                train["button_states"][t])
+    u.set_state(
+      train["qpos"][t].astype(np.float64),
+      train["qvel"][t].astype(np.float64),
+      train["button_states"][t],
+    )
     assert u.compute_reward() == train["rewards"][t]
 
 
 def test_sparse_mapping(puzzle):
   train = puzzle[3]
-  hand = {"observations": np.zeros((4, 2)), "actions": np.array([[2.0], [-3.0], [0.5], [0]]),
-          "rewards": np.array([-3.0, -1.0, 0.0, -2.0]), "masks": np.array([1, 1, 0, 1.0]),
-          "terminals": np.array([0, 0, 0, 1.0]), "next_observations": np.zeros((4, 2))}
+  hand = {
+    "observations": np.zeros((4, 2)),
+    "actions": np.array([[2.0], [-3.0], [0.5], [0]]),
+    "rewards": np.array([-3.0, -1.0, 0.0, -2.0]),
+    "masks": np.array([1, 1, 0, 1.0]),
+    "terminals": np.array([0, 0, 0, 1.0]),
+    "next_observations": np.zeros((4, 2)),
+  }
   sp = oe.convert(hand, sparse=True)
   np.testing.assert_array_equal(sp["rewards"], [-1.0, -1.0, 0.0, -1.0])
   np.testing.assert_array_equal(sp["masks"], hand["masks"])
@@ -141,16 +153,19 @@ def test_chunk_sampling_on_loaded_data(puzzle):
   train = puzzle[3]
   h, gamma = 5, 0.9
   t_len = train["rewards"].shape[0]
-  data = {k: train[k] for k in ("observations", "actions", "rewards", "masks", "terminals",
-                                "next_observations")}
+  data = {
+    k: train[k]
+    for k in ("observations", "actions", "rewards", "masks", "terminals", "next_observations")
+  }
   idx = np.arange(t_len - h + 1)
   ch = _chunks_at(data, jax.numpy.asarray(idx), h, gamma)
   same_episode = (idx // LENGTH) == ((idx + h - 1) // LENGTH)
   np.testing.assert_array_equal(np.asarray(ch["valid"]), same_episode.astype(np.float32))
-  ret = sum(gamma ** i * train["rewards"][idx + i] for i in range(h))
+  ret = sum(gamma**i * train["rewards"][idx + i] for i in range(h))
   np.testing.assert_allclose(np.asarray(ch["rewards"]), ret, rtol=1e-5)
-  np.testing.assert_array_equal(np.asarray(ch["next_observations"]),
-                                train["next_observations"][idx + h - 1])
+  np.testing.assert_array_equal(
+    np.asarray(ch["next_observations"]), train["next_observations"][idx + h - 1]
+  )
   b = _sample_chunks(data, jax.random.PRNGKey(0), 16, h, gamma)
   assert b["actions"].shape == (16, h, 5) and b["observations"].shape == (16, 55)
 
@@ -216,13 +231,21 @@ def test_cube_double_noisy_generate_and_load(tmp_path):
 
 
 def test_missing_ogbench_import_error_names_extra(tmp_path):
-  code = ("import sys; sys.modules['ogbench'] = None\n"
-          "from iclr26_jax.qam.envs import ogbench_env as oe\n"
-          "try:\n"
-          f"  oe.load('{PUZZLE}', {str(tmp_path)!r})\n"
-          "except ImportError as e:\n"
-          "  print('IMPORT-ERROR:', e)\n")
-  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                       env=subprocess_env(), timeout=120)
+  code = (
+    "import sys; sys.modules['ogbench'] = None\n"
+    "from iclr26_jax.qam.envs import ogbench_env as oe\n"
+    "try:\n"
+    f"  oe.load('{PUZZLE}', {str(tmp_path)!r})\n"
+    "except ImportError as e:\n"
+    "  print('IMPORT-ERROR:', e)\n"
+  )
+  out = subprocess.run(
+    [sys.executable, "-c", code],
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    env=subprocess_env(),
+    timeout=120,
+  )
   assert out.returncode == 0, out.stderr
-  assert 'IMPORT-ERROR:' in out.stdout and 'pip install -e ".[rl]"' in out.stdout
+  assert "IMPORT-ERROR:" in out.stdout and 'pip install -e ".[rl]"' in out.stdout

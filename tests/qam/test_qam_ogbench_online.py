@@ -27,7 +27,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # two trainer runs, each compiling the QAM update (~10 CPU-s)
 
-pytest.importorskip("ogbench", reason="OGBench tests need the [rl] extra: pip install -e \".[rl]\"")
+pytest.importorskip("ogbench", reason='OGBench tests need the [rl] extra: pip install -e ".[rl]"')
 
 from iclr26_jax.core import trainer  # noqa: E402
 from iclr26_jax.qam import method  # noqa: E402
@@ -35,7 +35,7 @@ from iclr26_jax.qam.envs import ogbench_env as oe  # noqa: E402
 from tests.conftest import REPO, assert_trees_equal  # noqa: E402
 
 OFFLINE, ONLINE, WARMUP, EP_LEN = 12, 8, 2, 6
-KILL_STEP, RESUME_STEP = 17, 15   # killed after online step 5; resumes at online step 3 (t = 3)
+KILL_STEP, RESUME_STEP = 17, 15  # killed after online step 5; resumes at online step 3 (t = 3)
 
 
 def _config(dataset_dir):
@@ -43,8 +43,10 @@ def _config(dataset_dir):
   spec = importlib.util.spec_from_file_location("qam_cfg_puzzle3x3", path)
   mod = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(mod)
-  return mod.get_config(f"online,smoke,checkpoint_every=15,eval.episodes=1,progress_bar=False,"
-                        f"data.dataset_dir={dataset_dir}")
+  return mod.get_config(
+    f"online,smoke,checkpoint_every=15,eval.episodes=1,progress_bar=False,"
+    f"data.dataset_dir={dataset_dir}"
+  )
 
 
 def _tree(x):
@@ -54,8 +56,12 @@ def _tree(x):
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
   cfg = _config(str(tmp_path_factory.mktemp("ogbench_data")))
-  assert (cfg.num_steps - cfg.online.steps, cfg.online.steps, cfg.online.warmup,
-          cfg.online.episode_length) == (OFFLINE, ONLINE, WARMUP, EP_LEN)
+  assert (
+    cfg.num_steps - cfg.online.steps,
+    cfg.online.steps,
+    cfg.online.warmup,
+    cfg.online.episode_length,
+  ) == (OFFLINE, ONLINE, WARMUP, EP_LEN)
   seen = {}
   work = tmp_path_factory.mktemp("o2o")
   run, killed = work / "run", work / "killed"
@@ -69,6 +75,7 @@ def uninterrupted(tmp_path_factory):
       while not final.exists() and time.time() < deadline:
         time.sleep(0.01)
       shutil.copytree(run, killed, ignore=shutil.ignore_patterns("run.lock"))
+
   m = method.QAMMethod(cfg)
   res = trainer.train(m, cfg, str(run), hooks=(record,))
   return cfg, m, res, seen, str(killed)
@@ -90,31 +97,35 @@ def test_online_transitions_replay_in_a_fresh_environment(uninterrupted):
       np.testing.assert_array_equal(buf["observations"][i], np.asarray(ob, np.float32))
       ob, r, _, _, info = env.step(buf["actions"][i])
       np.testing.assert_array_equal(buf["next_observations"][i], np.asarray(ob, np.float32))
-      assert buf["rewards"][i] == -float(r != 0) and r <= 0      # sparse puzzle reward
+      assert buf["rewards"][i] == -float(r != 0) and r <= 0  # sparse puzzle reward
       assert buf["masks"][i] == 1.0 - float(info["success"])
   np.testing.assert_array_equal(online.p, np.asarray(ob, np.float32))
   # The episode in progress: its actions are kept for the replay on resume, the rest is zero.
-  np.testing.assert_array_equal(online.ep_actions[:ONLINE - EP_LEN], buf["actions"][EP_LEN:])
-  assert not online.ep_actions[ONLINE - EP_LEN:].any()
+  np.testing.assert_array_equal(online.ep_actions[: ONLINE - EP_LEN], buf["actions"][EP_LEN:])
+  assert not online.ep_actions[ONLINE - EP_LEN :].any()
   assert np.all(np.abs(buf["actions"]) <= 1.0)
   # Warm-up: updates OFFLINE+1 .. OFFLINE+WARMUP only collect; the next one trains.
   for s in range(OFFLINE + 1, OFFLINE + WARMUP + 1):
     assert_trees_equal(seen[OFFLINE], seen[s])
-  assert any(not np.array_equal(a, b) for a, b in
-             zip(jax.tree.leaves(seen[OFFLINE]), jax.tree.leaves(seen[OFFLINE + WARMUP + 1])))
+  assert any(
+    not np.array_equal(a, b)
+    for a, b in zip(jax.tree.leaves(seen[OFFLINE]), jax.tree.leaves(seen[OFFLINE + WARMUP + 1]))
+  )
   assert 0.0 <= res.eval_metrics["eval/success"] <= 1.0
 
 
 def test_killed_in_the_online_phase_resumes_bitwise(uninterrupted):
   cfg, _, ref, _, killed = uninterrupted
   assert os.listdir(os.path.join(killed, "checkpoints")) == [str(RESUME_STEP)]
-  fresh = method.QAMMethod(cfg)        # a new host environment, at episode 0's start
+  fresh = method.QAMMethod(cfg)  # a new host environment, at episode 0's start
   resumed = trainer.train(fresh, cfg, killed)
   assert resumed.resumed_from == RESUME_STEP
-  assert fresh.online_env.rebuilds == 1   # episode 0 replayed to t = 3 before the next step
-  for a, b in ((ref.state.params, resumed.state.params),
-               (ref.state.opt_state, resumed.state.opt_state),
-               (ref.state.extras, resumed.state.extras)):
+  assert fresh.online_env.rebuilds == 1  # episode 0 replayed to t = 3 before the next step
+  for a, b in (
+    (ref.state.params, resumed.state.params),
+    (ref.state.opt_state, resumed.state.opt_state),
+    (ref.state.extras, resumed.state.extras),
+  ):
     assert_trees_equal(a, b)
   assert ref.eval_metrics == resumed.eval_metrics
 

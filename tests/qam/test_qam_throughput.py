@@ -27,7 +27,7 @@ from iclr26_jax.qam.networks import MLP, VelocityField
 from tests.conftest import need_devices
 
 B, S, ACT, H, N = 64, 3, 2, 2, 10
-AGENT_N = 4          # flow steps of the agent-level checks (graph size; the math is N-agnostic)
+AGENT_N = 4  # flow steps of the agent-level checks (graph size; the math is N-agnostic)
 UPDATES = 3
 DA = H * ACT
 
@@ -44,8 +44,9 @@ def test_reused_rollout_forward_gives_the_same_loss_bitwise():
   init = lambda k: net.init(k, jnp.zeros((1, S)), jnp.zeros((1, DA)), jnp.zeros((1,)))
   p_fine, p_base = init(jax.random.PRNGKey(0)), init(jax.random.PRNGKey(1))
   v_base = lambda o, x, t: net.apply(p_base, o, x, t)
-  q_fn = lambda o, a: jnp.stack([-jnp.sum(jnp.square(a - 0.2), -1),
-                                 -2.0 * jnp.sum(jnp.square(a + 0.1), -1) + o[:, 0]])
+  q_fn = lambda o, a: jnp.stack(
+    [-jnp.sum(jnp.square(a - 0.2), -1), -2.0 * jnp.sum(jnp.square(a + 0.1), -1) + o[:, 0]]
+  )
   ks = jax.random.split(jax.random.PRNGKey(2), 3)
   obs, x0 = _flat_normal(ks[0], (B, S)), _flat_normal(ks[1], (B, DA))
   eps = _flat_normal(ks[2], (N - 1, B, DA))
@@ -57,15 +58,18 @@ def test_reused_rollout_forward_gives_the_same_loss_bitwise():
   def old(p):
     v_sg = lambda o, x, t: net.apply(jax.lax.stop_gradient(p), o, x, t)
     xs = jax.lax.stop_gradient(adjoint.rollout(v_sg, v_base, obs, x0, eps, N))
-    loss = adjoint.grid_adjoint_matching_loss(lambda o, x, t: net.apply(p, o, x, t), v_base,
-                                              obs, xs, adjs_of(xs), N)
+    loss = adjoint.grid_adjoint_matching_loss(
+      lambda o, x, t: net.apply(p, o, x, t), v_base, obs, xs, adjs_of(xs), N
+    )
     return loss, xs
 
   def new(p):
-    xs, v_at = adjoint.rollout_with_velocities(lambda o, x, t: net.apply(p, o, x, t), v_base,
-                                               obs, x0, eps, N)
+    xs, v_at = adjoint.rollout_with_velocities(
+      lambda o, x, t: net.apply(p, o, x, t), v_base, obs, x0, eps, N
+    )
     loss = adjoint.adjoint_matching_loss(
-        v_at, adjoint.base_velocities_on_grid(v_base, obs, xs, N), adjs_of(xs), N)
+      v_at, adjoint.base_velocities_on_grid(v_base, obs, xs, N), adjs_of(xs), N
+    )
     return loss, xs
 
   (l_old, xs_old), g_old = jax.jit(jax.value_and_grad(old, has_aux=True))(p_fine)
@@ -73,8 +77,9 @@ def test_reused_rollout_forward_gives_the_same_loss_bitwise():
   np.testing.assert_array_equal(np.asarray(xs_new), np.asarray(xs_old))
   assert float(l_new) == float(l_old)
   for a, b in zip(jax.tree.leaves(g_old), jax.tree.leaves(g_new)):
-    np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-5,
-                               atol=1e-6 * float(np.max(np.abs(a))))
+    np.testing.assert_allclose(
+      np.asarray(b), np.asarray(a), rtol=1e-5, atol=1e-6 * float(np.max(np.abs(a)))
+    )
 
 
 # ----------------------------------------------------------------- bf16 policy
@@ -83,7 +88,7 @@ def _round_bf16(x):
 
 
 def _gelu_tanh(x):  # flax's nn.gelu (approximate=True), in float64
-  return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+  return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
 
 
 def test_bf16_matmuls_equal_f32_matmuls_of_rounded_operands():
@@ -107,8 +112,9 @@ def test_bf16_matmuls_equal_f32_matmuls_of_rounded_operands():
   layers = [params["params"][f"Dense_{i}"] for i in range(3)]
   for i, layer in enumerate(layers):
     w = _round_bf16(layer["kernel"]).astype(np.float64)
-    h = _round_bf16(h.astype(np.float32)).astype(np.float64) @ w + np.asarray(layer["bias"],
-                                                                              np.float64)
+    h = _round_bf16(h.astype(np.float32)).astype(np.float64) @ w + np.asarray(
+      layer["bias"], np.float64
+    )
     if i < 2:
       h = _gelu_tanh(h).astype(np.float32).astype(np.float64)
   scale = float(np.max(np.abs(h)))
@@ -131,17 +137,22 @@ def _agent_config(compute_dtype):
 
 def _batch():
   ks = jax.random.split(jax.random.PRNGKey(7), 4)
-  return {"observations": _flat_normal(ks[0], (B, S)),
-          "actions": jax.random.uniform(ks[1], (B * H * ACT,), minval=-0.9,
-                                        maxval=0.9).reshape(B, H, ACT),
-          "rewards": -jax.random.uniform(ks[2], (B,), minval=0.0, maxval=2.0),
-          "masks": jnp.ones((B,)), "valid": jnp.ones((B,)),
-          "next_observations": _flat_normal(ks[3], (B, S))}
+  return {
+    "observations": _flat_normal(ks[0], (B, S)),
+    "actions": jax.random.uniform(ks[1], (B * H * ACT,), minval=-0.9, maxval=0.9).reshape(
+      B, H, ACT
+    ),
+    "rewards": -jax.random.uniform(ks[2], (B,), minval=0.0, maxval=2.0),
+    "masks": jnp.ones((B,)),
+    "valid": jnp.ones((B,)),
+    "next_observations": _flat_normal(ks[3], (B, S)),
+  }
 
 
 def _create(compute_dtype):
-  return QAMAgent.create(jax.random.PRNGKey(11), jnp.zeros((1, S)), jnp.zeros((1, ACT)),
-                         _agent_config(compute_dtype))
+  return QAMAgent.create(
+    jax.random.PRNGKey(11), jnp.zeros((1, S)), jnp.zeros((1, ACT)), _agent_config(compute_dtype)
+  )
 
 
 @functools.lru_cache(maxsize=None)
@@ -168,8 +179,10 @@ def test_donated_update_frees_its_inputs():
   assert freed
   assert all(np.isfinite(float(i["total_loss"])) for i in infos)
   assert int(final["step"]) == UPDATES
-  assert any(not np.array_equal(a, b) for a, b in zip(jax.tree.leaves(init["params"]),
-                                                       jax.tree.leaves(final["params"])))
+  assert any(
+    not np.array_equal(a, b)
+    for a, b in zip(jax.tree.leaves(init["params"]), jax.tree.leaves(final["params"]))
+  )
 
 
 # Stated tolerance of the bf16 policy on losses: 2e-2 relative. Derivation: the only error
@@ -222,8 +235,11 @@ def test_data_parallel_8_devices_equals_one_device():
     for k in LOSS_KEYS + ("grad_norm",):
       np.testing.assert_allclose(float(info[k]), float(ref_infos[i][k]), rtol=1e-5)
   final = jax.device_get(ag.state.arrays())
-  for p0, p1, q1 in zip(jax.tree.leaves(init["params"]), jax.tree.leaves(ref_final["params"]),
-                        jax.tree.leaves(final["params"])):
+  for p0, p1, q1 in zip(
+    jax.tree.leaves(init["params"]),
+    jax.tree.leaves(ref_final["params"]),
+    jax.tree.leaves(final["params"]),
+  ):
     change = float(np.max(np.abs(p1 - p0)))
     assert change > 0
     np.testing.assert_allclose(q1, p1, rtol=0, atol=1e-3 * change)

@@ -12,8 +12,20 @@ import numpy as np
 
 from iclr26_jax.qam import adjoint, flows
 from iclr26_jax.qam import known_answers as ka
-from iclr26_jax.qam.known_answers import (KAPPA, LAM0, LIN_HALF, LIN_ONE, M, PROBS, QUAD, S0,
-                                          D, STATES, flat_normal, v_beta)
+from iclr26_jax.qam.known_answers import (
+  KAPPA,
+  LAM0,
+  LIN_HALF,
+  LIN_ONE,
+  M,
+  PROBS,
+  QUAD,
+  S0,
+  D,
+  STATES,
+  flat_normal,
+  v_beta,
+)
 
 
 def test_gaussian_tilt_adjoint_matching_recovers_closed_form():
@@ -42,8 +54,9 @@ def test_gaussian_tilt_adjoint_matching_recovers_closed_form():
     m_star, kap = ka.tilted(prob, jnp.asarray(s_col))
     # (i) mean and covariance of the ODE samples of v_θ against π*.
     np.testing.assert_allclose(mean_t[i], m_star, rtol=0, atol=tol_mean, err_msg=f"problem {i}")
-    np.testing.assert_allclose(std_t[i] / np.sqrt(kap), base_ratio, rtol=0, atol=tol_ratio,
-                               err_msg=f"problem {i}")
+    np.testing.assert_allclose(
+      std_t[i] / np.sqrt(kap), base_ratio, rtol=0, atol=tol_ratio, err_msg=f"problem {i}"
+    )
   # The quadratic tilt is a real change: mean moved by ≫ tol and the spread shrank (κ* < s_0²).
   assert np.linalg.norm(mean_t[QUAD] - mu, axis=-1).min() > 10 * tol_mean
   assert np.all(std_t[QUAD] < 0.8 * std_b)
@@ -64,8 +77,9 @@ def test_gaussian_tilt_adjoint_matching_recovers_closed_form():
   for sh, lam in ((shift_half, 0.5), (shift_one, 1.0)):
     cos = sh @ w / (np.linalg.norm(sh, axis=-1) * np.linalg.norm(w))
     assert np.all(cos > 0.99), cos
-    np.testing.assert_allclose(np.linalg.norm(sh, axis=-1), lam * KAPPA * np.linalg.norm(w),
-                               rtol=0.1)
+    np.testing.assert_allclose(
+      np.linalg.norm(sh, axis=-1), lam * KAPPA * np.linalg.norm(w), rtol=0.1
+    )
   ratio = np.linalg.norm(shift_one, axis=-1) / np.linalg.norm(shift_half, axis=-1)
   np.testing.assert_allclose(ratio, 2.0, rtol=0.1)
 
@@ -84,21 +98,29 @@ def _memory_experiment():
     def step(x, inp):
       k, e = inp
       ts = k * h + h
-      sig2 = scale ** 2 * 2 * (1 - ts + h) / ts
-      drift = ((1 + sig2 * ts / (2 * (1 - ts + h))) * v_beta(o, x, jnp.full((M,), k * h))
-               - sig2 * x / (2 * (1 - ts + h)))
+      sig2 = scale**2 * 2 * (1 - ts + h) / ts
+      drift = (1 + sig2 * ts / (2 * (1 - ts + h))) * v_beta(
+        o, x, jnp.full((M,), k * h)
+      ) - sig2 * x / (2 * (1 - ts + h))
       return x + h * drift + jnp.sqrt(h * sig2) * e, None
+
     x, _ = jax.lax.scan(step, x0, (jnp.arange(n - 1), eps))
     return x + h * v_beta(o, x, jnp.full((M,), (n - 1) * h))
 
   def corr(x):  # per-dimension correlation of X_0 and X_N
-    return (jnp.mean((x0 - x0.mean(0)) * (x - x.mean(0)), 0) / (x0.std(0) * x.std(0)))
+    return jnp.mean((x0 - x0.mean(0)) * (x - x.mean(0)), 0) / (x0.std(0) * x.std(0))
 
   x_mem = adjoint.rollout(v_beta, v_beta, o, x0, eps, n)[-1]
   x_ode = flows.euler_ode(v_beta, o, x0, n)
   x_half = general_sde(0.5)
-  return (jnp.mean(x_mem, 0), jnp.std(x_mem, 0), jnp.corrcoef(x_mem.T)[0, 1], corr(x_mem),
-          corr(x_ode), corr(x_half))
+  return (
+    jnp.mean(x_mem, 0),
+    jnp.std(x_mem, 0),
+    jnp.corrcoef(x_mem.T)[0, 1],
+    corr(x_mem),
+    corr(x_ode),
+    corr(x_half),
+  )
 
 
 def test_memoryless_rollout_forgets_x0_and_keeps_behaviour_marginal():
@@ -113,7 +135,7 @@ def test_memoryless_rollout_forgets_x0_and_keeps_behaviour_marginal():
   np.testing.assert_allclose(mean, [0.25, -0.25], atol=4 * S0 / np.sqrt(M))
   np.testing.assert_allclose(std, S0, rtol=0.05)
   zero_tol = 4 / np.sqrt(M)
-  assert abs(cross) < zero_tol, cross          # isotropic covariance
+  assert abs(cross) < zero_tol, cross  # isotropic covariance
   assert np.all(np.abs(c_mem) < zero_tol), c_mem
   assert np.all(c_ode > 0.99), c_ode
   assert np.all(c_half > 5 * zero_tol), c_half

@@ -24,9 +24,9 @@ from iclr26_jax.dsb import method
 def get_config(arg=None):
   c = method.default_config("alpha_csbm")
   c.benchmark.preset = method.DEFAULT_PRESET  # the instance (a variant names another)
-  c.seed = 5                    # the reference scripts train with seed 5
+  c.seed = 5  # the reference scripts train with seed 5
   c.num_steps = 140_000
-  c.batch_size = 128            # split into two halves, one per direction
+  c.batch_size = 128  # split into two halves, one per direction
   # SimpleMLP 3 x 128, EMA 0.999, epochs of 20k steps, 3 warm-up cycles on the independent coupling
   c.hparams.num_layers = 3
   c.hparams.hidden = 128
@@ -40,5 +40,6 @@ def get_config(arg=None):
   c.optim.b1 = 0.95
   c.optim.b2 = 0.99
   c.optim.weight_decay = 0.01
-  return config_lib.experiment(c, arg, method.variants(), one_of=method.ONE_PRESET,
-                               validate=method.solver_config)
+  return config_lib.experiment(
+    c, arg, method.variants(), one_of=method.ONE_PRESET, validate=method.solver_config
+  )

@@ -16,7 +16,11 @@ def get_config(arg=None):
   c.batch_size = 128
   c.log_every = 200
   c.checkpoint_every = 1000
-  return config_lib.experiment(c, arg, {
-      "cnn": {"lmkan.model": "cnn"},                     # the ReLU CNN baseline
+  return config_lib.experiment(
+    c,
+    arg,
+    {
+      "cnn": {"lmkan.model": "cnn"},  # the ReLU CNN baseline
       "smoke": {**config_lib.SMOKE_TRAINER, "batch_size": 32},
-  })
+    },
+  )

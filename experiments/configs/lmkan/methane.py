@@ -13,16 +13,20 @@ from iclr26_jax.lmkan.config import default_config
 
 def get_config(arg=None):
   c = default_config()
-  c.lmkan.task = "methane"    # the methane-like surrogate (CH4 energies)
+  c.lmkan.task = "methane"  # the methane-like surrogate (CH4 energies)
   c.lmkan.model = "lmkan"
   c.lmkan.hidden = (8, 8)
   c.lmkan.grid_size = 8
-  c.lmkan.hessian = True      # Hessian penalty, λ from 1 over 8 decades in phase 1
+  c.lmkan.hessian = True  # Hessian penalty, λ from 1 over 8 decades in phase 1
   c.num_steps = 6000
   c.batch_size = 512
   c.optim.learning_rate = 3e-3  # two_phase: constant for phase 1, then cosine to 0
-  return config_lib.experiment(c, arg, {
+  return config_lib.experiment(
+    c,
+    arg,
+    {
       "mlp": {"lmkan.model": "mlp", "lmkan.hidden": (16, 16)},  # the same-shape ReLU MLP
-      "nopenalty": {"lmkan.hessian": False},                    # λ = 0 throughout
+      "nopenalty": {"lmkan.hessian": False},  # λ = 0 throughout
       "smoke": {**config_lib.SMOKE_TRAINER, "batch_size": 64, "lmkan.test_size": 256},
-  })
+    },
+  )

@@ -16,7 +16,11 @@ def get_config(arg=None):
   c.num_steps = 4000
   c.batch_size = 512
   c.optim.learning_rate = 3e-3
-  return config_lib.experiment(c, arg, {
+  return config_lib.experiment(
+    c,
+    arg,
+    {
       "mlp": {"lmkan.model": "mlp", "lmkan.hidden": (32, 32, 32)},
       "smoke": {**config_lib.SMOKE_TRAINER, "batch_size": 64, "lmkan.test_size": 256},
-  })
+    },
+  )

@@ -18,17 +18,21 @@ from iclr26_jax.minpv import config as minpv_config
 
 def get_config(arg=None):
   c = minpv_config.default_config()
-  c.model.width = 128           # 3 x 128 network, 64 time features
+  c.model.width = 128  # 3 x 128 network, 64 time features
   c.model.depth = 3
   c.model.time_features = 64
-  c.optim.schedule = "cosine"   # AdamW 1e-3 with cosine decay
+  c.optim.schedule = "cosine"  # AdamW 1e-3 with cosine decay
   c.ema_decay = 0.999
   c.data.name = "checkerboard"  # or eight_gaussians, two_moons
   c.num_steps = 4000
   c.batch_size = 512
-  return config_lib.experiment(c, arg, {
+  return config_lib.experiment(
+    c,
+    arg,
+    {
       "trig": minpv_config.TRIG,
       "fixed": minpv_config.apply_fixed,
-      "faithful": {},               # the reference's switches: the defaults here
+      "faithful": {},  # the reference's switches: the defaults here
       "smoke": {**minpv_config.SMOKE, "data.eval_size": 256},
-  })
+    },
+  )

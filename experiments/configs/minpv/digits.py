@@ -16,18 +16,22 @@ from iclr26_jax.minpv import config as minpv_config
 
 def get_config(arg=None):
   c = minpv_config.default_config()
-  c.model.width = 256           # the reference's 4 x 256 network (d < 200)
+  c.model.width = 256  # the reference's 4 x 256 network (d < 200)
   c.model.depth = 4
   c.model.time_features = 128
-  c.optim.schedule = "cosine"   # AdamW 1e-3 with cosine decay
+  c.optim.schedule = "cosine"  # AdamW 1e-3 with cosine decay
   c.ema_decay = 0.999
   c.data.name = "digits"
-  c.data.eval_size = 0          # the whole held-out split (359 images)
+  c.data.eval_size = 0  # the whole held-out split (359 images)
   c.num_steps = 5000
   c.batch_size = 512
-  return config_lib.experiment(c, arg, {
+  return config_lib.experiment(
+    c,
+    arg,
+    {
       "trig": minpv_config.TRIG,
       "fixed": minpv_config.apply_fixed,
-      "faithful": {},               # the reference's switches: the defaults here
+      "faithful": {},  # the reference's switches: the defaults here
       "smoke": minpv_config.SMOKE,
-  })
+    },
+  )

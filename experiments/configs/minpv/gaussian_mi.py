@@ -77,17 +77,20 @@ def _paper(c):
 
 def get_config(arg=None):
   c = minpv_config.default_config()
-  c.model.width = 128           # 3 x 128 network, 64 time features
+  c.model.width = 128  # 3 x 128 network, 64 time features
   c.model.depth = 3
   c.model.time_features = 64
-  c.optim.schedule = "cosine"   # AdamW 1e-3 with cosine decay
+  c.optim.schedule = "cosine"  # AdamW 1e-3 with cosine decay
   c.ema_decay = 0.999
   # the conditional objective with the spec §10 ``fixed`` weights (see the docstring)
   c.loss.objective = "conditional"
   c.loss.weights = "time_only"
   c.loss.var_for_weights = "exact"
   c.loss.cross_term = "exact"
-  return config_lib.experiment(c, arg, {
+  return config_lib.experiment(
+    c,
+    arg,
+    {
       "trig": minpv_config.TRIG,
       "implicit": _implicit,
       "bridge": _bridge,
@@ -96,4 +99,5 @@ def get_config(arg=None):
       "paper": _paper,
       "fixed": minpv_config.apply_fixed,
       "smoke": {**minpv_config.SMOKE, "data.eval_size": 256},
-  })
+    },
+  )

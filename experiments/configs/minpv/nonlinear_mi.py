@@ -29,19 +29,23 @@ def _implicit(c):
 
 def get_config(arg=None):
   c = minpv_config.default_config()
-  c.model.width = 128           # 3 x 128 network, 64 time features
+  c.model.width = 128  # 3 x 128 network, 64 time features
   c.model.depth = 3
   c.model.time_features = 64
-  c.optim.schedule = "cosine"   # AdamW 1e-3 with cosine decay
+  c.optim.schedule = "cosine"  # AdamW 1e-3 with cosine decay
   c.ema_decay = 0.999
   c.data.name = "half_cube_mi"
   c.data.dim = 2
   c.data.mi = 1.0
-  c.interpolant = "bridge"      # D3RE: p0 (shuffled pairs) is not N(0, I)
-  return config_lib.experiment(c, arg, {
+  c.interpolant = "bridge"  # D3RE: p0 (shuffled pairs) is not N(0, I)
+  return config_lib.experiment(
+    c,
+    arg,
+    {
       "trig": minpv_config.TRIG,
       "implicit": _implicit,
       "fixed": minpv_config.apply_fixed,
-      "faithful": {},               # the reference's switches: the defaults here
+      "faithful": {},  # the reference's switches: the defaults here
       "smoke": {**minpv_config.SMOKE, "data.eval_size": 256},
-  })
+    },
+  )

@@ -70,5 +70,5 @@ def get_config(arg=None):
   c.eval.reference.min_beta = 0.2
   c.eval.reference.swap_every = 10
   return config_lib.experiment(
-      c, arg, {"baseline": method.BASELINE, "smoke": method.smoke},
-      validate=method.prox_config)
+    c, arg, {"baseline": method.BASELINE, "smoke": method.smoke}, validate=method.prox_config
+  )

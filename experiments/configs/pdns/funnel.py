@@ -36,5 +36,5 @@ def get_config(arg=None):
   # the stage optimiser (Adam, fresh every stage)
   c.optim.learning_rate = 1e-3
   return config_lib.experiment(
-      c, arg, {"baseline": method.BASELINE, "smoke": method.smoke},
-      validate=method.prox_config)
+    c, arg, {"baseline": method.BASELINE, "smoke": method.smoke}, validate=method.prox_config
+  )

@@ -70,5 +70,5 @@ def get_config(arg=None):
   c.eval.reference.swap_every = 10
   c.eval.reference.descent_steps = 1000
   return config_lib.experiment(
-      c, arg, {"baseline": method.BASELINE, "smoke": method.smoke},
-      validate=method.prox_config)
+    c, arg, {"baseline": method.BASELINE, "smoke": method.smoke}, validate=method.prox_config
+  )

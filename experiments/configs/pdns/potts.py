@@ -59,5 +59,8 @@ def get_config(arg=None):
   # the stage optimiser (Adam, fresh every stage)
   c.optim.learning_rate = 1e-3
   return config_lib.experiment(
-      c, arg, {"laptop": _laptop, "baseline": method.BASELINE, "smoke": _smoke},
-      validate=method.prox_config)
+    c,
+    arg,
+    {"laptop": _laptop, "baseline": method.BASELINE, "smoke": _smoke},
+    validate=method.prox_config,
+  )

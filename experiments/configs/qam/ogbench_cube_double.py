@@ -22,15 +22,19 @@ def get_config(arg=None):
   c = method.default_config()
   c.data.name = "cube-double-play-singletask-task1-v0"
   c.agent.agent_name = "qam"
-  c.agent.inv_temp = 1.0                     # λ
-  c.num_steps = 1_000_000                    # spec §11: 1M offline updates,
-  c.eval_every = 50_000                      # 50 evaluation episodes every 50K
+  c.agent.inv_temp = 1.0  # λ
+  c.num_steps = 1_000_000  # spec §11: 1M offline updates,
+  c.eval_every = 50_000  # 50 evaluation episodes every 50K
   c.checkpoint_every = 50_000
   c.log_every = 1000
   c.eval.episodes = 50
-  return config_lib.experiment(c, arg, {
+  return config_lib.experiment(
+    c,
+    arg,
+    {
       "fql": {"agent.agent_name": "fql", "agent.fql_alpha": 300.0},
       "bc": {"agent.agent_name": "bc", "agent.inv_temp": 0.0},
       "online": method.online,
       "smoke": method.smoke,
-  })
+    },
+  )

@@ -25,18 +25,22 @@ from iclr26_jax.qam import method
 def get_config(arg=None):
   c = method.default_config()
   c.data.name = "puzzle-3x3-play-singletask-task1-v0"
-  c.data.sparse = True                       # r -> -1[r != 0]
+  c.data.sparse = True  # r -> -1[r != 0]
   c.agent.agent_name = "qam"
-  c.agent.inv_temp = 3.0                     # λ
-  c.num_steps = 1_000_000                    # spec §11: 1M offline updates,
-  c.eval_every = 50_000                      # 50 evaluation episodes every 50K
+  c.agent.inv_temp = 3.0  # λ
+  c.num_steps = 1_000_000  # spec §11: 1M offline updates,
+  c.eval_every = 50_000  # 50 evaluation episodes every 50K
   c.checkpoint_every = 50_000
   c.log_every = 1000
   c.eval.episodes = 50
-  return config_lib.experiment(c, arg, {
+  return config_lib.experiment(
+    c,
+    arg,
+    {
       "qam_e": {"agent.inv_temp": 1.0, "agent.edit_scale": 0.1},
       "fql": {"agent.agent_name": "fql", "agent.fql_alpha": 300.0},
       "bc": {"agent.agent_name": "bc", "agent.inv_temp": 0.0},
       "online": method.online,
       "smoke": method.smoke,
-  })
+    },
+  )

@@ -17,12 +17,12 @@ from iclr26_jax.qam import method
 def get_config(arg=None):
   c = method.default_config()
   c.agent.agent_name = "bc"
-  c.agent.inv_temp = 0.0                     # λ = 0: the behaviour flow alone
+  c.agent.inv_temp = 0.0  # λ = 0: the behaviour flow alone
   c.agent.actor_hidden_dims = (256, 256)  # spec §13.3: small networks, minutes on a CPU
   c.agent.critic_hidden_dims = (256, 256)
-  c.agent.num_qs = 2                         # K critics
-  c.agent.horizon = 5                        # H, action chunk length
-  c.agent.flow_steps = 10                    # N, Euler steps
+  c.agent.num_qs = 2  # K critics
+  c.agent.horizon = 5  # H, action chunk length
+  c.agent.flow_steps = 10  # N, Euler steps
   c.agent.discount = 0.99
   c.num_steps = 2000
   c.batch_size = 128

@@ -16,28 +16,28 @@ ICLR 2026 (arXiv 2509.23348); reference PyTorch code github.com/gregkseno/catsbe
 from iclr26_jax.dsb.solvers.alpha_csbm import AlphaCSBM, AlphaCSBMConfig
 from iclr26_jax.dsb.solvers.csbm import CSBM, CSBMConfig, CSBMOutput
 from iclr26_jax.dsb.solvers.dlightsb import (
-    DataProblem,
-    DLightSB,
-    DLightSBConfig,
-    DLightSBOutput,
-    dlightsb_loss,
-    init_potential,
+  DataProblem,
+  DLightSB,
+  DLightSBConfig,
+  DLightSBOutput,
+  dlightsb_loss,
+  init_potential,
 )
 from iclr26_jax.dsb.solvers.dlightsb_m import DLightSBM, DLightSBMConfig, dlightsb_m_loss
 
 __all__ = [
-    "AlphaCSBM",
-    "AlphaCSBMConfig",
-    "CSBM",
-    "CSBMConfig",
-    "CSBMOutput",
-    "DataProblem",
-    "DLightSB",
-    "DLightSBConfig",
-    "DLightSBOutput",
-    "DLightSBM",
-    "DLightSBMConfig",
-    "dlightsb_loss",
-    "dlightsb_m_loss",
-    "init_potential",
+  "AlphaCSBM",
+  "AlphaCSBMConfig",
+  "CSBM",
+  "CSBMConfig",
+  "CSBMOutput",
+  "DataProblem",
+  "DLightSB",
+  "DLightSBConfig",
+  "DLightSBOutput",
+  "DLightSBM",
+  "DLightSBMConfig",
+  "dlightsb_loss",
+  "dlightsb_m_loss",
+  "init_potential",
 ]

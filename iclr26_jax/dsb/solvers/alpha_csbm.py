@@ -54,12 +54,12 @@ class AlphaCSBMConfig(CSBMConfig):
     """Raises ValueError naming the first bad field."""
     super().validate()
     if self.batch_size % 2:
-      raise ValueError(f"batch_size must be even (one half per direction), got "
-                       f"{self.batch_size}")
+      raise ValueError(f"batch_size must be even (one half per direction), got {self.batch_size}")
 
 
-def alpha_csbm_train_step(state: TrainState, problem: Any, cfg: AlphaCSBMConfig
-                          ) -> tuple[TrainState, dict[str, jax.Array]]:
+def alpha_csbm_train_step(
+  state: TrainState, problem: Any, cfg: AlphaCSBMConfig
+) -> tuple[TrainState, dict[str, jax.Array]]:
   """One alpha-CSBM step: both directions, one AdamW update over both networks, both EMAs.
 
   Args:
@@ -79,27 +79,36 @@ def alpha_csbm_train_step(state: TrainState, problem: Any, cfg: AlphaCSBMConfig
   x0 = dls._draw_source(problem, k_src, half)
   y = dls._draw_target(problem, k_tgt, half)
   ema = state.extras["ema"]
-  start_f = csbm.coupling_start(net, ema["backward"], refs["backward"], k_rf, y, x0, imf,
-                                cfg.chunk_elements)
-  start_b = csbm.coupling_start(net, ema["forward"], refs["forward"], k_rb, x0, y, imf,
-                                cfg.chunk_elements)
+  start_f = csbm.coupling_start(
+    net, ema["backward"], refs["backward"], k_rf, y, x0, imf, cfg.chunk_elements
+  )
+  start_b = csbm.coupling_start(
+    net, ema["forward"], refs["forward"], k_rb, x0, y, imf, cfg.chunk_elements
+  )
 
   def loss_fn(params):
-    lf, info_f = csbm.direction_loss(net, params["forward"], refs["forward"], start_f, y,
-                                     k_lf, cfg)
-    lb, info_b = csbm.direction_loss(net, params["backward"], refs["backward"], start_b, x0,
-                                     k_lb, cfg)
+    lf, info_f = csbm.direction_loss(net, params["forward"], refs["forward"], start_f, y, k_lf, cfg)
+    lb, info_b = csbm.direction_loss(
+      net, params["backward"], refs["backward"], start_b, x0, k_lb, cfg
+    )
     entropy = 0.5 * (info_f["train/target_entropy"] + info_b["train/target_entropy"])
-    return lf + lb, {"train/loss_forward": lf, "train/loss_backward": lb,
-                     "train/target_entropy": entropy}
+    return lf + lb, {
+      "train/loss_forward": lf,
+      "train/loss_backward": lb,
+      "train/target_entropy": entropy,
+    }
 
   (loss, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
   state, gnorm = state.apply_gradients(grads)
   # torch_ema warm-up (spec §8.3): both EMAs are updated every step, state.step is now n.
   new_ema = core_optim.ema_update(ema, state.params, cfg.ema_decay, count=state.step)
   state = state.replace(extras={**state.extras, "ema": new_ema})
-  return state, {"train/loss": loss, "train/grad_norm": gnorm, **info,
-                 "train/imf": imf.astype(jnp.float32)}
+  return state, {
+    "train/loss": loss,
+    "train/grad_norm": gnorm,
+    **info,
+    "train/imf": imf.astype(jnp.float32),
+  }
 
 
 class AlphaCSBM(CSBM):

@@ -69,21 +69,21 @@ from iclr26_jax.dsb.solvers import dlightsb_m as dlsm
 from iclr26_jax.nn import mlp
 
 __all__ = [
-    "LOSS_KINDS",
-    "DIRECTIONS",
-    "SimpleMLP",
-    "CSBMConfig",
-    "CSBMOutput",
-    "CSBM",
-    "reversed_reference",
-    "transition_log_probs",
-    "bridge_matching_loss",
-    "sample_endpoints",
-    "model_transition_logits",
-    "init_state",
-    "csbm_train_step",
-    "train_chunk",
-    "make_output",
+  "LOSS_KINDS",
+  "DIRECTIONS",
+  "SimpleMLP",
+  "CSBMConfig",
+  "CSBMOutput",
+  "CSBM",
+  "reversed_reference",
+  "transition_log_probs",
+  "bridge_matching_loss",
+  "sample_endpoints",
+  "model_transition_logits",
+  "init_state",
+  "csbm_train_step",
+  "train_chunk",
+  "make_output",
 ]
 
 LOSS_KINDS = ("kl", "mse")
@@ -121,8 +121,13 @@ class SimpleMLP(nn.Module):
     emb = nn.Embed(self.num_times, self.dim, name="time_embedding")(t)
     h = jnp.concatenate([x.astype(jnp.float32), emb.astype(jnp.float32)], axis=-1)
     names = [f"hidden_{i}" for i in range(self.num_layers)] + ["logits"]
-    out = mlp(h, (self.hidden,) * self.num_layers, self.dim * self.num_categories,
-              activation=nn.relu, names=names)
+    out = mlp(
+      h,
+      (self.hidden,) * self.num_layers,
+      self.dim * self.num_categories,
+      activation=nn.relu,
+      names=names,
+    )
     return out.reshape(x.shape[0], self.dim, self.num_categories)
 
 
@@ -133,12 +138,14 @@ def reversed_reference(reference: ReferenceProcess) -> ReferenceProcess:
   q(x_{t-1} | x_t, x_0) ∝ Q_step(x_{t-1}, x_t) Q̄_{t-1}(x_0, x_{t-1}). For a symmetric Q it equals
   q.
   """
-  return reference.replace(log_q_step=reference.log_q_step.T,
-                           log_q_bar=jnp.swapaxes(reference.log_q_bar, -1, -2))
+  return reference.replace(
+    log_q_step=reference.log_q_step.T, log_q_bar=jnp.swapaxes(reference.log_q_bar, -1, -2)
+  )
 
 
-def transition_log_probs(endpoint_logits: jax.Array, reference: ReferenceProcess,
-                         x_t: jax.Array, t: Any) -> jax.Array:
+def transition_log_probs(
+  endpoint_logits: jax.Array, reference: ReferenceProcess, x_t: jax.Array, t: Any
+) -> jax.Array:
   """Per-coordinate model transition of Eq. 14 (forward time, log domain).
 
   log p^d(x_{t+1} = j | x_t) = log Q_step(x_t^d, j) + logsumexp_e(log softmax(f)_e^d
@@ -155,7 +162,9 @@ def transition_log_probs(endpoint_logits: jax.Array, reference: ReferenceProcess
     (B, D, S) normalised log-probabilities over x_{t+1}^d.
   """
   want = tuple(x_t.shape) + (reference.num_categories,)
-  message = f"endpoint_logits must have shape (B, D, S) = {want}, got {tuple(endpoint_logits.shape)}"
+  message = (
+    f"endpoint_logits must have shape (B, D, S) = {want}, got {tuple(endpoint_logits.shape)}"
+  )
   chex.assert_rank(endpoint_logits, 3, exception_type=ValueError, custom_message=message)
   chex.assert_shape(endpoint_logits, want, exception_type=ValueError, custom_message=message)
   n = reference.num_steps
@@ -168,16 +177,22 @@ def transition_log_probs(endpoint_logits: jax.Array, reference: ReferenceProcess
   return jnp.where((t == n)[:, None, None], log_end, out)
 
 
-def _per_row_time(fn: Callable, reference: ReferenceProcess, a: jax.Array, b: jax.Array,
-                  t: jax.Array) -> jax.Array:
+def _per_row_time(
+  fn: Callable, reference: ReferenceProcess, a: jax.Array, b: jax.Array, t: jax.Array
+) -> jax.Array:
   """Applies a reference.py bridge law (scalar t) row by row with a per-row time t (B,)."""
   return jax.vmap(lambda ar, br, tr: fn(reference, ar[None], br[None], tr)[0])(a, b, t)
 
 
-def bridge_matching_loss(endpoint_logits_fn: Callable[[jax.Array, jax.Array], jax.Array],
-                         reference: ReferenceProcess, x_start: jax.Array, x_end: jax.Array,
-                         t: jax.Array, rng: jax.Array, loss: str = "kl"
-                         ) -> tuple[jax.Array, dict[str, jax.Array]]:
+def bridge_matching_loss(
+  endpoint_logits_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  reference: ReferenceProcess,
+  x_start: jax.Array,
+  x_end: jax.Array,
+  t: jax.Array,
+  rng: jax.Array,
+  loss: str = "kl",
+) -> tuple[jax.Array, dict[str, jax.Array]]:
   """CSBM bridge-matching loss for coupled pairs (x_start, x_end) at per-sample times t.
 
   x_t ~ q(x_t | x_start, x_end) (Eq. 10); target q^d(x_{t+1} | x_t^d, x_end^d); model Eq. 14.
@@ -196,8 +211,9 @@ def bridge_matching_loss(endpoint_logits_fn: Callable[[jax.Array, jax.Array], ja
   """
   if loss not in LOSS_KINDS:
     raise ValueError(f"loss must be one of {LOSS_KINDS}, got {loss!r}")
-  x_t = dls._categorical_flat(rng, _per_row_time(ref_lib.bridge_log_probs, reference,
-                                                 x_start, x_end, t))
+  x_t = dls._categorical_flat(
+    rng, _per_row_time(ref_lib.bridge_log_probs, reference, x_start, x_end, t)
+  )
   target = _per_row_time(ref_lib.bridge_step_log_probs, reference, x_t, x_end, t)
   model = transition_log_probs(endpoint_logits_fn(x_t, t), reference, x_t, t)
   return dlsm.per_coordinate_matching_loss(target, model, loss)
@@ -207,9 +223,14 @@ def _apply(net: SimpleMLP, params: Any, x: jax.Array, t: jax.Array) -> jax.Array
   return net.apply({"params": params}, x, t)
 
 
-def model_transition_logits(net: SimpleMLP, params: Any, reference: ReferenceProcess,
-                            x_t: jax.Array, t: Any,
-                            chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def model_transition_logits(
+  net: SimpleMLP,
+  params: Any,
+  reference: ReferenceProcess,
+  x_t: jax.Array,
+  t: Any,
+  chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """The model's per-coordinate transition log-probs at one time, chunked over rows.
 
   Args:
@@ -233,8 +254,14 @@ def model_transition_logits(net: SimpleMLP, params: Any, reference: ReferencePro
   return bm._map_rows(row, x_t, d * s * s, chunk_elements)
 
 
-def sample_endpoints(net: SimpleMLP, params: Any, reference: ReferenceProcess, rng: jax.Array,
-                     x0: jax.Array, chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS) -> jax.Array:
+def sample_endpoints(
+  net: SimpleMLP,
+  params: Any,
+  reference: ReferenceProcess,
+  rng: jax.Array,
+  x0: jax.Array,
+  chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS,
+) -> jax.Array:
   """Runs the full (N+1)-step model chain from x0 and returns its endpoints.
 
   Every step draws x_{t+1}^d independently from Eq. 14 (Gumbel-max with a flat noise draw);
@@ -355,9 +382,13 @@ def _make_tx(cfg: CSBMConfig) -> optax.GradientTransformation:
 def network(problem: Any, cfg: CSBMConfig) -> SimpleMLP:
   """The SimpleMLP for a problem's (D, S, N) and the config's width / depth."""
   reference = dls.problem_reference(problem)
-  return SimpleMLP(dim=problem.dim, num_categories=reference.num_categories,
-                   num_times=reference.num_steps + 1, hidden=cfg.hidden,
-                   num_layers=cfg.num_layers)
+  return SimpleMLP(
+    dim=problem.dim,
+    num_categories=reference.num_categories,
+    num_times=reference.num_steps + 1,
+    hidden=cfg.hidden,
+    num_layers=cfg.num_layers,
+  )
 
 
 def _directions(problem: Any) -> dict[str, ReferenceProcess]:
@@ -370,8 +401,9 @@ def _directions(problem: Any) -> dict[str, ReferenceProcess]:
 # --------------------------------------------------------------------------------------------
 
 
-def init_state(problem: Any, rng: jax.Array, cfg: CSBMConfig,
-               joint_optimizer: bool = False) -> TrainState:
+def init_state(
+  problem: Any, rng: jax.Array, cfg: CSBMConfig, joint_optimizer: bool = False
+) -> TrainState:
   """Initial TrainState with params {"forward", "backward"} and their EMA in extras["ema"].
 
   Args:
@@ -391,35 +423,59 @@ def init_state(problem: Any, rng: jax.Array, cfg: CSBMConfig,
   k_init, k_run = jax.random.split(dls._raw_key(rng))
   x = jnp.zeros((1, problem.dim), jnp.int32)
   t = jnp.zeros((1,), jnp.int32)
-  params = {name: net.init(jax.random.fold_in(k_init, i), x, t)["params"]
-            for i, name in enumerate(DIRECTIONS)}
+  params = {
+    name: net.init(jax.random.fold_in(k_init, i), x, t)["params"]
+    for i, name in enumerate(DIRECTIONS)
+  }
   tx = _make_tx(cfg)
   if joint_optimizer:
     opt_state = tx.init(params)
   else:
     opt_state = {name: tx.init(params[name]) for name in DIRECTIONS}
-  return TrainState(step=jnp.zeros((), jnp.int32), params=params, opt_state=opt_state,
-                    rng=k_run, extras={"ema": jax.tree.map(jnp.copy, params)}, tx=tx)
+  return TrainState(
+    step=jnp.zeros((), jnp.int32),
+    params=params,
+    opt_state=opt_state,
+    rng=k_run,
+    extras={"ema": jax.tree.map(jnp.copy, params)},
+    tx=tx,
+  )
 
 
-def direction_loss(net: SimpleMLP, params: Any, reference: ReferenceProcess, x_start: jax.Array,
-                   x_end: jax.Array, rng: jax.Array, cfg: CSBMConfig):
+def direction_loss(
+  net: SimpleMLP,
+  params: Any,
+  reference: ReferenceProcess,
+  x_start: jax.Array,
+  x_end: jax.Array,
+  rng: jax.Array,
+  cfg: CSBMConfig,
+):
   """Bridge-matching loss of one direction with t ~ U{0..N} per sample (see the module doc)."""
   k_t, k_bridge = jax.random.split(rng)
   t = jax.random.randint(k_t, (x_start.shape[0],), 0, reference.num_steps + 1)
-  return bridge_matching_loss(lambda x, tt: _apply(net, params, x, tt), reference, x_start,
-                              x_end, t, k_bridge, cfg.loss)
+  return bridge_matching_loss(
+    lambda x, tt: _apply(net, params, x, tt), reference, x_start, x_end, t, k_bridge, cfg.loss
+  )
 
 
-def coupling_start(net: SimpleMLP, ema_other: Any, reference_other: ReferenceProcess,
-                   rng: jax.Array, end_real: jax.Array, start_independent: jax.Array,
-                   imf: jax.Array, chunk_elements: int) -> jax.Array:
+def coupling_start(
+  net: SimpleMLP,
+  ema_other: Any,
+  reference_other: ReferenceProcess,
+  rng: jax.Array,
+  end_real: jax.Array,
+  start_independent: jax.Array,
+  imf: jax.Array,
+  chunk_elements: int,
+) -> jax.Array:
   """Start states of a direction's training pairs: the other direction's EMA model run from the
   real endpoints (IMF phase) or independent draws of the start marginal (first phase)."""
   return jax.lax.cond(
-      imf,
-      lambda: sample_endpoints(net, ema_other, reference_other, rng, end_real, chunk_elements),
-      lambda: start_independent.astype(jnp.int32))
+    imf,
+    lambda: sample_endpoints(net, ema_other, reference_other, rng, end_real, chunk_elements),
+    lambda: start_independent.astype(jnp.int32),
+  )
 
 
 def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
@@ -427,8 +483,9 @@ def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
   return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
 
 
-def csbm_train_step(state: TrainState, problem: Any, cfg: CSBMConfig
-                    ) -> tuple[TrainState, dict[str, jax.Array]]:
+def csbm_train_step(
+  state: TrainState, problem: Any, cfg: CSBMConfig
+) -> tuple[TrainState, dict[str, jax.Array]]:
   """One CSBM optimiser step; the direction and the coupling phase follow from ``state.step``.
 
   Epoch e = step // epoch_steps trains the backward model when e is even and the forward model
@@ -457,36 +514,61 @@ def csbm_train_step(state: TrainState, problem: Any, cfg: CSBMConfig
   p, o, ema = state.params, state.opt_state, state.extras["ema"]
 
   # forward: p_0 -> p_1 (start x_0, end y); backward: p_1 -> p_0 (start y, end x_0).
-  start = coupling_start(net, _select(fwd, ema["backward"], ema["forward"]),
-                         _select(fwd, refs["backward"], refs["forward"]), k_roll,
-                         jnp.where(fwd, y, x0), jnp.where(fwd, x0, y), imf,
-                         cfg.chunk_elements)
+  start = coupling_start(
+    net,
+    _select(fwd, ema["backward"], ema["forward"]),
+    _select(fwd, refs["backward"], refs["forward"]),
+    k_roll,
+    jnp.where(fwd, y, x0),
+    jnp.where(fwd, x0, y),
+    imf,
+    cfg.chunk_elements,
+  )
   params = _select(fwd, p["forward"], p["backward"])
   (loss, info), grads = jax.value_and_grad(direction_loss, argnums=1, has_aux=True)(
-      net, params, _select(fwd, refs["forward"], refs["backward"]), start,
-      jnp.where(fwd, y, x0), k_loss, cfg)
+    net,
+    params,
+    _select(fwd, refs["forward"], refs["backward"]),
+    start,
+    jnp.where(fwd, y, x0),
+    k_loss,
+    cfg,
+  )
   updates, opt = state.tx.update(grads, _select(fwd, o["forward"], o["backward"]), params)
   params = optax.apply_updates(params, updates)
   # torch_ema warm-up (spec §8.3) counted per direction: the trained direction has had
   # (epoch // 2) full epochs before this one (backward trains even epochs, forward odd ones).
   count = (epoch // 2) * cfg.epoch_steps + state.step % cfg.epoch_steps + 1
-  ema_new = core_optim.ema_update(_select(fwd, ema["forward"], ema["backward"]), params,
-                                  cfg.ema_decay, count=count)
+  ema_new = core_optim.ema_update(
+    _select(fwd, ema["forward"], ema["backward"]), params, cfg.ema_decay, count=count
+  )
 
   def write(tree, new):
-    return {"forward": _select(fwd, new, tree["forward"]),
-            "backward": _select(fwd, tree["backward"], new)}
+    return {
+      "forward": _select(fwd, new, tree["forward"]),
+      "backward": _select(fwd, tree["backward"], new),
+    }
 
-  state = state.replace(step=state.step + 1, params=write(p, params), opt_state=write(o, opt),
-                        extras={**state.extras, "ema": write(ema, ema_new)})
-  return state, {"train/loss": loss, "train/grad_norm": optax.global_norm(grads), **info,
-                 "train/forward": fwd.astype(jnp.float32), "train/imf": imf.astype(jnp.float32)}
+  state = state.replace(
+    step=state.step + 1,
+    params=write(p, params),
+    opt_state=write(o, opt),
+    extras={**state.extras, "ema": write(ema, ema_new)},
+  )
+  return state, {
+    "train/loss": loss,
+    "train/grad_norm": optax.global_norm(grads),
+    **info,
+    "train/forward": fwd.astype(jnp.float32),
+    "train/imf": imf.astype(jnp.float32),
+  }
 
 
 def train_chunk(state: TrainState, problem: Any, cfg: CSBMConfig, step_fn: StepFn):
   """``cfg.steps_per_chunk`` steps of ``step_fn`` as one ``lax.scan`` (un-jitted)."""
-  return jax.lax.scan(lambda s, _: step_fn(s, problem, cfg), state, None,
-                      length=cfg.steps_per_chunk)
+  return jax.lax.scan(
+    lambda s, _: step_fn(s, problem, cfg), state, None, length=cfg.steps_per_chunk
+  )
 
 
 _train_chunk = jax.jit(train_chunk, static_argnums=(2, 3), donate_argnums=(0,))
@@ -539,34 +621,47 @@ class CSBMOutput(NamedTuple):
     ``metrics.trajectory_kl_forward``)."""
     x_t = check_states(x_t, "x_t", self.reference.num_categories, self.net.dim)
     t = ref_lib.check_time(t, "t", 0, self.reference.num_steps)
-    return _jit_transition_logits(self.net, self.params, self.reference,
-                                  x_t.astype(jnp.int32), jnp.asarray(t, jnp.int32),
-                                  self.chunk_elements)
+    return _jit_transition_logits(
+      self.net,
+      self.params,
+      self.reference,
+      x_t.astype(jnp.int32),
+      jnp.asarray(t, jnp.int32),
+      self.chunk_elements,
+    )
 
   def log_conditionals(self, benchmark: Any, max_states: int = 4096) -> jax.Array:
     """Exact (S^D, S^D) table log pi_theta(y | x_0) by enumeration (tiny instances), in the
     order of ``metrics.enumerate_states`` (``metrics.exact_plan_from_transition_logits``)."""
     return dsb_metrics.exact_plan_from_transition_logits(
-        benchmark, self.transition_logits, max_states=max_states)
+      benchmark, self.transition_logits, max_states=max_states
+    )
 
 
-def make_output(state: TrainState, problem: Any, cfg: CSBMConfig,
-                traces: dict[str, np.ndarray] | None = None) -> CSBMOutput:
+def make_output(
+  state: TrainState, problem: Any, cfg: CSBMConfig, traces: dict[str, np.ndarray] | None = None
+) -> CSBMOutput:
   """Wraps a CSBM-type TrainState (forward EMA params) as a ``CSBMOutput``."""
   traces = {} if traces is None else traces
-  return CSBMOutput(params=state.extras["ema"]["forward"],
-                    loss=traces.get("train/loss", np.zeros((0,), np.float32)), info=traces,
-                    state=state, net=network(problem, cfg),
-                    reference=dls.problem_reference(problem),
-                    chunk_elements=cfg.chunk_elements)
+  return CSBMOutput(
+    params=state.extras["ema"]["forward"],
+    loss=traces.get("train/loss", np.zeros((0,), np.float32)),
+    info=traces,
+    state=state,
+    net=network(problem, cfg),
+    reference=dls.problem_reference(problem),
+    chunk_elements=cfg.chunk_elements,
+  )
 
 
-def solve_with(problem: Any, rng: jax.Array, cfg: CSBMConfig, step_fn: StepFn,
-               joint_optimizer: bool) -> CSBMOutput:
+def solve_with(
+  problem: Any, rng: jax.Array, cfg: CSBMConfig, step_fn: StepFn, joint_optimizer: bool
+) -> CSBMOutput:
   """Initialises, runs ``cfg.num_chunks`` compiled chunks of ``step_fn`` and wraps the result."""
   state = init_state(problem, rng, cfg, joint_optimizer)
-  state, traces = dls.run_chunks(state, lambda s: _train_chunk(s, problem, cfg, step_fn),
-                                 cfg.num_chunks, cfg.steps_per_chunk)
+  state, traces = dls.run_chunks(
+    state, lambda s: _train_chunk(s, problem, cfg, step_fn), cfg.num_chunks, cfg.steps_per_chunk
+  )
   return make_output(state, problem, cfg, traces)
 
 
@@ -590,8 +685,9 @@ class CSBM:
     """Args: config (default the class's config); overrides: fields to replace."""
     config = self.config_class() if config is None else config
     if not isinstance(config, self.config_class):
-      raise ValueError(f"config must be a {self.config_class.__name__}, got "
-                       f"{type(config).__name__}")
+      raise ValueError(
+        f"config must be a {self.config_class.__name__}, got {type(config).__name__}"
+      )
     self.config = config.replace(**overrides) if overrides else config
 
   def init_state(self, problem: Any, rng: jax.Array) -> TrainState:

@@ -51,19 +51,19 @@ from iclr26_jax.dsb.benchmark import Benchmark, CPPotential
 from iclr26_jax.dsb.reference import ReferenceProcess, check_states
 
 __all__ = [
-    "INIT_KINDS",
-    "DataProblem",
-    "DLightSBConfig",
-    "DLightSBOutput",
-    "DLightSB",
-    "init_potential",
-    "init_state",
-    "train_chunk",
-    "train_step",
-    "run_training",
-    "run_chunks",
-    "dlightsb_loss",
-    "problem_reference",
+  "INIT_KINDS",
+  "DataProblem",
+  "DLightSBConfig",
+  "DLightSBOutput",
+  "DLightSB",
+  "init_potential",
+  "init_state",
+  "train_chunk",
+  "train_step",
+  "run_training",
+  "run_chunks",
+  "dlightsb_loss",
+  "problem_reference",
 ]
 
 INIT_KINDS = ("samples", "uniform", "gaussian")
@@ -101,8 +101,10 @@ class DataProblem(struct.PyTreeNode):
     x0 = check_states(x0, "x0", s).astype(jnp.int32)
     x1 = check_states(x1, "x1", s, x0.shape[1]).astype(jnp.int32)
     if x0.shape[0] == 0 or x1.shape[0] == 0:
-      raise ValueError(f"x0 and x1 must hold at least one sample, got shapes "
-                       f"{tuple(x0.shape)} and {tuple(x1.shape)}")
+      raise ValueError(
+        f"x0 and x1 must hold at least one sample, got shapes "
+        f"{tuple(x0.shape)} and {tuple(x1.shape)}"
+      )
     return cls(reference=reference, x0=x0, x1=x1)
 
   @property
@@ -159,8 +161,14 @@ def _check_int(value: Any, name: str, minimum: int) -> None:
     raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 
-def _check_float(value: Any, name: str, low: float, high: float = math.inf,
-                 low_open: bool = False, high_open: bool = False) -> None:
+def _check_float(
+  value: Any,
+  name: str,
+  low: float,
+  high: float = math.inf,
+  low_open: bool = False,
+  high_open: bool = False,
+) -> None:
   if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
     raise ValueError(f"{name} must be a float, got {value!r}")
   v = float(value)
@@ -180,9 +188,11 @@ def check_training_fields(cfg: Any) -> None:
   _check_int(cfg.train_steps, "train_steps", 1)
   _check_int(cfg.steps_per_chunk, "steps_per_chunk", 1)
   if cfg.train_steps % cfg.steps_per_chunk:
-    raise ValueError(f"steps_per_chunk must divide train_steps (one compiled scan length), "
-                     f"got train_steps={cfg.train_steps}, "
-                     f"steps_per_chunk={cfg.steps_per_chunk}")
+    raise ValueError(
+      f"steps_per_chunk must divide train_steps (one compiled scan length), "
+      f"got train_steps={cfg.train_steps}, "
+      f"steps_per_chunk={cfg.steps_per_chunk}"
+    )
   _check_int(cfg.batch_size, "batch_size", 1)
   _check_float(cfg.learning_rate, "learning_rate", 0.0, low_open=True)
   _check_float(cfg.b1, "b1", 0.0, 1.0, high_open=True)
@@ -315,10 +325,14 @@ def init_potential(problem: Any, rng: jax.Array, cfg: DLightSBConfig) -> CPPoten
   return CPPotential(log_alpha=log_alpha, log_cp_cores=cores)
 
 
-def dlightsb_loss(potential: CPPotential, reference: ReferenceProcess, x0: jax.Array,
-                  y: jax.Array, entropy_weight: Any = 0.0,
-                  chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS
-                  ) -> tuple[jax.Array, dict[str, jax.Array]]:
+def dlightsb_loss(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x0: jax.Array,
+  y: jax.Array,
+  entropy_weight: Any = 0.0,
+  chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
   """The DLightSB objective (spec Eq. 12) on one batch of unpaired samples.
 
   loss = mean_b log c_theta(x0_b) - mean_b log v_theta(y_b) - entropy_weight * mean_b H_b, where
@@ -347,8 +361,11 @@ def dlightsb_loss(potential: CPPotential, reference: ReferenceProcess, x0: jax.A
   entropy = -jnp.sum(jnp.exp(log_w) * log_w, axis=-1)
   log_v = bm.log_potential(potential, y, chunk_elements)
   loss = log_c.mean() - log_v.mean() - entropy_weight * entropy.mean()
-  return loss, {"train/log_c_mean": log_c.mean(), "train/log_v_mean": log_v.mean(),
-                "train/mixture_entropy": entropy.mean()}
+  return loss, {
+    "train/log_c_mean": log_c.mean(),
+    "train/log_v_mean": log_v.mean(),
+    "train/mixture_entropy": entropy.mean(),
+  }
 
 
 # --------------------------------------------------------------------------------------------
@@ -371,14 +388,16 @@ def train_chunk(state: TrainState, problem: Any, cfg: Any, loss_fn: LossFn):
   Returns:
     (new state, info) with info values of shape (cfg.steps_per_chunk,).
   """
+
   def step(state, _):
     return train_step(state, problem, cfg, loss_fn)
 
   return jax.lax.scan(step, state, None, length=cfg.steps_per_chunk)
 
 
-def train_step(state: TrainState, problem: Any, cfg: Any, loss_fn: LossFn
-               ) -> tuple[TrainState, dict[str, jax.Array]]:
+def train_step(
+  state: TrainState, problem: Any, cfg: Any, loss_fn: LossFn
+) -> tuple[TrainState, dict[str, jax.Array]]:
   """One optimiser step (the body of ``train_chunk``; also ``dsb.method.DSBMethod.update``).
 
   The step key is ``state.step_key()`` (root key folded with the step), so the step is a pure
@@ -395,7 +414,8 @@ def train_step(state: TrainState, problem: Any, cfg: Any, loss_fn: LossFn
   """
   key = state.step_key()
   (loss, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-      state.params, problem, key, state.step, cfg)
+    state.params, problem, key, state.step, cfg
+  )
   state, gnorm = state.apply_gradients(grads)
   return state, {"train/loss": loss, "train/grad_norm": gnorm, **info}
 
@@ -412,8 +432,10 @@ def _raw_key(rng: Any) -> jax.Array:
     return jax.random.key_data(rng)
   if rng.dtype == jnp.uint32 and rng.shape == (2,):
     return rng
-  raise ValueError(f"rng must be a PRNG key (jax.random.key or PRNGKey), got dtype {rng.dtype} "
-                   f"shape {tuple(rng.shape)}")
+  raise ValueError(
+    f"rng must be a PRNG key (jax.random.key or PRNGKey), got dtype {rng.dtype} "
+    f"shape {tuple(rng.shape)}"
+  )
 
 
 def _check_problem(problem: Any, cfg: Any) -> None:
@@ -435,12 +457,12 @@ def init_state(problem: Any, rng: jax.Array, cfg: Any) -> TrainState:
   """
   _check_problem(problem, cfg)
   k_init, k_run = jax.random.split(_raw_key(rng))
-  return TrainState.create(params=init_potential(problem, k_init, cfg), tx=_make_tx(cfg),
-                           rng=k_run)
+  return TrainState.create(params=init_potential(problem, k_init, cfg), tx=_make_tx(cfg), rng=k_run)
 
 
-def run_training(problem: Any, rng: jax.Array, cfg: Any, loss_fn: LossFn
-                 ) -> tuple[TrainState, dict[str, np.ndarray]]:
+def run_training(
+  problem: Any, rng: jax.Array, cfg: Any, loss_fn: LossFn
+) -> tuple[TrainState, dict[str, np.ndarray]]:
   """Initialises the potential and runs ``cfg.num_chunks`` compiled scan chunks.
 
   Args:
@@ -457,12 +479,14 @@ def run_training(problem: Any, rng: jax.Array, cfg: Any, loss_fn: LossFn
     FloatingPointError: a chunk produced a non-finite loss (the step range is named).
   """
   state = init_state(problem, rng, cfg)
-  return run_chunks(state, lambda s: _train_chunk(s, problem, cfg, loss_fn), cfg.num_chunks,
-                    cfg.steps_per_chunk)
+  return run_chunks(
+    state, lambda s: _train_chunk(s, problem, cfg, loss_fn), cfg.num_chunks, cfg.steps_per_chunk
+  )
 
 
-def run_chunks(state: Any, chunk_fn: Callable[[Any], tuple[Any, dict]], num_chunks: int,
-               steps_per_chunk: int) -> tuple[Any, dict[str, np.ndarray]]:
+def run_chunks(
+  state: Any, chunk_fn: Callable[[Any], tuple[Any, dict]], num_chunks: int, steps_per_chunk: int
+) -> tuple[Any, dict[str, np.ndarray]]:
   """Calls the compiled ``chunk_fn(state) -> (state, info)`` ``num_chunks`` times.
 
   Shared by every solver of the room (DLightSB, DLightSB-M, CSBM, alpha-CSBM).
@@ -516,14 +540,16 @@ class DLightSBOutput(NamedTuple):
   state: TrainState
 
 
-def _dlightsb_step_loss(params: CPPotential, problem: Any, key: jax.Array, step: jax.Array,
-                        cfg: DLightSBConfig):
+def _dlightsb_step_loss(
+  params: CPPotential, problem: Any, key: jax.Array, step: jax.Array, cfg: DLightSBConfig
+):
   k0, k1 = jax.random.split(key)
   x0 = _draw_source(problem, k0, cfg.batch_size)
   y = _draw_target(problem, k1, cfg.batch_size)
   frac = jnp.clip(1.0 - step.astype(jnp.float32) / cfg.entropy_decay_steps, 0.0, 1.0)
-  return dlightsb_loss(params, problem_reference(problem), x0, y, cfg.entropy_weight * frac,
-                       cfg.chunk_elements)
+  return dlightsb_loss(
+    params, problem_reference(problem), x0, y, cfg.entropy_weight * frac, cfg.chunk_elements
+  )
 
 
 class DLightSB:
@@ -557,5 +583,6 @@ class DLightSB:
       DLightSBOutput(potential, loss (train_steps,), info, state).
     """
     state, traces = run_training(problem, rng, self.config, self.loss_fn)
-    return DLightSBOutput(potential=state.params, loss=traces["train/loss"], info=traces,
-                          state=state)
+    return DLightSBOutput(
+      potential=state.params, loss=traces["train/loss"], info=traces, state=state
+    )

@@ -65,11 +65,11 @@ from iclr26_jax.dsb.solvers import dlightsb as dls
 from iclr26_jax.dsb.solvers.dlightsb import DataProblem, DLightSBConfig, DLightSBOutput
 
 __all__ = [
-    "LOSS_KINDS",
-    "COUPLINGS",
-    "DLightSBMConfig",
-    "DLightSBM",
-    "dlightsb_m_loss",
+  "LOSS_KINDS",
+  "COUPLINGS",
+  "DLightSBMConfig",
+  "DLightSBM",
+  "dlightsb_m_loss",
 ]
 
 LOSS_KINDS = ("joint", "kl", "mse")
@@ -99,10 +99,16 @@ class DLightSBMConfig(DLightSBConfig):
       raise ValueError(f"coupling must be one of {COUPLINGS}, got {self.coupling!r}")
 
 
-def dlightsb_m_loss(potential: CPPotential, reference: ReferenceProcess, x0: jax.Array,
-                    y: jax.Array, t: Any, rng: jax.Array, loss: str = "joint",
-                    chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS
-                    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+def dlightsb_m_loss(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x0: jax.Array,
+  y: jax.Array,
+  t: Any,
+  rng: jax.Array,
+  loss: str = "joint",
+  chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
   """One bridge-matching loss evaluation at time t for coupled pairs (x0, y).
 
   Args:
@@ -125,8 +131,12 @@ def dlightsb_m_loss(potential: CPPotential, reference: ReferenceProcess, x0: jax
   s, d = potential.num_categories, potential.dim
   x0 = check_states(x0, "x0", s, d)
   y = check_states(y, "y", s, d)
-  chex.assert_shape(y, x0.shape, exception_type=ValueError, custom_message=(
-      f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"))
+  chex.assert_shape(
+    y,
+    x0.shape,
+    exception_type=ValueError,
+    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
+  )
   t = ref_lib.check_time(t, "t", 0, reference.num_steps)
   k_t, k_next = jax.random.split(rng)
   x_t = dls._categorical_flat(k_t, ref_lib.bridge_log_probs(reference, x0, y, t))
@@ -136,8 +146,10 @@ def dlightsb_m_loss(potential: CPPotential, reference: ReferenceProcess, x0: jax
     log_phi_t = bm.log_phi(potential, reference, x_t, t, chunk_elements)
     log_phi_next = bm.log_phi(potential, reference, x_next, t + 1, chunk_elements)
     value = jnp.mean(log_phi_t - log_phi_next)
-    return value, {"train/log_phi_t_mean": log_phi_t.mean(),
-                   "train/log_phi_next_mean": log_phi_next.mean()}
+    return value, {
+      "train/log_phi_t_mean": log_phi_t.mean(),
+      "train/log_phi_next_mean": log_phi_next.mean(),
+    }
   model = bm.transition_marginal_log_probs(potential, reference, x_t, t, chunk_elements)
   return per_coordinate_matching_loss(target, model, loss)
 
@@ -169,8 +181,9 @@ def _draw_pairs(problem: Any, key: jax.Array, cfg: DLightSBMConfig):
   return problem.x0[idx], problem.x1[idx]
 
 
-def _dlightsb_m_step_loss(params: CPPotential, problem: Any, key: jax.Array, step: jax.Array,
-                          cfg: DLightSBMConfig):
+def _dlightsb_m_step_loss(
+  params: CPPotential, problem: Any, key: jax.Array, step: jax.Array, cfg: DLightSBMConfig
+):
   del step
   reference = dls.problem_reference(problem)
   k_pairs, k_t, k_bridge = jax.random.split(key, 3)
@@ -210,8 +223,11 @@ class DLightSBM:
       DLightSBOutput(potential, loss (train_steps,), info, state).
     """
     if isinstance(problem, DataProblem) and problem.x0.shape[0] != problem.x1.shape[0]:
-      raise ValueError(f"a DataProblem coupling needs paired rows: x0 has "
-                       f"{problem.x0.shape[0]} rows, x1 has {problem.x1.shape[0]}")
+      raise ValueError(
+        f"a DataProblem coupling needs paired rows: x0 has "
+        f"{problem.x0.shape[0]} rows, x1 has {problem.x1.shape[0]}"
+      )
     state, traces = dls.run_training(problem, rng, self.config, self.loss_fn)
-    return DLightSBOutput(potential=state.params, loss=traces["train/loss"], info=traces,
-                          state=state)
+    return DLightSBOutput(
+      potential=state.params, loss=traces["train/loss"], info=traces, state=state
+    )

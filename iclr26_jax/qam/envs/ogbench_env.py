@@ -34,19 +34,27 @@ def dataset_name_of(env_name: str) -> str:
   """``'puzzle-3x3-play-singletask-task1-v0' -> 'puzzle-3x3-play-v0'`` (OGBench's rule)."""
   splits = env_name.split("-")
   if "singletask" not in splits or len(splits) < 4:
-    raise ValueError(f"env_name must be an OGBench single-task name like "
-                     f"'puzzle-3x3-play-singletask-task1-v0'; got {env_name!r}")
+    raise ValueError(
+      f"env_name must be an OGBench single-task name like "
+      f"'puzzle-3x3-play-singletask-task1-v0'; got {env_name!r}"
+    )
   pos = splits.index("singletask")
   name = "-".join(splits[:pos] + splits[-1:])
-  rest = splits[pos + 1:-1]
+  rest = splits[pos + 1 : -1]
   if len(rest) > 1 or (rest and not _TASK_RE.match(rest[0])):
     raise ValueError(f"env_name must end in '-singletask[-task<i>]-v0'; got {env_name!r}")
   gen.parse_dataset_name(name)  # validates domain and data style
   return name
 
 
-def load(env_name: str, dataset_dir: str, sparse: bool = False, action_clip: float = ACTION_CLIP,
-         add_info: bool = False, **env_kwargs):
+def load(
+  env_name: str,
+  dataset_dir: str,
+  sparse: bool = False,
+  action_clip: float = ACTION_CLIP,
+  add_info: bool = False,
+  **env_kwargs,
+):
   """Builds the single-task environment and the train / validation datasets.
 
   Args:
@@ -79,11 +87,13 @@ def load(env_name: str, dataset_dir: str, sparse: bool = False, action_clip: flo
   missing = [p for p in paths if not os.path.exists(p)]
   if missing:
     raise FileNotFoundError(
-        f"OGBench dataset file(s) {missing} not found (nothing is downloaded). Generate them "
-        f"with:\n  {gen.generator_command(name, dataset_dir)}\n(official size: 1000 episodes "
-        f"of 1000 transitions; use fewer --episodes for a quick run)")
+      f"OGBench dataset file(s) {missing} not found (nothing is downloaded). Generate them "
+      f"with:\n  {gen.generator_command(name, dataset_dir)}\n(official size: 1000 episodes "
+      f"of 1000 transitions; use fewer --episodes for a quick run)"
+    )
   env, train, val = ogbench.make_env_and_datasets(
-      env_name, dataset_dir=os.path.expanduser(dataset_dir), add_info=add_info, **env_kwargs)
+    env_name, dataset_dir=os.path.expanduser(dataset_dir), add_info=add_info, **env_kwargs
+  )
   return env, convert(train, sparse, action_clip), convert(val, sparse, action_clip)
 
 
@@ -96,12 +106,12 @@ def convert(ds: dict, sparse: bool = False, action_clip: float = ACTION_CLIP) ->
   if sparse:
     r = -(r != 0).astype(np.float32)
   out = {
-      "observations": np.asarray(ds["observations"], np.float32),
-      "actions": np.clip(np.asarray(ds["actions"], np.float32), -action_clip, action_clip),
-      "rewards": r,
-      "masks": np.asarray(ds["masks"], np.float32),
-      "terminals": np.asarray(ds["terminals"], np.float32),
-      "next_observations": np.asarray(ds["next_observations"], np.float32),
+    "observations": np.asarray(ds["observations"], np.float32),
+    "actions": np.clip(np.asarray(ds["actions"], np.float32), -action_clip, action_clip),
+    "rewards": r,
+    "masks": np.asarray(ds["masks"], np.float32),
+    "terminals": np.asarray(ds["terminals"], np.float32),
+    "next_observations": np.asarray(ds["next_observations"], np.float32),
   }
   for k in ("qpos", "qvel", "button_states"):
     if k in ds:
@@ -111,12 +121,20 @@ def convert(ds: dict, sparse: bool = False, action_clip: float = ACTION_CLIP) ->
 
 def env_dims(env) -> dict:
   """``{'obs_dim': S, 'action_dim': d}`` of a (state-based) environment."""
-  return {"obs_dim": int(np.prod(env.observation_space.shape)),
-          "action_dim": int(np.prod(env.action_space.shape))}
+  return {
+    "obs_dim": int(np.prod(env.observation_space.shape)),
+    "action_dim": int(np.prod(env.action_space.shape)),
+  }
 
 
-def evaluate(env, policy: Callable, num_episodes: int = 10, horizon: int | None = None,
-             seed: int = 0, chunk: int | None = None) -> dict:
+def evaluate(
+  env,
+  policy: Callable,
+  num_episodes: int = 10,
+  horizon: int | None = None,
+  seed: int = 0,
+  chunk: int | None = None,
+) -> dict:
   """Runs episodes with open-loop action chunks.
 
   The policy is called as ``policy(obs (S,) float32, key)`` with a JAX PRNG key (fresh per query)
@@ -145,8 +163,7 @@ def evaluate(env, policy: Callable, num_episodes: int = 10, horizon: int | None 
     raise ValueError(f"horizon must be >= 1; got {horizon}")
   d = env_dims(env)["action_dim"]
   lo, hi = env.action_space.low, env.action_space.high
-  limit = horizon if horizon is not None else (getattr(env.spec, "max_episode_steps", None)
-                                               or 1000)
+  limit = horizon if horizon is not None else (getattr(env.spec, "max_episode_steps", None) or 1000)
   base = jax.random.PRNGKey(seed)
   successes, returns, lengths, queries = [], [], [], 0
   for ep in range(num_episodes):
@@ -173,9 +190,15 @@ def evaluate(env, policy: Callable, num_episodes: int = 10, horizon: int | None 
     returns.append(ret)
     lengths.append(length)
   successes = np.asarray(successes)
-  return {"success": float(successes.mean()), "return": float(np.mean(returns)),
-          "episode_length": float(np.mean(lengths)), "successes": successes,
-          "returns": np.asarray(returns), "lengths": np.asarray(lengths), "num_queries": queries}
+  return {
+    "success": float(successes.mean()),
+    "return": float(np.mean(returns)),
+    "episode_length": float(np.mean(lengths)),
+    "successes": successes,
+    "returns": np.asarray(returns),
+    "lengths": np.asarray(lengths),
+    "num_queries": queries,
+  }
 
 
 def make_env(env_name: str, **env_kwargs):
@@ -186,10 +209,11 @@ def make_env(env_name: str, **env_kwargs):
   gen.require_ogbench()
   import gymnasium
   import ogbench  # noqa: F401  (registers the environments)
+
   dataset_name_of(env_name)  # validates the name
   splits = env_name.split("-")
   pos = splits.index("singletask")
-  return gymnasium.make("-".join(splits[:pos - 1] + splits[pos:]), **env_kwargs)
+  return gymnasium.make("-".join(splits[: pos - 1] + splits[pos:]), **env_kwargs)
 
 
 class OnlineEnv:
@@ -259,10 +283,11 @@ class OnlineEnv:
       ob = np.asarray(self.env.step(actions[i])[0], np.float32)
     if not np.array_equal(ob, obs):
       raise RuntimeError(
-          f"replaying episode {episode} (reset seed {self.reset_seed(episode)}, {t} recorded "
-          f"actions) did not reproduce the checkpointed observation (max |diff| "
-          f"{np.max(np.abs(ob - obs)):.3g}): this environment is not deterministic given its "
-          "reset seed and actions, so the online phase cannot resume exactly")
+        f"replaying episode {episode} (reset seed {self.reset_seed(episode)}, {t} recorded "
+        f"actions) did not reproduce the checkpointed observation (max |diff| "
+        f"{np.max(np.abs(ob - obs)):.3g}): this environment is not deterministic given its "
+        "reset seed and actions, so the online phase cannot resume exactly"
+      )
     self._cursor = (int(episode), int(t))
     self.rebuilds += 1
 

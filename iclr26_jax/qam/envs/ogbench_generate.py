@@ -51,37 +51,47 @@ import numpy as np
 try:  # Optional dependency: the ``[rl]`` extra.
   import gymnasium
   import ogbench  # noqa: F401  (registers the environments with gymnasium)
+
   _IMPORT_ERROR = None
 except ImportError as e:  # pragma: no cover - exercised only without the extra
   gymnasium = None
   _IMPORT_ERROR = e
 
 DATASET_TYPES = ("play", "noisy")
-_NAME_RE = re.compile(r"^(?P<domain>(cube-(single|double|triple|quadruple)|scene|"
-                      r"puzzle-(3x3|4x4|4x5|4x6)))-(?P<kind>play|noisy)-v0$")
+_NAME_RE = re.compile(
+  r"^(?P<domain>(cube-(single|double|triple|quadruple)|scene|"
+  r"puzzle-(3x3|4x4|4x5|4x6)))-(?P<kind>play|noisy)-v0$"
+)
 
 
 def require_ogbench():
   """Raises an ImportError with the install command when ``ogbench`` is missing."""
   if _IMPORT_ERROR is not None:
-    raise ImportError("OGBench environments need the optional `ogbench` package (with mujoco, "
-                      "dm_control, gymnasium): pip install -e \".[rl]\"") from _IMPORT_ERROR
+    raise ImportError(
+      "OGBench environments need the optional `ogbench` package (with mujoco, "
+      'dm_control, gymnasium): pip install -e ".[rl]"'
+    ) from _IMPORT_ERROR
 
 
 def parse_dataset_name(name: str) -> tuple[str, str]:
   """``'puzzle-3x3-play-v0' -> ('puzzle-3x3', 'play')``; ValueError for unsupported names."""
   m = _NAME_RE.match(name)
   if m is None:
-    raise ValueError(f"env must look like '<domain>-<play|noisy>-v0' with domain in cube-single/"
-                     f"double/triple/quadruple, scene, puzzle-3x3/4x4/4x5/4x6; got {name!r}")
+    raise ValueError(
+      f"env must look like '<domain>-<play|noisy>-v0' with domain in cube-single/"
+      f"double/triple/quadruple, scene, puzzle-3x3/4x4/4x5/4x6; got {name!r}"
+    )
   return m.group("domain"), m.group("kind")
 
 
-def generator_command(name: str, dataset_dir: str, episodes: int = 1000,
-                      episode_length: int = 1000, seed: int = 0) -> str:
+def generator_command(
+  name: str, dataset_dir: str, episodes: int = 1000, episode_length: int = 1000, seed: int = 0
+) -> str:
   """The shell command that writes ``<dataset_dir>/<name>.npz`` and ``<name>-val.npz``."""
-  return (f"python -m experiments.ogbench_generate --env={name} --episodes={episodes} "
-          f"--episode_length={episode_length} --dataset_dir={dataset_dir} --seed={seed}")
+  return (
+    f"python -m experiments.ogbench_generate --env={name} --episodes={episodes} "
+    f"--episode_length={episode_length} --dataset_dir={dataset_dir} --seed={seed}"
+  )
 
 
 def _p_stack(domain: str) -> float:
@@ -100,28 +110,45 @@ def make_oracles(env, domain: str, kind: str) -> dict:
     from ogbench.manipspace.oracles.plan.cube_plan import CubePlanOracle
     from ogbench.manipspace.oracles.plan.drawer_plan import DrawerPlanOracle
     from ogbench.manipspace.oracles.plan.window_plan import WindowPlanOracle
+
     kw = dict(env=env, noise=0.1, noise_smoothing=0.5)
     if domain.startswith("cube"):
       return {"cube": CubePlanOracle(**kw)}
     if domain.startswith("puzzle"):
       return {"button": ButtonPlanOracle(gripper_always_closed=True, **kw)}
-    return {"cube": CubePlanOracle(**kw), "button": ButtonPlanOracle(**kw),
-            "drawer": DrawerPlanOracle(**kw), "window": WindowPlanOracle(**kw)}
+    return {
+      "cube": CubePlanOracle(**kw),
+      "button": ButtonPlanOracle(**kw),
+      "drawer": DrawerPlanOracle(**kw),
+      "window": WindowPlanOracle(**kw),
+    }
   from ogbench.manipspace.oracles.markov.button_markov import ButtonMarkovOracle
   from ogbench.manipspace.oracles.markov.cube_markov import CubeMarkovOracle
   from ogbench.manipspace.oracles.markov.drawer_markov import DrawerMarkovOracle
   from ogbench.manipspace.oracles.markov.window_markov import WindowMarkovOracle
+
   if domain.startswith("cube"):
     return {"cube": CubeMarkovOracle(env=env)}
   if domain.startswith("puzzle"):
     return {"button": ButtonMarkovOracle(env=env, gripper_always_closed=True)}
-  return {"cube": CubeMarkovOracle(env=env), "button": ButtonMarkovOracle(env=env),
-          "drawer": DrawerMarkovOracle(env=env), "window": WindowMarkovOracle(env=env)}
+  return {
+    "cube": CubeMarkovOracle(env=env),
+    "button": ButtonMarkovOracle(env=env),
+    "drawer": DrawerMarkovOracle(env=env),
+    "window": WindowMarkovOracle(env=env),
+  }
 
 
-def generate(name: str, num_episodes: int, episode_length: int = 1000, seed: int = 0,
-             noise: float = 0.1, p_random_action: float | None = None,
-             progress: bool = False, env=None) -> dict:
+def generate(
+  name: str,
+  num_episodes: int,
+  episode_length: int = 1000,
+  seed: int = 0,
+  noise: float = 0.1,
+  p_random_action: float | None = None,
+  progress: bool = False,
+  env=None,
+) -> dict:
   """Collects ``num_episodes`` oracle episodes in OGBench's on-disk layout.
 
   Args:
@@ -144,8 +171,9 @@ def generate(name: str, num_episodes: int, episode_length: int = 1000, seed: int
   require_ogbench()
   domain, kind = parse_dataset_name(name)
   if num_episodes < 1 or episode_length < 1:
-    raise ValueError(f"num_episodes and episode_length must be >= 1; got {num_episodes}, "
-                     f"{episode_length}")
+    raise ValueError(
+      f"num_episodes and episode_length must be >= 1; got {num_episodes}, {episode_length}"
+    )
   if noise < 0:
     raise ValueError(f"noise must be >= 0; got {noise}")
   if p_random_action is None:
@@ -161,10 +189,13 @@ def generate(name: str, num_episodes: int, episode_length: int = 1000, seed: int
     if own_env:
       env = make_collection_env(name, episode_length)
     elif env.spec.max_episode_steps != episode_length + 1:
-      raise ValueError(f"env has max_episode_steps={env.spec.max_episode_steps}; expected "
-                       f"episode_length + 1 = {episode_length + 1}")
-    return _collect(env, name, domain, kind, num_episodes, episode_length, seed, noise,
-                    p_random_action, progress)
+      raise ValueError(
+        f"env has max_episode_steps={env.spec.max_episode_steps}; expected "
+        f"episode_length + 1 = {episode_length + 1}"
+      )
+    return _collect(
+      env, name, domain, kind, num_episodes, episode_length, seed, noise, p_random_action, progress
+    )
   finally:
     np.random.set_state(saved_rng)
     if own_env and env is not None:
@@ -175,12 +206,17 @@ def make_collection_env(name: str, episode_length: int):
   """The data-collection environment of ``name`` (``episode_length + 1`` steps per episode)."""
   require_ogbench()
   domain, _ = parse_dataset_name(name)
-  return gymnasium.make(f"{domain}-v0", terminate_at_goal=False, mode="data_collection",
-                        max_episode_steps=episode_length + 1)
+  return gymnasium.make(
+    f"{domain}-v0",
+    terminate_at_goal=False,
+    mode="data_collection",
+    max_episode_steps=episode_length + 1,
+  )
 
 
-def _collect(env, name, domain, kind, num_episodes, episode_length, seed, noise,
-             p_random_action, progress):
+def _collect(
+  env, name, domain, kind, num_episodes, episode_length, seed, noise, p_random_action, progress
+):
   oracles = make_oracles(env, domain, kind)
   has_buttons = domain.startswith("puzzle") or domain == "scene"
   keys = ["observations", "actions", "terminals", "qpos", "qvel"]
@@ -221,22 +257,28 @@ def _collect(env, name, domain, kind, num_episodes, episode_length, seed, noise,
     if progress and ((ep + 1) % max(1, num_episodes // 10) == 0 or ep + 1 == num_episodes):
       n = (ep + 1) * (episode_length + 1)
       dt = time.time() - t0
-      print(f"[ogbench_generate] {name} seed={seed}: {ep + 1}/{num_episodes} episodes, "
-            f"{n} steps, {n / max(dt, 1e-9):.0f} steps/s", file=sys.stderr, flush=True)
+      print(
+        f"[ogbench_generate] {name} seed={seed}: {ep + 1}/{num_episodes} episodes, "
+        f"{n} steps, {n / max(dt, 1e-9):.0f} steps/s",
+        file=sys.stderr,
+        flush=True,
+      )
   data = {
-      "observations": np.asarray(out["observations"], np.float32),
-      "actions": np.asarray(out["actions"], np.float32),
-      "terminals": np.asarray(out["terminals"], np.float32),
-      "qpos": np.asarray(out["qpos"], np.float32),
-      "qvel": np.asarray(out["qvel"], np.float32),
+    "observations": np.asarray(out["observations"], np.float32),
+    "actions": np.asarray(out["actions"], np.float32),
+    "terminals": np.asarray(out["terminals"], np.float32),
+    "qpos": np.asarray(out["qpos"], np.float32),
+    "qvel": np.asarray(out["qvel"], np.float32),
   }
   if has_buttons:
     data["button_states"] = np.asarray(out["button_states"], np.int64)
   rows = num_episodes * (episode_length + 1)
   if data["terminals"].shape != (rows,) or data["terminals"].sum() != num_episodes:
-    raise RuntimeError(f"episode bookkeeping failed: {data['terminals'].shape[0]} rows, "
-                       f"{int(data['terminals'].sum())} terminals; expected {rows}, "
-                       f"{num_episodes}")
+    raise RuntimeError(
+      f"episode bookkeeping failed: {data['terminals'].shape[0]} rows, "
+      f"{int(data['terminals'].sum())} terminals; expected {rows}, "
+      f"{num_episodes}"
+    )
   return data
 
 
@@ -246,9 +288,16 @@ def dataset_paths(name: str, dataset_dir: str) -> tuple[str, str]:
   return os.path.join(d, f"{name}.npz"), os.path.join(d, f"{name}-val.npz")
 
 
-def generate_to_dir(name: str, dataset_dir: str, num_episodes: int, episode_length: int = 1000,
-                    seed: int = 0, val_fraction: float = 0.1, progress: bool = False,
-                    **kwargs) -> dict:
+def generate_to_dir(
+  name: str,
+  dataset_dir: str,
+  num_episodes: int,
+  episode_length: int = 1000,
+  seed: int = 0,
+  val_fraction: float = 0.1,
+  progress: bool = False,
+  **kwargs,
+) -> dict:
   """Writes the train and validation files; returns paths, sizes and the measured speed.
 
   The validation split has ``max(1, round(val_fraction·num_episodes))`` extra episodes drawn
@@ -274,12 +323,21 @@ def generate_to_dir(name: str, dataset_dir: str, num_episodes: int, episode_leng
     os.replace(tmp, path)
   env.close()
   dt = time.time() - t0
-  return {"train_path": train_path, "val_path": val_path, "steps": steps, "seconds": dt,
-          "steps_per_second": steps / max(dt, 1e-9)}
+  return {
+    "train_path": train_path,
+    "val_path": val_path,
+    "steps": steps,
+    "seconds": dt,
+    "steps_per_second": steps / max(dt, 1e-9),
+  }
 
 
 if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
   import shlex
-  print(f"iclr26_jax.qam.envs.ogbench_generate is a library module; its command line moved: "
-        f"python -m experiments.ogbench_generate {shlex.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+
+  print(
+    f"iclr26_jax.qam.envs.ogbench_generate is a library module; its command line moved: "
+    f"python -m experiments.ogbench_generate {shlex.join(sys.argv[1:])}".rstrip(),
+    file=sys.stderr,
+  )
   sys.exit(2)

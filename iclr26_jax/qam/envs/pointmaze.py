@@ -18,21 +18,26 @@ import chex
 import jax
 import jax.numpy as jnp
 
-STEP = 0.1                                  # displacement per unit action
-WALL_HALF = 0.05                            # wall occupies |x| <= WALL_HALF outside the gaps
-GAPS = ((0.4, 0.7), (-0.7, -0.4))           # (y_low, y_high) of the upper and lower gap
-GOAL = (0.7, 0.0)                           # goal disc centre
+STEP = 0.1  # displacement per unit action
+WALL_HALF = 0.05  # wall occupies |x| <= WALL_HALF outside the gaps
+GAPS = ((0.4, 0.7), (-0.7, -0.4))  # (y_low, y_high) of the upper and lower gap
+GOAL = (0.7, 0.0)  # goal disc centre
 GOAL_RADIUS = 0.15
-START = (-0.7, 0.0)                         # centre of the start square
-START_NOISE = 0.1                           # start ~ START + U[−START_NOISE, START_NOISE]²
+START = (-0.7, 0.0)  # centre of the start square
+START_NOISE = 0.1  # start ~ START + U[−START_NOISE, START_NOISE]²
 HORIZON = 100
 OBS_DIM = 2
 ACTION_DIM = 2
 
 
 def _check_last(name, x, n):
-  chex.assert_axis_dimension(x, -1, n, exception_type=ValueError, custom_message=(
-      f"{name} must have shape (..., {n}); got {x.shape}"))
+  chex.assert_axis_dimension(
+    x,
+    -1,
+    n,
+    exception_type=ValueError,
+    custom_message=(f"{name} must have shape (..., {n}); got {x.shape}"),
+  )
 
 
 def in_wall(p: jax.Array) -> jax.Array:
@@ -48,7 +53,7 @@ def in_wall(p: jax.Array) -> jax.Array:
 def in_goal(p: jax.Array) -> jax.Array:
   """``(..., 2) -> (...)`` bool: inside the goal disc."""
   _check_last("p", p, 2)
-  return jnp.sum(jnp.square(p - jnp.asarray(GOAL)), axis=-1) <= GOAL_RADIUS ** 2
+  return jnp.sum(jnp.square(p - jnp.asarray(GOAL)), axis=-1) <= GOAL_RADIUS**2
 
 
 def step(p: jax.Array, a: jax.Array):
@@ -74,8 +79,13 @@ def reset(key: jax.Array, num: int) -> jax.Array:
   return jnp.asarray(START) + u.reshape(num, 2)
 
 
-def evaluate(policy: Callable[[jax.Array, jax.Array], jax.Array], key: jax.Array,
-             num_episodes: int = 100, horizon: int = HORIZON, chunk: int = 1) -> dict:
+def evaluate(
+  policy: Callable[[jax.Array, jax.Array], jax.Array],
+  key: jax.Array,
+  num_episodes: int = 100,
+  horizon: int = HORIZON,
+  chunk: int = 1,
+) -> dict:
   """Vectorised evaluation: all episodes in one ``lax.scan``.
 
   The policy is queried once per chunk for every episode at once; the ``chunk`` actions are
@@ -94,8 +104,9 @@ def evaluate(policy: Callable[[jax.Array, jax.Array], jax.Array], key: jax.Array
     per step; frozen after success).
   """
   if num_episodes < 1 or horizon < 1 or chunk < 1:
-    raise ValueError(f"num_episodes, horizon, chunk must be >= 1; got {num_episodes}, "
-                     f"{horizon}, {chunk}")
+    raise ValueError(
+      f"num_episodes, horizon, chunk must be >= 1; got {num_episodes}, {horizon}, {chunk}"
+    )
   k_reset, k_pol = jax.random.split(key)
   p0 = reset(k_reset, num_episodes)
   num_queries = -(-horizon // chunk)
@@ -103,9 +114,14 @@ def evaluate(policy: Callable[[jax.Array, jax.Array], jax.Array], key: jax.Array
   def query(carry, q):
     p, done, length = carry
     acts = policy(p, jax.random.fold_in(k_pol, q))
-    chex.assert_shape(acts, (num_episodes, chunk, 2), exception_type=ValueError, custom_message=(
-        f"policy output must have shape ({num_episodes}, {chunk}, 2); "
-        f"got {acts.shape}"))
+    chex.assert_shape(
+      acts,
+      (num_episodes, chunk, 2),
+      exception_type=ValueError,
+      custom_message=(
+        f"policy output must have shape ({num_episodes}, {chunk}, 2); got {acts.shape}"
+      ),
+    )
 
     def inner(c, i):
       p, done, length = c
@@ -123,6 +139,9 @@ def evaluate(policy: Callable[[jax.Array, jax.Array], jax.Array], key: jax.Array
   (p, done, length), ps = jax.lax.scan(query, init, jnp.arange(num_queries))
   ps = ps.reshape(num_queries * chunk, num_episodes, 2)[:horizon]
   positions = jnp.concatenate([p0[None], ps], 0).transpose(1, 0, 2)
-  return {"success": jnp.mean(done.astype(jnp.float32)),
-          "episode_length": jnp.mean(length.astype(jnp.float32)), "successes": done,
-          "positions": positions}
+  return {
+    "success": jnp.mean(done.astype(jnp.float32)),
+    "episode_length": jnp.mean(length.astype(jnp.float32)),
+    "successes": done,
+    "positions": positions,
+  }
