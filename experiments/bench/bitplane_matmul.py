@@ -28,14 +28,17 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import sys
+import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import app, flags  # pylint: disable=g-import-not-at-top
+
+from experiments import _cli  # pylint: disable=g-import-not-at-top
 from experiments.bench import _roofline
 from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
@@ -214,58 +217,82 @@ def run(
   return results
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(
-    description=__doc__.split("\n\n")[0],
-    epilog="Default shapes: 'paper' on GPU/TPU, 'quick' on CPU (only the XLA reference and the "
-    "dense matmul run there; the paper shapes take minutes on a small CPU).",
+NAMES = (
+  "shapes",
+  "quick",
+  "full",
+  "ms",
+  "precisions",
+  "group_size",
+  "symmetric",
+  "variants",
+  "interpret",
+  "reps",
+  "warmup",
+)
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_string(
+    "shapes",
+    "auto",
+    "auto | paper | quick | comma-separated NxK list (N = out features). auto: 'paper' on "
+    "GPU/TPU, 'quick' on CPU (only the XLA reference and the dense matmul run there; the paper "
+    "shapes take minutes on a small CPU).",
+    flag_values=fv,
   )
-  parser.add_argument(
-    "--shapes",
-    default="auto",
-    help="auto | paper | quick | comma-separated NxK list (N = out features)",
+  flags.DEFINE_bool(
+    "quick",
+    False,
+    "Small shapes (unless --shapes is given) and fewer repetitions: a CPU sanity run.",
+    flag_values=fv,
   )
-  parser.add_argument(
-    "--quick",
-    action="store_true",
-    help="small shapes (unless --shapes is given) and fewer repetitions: a CPU sanity run",
+  flags.DEFINE_bool("full", False, "The paper's shapes even on CPU (slow there).", flag_values=fv)
+  flags.DEFINE_string("ms", "1,16,256", "Comma-separated activation rows M.", flag_values=fv)
+  flags.DEFINE_string(
+    "precisions", "2,3,4", "Comma-separated precisions p (of 2, 3, 4).", flag_values=fv
   )
-  parser.add_argument(
-    "--full", action="store_true", help="the paper's shapes even on CPU (slow there)"
+  flags.DEFINE_integer(
+    "group_size", 128, f"Quantization group size, one of {fmt.GROUP_SIZES}.", flag_values=fv
   )
-  parser.add_argument("--ms", default="1,16,256", help="activation rows M")
-  parser.add_argument("--precisions", default="2,3,4", help="precisions p (of 2, 3, 4)")
-  parser.add_argument("--group_size", type=int, default=128, choices=fmt.GROUP_SIZES)
-  parser.add_argument("--symmetric", action="store_true", help="no beta (symmetric BCQ)")
-  parser.add_argument(
-    "--variants",
-    action="store_true",
-    help="time both kernel variants (partials, dequant) at every M",
+  flags.DEFINE_bool("symmetric", False, "No beta (symmetric BCQ).", flag_values=fv)
+  flags.DEFINE_bool(
+    "variants", False, "Time both kernel variants (partials, dequant) at every M.", flag_values=fv
   )
-  parser.add_argument(
-    "--interpret",
-    action="store_true",
-    help="also run the kernel columns in interpret mode (CPU code-path check; "
-    "the kernel times are meaningless)",
+  flags.DEFINE_bool(
+    "interpret",
+    False,
+    "Also run the kernel columns in interpret mode (CPU code-path check; the kernel times are "
+    "meaningless).",
+    flag_values=fv,
   )
-  parser.add_argument("--reps", type=int, default=20)
-  parser.add_argument("--warmup", type=int, default=3)
-  args = parser.parse_args(argv)
+  flags.DEFINE_integer("reps", 20, "Timed calls (median reported).", lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer("warmup", 3, "Warm-up calls before timing.", lower_bound=0, flag_values=fv)
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS):
+  _cli.no_arguments(argv)
+  args = types.SimpleNamespace(**_cli.values(fv, NAMES))
   if args.quick and args.full:
-    parser.error("--quick and --full are exclusive")
+    raise app.UsageError("--quick and --full are exclusive")
   if args.quick:
     args.reps, args.warmup = 5, 1
     if args.shapes == "auto":
       args.shapes = "quick"
   if args.full and args.shapes == "auto":
     args.shapes = "paper"
-  if args.reps < 1:
-    parser.error("--reps must be >= 1")
-  shapes = parse_shapes(args.shapes, _backend.backend())
+  if args.group_size not in fmt.GROUP_SIZES:
+    raise app.UsageError(f"--group_size must be one of {fmt.GROUP_SIZES}, got {args.group_size}")
+  try:
+    shapes = parse_shapes(args.shapes, _backend.backend())
+    ms, precisions = parse_ints(args.ms), parse_ints(args.precisions)
+  except ValueError as e:
+    raise app.UsageError(f"--shapes, --ms, --precisions: {e}") from None
   run(
     shapes,
-    parse_ints(args.ms),
-    parse_ints(args.precisions),
+    ms,
+    precisions,
     group_size=args.group_size,
     asymmetric=not args.symmetric,
     reps=args.reps,
@@ -276,4 +303,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)

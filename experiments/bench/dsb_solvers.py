@@ -23,13 +23,16 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import app, flags  # pylint: disable=g-import-not-at-top
+
+from experiments import _cli  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
 from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 
@@ -83,32 +86,54 @@ def _temp_mib(fn, fn_args) -> float:
     return float("nan")
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("--preset", default="hd_d64_s50_prior_gaussian_a0.02")
-  parser.add_argument("--num_potentials", type=int, default=1000)
-  parser.add_argument("--batch", type=int, default=128)
-  parser.add_argument("--chunk", type=int, default=5, help="optimiser steps per timed call")
-  parser.add_argument(
-    "--solvers",
-    default="dlightsb,joint,kl,alpha_csbm",
-    help=f"comma-separated subset of {_SOLVERS} (joint/kl/mse = DLightSB-M)",
+NAMES = ("preset", "num_potentials", "batch", "chunk", "solvers", "warmup", "reps", "quick")
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_string(
+    "preset",
+    "hd_d64_s50_prior_gaussian_a0.02",
+    "High-dimensional benchmark preset (iclr26_jax.dsb.benchmark.HD_PRESETS).",
+    flag_values=fv,
   )
-  parser.add_argument("--warmup", type=int, default=1)
-  parser.add_argument("--reps", type=int, default=3)
-  parser.add_argument("--quick", action="store_true", help="DLightSB only, 2-step chunk, 2 reps")
-  args = parser.parse_args(argv)
+  flags.DEFINE_integer(
+    "num_potentials",
+    1000,
+    "K, potentials of the DLightSB-family solvers.",
+    lower_bound=1,
+    flag_values=fv,
+  )
+  flags.DEFINE_integer("batch", 128, "B, batch size.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer("chunk", 5, "Optimiser steps per timed call.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_string(
+    "solvers",
+    "dlightsb,joint,kl,alpha_csbm",
+    f"Comma-separated subset of {_SOLVERS} (joint/kl/mse = DLightSB-M).",
+    flag_values=fv,
+  )
+  flags.DEFINE_integer(
+    "warmup", 1, "Warm-up calls per solver before timing.", lower_bound=0, flag_values=fv
+  )
+  flags.DEFINE_integer(
+    "reps", 3, "Timed calls per solver (median reported).", lower_bound=1, flag_values=fv
+  )
+  flags.DEFINE_bool("quick", False, "DLightSB only, 2-step chunk, 2 reps.", flag_values=fv)
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS):
+  _cli.no_arguments(argv)
+  args = types.SimpleNamespace(**_cli.values(fv, NAMES))
   if args.quick:
     args.solvers, args.chunk, args.reps, args.warmup = "dlightsb", 2, 2, 1
-  for name in ("num_potentials", "batch", "chunk", "reps"):
-    if getattr(args, name) < 1:
-      parser.error(f"--{name} must be >= 1")
   names = [n for n in args.solvers.split(",") if n]
   bad = [n for n in names if n not in _SOLVERS]
   if bad or not names:
-    parser.error(f"--solvers must be a comma-separated subset of {_SOLVERS}, got {args.solvers!r}")
+    raise app.UsageError(
+      f"--solvers must be a comma-separated subset of {_SOLVERS}, got {args.solvers!r}"
+    )
   if args.preset not in bm.HD_PRESETS:
-    parser.error(f"--preset must be one of {sorted(bm.HD_PRESETS)}")
+    raise app.UsageError(f"--preset must be one of {sorted(bm.HD_PRESETS)}")
 
   bench = bm.make_preset(args.preset, seed=0)
   common = dict(batch_size=args.batch, train_steps=args.chunk, steps_per_chunk=args.chunk)
@@ -142,4 +167,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)

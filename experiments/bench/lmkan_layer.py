@@ -18,13 +18,16 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import flags  # pylint: disable=g-import-not-at-top
+
+from experiments import _cli  # pylint: disable=g-import-not-at-top
 import flax.linen as nn  # pylint: disable=g-import-not-at-top
 from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax
@@ -49,22 +52,28 @@ def _bench_module(module, x, warmup, reps):
   return t_f, t_fb, n_params
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("--batch", type=int, default=4096)
-  parser.add_argument("--n_in", type=int, default=256)
-  parser.add_argument("--n_out", type=int, default=256)
-  parser.add_argument("--grid_size", type=int, default=8)
-  parser.add_argument("--impl", default="xla", choices=["auto", "xla", "pallas"])
-  parser.add_argument("--warmup", type=int, default=2)
-  parser.add_argument("--reps", type=int, default=10)
-  parser.add_argument("--quick", action="store_true", help="tiny sizes, a few repetitions")
-  args = parser.parse_args(argv)
+NAMES = ("batch", "n_in", "n_out", "grid_size", "impl", "warmup", "reps", "quick")
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_integer("batch", 4096, "B, rows of the input.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer("n_in", 256, "N_in, input features.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer("n_out", 256, "N_out, output features.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer("grid_size", 8, "G, spline grid size of the lmKAN layer.", flag_values=fv)
+  flags.DEFINE_enum(
+    "impl", "xla", ["auto", "xla", "pallas"], "lmKAN lookup implementation.", flag_values=fv
+  )
+  flags.DEFINE_integer("warmup", 2, "Warm-up calls before timing.", lower_bound=0, flag_values=fv)
+  flags.DEFINE_integer("reps", 10, "Timed calls (median reported).", lower_bound=1, flag_values=fv)
+  flags.DEFINE_bool("quick", False, "Tiny sizes, a few repetitions.", flag_values=fv)
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS):
+  _cli.no_arguments(argv)
+  args = types.SimpleNamespace(**_cli.values(fv, NAMES))
   if args.quick:
     args.batch, args.n_in, args.n_out, args.reps, args.warmup = 256, 32, 32, 3, 1
-  for name in ("batch", "n_in", "n_out", "reps"):
-    if getattr(args, name) < 1:
-      parser.error(f"--{name} must be >= 1")
 
   impl = resolve_impl(args.impl)
   if impl == "pallas" and jax.default_backend() == "cpu":
@@ -111,4 +120,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)

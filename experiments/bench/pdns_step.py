@@ -21,14 +21,17 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
+import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import flags  # pylint: disable=g-import-not-at-top
+
+from experiments import _cli  # pylint: disable=g-import-not-at-top
 from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax
 
@@ -108,18 +111,26 @@ def _bench(label, cfg, seeds: int, warmup: int, reps: int) -> None:
     print(f"{name:<18} {tc:>9.2f} {t:>9.3f} {rate:>9.1f} {n * rate:>12.1f} {n * rate / base:>6.2f}")
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("--seeds", type=int, default=4, help="S, seeds vmapped in one call")
-  parser.add_argument("--warmup", type=int, default=1)
-  parser.add_argument("--reps", type=int, default=5)
-  parser.add_argument("--quick", action="store_true", help="small buffers and networks, 3 reps")
-  args = parser.parse_args(argv)
+NAMES = ("seeds", "warmup", "reps", "quick")
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_integer("seeds", 4, "S, seeds vmapped in one call.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer(
+    "warmup", 1, "Warm-up calls per stage before timing.", lower_bound=0, flag_values=fv
+  )
+  flags.DEFINE_integer(
+    "reps", 5, "Timed calls per stage (median reported).", lower_bound=1, flag_values=fv
+  )
+  flags.DEFINE_bool("quick", False, "Small buffers and networks, 3 reps.", flag_values=fv)
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS):
+  _cli.no_arguments(argv)
+  args = types.SimpleNamespace(**_cli.values(fv, NAMES))
   if args.quick:
     args.reps, args.warmup = 3, 1
-  for name in ("seeds", "reps"):
-    if getattr(args, name) < 1:
-      parser.error(f"--{name} must be >= 1")
   print(
     f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
     f"seeds={args.seeds} reps={args.reps} (median of whole-stage calls)"
@@ -129,4 +140,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)

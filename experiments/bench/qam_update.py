@@ -43,15 +43,18 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
 import time
+import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import app, flags  # pylint: disable=g-import-not-at-top
+
+from experiments import _cli  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
 import numpy as np
@@ -273,39 +276,56 @@ def _bench_size(
   return rows
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument(
-    "--sizes", default="small,full", help=f"comma-separated subset of {sorted(SIZES)}"
+NAMES = ("sizes", "agents", "no-pieces", "compute-dtype", "warmup", "reps", "quick")
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_string(
+    "sizes",
+    "small,full",
+    f"Comma-separated subset of {sorted(SIZES)}.",
+    flag_values=fv,
   )
-  parser.add_argument(
-    "--agents", default="qam,fql,bc", help="comma-separated subset of qam,fql,bc (updates to time)"
+  flags.DEFINE_string(
+    "agents",
+    "qam,fql,bc",
+    "Comma-separated subset of qam,fql,bc (updates to time).",
+    flag_values=fv,
   )
-  parser.add_argument(
-    "--no-pieces", action="store_true", help="skip the three-piece split of the QAM update"
+  flags.DEFINE_bool(
+    "no-pieces", False, "Skip the three-piece split of the QAM update.", flag_values=fv
   )
-  parser.add_argument(
-    "--compute-dtype",
-    default="float32",
-    choices=("float32", "bfloat16"),
-    help="config.compute_dtype of every agent",
+  flags.DEFINE_enum(
+    "compute-dtype",
+    "float32",
+    ["float32", "bfloat16"],
+    "config.compute_dtype of every agent.",
+    flag_values=fv,
   )
-  parser.add_argument("--warmup", type=int, default=1)
-  parser.add_argument("--reps", type=int, default=5)
-  parser.add_argument("--quick", action="store_true", help="1 warm-up call and 3 timed rounds")
-  args = parser.parse_args(argv)
+  flags.DEFINE_integer(
+    "warmup", 1, "Warm-up calls per update before timing.", lower_bound=0, flag_values=fv
+  )
+  flags.DEFINE_integer(
+    "reps", 5, "Timed interleaved rounds (median / min reported).", lower_bound=1, flag_values=fv
+  )
+  flags.DEFINE_bool("quick", False, "1 warm-up call and 3 timed rounds.", flag_values=fv)
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS):
+  _cli.no_arguments(argv)
+  opts = _cli.values(fv, NAMES)
+  args = types.SimpleNamespace(**{k.replace("-", "_"): v for k, v in opts.items()})
   if args.quick:
     args.warmup, args.reps = 1, 3
-  if args.reps < 1 or args.warmup < 0:
-    parser.error("--reps must be >= 1 and --warmup >= 0")
   sizes = [x for x in args.sizes.split(",") if x]
   for x in sizes:
     if x not in SIZES:
-      parser.error(f"--sizes: unknown size {x!r}; choose from {sorted(SIZES)}")
+      raise app.UsageError(f"--sizes: unknown size {x!r}; choose from {sorted(SIZES)}")
   agents = [x for x in args.agents.split(",") if x]
   for x in agents:
     if x not in ("qam", "fql", "bc"):
-      parser.error(f"--agents: unknown agent {x!r}; choose from qam, fql, bc")
+      raise app.UsageError(f"--agents: unknown agent {x!r}; choose from qam, fql, bc")
   load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
   print(
     f"backend={jax.default_backend()} device={jax.devices()[0].device_kind} "
@@ -331,4 +351,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)

@@ -31,14 +31,17 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import sys
+import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import app, flags  # pylint: disable=g-import-not-at-top
+
+from experiments import _cli  # pylint: disable=g-import-not-at-top
 from experiments.bench import _roofline  # pylint: disable=g-import-not-at-top
 from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
@@ -96,20 +99,34 @@ def _time_path(fn_f, fn_fb, args, warmup, reps):
     return None, None, f"{type(e).__name__}: {str(e).splitlines()[0][:100]}"
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("--batches", default="4096,65536")
-  parser.add_argument("--layers", default="128,512", help="square layer widths N_in = N_out")
-  parser.add_argument("--grids", default="8,10,26")
-  parser.add_argument("--warmup", type=int, default=2)
-  parser.add_argument("--reps", type=int, default=10)
-  parser.add_argument("--quick", action="store_true", help="tiny shapes, a few repetitions")
-  args = parser.parse_args(argv)
+NAMES = ("batches", "layers", "grids", "warmup", "reps", "quick")
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_string("batches", "4096,65536", "Comma-separated batch sizes B.", flag_values=fv)
+  flags.DEFINE_string(
+    "layers", "128,512", "Comma-separated square layer widths N_in = N_out.", flag_values=fv
+  )
+  flags.DEFINE_string(
+    "grids", "8,10,26", "Comma-separated grid sizes G (each >= 3).", flag_values=fv
+  )
+  flags.DEFINE_integer("warmup", 2, "Warm-up calls before timing.", lower_bound=0, flag_values=fv)
+  flags.DEFINE_integer("reps", 10, "Timed calls (median reported).", lower_bound=1, flag_values=fv)
+  flags.DEFINE_bool("quick", False, "Tiny shapes, a few repetitions.", flag_values=fv)
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS):
+  _cli.no_arguments(argv)
+  args = types.SimpleNamespace(**_cli.values(fv, NAMES))
   if args.quick:
     args.batches, args.layers, args.grids, args.reps, args.warmup = "256", "16", "8,26", 3, 1
-  batches, layers, grids = _ints(args.batches), _ints(args.layers), _ints(args.grids)
-  if min(batches + layers) < 1 or min(grids) < 3 or args.reps < 1:
-    parser.error("batches and layers must be >= 1, grids >= 3, reps >= 1")
+  try:
+    batches, layers, grids = _ints(args.batches), _ints(args.layers), _ints(args.grids)
+  except ValueError as e:
+    raise app.UsageError(f"--batches, --layers, --grids: {e}") from None
+  if not (batches and layers and grids) or min(batches + layers) < 1 or min(grids) < 3:
+    raise app.UsageError("batches and layers must be >= 1, grids >= 3")
 
   platform = _backend.backend()
   print(
@@ -176,4 +193,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)
