@@ -1,6 +1,6 @@
 """Compiled-code facts for every production block row of both kernels, on a host without a chip.
 
-    python -m experiments.bench.compile_report [--tpu v5e,v6e] [--gpu] [--only spline] [--out report.md]
+    python -m experiments.bench.compile_report [--tpu=v5e,v6e] [--nogpu] [--only spline] [--out report.md]
 
 * TPU: ``jax.jit(f).lower().compile()`` through libtpu for each generation (forward; forward + VJP),
   reporting pass / fail (with Mosaic's message) and the executable's memory analysis.
@@ -15,7 +15,6 @@ A full run (both TPU generations, every GPU kernel) takes a few minutes on a 2-c
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
@@ -24,9 +23,11 @@ import time
 if __package__ in (None, ""):
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import flags
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
 
+from experiments import _cli
 from experiments.bench import _targets
 from kernels_pallas.bitplane_matmul import blocks as bblocks
 from kernels_pallas.bitplane_matmul import ops as bops
@@ -145,25 +146,34 @@ def gpu_report(only: str = "") -> list[str]:
   return lines
 
 
-def main(argv=None):
-  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  ap.add_argument("--tpu", default="v5e,v6e", help="TPU generations ('' to skip)")
-  ap.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=True)
-  ap.add_argument("--only", default="", help="only the cases whose label contains this text")
-  ap.add_argument("--out", default="", help="also write the Markdown tables to this file")
-  args = ap.parse_args(argv)
+NAMES = ("tpu", "gpu", "only", "out")
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_list("tpu", ["v5e", "v6e"], "TPU generations (empty to skip).", flag_values=fv)
+  flags.DEFINE_boolean("gpu", True, "Compile the Triton kernels for sm_90a.", flag_values=fv)
+  flags.DEFINE_string("only", "", "Only the cases whose label contains this text.", flag_values=fv)
+  flags.DEFINE_string("out", "", "Also write the Markdown tables to this file.", flag_values=fv)
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Compiles every case for the targets asked for and prints (and writes) the tables."""
+  _cli.no_arguments(argv)
+  a = _cli.values(fv, NAMES)
   lines = []
-  targets = [t for t in args.tpu.split(",") if t]
+  targets = [t for t in a["tpu"] if t]
   if targets:
     ok, why = _targets.libtpu_available()
-    lines += (tpu_report(targets, args.only) if ok else [f"TPU skipped: {why}"]) + [""]
-  if args.gpu:
+    lines += (tpu_report(targets, a["only"]) if ok else [f"TPU skipped: {why}"]) + [""]
+  if a["gpu"]:
     ok, why = _targets.triton_available()
-    lines += gpu_report(args.only) if ok else [f"GPU skipped: {why}"]
-  if args.out:
-    with open(args.out, "w") as fh:
+    lines += gpu_report(a["only"]) if ok else [f"GPU skipped: {why}"]
+  if a["out"]:
+    with open(a["out"], "w") as fh:
       fh.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)

@@ -17,7 +17,6 @@ check, and the time columns say so.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
@@ -25,10 +24,12 @@ import sys
 if __package__ in (None, ""):
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import flags
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
 import numpy as np
 
+from experiments import _cli
 from experiments.bench import _roofline
 from experiments.bench._timing import median_time
 from kernels_pallas.bitplane_matmul import blocks as bblocks
@@ -194,27 +195,39 @@ def run(*, tiny=False, bitplane_buckets=None, spline_buckets=None, reps=10, warm
   return lines, rows
 
 
-def main(argv=None):
-  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  ap.add_argument("--out", default="device_check.md")
-  ap.add_argument("--tiny", action="store_true", help="tiny shapes (CPU interpret-mode check)")
-  ap.add_argument("--bitplane_rows", default="", help="comma-separated buckets (default: all)")
-  ap.add_argument("--spline_rows", default="", help="comma-separated buckets (default: all)")
-  ap.add_argument("--reps", type=int, default=10)
-  args = ap.parse_args(argv)
-  split = lambda s: [v for v in s.split(",") if v] or None
+NAMES = ("out", "tiny", "bitplane_rows", "spline_rows", "reps")
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_string("out", "device_check.md", "The Markdown table's path.", flag_values=fv)
+  flags.DEFINE_boolean("tiny", False, "Tiny shapes (CPU interpret-mode check).", flag_values=fv)
+  flags.DEFINE_list(
+    "bitplane_rows", [], "Bit-plane block buckets to run (default: all).", flag_values=fv
+  )
+  flags.DEFINE_list(
+    "spline_rows", [], "Spline block buckets to run (default: all).", flag_values=fv
+  )
+  flags.DEFINE_integer("reps", 10, "Timed repetitions per row.", lower_bound=1, flag_values=fv)
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Runs the rows, prints the table and writes it to ``--out``."""
+  _cli.no_arguments(argv)
+  a = _cli.values(fv, NAMES)
   lines, _ = run(
-    tiny=args.tiny,
-    bitplane_buckets=split(args.bitplane_rows),
-    spline_buckets=split(args.spline_rows),
-    reps=args.reps,
-    warmup=1 if args.tiny else 2,
+    tiny=a["tiny"],
+    bitplane_buckets=[v for v in a["bitplane_rows"] if v] or None,
+    spline_buckets=[v for v in a["spline_rows"] if v] or None,
+    reps=a["reps"],
+    warmup=1 if a["tiny"] else 2,
   )
   text = "\n".join(lines) + "\n"
   print(text)
-  with open(args.out, "w") as fh:
+  with open(a["out"], "w") as fh:
     fh.write(text)
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)

@@ -27,7 +27,6 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -37,9 +36,11 @@ import time
 if __package__ in (None, ""):  # run as a file: make the repository root importable
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from absl import app, flags
 import jax  # pylint: disable=g-import-not-at-top
 import numpy as np
 
+from experiments import _cli
 from experiments.configs.lmkan import teacher
 from experiments.configs.qam import pointmaze_qam
 from iclr26_jax.core import sharding as shd
@@ -145,36 +146,47 @@ def bench(name: str, warmup: int, window: int, windows: int, rounds: int, tiny: 
   return {"device_ms": med["device"], "host_ms": med["host"], "params_diff": diff}
 
 
-def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument(
-    "--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}"
+NAMES = ("methods", "warmup", "window", "windows", "rounds", "tiny")
+
+
+def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
+  flags.DEFINE_list(
+    "methods", list(METHODS), f"Comma-separated subset of {','.join(METHODS)}.", flag_values=fv
   )
-  parser.add_argument("--warmup", type=int, default=5, help="untimed steps (the first compiles)")
-  parser.add_argument("--window", type=int, default=20, help="steps per timed window")
-  parser.add_argument("--windows", type=int, default=5, help="timed windows per run")
-  parser.add_argument("--rounds", type=int, default=2, help="runs per path, alternating paths")
-  parser.add_argument(
-    "--tiny",
-    action="store_true",
-    help="smoke sizes and fewer flow steps / layers (cheap compiles): for tests",
+  flags.DEFINE_integer(
+    "warmup", 5, "Untimed steps (the first compiles).", lower_bound=1, flag_values=fv
   )
-  args = parser.parse_args(argv)
-  methods = [m for m in args.methods.split(",") if m]
+  flags.DEFINE_integer("window", 20, "Steps per timed window.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer("windows", 5, "Timed windows per run.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer(
+    "rounds", 2, "Runs per path, alternating paths.", lower_bound=1, flag_values=fv
+  )
+  flags.DEFINE_boolean(
+    "tiny",
+    False,
+    "Smoke sizes and fewer flow steps / layers (cheap compiles): for tests.",
+    flag_values=fv,
+  )
+
+
+def main(argv, fv: flags.FlagValues = flags.FLAGS) -> dict:
+  """Times every method of ``--methods``; returns ``{method: {device_ms, host_ms, params_diff}}``."""
+  _cli.no_arguments(argv)
+  a = _cli.values(fv, NAMES)
+  methods = [m for m in a["methods"] if m]
   bad = sorted(set(methods) - set(METHODS))
   if bad or not methods:
-    parser.error(f"--methods must name some of {METHODS}; got {args.methods!r}")
-  for name in ("warmup", "window", "windows", "rounds"):
-    if getattr(args, name) < 1:
-      parser.error(f"--{name} must be >= 1")
+    raise app.UsageError(f"--methods must name some of {METHODS}; got {a['methods']!r}")
   print(
     f"backend={jax.default_backend()} devices={jax.device_count()} "
     f"({jax.devices()[0].device_kind}) ratio = ms/step over the device path's, same run"
   )
   return {
-    m: bench(m, args.warmup, args.window, args.windows, args.rounds, args.tiny) for m in methods
+    m: bench(m, a["warmup"], a["window"], a["windows"], a["rounds"], a["tiny"]) for m in methods
   }
 
 
 if __name__ == "__main__":
-  main()
+  define_flags()
+  _cli.run(main)

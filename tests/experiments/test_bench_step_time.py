@@ -3,6 +3,7 @@ asserted); its host-path reference hands the trainer exactly the device path's b
 
 import re
 
+from absl import flags
 import jax
 import numpy as np
 
@@ -11,9 +12,13 @@ from iclr26_jax.qam.method import QAMMethod
 
 
 def test_step_time_bench_prints_device_and_host_rows(capsys):
-  out = step_time.main(
-    ["--methods=lmkan", "--tiny", "--warmup=1", "--window=2", "--windows=2", "--rounds=1"]
+  fv = flags.FlagValues()
+  step_time.define_flags(fv)
+  argv = fv(
+    ["step_time", "--methods=lmkan", "--tiny", "--warmup=1", "--window=2", "--windows=2"]
+    + ["--rounds=1"]
   )
+  out = step_time.main(argv, fv)
   text = capsys.readouterr().out
   for path in ("device", "host"):
     assert re.search(rf"^{path} +\d+\.\d+ +\d+\.\d+ +\d+\.\d+$", text, re.M), text

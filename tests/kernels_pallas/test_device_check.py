@@ -2,6 +2,7 @@
 kernels in interpret mode, one block row per op. On a GPU/TPU host the same command runs every row
 compiled at the benchmark shapes."""
 
+from absl import flags
 import jax
 
 from experiments.bench import device_check
@@ -9,19 +10,13 @@ from experiments.bench import device_check
 
 def test_device_check_tiny_interpret_writes_table(tmp_path):
   out = tmp_path / "check.md"
-  device_check.main(
-    [
-      "--tiny",
-      "--out",
-      str(out),
-      "--bitplane_rows",
-      "decode",
-      "--spline_rows",
-      "small",
-      "--reps",
-      "1",
-    ]
+  fv = flags.FlagValues()
+  device_check.define_flags(fv)
+  argv = fv(
+    ["device_check", "--tiny", f"--out={out}", "--bitplane_rows=decode", "--spline_rows=small"]
+    + ["--reps=1"]
   )
+  device_check.main(argv, fv)
   text = out.read_text()
   assert device_check.HEADER in text
   if jax.default_backend() == "cpu":
