@@ -139,7 +139,12 @@ def _pointmaze(ctx: ClaimContext) -> ClaimResult:
       visit = float(np.mean(data["masks"].reshape(cfg.data.num_episodes, -1).min(1) == 0))
     t0 = time.perf_counter()
     out = compare.train_seeds(
-      cfg.agent, data, sc["seeds"], sc["steps"], int(cfg.batch_size), sc["eval_every"]
+      method.agent_config(cfg),
+      data,
+      sc["seeds"],
+      sc["steps"],
+      int(cfg.batch_size),
+      sc["eval_every"],
     )
     out["wall"] = time.perf_counter() - t0
     results[name] = out
@@ -256,7 +261,7 @@ def _p3x3_table(ctx: ClaimContext) -> ClaimResult:
   if importlib.util.find_spec("ogbench") is None:
     return ClaimResult(float("nan"), "ogbench is not installed: pip install -e '.[rl]'")
   from experiments.configs.qam import ogbench_puzzle3x3
-  from iclr26_jax.qam import compare
+  from iclr26_jax.qam import compare, method
   from iclr26_jax.qam import config as qam_config
   from iclr26_jax.qam.envs import ogbench_env, ogbench_generate
 
@@ -274,7 +279,7 @@ def _p3x3_table(ctx: ClaimContext) -> ClaimResult:
   for label, variant in _P3X3_RUNS:
     cfg = ogbench_puzzle3x3.get_config(variant)
     agent = qam_config.with_fields(
-      cfg.agent,
+      method.agent_config(cfg),
       actor_hidden_dims=sc["hidden"],
       critic_hidden_dims=sc["hidden"],
       num_qs=sc["num_qs"],

@@ -119,6 +119,19 @@ def validate(config: ml_collections.ConfigDict) -> None:
     )
 
 
+def agent_config(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+  """The agent's config (``qam.config.default_config()`` shape) of the run ``config``: its
+  ``agent`` section with the run's ``optim``, ``batch_size`` and ``num_steps`` (learning-rate
+  schedules span the whole run). What ``QAMMethod`` and the seed-vmapped ``compare.train_seeds``
+  (claims, notebooks) build agents from."""
+  return qam_config.with_fields(
+    config.agent,
+    batch_size=int(config.batch_size),
+    num_updates=int(config.num_steps),
+    optim=config.optim.to_dict(),
+  )
+
+
 def load_data(config: ml_collections.ConfigDict):
   """``(data, env)``: the offline dict (``datasets`` layout) and the OGBench env (or None)."""
   d = config.data
@@ -158,13 +171,7 @@ class QAMMethod(trainer.Method):
   def __init__(self, config):
     super().__init__(config)
     validate(config)
-    # Learning-rate schedules span the whole run.
-    self.agent_config = qam_config.with_fields(
-      config.agent,
-      batch_size=int(config.batch_size),
-      num_updates=int(config.num_steps),
-      optim=config.optim.to_dict(),
-    )
+    self.agent_config = agent_config(config)
     self.data, self.env = load_data(config)
     self.horizon = int(config.agent.horizon)
     self.num_offline = int(self.data["rewards"].shape[0])
