@@ -43,7 +43,14 @@ def test_batches_are_windows_drawn_from_seed_and_step_alone():
   ],
 )
 def test_bad_config_is_a_config_error_naming_the_key(override, message):
-  cfg = lm_config_file.get_config("smoke," + override)
+  # The config file validates when it is built (config_lib.experiment(validate=...)); the method
+  # validates again for configs built in code.
+  with pytest.raises(config_lib.ConfigError) as info:
+    lm_config_file.get_config("smoke," + override)
+  assert message in str(info.value)
+  cfg = method_lib.default_config()
+  config_lib.apply_overrides(cfg, {"lm.width": 32, "lm.context": 32, "data.train_bytes": 20_000})
+  config_lib.apply_overrides(cfg, dict([override.split("=", 1)]))
   with pytest.raises(config_lib.ConfigError) as info:
     method_lib.AnyBCQLMMethod(cfg)
   assert message in str(info.value)
