@@ -34,7 +34,6 @@ import os
 from typing import Sequence
 
 import flax.linen as nn
-from flax import traverse_util
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -244,17 +243,18 @@ def block_kernel_paths(cfg: LMConfig) -> list[tuple[str, str]]:
 
 def get_path(tree, path):
   """The leaf of a nested dict at ``path`` (a sequence of keys)."""
-  return traverse_util.flatten_dict(tree)[tuple(path)]
+  for p in path:
+    tree = tree[p]
+  return tree
 
 
 def set_path(tree, path, value):
-  """A copy of the nested dict ``tree`` with the leaf at ``path`` replaced (other leaves shared),
-  by ``flax.traverse_util``."""
-  flat = traverse_util.flatten_dict(tree)
-  if tuple(path) not in flat:
-    raise KeyError(f"no leaf at {tuple(path)}")
-  flat[tuple(path)] = value
-  return traverse_util.unflatten_dict(flat)
+  """A copy of the nested dict ``tree`` with the leaf at ``path`` replaced; every subtree off the
+  path is the original object (not a copy). ``flax.traverse_util``'s flatten / unflatten would
+  rebuild every subtree and lose that sharing (tests/anybcq/test_anybcq_minilm.py checks it)."""
+  if len(path) == 1:
+    return {**tree, path[0]: value}
+  return {**tree, path[0]: set_path(tree[path[0]], path[1:], value)}
 
 
 def quantize_kernels(
