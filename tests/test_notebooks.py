@@ -82,9 +82,13 @@ def test_setup_cell_on_colab_clones_installs_and_enters_the_checkout(monkeypatch
 @pytest.mark.slow
 @pytest.mark.split_params
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
-def test_notebook_runs(path, tmp_path):
+def test_notebook_runs(path, tmp_path, monkeypatch):
   import nbformat
   from experiments import notebooks
+
+  # The kernel runs as a user's would: one CPU device (not the tier's 8 fake ones, which made
+  # every replicated step 8 copies), and LLVM at -O0 since smoke runs are compile-bound.
+  monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
 
   nb = notebooks.execute(
     nbformat.read(path, as_version=4), smoke=True, timeout=900, cwd=str(tmp_path)
