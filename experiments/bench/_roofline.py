@@ -79,3 +79,29 @@ def spline_matrix_flops(b: int, pairs: int, q: int, c_pad: int, passes: int = 1)
 def spline_bytes(b: int, pairs: int, q: int, g: int, itemsize: int = 4) -> int:
   """x (B, P, 2), the table (P, (G+1)^2, Q) once, and y (B, Q)."""
   return itemsize * (b * pairs * 2 + pairs * (g + 1) ** 2 * q + b * q)
+
+
+# Vector ops per (8-output x 128-sample vreg, pair) of the TPU lane-gather forward
+# (`kernel_tpu_gather`), counted in libtpu's final LLO of the G = 8 kernel (LIBTPU_INIT_ARGS=
+# --xla_mosaic_dump_to=DIR, file *post-finalize-llo*): per corner and 128-lane corner chunk one
+# lane permute, emitted as vsetperm + vperm + vpermres (3 ops; the vsetperm is not hoisted out of
+# the output-tile loop although its index is loop-invariant), one select per extra chunk, then
+# 4 vmul + 4 vadd (plus a table load per chunk and the output tile's load and store, not counted).
+SPLINE_TPU_PERMUTE_OPS = 3
+
+
+def spline_tpu_gather_vector_ops(b: int, pairs: int, q: int, c_pad: int) -> int:
+  """Vector element-ops of the TPU gather forward: ops per vreg x (B·P·Q / 1024) vregs x 1024."""
+  chunks = c_pad // 128
+  per_vreg = 4 * SPLINE_TPU_PERMUTE_OPS * chunks + 4 * (chunks - 1) + 8
+  return per_vreg * b * pairs * q
+
+
+def spline_tpu_gather_bytes(
+  b: int, pairs: int, q: int, g: int, c_pad: int, bb: int, itemsize: int = 4
+) -> int:
+  """The TPU gather forward's traffic: the per-call transpose of the table to corners-last
+  (read (P, (G+1)^2, Q), write (P, Q, C_pad)), the kernel's ceil(B / bb) reads of that table,
+  x and y."""
+  padded = pairs * q * c_pad
+  return itemsize * (pairs * (g + 1) ** 2 * q + padded * (1 + -(-b // bb)) + b * pairs * 2 + b * q)

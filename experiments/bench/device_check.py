@@ -153,6 +153,11 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
       if variant == "gather"
       else _roofline.spline_matrix_flops(b, pairs, q, c_pad, passes=3 if kplat == "tpu" else 1)
     )  # bf16x3 dots
+    nbytes, vector_ops = _roofline.spline_bytes(b, pairs, q, G), 0
+    if kplat == "tpu" and variant == "gather":  # the lane permutes bound it, not the FLOPs
+      bb = sblocks.plan("tpu", G, b, pairs, q).config.fwd_bb
+      nbytes = _roofline.spline_tpu_gather_bytes(b, pairs, q, G, c_pad, bb)
+      vector_ops = _roofline.spline_tpu_gather_vector_ops(b, pairs, q, c_pad)
     out.append(
       dict(
         op="spline_lookup",
@@ -162,7 +167,7 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
         kernel=t_k,
         xla=t_x,
         dense=t_d,
-        roof=_roof(_roofline.spline_bytes(b, pairs, q, G), flops),
+        roof=_roof(nbytes, flops, vector_ops),
       )
     )
   return out

@@ -6,7 +6,8 @@ batch B, layer N_in -> N_out and grid size G this script times, in the same run,
 forward+backward (value and gradient of Σ y² w.r.t. x and the table) of
 
   * portable: `spline_lookup(impl="pallas")` with the interpolation-matrix kernels (TPU and GPU);
-  * gather:   the Triton gather forward and dx with the owner-computes dT (GPU only);
+  * gather:   the gather forward and dx with the owner-computes dT (Triton pointer gathers on GPU,
+              Mosaic lane gathers on TPU: the production rows of both);
   * gather+atomic: the same with the atomic table gradient (GPU only);
   * xla:      `spline_lookup(impl="xla")`, the pure-jnp gather reference with the closed-form backward;
   * xla-hat:  `reference.spline_lookup_dense`, the dense hat-matrix reference (plain autodiff), only
@@ -68,7 +69,12 @@ def _paths(platform: str, G: int, b: int, p: int):
   if b * p * (G + 1) ** 2 <= _HAT_LIMIT:
     out.append(("xla-hat", None))
   if platform == "tpu":
-    out.insert(0, ("portable", dict(impl="pallas", platform="tpu")))
+    row = blocks.table_row("tpu", G).config
+    portable = dataclasses.replace(row, variant="portable", fwd_bb=min(row.fwd_bb, 512))
+    out[:0] = [
+      ("gather", dict(impl="pallas", platform="tpu")),
+      ("portable", dict(impl="pallas", platform="tpu", block_sizes=portable)),
+    ]
   elif platform == "gpu":
     row = blocks.table_row("gpu", G).config
     portable = dataclasses.replace(
@@ -176,10 +182,20 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
             f"{t_f / t_df:>9.2f} {t_fb / t_dfb:>9.2f} {bw:>8.1f}"
           )
         nbytes = _roofline.spline_bytes(b, p, q, G)
-        c_pad = max(128, 1 << ((G + 1) ** 2 - 1).bit_length())
+        c_pad = blocks.corner_pad(G)
+        flops = _roofline.spline_gather_flops(b, p, q)
+        print("    " + _roofline.line(f"G={G} gather form (GPU kernels)", nbytes, flops))
+        bb = blocks.plan("tpu", G, b, p, q).config.fwd_bb
         print(
           "    "
-          + _roofline.line(f"G={G} gather form", nbytes, _roofline.spline_gather_flops(b, p, q))
+          + _roofline.line(
+            f"G={G} lane-gather form, TPU forward (table transposed per call, read B/{bb} "
+            f"times; {_roofline.spline_tpu_gather_vector_ops(1, 1, 1, c_pad)} vector ops per "
+            "(sample, pair, output), from the op counts of the compiled LLO)",
+            _roofline.spline_tpu_gather_bytes(b, p, q, G, c_pad, bb),
+            flops,
+            _roofline.spline_tpu_gather_vector_ops(b, p, q, c_pad),
+          )
         )
         print(
           "    "

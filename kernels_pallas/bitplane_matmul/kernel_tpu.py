@@ -14,6 +14,8 @@ word block of plane b into one of two VMEM slots while plane b-1 is unpacked fro
 so only the first K block of an output block waits on an exposed copy). So **planes >= p are
 never fetched**, and no grid step is spent on an inactive plane (the former fourth grid axis
 over NB ran ``NB - p`` empty steps per block and re-entered the pipeline once per plane).
+Departure from DESIGN.md §5, which puts the planes on a grid axis: the kernels issue (#18) asked
+for the plane loop inside the kernel, for the reason just given.
 
 Variants (all accumulate in a VMEM f32 scratch ``(bm, bn)``, zeroed at ``k = 0`` and written out
 at the last ``k``):

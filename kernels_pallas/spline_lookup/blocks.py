@@ -4,39 +4,45 @@ lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference CUDA code github.com/schwall
 are keyed by the padded corner count C_pad = next_pow2(max((G+1)², 128)), which fixes the size of the
 interpolation matrices: "small" C_pad = 128 (G ≤ 10), "medium" 256 (G ≤ 14), "large" 1024 (G ≤ 30)
 and "huge" beyond. None is tuned on hardware yet (run `python -m experiments.bench.spline_lookup` on the
-device and edit the rows); they are the starting points of kernels.md §7.
+device and edit the rows): the GPU rows are the starting points of kernels.md §7, the TPU rows are
+sized from the VMEM budget below.
 
 | platform | bucket | variant  | fwd (bq, bb, bp) | dT (bq, bb) | dx (bb, bq) | params |
 |----------|--------|----------|------------------|-------------|-------------|--------|
-| tpu      | small  | portable | 512, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
-| tpu      | medium | portable | 512, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
-| tpu      | large  | portable | 256, 256, 2      | 128, 256    | 256, 256    | 32 MiB VMEM |
-| tpu      | huge   | portable | 128, 128, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
+| tpu      | small  | gather   | 256, 2048, 8     | 256, 512    | 512, 512    | 32 MiB VMEM |
+| tpu      | medium | gather   | 256, 2048, 4     | 256, 512    | 512, 256    | 32 MiB VMEM |
+| tpu      | large  | gather   | 256, 1024, 2     | 128, 256    | 256, 256    | 32 MiB VMEM |
+| tpu      | huge   | gather   | 128, 512, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
 | gpu      | small  | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 4 warps, 2 stages |
 | gpu      | medium | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 8 warps, 2 stages |
-| gpu      | large  | gather   | 64, 64 (bq, bb)  | 64, 16      | 64, 64      | 8 warps, 2 stages |
-| gpu      | huge   | gather   | 64, 64 (bq, bb)  | 64, 16      | 64, 64      | 8 warps, 2 stages |
+| gpu      | large  | gather   | 64, 64 (bq, bb)  | 16, 16      | 64, 64      | 8 warps, 2 stages |
+| gpu      | huge   | gather   | 64, 64 (bq, bb)  | 16, 16      | 64, 64      | 8 warps, 2 stages |
 
 Why:
-* TPU (Mosaic): the forward keeps the output column (Q_pad, bb) resident in VMEM (grid (B/bb,
-  P/bp, Q/bq), `kernel_portable._fwd_kernel_resident`) and builds the (C_pad, bb) interpolation
-  matrices of a pair block once per (pair block, B-block), into bf16 head/tail scratch reused by
-  every Q tile; `fwd_bq` is the streamed table tile. When 2·Q_pad·bb·4 bytes exceed a quarter of
-  the VMEM limit (Q_pad > 2048 at bb = 512 and 32 MiB) it falls back to the (Q/bq, B/bb, P/bp)
-  grid, which rebuilds the matrix per Q tile (bitwise equal results). Lane dims (bq, bb) are
-  multiples of 128; every reduction axis (pairs and Q tiles in the forward, batch in dT, outputs in
-  dx) is a trailing "arbitrary" grid axis whose output block is revisited consecutively, so VMEM
-  holds one (bp, C_pad, bq) table block, not the layer. Budget: double-buffered blocks, the output
-  column, 2·bp·C_pad·bb bf16 scratch (2 MiB at the small and large rows) and H temporaries.
-  `bq` 128 fits the v5e MXU; try 256 on v6e.
+* TPU (Mosaic): the forward and dx are the lane-gather kernels (`kernel_tpu_gather.py`: the four
+  corners of 128 samples × 8 outputs per `tpu.dynamic_gather`, 8 f32 FLOPs per (sample, pair, output)
+  as in the sparse lookup); dT is the owner-computes interpolation-matrix kernel
+  (`kernel_portable.py`, bf16x3 MXU dots; Mosaic has no scatter or atomic add). Forward grid (B/bb,
+  Q/bq, P/bp), pairs last ("arbitrary"): the (bq, bb) output block stays in VMEM over the pairs; the
+  table is read B/bb times, hence the wide batch block (2048: a 2 MiB output block and a
+  bp·bq·C_pad·4-byte table block of 1-2 MiB, both double-buffered, well inside 32 MiB). dx grid (P,
+  B/bb, Q/bq) with the output blocks as the reduction. The matrix-form forward and dx remain as
+  `variant="portable"` (`kernel_portable._fwd_kernel_resident` keeps the output column (Q_pad, bb)
+  resident and builds each pair's matrix once per (pair block, B-block)). Lane dims are multiples of
+  128 and every reduction axis is a trailing "arbitrary" grid axis whose output block is revisited
+  consecutively.
 * GPU (Triton): powers of two, dot dims ≥ 16. Programs run concurrently, so reduction axes are walked
   in-kernel (the whole pair range in the forward, the whole batch in dT, all outputs in dx) and the
   table entries above are the in-kernel windows. The (C_pad, bb) matrix lives in registers: at C_pad
-  = 1024 the dT batch window drops to 16. Every GPU row uses the G-independent gather kernels for the
-  forward and dx (4 FLOPs-pairs per (sample, pair, output), the sparse form's cost; the
-  interpolation-matrix forward did C_pad/4 times that and, compiled for sm_90a, spilled 3.7-15 KB
-  at G = 8 while the gather forward spills nothing); dT stays owner-computes (deterministic, TF32x3
-  tensor-core dots) unless `dtable="atomic"` is asked for.
+  = 1024 the dT batch window drops to 16, and at C_pad ≥ 1024 the owned dT tile to (C_pad, 16): with a
+  64-wide tile the (C_pad, 64) f32 accumulator spilled 3.9 KB per thread at G = 26 and 14.8 KB at
+  G = 40 (sm_90a, ptxas -v), with 16 it spills 192 B and 1.4 KB, at the price of building each
+  batch window's interpolation matrix for 4× as many output tiles (not measured on a GPU yet).
+  Every GPU row uses the G-independent gather kernels for the forward and dx (4 FLOPs-pairs per
+  (sample, pair, output), the sparse form's cost; the interpolation-matrix forward did C_pad/4
+  times that and, compiled for sm_90a, spilled 3.7-15 KB at G = 8 while the gather forward spills
+  nothing); dT stays owner-computes (deterministic, TF32x3 tensor-core dots) unless
+  `dtable="atomic"` is asked for.
 """
 
 from __future__ import annotations
@@ -57,10 +63,10 @@ class BlockSizes:
   """Static kernel configuration (hashable: travels through the custom_vjp's nondiff argument).
 
   Attributes:
-    variant: "portable" (interpolation-matrix kernels, TPU and GPU) or "gather" (Triton pointer
-      gathers for the forward and dx; GPU only).
+    variant: "portable" (interpolation-matrix kernels, TPU and GPU) or "gather" (the forward and dx
+      by gathers: Triton pointer gathers on GPU, Mosaic lane gathers on TPU).
     dtable: "owner" (owner-computes dT kernel, deterministic) or "atomic" (Triton row-segment atomics;
-      gather variant only).
+      gather variant on GPU only).
     fwd_bq, fwd_bb: forward output and batch blocks. fwd_bp: pairs per forward grid step (TPU).
     dt_bq: dT output tile owned by a program; dt_bb: dT batch block (TPU grid block; Triton window).
     dx_bb: dx batch block; dx_bq: dx output block (TPU grid block; Triton window).
@@ -99,7 +105,7 @@ class TableRow(NamedTuple):
   config: BlockSizes
 
 
-_TPU = dict(variant="portable", vmem_limit_bytes=32 * MiB)
+_TPU = dict(variant="gather", vmem_limit_bytes=32 * MiB)
 _GPU = dict(num_stages=2)
 
 BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
@@ -108,21 +114,21 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
       "small",
       128,
       BlockSizes(
-        fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU
+        fwd_bq=256, fwd_bb=2048, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU
       ),
     ),
     TableRow(
       "medium",
       256,
       BlockSizes(
-        fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU
+        fwd_bq=256, fwd_bb=2048, fwd_bp=4, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=256, **_TPU
       ),
     ),
     TableRow(
       "large",
       1024,
       BlockSizes(
-        fwd_bq=256, fwd_bb=256, fwd_bp=2, dt_bq=128, dt_bb=256, dx_bb=256, dx_bq=256, **_TPU
+        fwd_bq=256, fwd_bb=1024, fwd_bp=2, dt_bq=128, dt_bb=256, dx_bb=256, dx_bq=256, **_TPU
       ),
     ),
     TableRow(
@@ -130,13 +136,13 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
       None,
       BlockSizes(
         fwd_bq=128,
-        fwd_bb=128,
+        fwd_bb=512,
         fwd_bp=1,
         dt_bq=128,
         dt_bb=128,
         dx_bb=128,
         dx_bq=128,
-        variant="portable",
+        variant="gather",
         vmem_limit_bytes=64 * MiB,
       ),
     ),
@@ -160,14 +166,14 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
       "large",
       1024,
       BlockSizes(
-        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=16, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
       ),
     ),
     TableRow(
       "huge",
       None,
       BlockSizes(
-        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=16, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
       ),
     ),
   ),
@@ -223,10 +229,9 @@ def plan(platform: str, G: int, b: int, p: int, q: int, base: BlockSizes | None 
   cfg = base if base is not None else table_row(platform, G).config
   if platform not in PLATFORMS:
     raise ValueError(f"platform must be one of {PLATFORMS}; got {platform!r}")
-  if platform == "tpu" and cfg.variant != "portable":
+  if platform == "tpu" and cfg.dtable == "atomic":
     raise ValueError(
-      "the gather variant is Triton-only (integer ref indexing does not lower on "
-      "Mosaic TPU); use variant='portable' on TPU"
+      "dtable='atomic' is Triton-only (Mosaic TPU has no atomic adds); use dtable='owner' on TPU"
     )
   lo = 128 if platform == "tpu" else 16
   cap_b, cap_q = max(lo, next_pow2(b)), max(lo, next_pow2(q))

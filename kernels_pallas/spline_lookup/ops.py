@@ -11,7 +11,9 @@ Dispatch (`impl`):
 * "xla": `reference.spline_lookup_xla` (pure jnp, closed-form `custom_vjp`) — the oracle and the fallback;
 * "pallas": the kernels with a `custom_vjp` tying forward and backward (residuals x and the table only;
   cells and weights are recomputed): variant "portable" (`kernel_portable.py`, TPU and GPU) or
-  "gather" (`kernel_triton_gather.py`, GPU) — chosen from the block table by backend and grid size;
+  "gather" (`kernel_triton_gather.py` on GPU, `kernel_tpu_gather.py` on TPU: forward and dx by
+  gathers, dT by the owner-computes portable kernel unless the GPU's atomic one is asked for) —
+  chosen from the block table by backend (every production row is "gather");
 * "auto": the kernels on TPU and on CUDA GPUs with compute capability ≥ 8.0 (Triton's floor), the XLA
   path elsewhere (CPU included). The chosen path is logged once per configuration at trace time.
 
@@ -33,6 +35,7 @@ import jax.numpy as jnp
 from kernels_pallas import _backend
 from kernels_pallas.spline_lookup import blocks
 from kernels_pallas.spline_lookup import kernel_portable as kp
+from kernels_pallas.spline_lookup import kernel_tpu_gather as ktg
 from kernels_pallas.spline_lookup import kernel_triton_gather as kg
 from kernels_pallas.spline_lookup import reference
 from kernels_pallas.spline_lookup.grid import SigmaGrid
@@ -88,7 +91,8 @@ def _node_columns(st: _Static, dtype):
 
 
 def _to_kernel_layout(st: _Static, x, table):
-  """x (B, P, 2) → (P_pad, 2, B_pad); table (P, G+1, G+1, Q) → (P_pad, C_pad, Q_pad)."""
+  """x (B, P, 2) → (P_pad, 2, B_pad); table (P, G+1, G+1, Q) → (P_pad, C_pad, Q_pad), or corners
+  last, (P_pad, Q_pad, C_pad), for the TPU gather kernels (a transpose of the table per call)."""
   pl_ = st.plan
   b, p, _ = x.shape
   q = table.shape[-1]
@@ -97,7 +101,13 @@ def _to_kernel_layout(st: _Static, x, table):
   tf = jnp.pad(
     table.reshape(p, g1 * g1, q), ((0, pl_.p_pad - p), (0, pl_.c_pad - g1 * g1), (0, pl_.q_pad - q))
   )
+  if _tpu_gather(st):
+    tf = jnp.transpose(tf, (0, 2, 1))
   return xt, tf
+
+
+def _tpu_gather(st: _Static) -> bool:
+  return st.platform == "tpu" and st.plan.config.variant == "gather"
 
 
 def _tpu_or_gpu_kwargs(st: _Static):
@@ -117,6 +127,20 @@ def _forward(st: _Static, x, table):
   cfg, pl_ = st.plan.config, st.plan
   xt, tf = _to_kernel_layout(st, x, table)
   t, r = _node_columns(st, x.dtype)
+  if _tpu_gather(st):
+    y = ktg.tpu_gather_forward(
+      xt,
+      tf,
+      t[:, None],
+      r[:, None],
+      G=st.grid.G,
+      bq=cfg.fwd_bq,
+      bb=cfg.fwd_bb,
+      bp=cfg.fwd_bp,
+      vmem_limit_bytes=cfg.vmem_limit_bytes,
+      interpret=st.interpret,
+    )
+    return y[:b, :q]
   if cfg.variant == "gather":
     y = kg.gather_forward(
       xt,
@@ -158,7 +182,20 @@ def _backward(st: _Static, x, table, g):
   g_pad = jnp.pad(g.astype(x.dtype), ((0, pl_.b_pad - b), (0, pl_.q_pad - q)))  # (B_pad, Q_pad)
   kw = _tpu_or_gpu_kwargs(st)
   gpu = st.platform == "gpu"
-  if cfg.variant == "gather":
+  if _tpu_gather(st):
+    dx = ktg.tpu_gather_input_grad(
+      xt,
+      tf,
+      g_pad.T,
+      t[:, None],
+      r[:, None],
+      G=st.grid.G,
+      bb=cfg.dx_bb,
+      bq=cfg.dx_bq,
+      vmem_limit_bytes=cfg.vmem_limit_bytes,
+      interpret=st.interpret,
+    )
+  elif cfg.variant == "gather":
     dx = kg.gather_input_grad(
       xt,
       tf,

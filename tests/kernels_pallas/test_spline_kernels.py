@@ -2,6 +2,8 @@
 
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; github.com/schwallergroup/lmkan). Variants, run through the
 public op with `impl="pallas", interpret=True`:
+  * "tpu-gather"        the TPU row: Mosaic lane-gather fwd and dx (f32 VPU arithmetic; G = 12, so
+                        the corner axis spans two 128-lane chunks), owner-computes dT;
   * "tpu-portable"      interpolation-matrix fwd / owner-computes dT / dx, Mosaic parameters;
   * "gpu-portable"      the same bodies with Triton parameters and in-kernel reduction loops;
   * "gpu-gather"        Triton gather fwd and dx, owner-computes dT;
@@ -54,7 +56,8 @@ F32 = jnp.float32
 # programs and in-kernel windows; TPU blocks come from the table, clamped to the problem.
 _GPU_SMALL = dict(fwd_bq=16, fwd_bb=16, dt_bq=16, dt_bb=16, dx_bb=16, dx_bq=16)
 CASES = {
-  "tpu-portable": ("tpu", None, 8),  # bf16x3 dots
+  "tpu-gather": ("tpu", None, 12),  # the TPU table row: lane gathers, C_pad = 256 (two lane chunks)
+  "tpu-portable": ("tpu", blocks.BlockSizes("portable"), 8),  # bf16x3 dots
   "gpu-portable": ("gpu", blocks.BlockSizes("portable", **_GPU_SMALL), 3),
   "gpu-gather": ("gpu", blocks.BlockSizes("gather", **_GPU_SMALL), 10),
   "gpu-gather-atomic": ("gpu", blocks.BlockSizes("gather", "atomic", **_GPU_SMALL), 5),
@@ -143,8 +146,10 @@ def test_variant_matches_reference_forward_and_gradients(name, mode):
   (_, y_ref), (dx_ref, dt_ref) = _ref_fn(G)(x, table)
   assert y.shape == (B, Q) and dx.shape == x.shape and dt.shape == table.shape
   tol = TOL[CASES[name][0]]
-  _close(y, y_ref, tol)
-  _close(dx, dx_ref, tol)
+  # The TPU gather forward and dx multiply in f32 on the VPU (no bf16 split): the GPU bound holds.
+  tol_gather = 1e-5 if name == "tpu-gather" else tol
+  _close(y, y_ref, tol_gather)
+  _close(dx, dx_ref, tol_gather)
   _close(dt, dt_ref, tol)
 
 
@@ -231,7 +236,7 @@ def test_affine_tables_reproduce_linear_map_far_outside_grid():
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), impl="cuda"), "impl must be one of"),
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), platform="rocm"), "platform must be"),
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), block_sizes=(64, 64)), "block_sizes must be"),
-    (dict(x=(B, P, 2), table=(P, 9, 9, Q), block_sizes="gather-tpu"), "gather variant is Triton"),
+    (dict(x=(B, P, 2), table=(P, 9, 9, Q), block_sizes="atomic-tpu"), "atomic' is Triton-only"),
     (
       dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.float64, interpret=False),
       "float32 for the compiled",
@@ -242,8 +247,8 @@ def test_clear_errors(args, match):
   dtype = args.get("dtype", F32)
   G = args.get("G", 8)
   bs = args.get("block_sizes")
-  if bs == "gather-tpu":
-    bs = blocks.BlockSizes("gather")
+  if bs == "atomic-tpu":
+    bs = blocks.BlockSizes("gather", "atomic")
   with jax.enable_x64(dtype == jnp.float64):
     x = jnp.zeros(args["x"], dtype)
     table = jnp.zeros(args["table"], dtype)
