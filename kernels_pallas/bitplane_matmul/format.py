@@ -113,6 +113,57 @@ def unpack_words(words: jax.Array, j0: int, nbits: int) -> jax.Array:
   return bits.reshape(*lead, nbits * WORDS_PER_TILE, n)
 
 
+PAIR_MASK = 0x40004000  # bit 14 of each 16-bit half: the bf16 / float16 pattern of 2.0
+
+
+def pair_order(x: jax.Array) -> jax.Array:
+  """Permutes the last axis of x (a multiple of 256) into the pack tiles' *pair order*.
+
+  Within each 256-input tile, position ``16 j + 2 r + h`` takes input ``128 h + 8 j + r``
+  (j < 16, r < 8, h < 2): the order in which ``pair_words`` unpacks a tile. A g-input group of the
+  tile (g = 64, 128, 256) is the set of positions with ``h`` and, for g = 64, ``j // 8`` fixed:
+  ``pair_group(position, g)``.
+  """
+  *lead, k = x.shape
+  if k % TILE:
+    raise ValueError(f"pair_order: the last axis must be a multiple of {TILE}; got {k}")
+  y = x.reshape(*lead, k // TILE, 2, 16, WORDS_PER_TILE)  # (..., t, h, j, r)
+  return jnp.moveaxis(y, -3, -1).reshape(*lead, k)  # (..., t, j, r, h)
+
+
+def pair_group(position, g: int):
+  """The group (0 .. 256/g − 1) of a pair-order position within its tile (array or int)."""
+  h, jj = position & 1, position >> 7
+  return {256: h * 0, 128: h, 64: 2 * h + jj}[g]
+
+
+def pair_words(words: jax.Array, bitcast) -> jax.Array:
+  """Unpacks the 8 words of a pack tile into 2.0 / 0.0 in a 16-bit float, two weights per 32-bit op.
+
+  ``(w << (14 − j)) & 0x40004000`` (``w >> 1`` for j = 15) moves bit j to bit 14 of the low half
+  and bit j + 16 to bit 14 of the high half: each 32-bit lane then holds two 16-bit floats, 2.0 for
+  a set bit and 0.0 otherwise (exact in bf16 and float16). ``bitcast`` reinterprets the (8, n)
+  uint32 result as (16, n) 16-bit floats, row 2 r from the low half and 2 r + 1 from the high half
+  (``pltpu.bitcast``'s order), so piece j holds inputs ``8 j + r`` and ``128 + 8 j + r``; the 16
+  pieces stacked give the tile in ``pair_order``. Two vector ops per 32-bit lane, i.e. one per
+  weight, and no int -> float conversion.
+
+  Args:
+    words: uint32 ``(8, n)``.
+    bitcast: ``(uint32 (8, n)) -> 16-bit float (16, n)``.
+  Returns:
+    ``(256, n)`` 16-bit floats in pair order.
+  """
+  if words.shape[-2] != WORDS_PER_TILE:
+    raise ValueError(f"pair_words: words must be (8, n); got {words.shape}")
+  mask = jnp.uint32(PAIR_MASK)
+  pieces = []
+  for j in range(16):
+    moved = words << jnp.uint32(14 - j) if j <= 14 else words >> jnp.uint32(j - 14)
+    pieces.append(bitcast(moved & mask))
+  return jnp.concatenate(pieces, axis=-2)
+
+
 def _as_bits(signs: jax.Array) -> jax.Array:
   """±1 or {0, 1} (or bool) -> uint32 0/1 with bit 1 meaning +1."""
   if signs.dtype == jnp.bool_:

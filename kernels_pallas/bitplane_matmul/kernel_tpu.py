@@ -88,31 +88,15 @@ def _scale(v):
   return v.astype(_F32)
 
 
-def _bits_as(words, j0, nbits, dtype):
-  """{0,1} bits of a group, ``(8 nbits, bn)`` in ``dtype``: shift, AND, compare, select (no
-  int -> float conversion per weight). The select is done in f32 (the mask has the 32-bit layout
-  of the words; a bf16 select needs a mask relayout Mosaic rejects), then narrowed to bf16."""
-  bits = fmt.unpack_words(words, j0, nbits)
-  return jnp.where(bits != 0, jnp.ones((), _F32), jnp.zeros((), _F32)).astype(dtype)
-
-
 def _signed(words, j0, nbits, a):
   """alpha * (2 bit - 1) for a group, ``(8 nbits, bn)`` f32: a select between +a and -a."""
   bits = fmt.unpack_words(words, j0, nbits)
   return jnp.where(bits != 0, a, -a)
 
 
-def _chunks(bk: int, g: int):
-  """Static walk over a K block: yields (tile t, x column start, chunk width, [(group, lane lo)])."""
-  chunk = max(g, 128)  # lane-aligned x slices
-  for t in range(bk // fmt.TILE):
-    for c in range(fmt.TILE // chunk):
-      start = t * fmt.TILE + c * chunk
-      groups = [(start // g + h, h * g) for h in range(chunk // g)]
-      yield t, start, chunk, groups
-
-
-def _kernel(meta_ref, *refs, variant, mixed, has_beta, g, bk, bn, precisions, dot_precision):
+def _kernel(
+  meta_ref, *refs, variant, mixed, has_beta, g, bk, bn, precisions, dot_precision, single_row
+):
   it = iter(refs)
   prec_ref = next(it) if mixed else None
   x_ref, planes_hbm, alpha_ref = next(it), next(it), next(it)
@@ -223,27 +207,65 @@ def _kernel(meta_ref, *refs, variant, mixed, has_beta, g, bk, bn, precisions, do
         c = term if c is None else c + term
       return c
 
-    def partials(b, words_ref, a_ref):
-      acc = acc_ref[...]
-      for t, start, chunk, groups in _chunks(bk, g):
-        words = words_ref[8 * t : 8 * t + 8, :]
-        xc = x_ref[:, start : start + chunk]  # (bm, chunk)
-        # f32 x: bits in bf16 (exact) and x split into 3 bf16 terms (_dots.exact_bits_dot).
-        bits = _bits_as(
-          words, (start % fmt.TILE) // 8, chunk // 8, jnp.bfloat16 if xdtype == _F32 else xdtype
-        )
-        for gi, lo in groups:
-          if chunk == g:
-            xg = xc
-          else:  # g = 64: keep the 128-lane slice, zero the other group's lanes
-            lane = jax.lax.broadcasted_iota(jnp.int32, xc.shape, 1)
-            xg = jnp.where((lane >= lo) & (lane < lo + g), xc, jnp.zeros_like(xc))
-          u = _dots.exact_bits_dot(xg, bits) if xdtype == _F32 else _dot(xg, bits, None)  # (bm, bn)
-          s = jnp.sum(xg.astype(_F32), axis=1, keepdims=True)  # (bm, 1)
-          acc = acc + (2.0 * u - s) * coef(b, a_ref, gi)
-          if has_beta:
-            acc = acc + jnp.where(b == 0, s * beta_coef(gi), 0.0)
-      acc_ref[...] = acc
+    # x arrives in pair order (`fmt.pair_order`, applied by ops.py): every weight is unpacked to
+    # 2.0 / 0.0 two per 32-bit op (`fmt.pair_words`), and the g-input groups of x are lane masks.
+    bdt = jnp.bfloat16 if xdtype == _F32 else xdtype
+    per_tile, gpb = fmt.TILE // g, bk // g
+
+    def dot2(xs, bits2):  # x · (2 bits); f32 x as 3 exact bf16 passes (_dots.exact_bits_dot)
+      return _dots.exact_bits_dot(xs, bits2) if xdtype == _F32 else _dot(xs, bits2, None)
+
+    def unpack_block(words_ref):
+      tiles = [
+        fmt.pair_words(words_ref[8 * t : 8 * t + 8, :], lambda w: pltpu.bitcast(w, bdt))
+        for t in range(bk // fmt.TILE)
+      ]
+      return jnp.concatenate(tiles, axis=0) if len(tiles) > 1 else tiles[0]  # (bk, bn)
+
+    if single_row:
+      # One real row (decode): the block's gpb groups become the rows of one LHS, row G = x
+      # masked to group G (built once per K block, outside the plane loop), so one dot yields
+      # every group's partial sum and the scales apply as the dense (gpb, bn) alpha block.
+      q = jax.lax.broadcasted_iota(jnp.int32, (1, bk), 1)
+      group = (q >> 8) * per_tile + fmt.pair_group(q & (fmt.TILE - 1), g)  # (1, bk)
+      x0 = x_ref[0:1, :]
+      rows = [jnp.where(group == gl, x0, jnp.zeros_like(x0)) for gl in range(gpb)]
+      pad = -gpb % 16  # bf16 rows come in packs of 16
+      rows += [jnp.zeros_like(x0)] * pad
+      x_stack = jnp.concatenate(rows, axis=0)  # (gpb + pad, bk)
+      s_stack = jnp.sum(x_stack[:gpb].astype(_F32), axis=1, keepdims=True)  # (gpb, 1)
+      if has_beta:  # the offset term once per K block, not once per plane
+        acc_ref[0:1, :] += jnp.sum(s_stack * _scale(beta_ref[...]), axis=0, keepdims=True)
+
+      def partials(b, words_ref, a_ref):
+        del b
+        u2 = dot2(x_stack, unpack_block(words_ref))[:gpb]  # (gpb, bn): 2u per group
+        term = (u2 - s_stack) * _scale(a_ref[...])  # (2u − s)·alpha, per group
+        acc_ref[0:1, :] += jnp.sum(term, axis=0, keepdims=True)
+
+    else:
+      lane = jax.lax.broadcasted_iota(jnp.int32, (x_ref.shape[0], fmt.TILE), 1)
+      in_group = [fmt.pair_group(lane, g) == gl for gl in range(per_tile)]
+
+      def partials(b, words_ref, a_ref):
+        acc = acc_ref[...]
+        alpha_blk = None if mixed else _scale(a_ref[...])  # (gpb, bn), widened once per plane
+        bits2 = unpack_block(words_ref)  # (bk, bn)
+        for t in range(bk // fmt.TILE):
+          xt = x_ref[:, t * fmt.TILE : (t + 1) * fmt.TILE]  # (bm, 256)
+          xs = [jnp.where(m, xt, jnp.zeros_like(xt)) for m in in_group] if per_tile > 1 else [xt]
+          # The tile's groups stacked along rows: one dot for all of them.
+          xg = jnp.concatenate(xs, axis=0) if per_tile > 1 else xt  # (per_tile · bm, 256)
+          u2 = dot2(xg, bits2[t * fmt.TILE : (t + 1) * fmt.TILE])
+          bm_ = xt.shape[0]
+          for gl, xgl in enumerate(xs):
+            gi = t * per_tile + gl
+            s = jnp.sum(xgl.astype(_F32), axis=1, keepdims=True)  # (bm, 1)
+            a = coef(b, a_ref, gi) if mixed else alpha_blk[gi : gi + 1]
+            acc = acc + (u2[gl * bm_ : (gl + 1) * bm_] - s) * a  # (2u − s)·alpha
+            if has_beta:
+              acc = acc + jnp.where(b == 0, s * beta_coef(gi), 0.0)
+        acc_ref[...] = acc
 
     plane_loop(partials)
 
@@ -269,6 +291,7 @@ def bitplane_matmul_tpu(
   out_dtype,
   vmem_limit_bytes=None,
   interpret=False,
+  m_real=None,
 ):
   """Runs the Mosaic kernel on padded operands.
 
@@ -283,6 +306,8 @@ def bitplane_matmul_tpu(
     precisions: the stored precisions (static); group_size: g in {64, 128, 256}.
     variant: ``"partials"`` or ``"dequant"`` (ignored when ``prec`` is given).
     bm, bn, bk: blocks; bm % 8 == 0, bn % 128 == 0, bk % 256 == 0, bk % g == 0.
+    m_real: rows of x before padding (None: unknown). With one real row (decode) the partials
+      variant stacks the K block's groups as the rows of one LHS (see ``_kernel``).
   Returns:
     ``(Mp, Np)`` in ``out_dtype``.
   """
@@ -349,6 +374,7 @@ def bitplane_matmul_tpu(
     bn=bn,
     precisions=tuple(precisions),
     dot_precision=dot_precision,
+    single_row=(m_real == 1 and variant == "partials" and not mixed),
   )
   operands = ([prec] if mixed else []) + [x, planes, alpha4] + ([beta4] if has_beta else [])
   flops = 2 * mp * kp * np_ * (1 if variant == "dequant" else nb)

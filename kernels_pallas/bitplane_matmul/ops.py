@@ -123,6 +123,8 @@ def _forward(st: _Static, x2, planes, alpha, beta, prec):
     interpret=st.interpret,
   )
   if st.platform == "tpu":
+    if cfg.variant == "partials":  # the kernel unpacks two weights per op, in pair order
+      xp = fmt.pair_order(xp)
     y = kernel_tpu.bitplane_matmul_tpu(
       xp,
       planes,
@@ -132,6 +134,7 @@ def _forward(st: _Static, x2, planes, alpha, beta, prec):
       *extra,
       bk=cfg.bk,
       vmem_limit_bytes=cfg.vmem_limit_bytes,
+      m_real=m,
       **common,
     )
   else:

@@ -52,6 +52,18 @@ CASES = {
   "tpu-partials-m8-g256-beta-f32": ("tpu", TPU_PARTIALS, 8, 512, 200, 256, True, F32),
   "tpu-partials-m64-g64-bf16": ("tpu", TPU_PARTIALS, 64, 384, 128, 64, False, BF16),
   "tpu-dequant-m1-g128-beta-f32": ("tpu", TPU_DEQUANT, 1, 384, 256, 128, True, F32),
+  # M = 1 partials: the K block's groups stacked as LHS rows (kernel_tpu single_row path).
+  "tpu-partials-m1-g128-beta-bf16": (
+    "tpu",
+    BlockConfig("partials", bm=16, bn=128, bk=512),
+    1,
+    1024,
+    200,
+    128,
+    True,
+    BF16,
+  ),
+  "tpu-partials-m1-g64-f32": ("tpu", TPU_PARTIALS, 1, 512, 128, 64, False, F32),
   "tpu-dequant-m64-g64-bf16": ("tpu", TPU_DEQUANT, 64, 512, 128, 64, False, BF16),
   "gpu-partials-m8-g128-beta-f32": ("gpu", GPU_PARTIALS, 8, 384, 200, 128, True, F32),
   "gpu-partials-m1-g256-bf16": ("gpu", GPU_PARTIALS, 1, 512, 128, 256, False, BF16),
