@@ -15,20 +15,32 @@ PEAKS = {"H200": (4.8e12, 990e12), "TPU v5e": (819e9, 197e12)}
 # x 1.5 GHz. Treat the vector bound as an order of magnitude.
 VECTOR_OPS = {"H200": 132 * 64 * 1.98e9, "TPU v5e": 4 * 1024 * 1.5e9}
 
-# Vector element-ops per (weight, plane) of the bit-plane kernels, counted in the Mosaic module of
-# the decode kernel (shift, AND, compare, select, f32 -> bf16 narrowing) and the dequantize kernel
-# (shift, AND, compare, select +-alpha, add). The GPU decode kernel's plane loop, counted in the
-# sm_90a PTX (_targets.ptx_mma_loop_instructions), has 4.85 instructions per (weight, plane) per
-# thread with bf16 x (shift, AND to 0.0 / 2.0, 16-bit narrowing and the shared-memory store of the
-# MMA operand; 7.8 before the compare-and-select was replaced), so 5 serves both.
-UNPACK_OPS_PER_WEIGHT_PLANE = 5
+# Vector element-ops per (weight, plane) of the bit-plane kernels, per device and variant:
+# * TPU v5e, partials (decode and small M): 1.26 VALU ops per weight-plane with bf16 x (1.47 with
+#   f32 x), counted in libtpu's final LLO of the plane loop (`python -m experiments.bench.tpu_llo
+#   --case=decode_bf16`): two weights per 32-bit shift + AND (`format.pair_words`), then the
+#   MXU's partial-sum adds, the alpha widening and the per-group epilogue. The former unpack
+#   (shift, AND, compare, select, narrowing per weight) counted 7.1 there.
+# * TPU v5e, dequant (prefill): 5 (shift, AND, compare, select +-alpha, add), counted in the Mosaic
+#   module, not the LLO.
+# * H200: the GPU decode kernel's plane loop has 4.85 PTX instructions per (weight, plane) per
+#   thread with bf16 x (shift, AND to 0.0 / 2.0, 16-bit narrowing and the shared-memory store of
+#   the MMA operand; `_targets.ptx_mma_loop_instructions`); 5 for both GPU variants.
+UNPACK_OPS_PER_WEIGHT_PLANE = {
+  "H200": {"partials": 5.0, "dequant": 5.0},
+  "TPU v5e": {"partials": 1.26, "dequant": 5.0},
+}
 
 
 def implied_seconds(
-  nbytes: float, flops: float, device: str, vector_ops: float = 0.0
+  nbytes: float, flops: float, device: str, vector_ops: float | dict = 0.0
 ) -> tuple[float, str]:
-  """(lower-bound seconds, "memory" | "compute" | "vector") on ``device`` (a key of ``PEAKS``)."""
+  """(lower-bound seconds, "memory" | "compute" | "vector") on ``device`` (a key of ``PEAKS``).
+
+  ``vector_ops``: one count for every device, or a dict keyed by device."""
   bw, peak = PEAKS[device]
+  if isinstance(vector_ops, dict):
+    vector_ops = vector_ops.get(device, 0.0)
   times = {
     "memory": nbytes / bw,
     "compute": flops / peak,
@@ -38,11 +50,15 @@ def implied_seconds(
   return times[bound], bound
 
 
-def line(label: str, nbytes: float, flops: float, vector_ops: float = 0.0) -> str:
+def line(label: str, nbytes: float, flops: float, vector_ops: float | dict = 0.0) -> str:
   """One printable roofline line: bytes, FLOPs, vector ops and the implied time per device."""
+  if isinstance(vector_ops, dict):
+    vec = ", ".join(f"{v / 1e6:.0f} M vector ops on {d}" for d, v in vector_ops.items() if v)
+  else:
+    vec = f"{vector_ops / 1e6:.0f} M vector ops" if vector_ops else ""
   parts = [
     f"roofline {label}: {nbytes / 2**20:.2f} MiB, {flops / 1e9:.3f} GFLOP"
-    + (f", {vector_ops / 1e6:.0f} M vector ops" if vector_ops else "")
+    + (f", {vec}" if vec else "")
     + " per call"
   ]
   for dev in PEAKS:
@@ -51,10 +67,13 @@ def line(label: str, nbytes: float, flops: float, vector_ops: float = 0.0) -> st
   return "; ".join(parts)
 
 
-def bitplane_vector_ops(m: int, k: int, n: int, p: int, variant: str, bm: int) -> int:
-  """Unpack work of one call: every (weight, plane) once per M block (the dequantize variant
-  repeats the unpack for each of its ceil(M / bm) row blocks; the partials variant too)."""
-  return UNPACK_OPS_PER_WEIGHT_PLANE * k * n * p * (-(-m // bm))
+def bitplane_vector_ops(m: int, k: int, n: int, p: int, variant: str, bm: int) -> dict:
+  """Unpack work of one call per device: every (weight, plane) once per M block (both variants
+  repeat the unpack for each of their ceil(M / bm) row blocks)."""
+  return {
+    dev: ops[variant] * k * n * p * (-(-m // bm))
+    for dev, ops in UNPACK_OPS_PER_WEIGHT_PLANE.items()
+  }
 
 
 def bitplane_flops(m: int, k: int, n: int, p: int, variant: str) -> int:

@@ -317,3 +317,46 @@ def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
     assert all(
       re.search(r": vector<\w+xbf16>, vector<\w+xbf16>, vector<\w+xf32>", m) for m in matmuls
     ), matmuls
+
+
+def _llo_counts(case: str) -> dict:
+  """`python -m experiments.bench.tpu_llo --case=CASE --json` in a subprocess (libtpu reads its
+  dump flag once, when it loads)."""
+  import json
+  import os
+  import subprocess
+  import sys
+
+  env = dict(os.environ, JAX_PLATFORMS="cpu", ALLOW_MULTIPLE_LIBTPU_LOAD="1")
+  root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  out = subprocess.run(
+    [sys.executable, "-m", "experiments.bench.tpu_llo", f"--case={case}", "--json"],
+    cwd=root,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=600,
+    check=True,
+  )
+  return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@needs_libtpu
+def test_decode_tpu_plane_loop_issues_about_one_vector_op_per_weight_plane():
+  """The compiled (final LLO, v5e) plane loop of the decode kernel (M = 1, bf16 x, f16 scales)
+  issues 1.26 VALU ops per (weight, plane): two weights per shift + AND (`format.pair_words`)
+  plus the MXU's partial-sum adds, the alpha widening and the group epilogue. The unpack it
+  replaced (shift, AND, compare, select, narrowing per weight) issued 7.1 there."""
+  r = _llo_counts("decode_bf16")
+  assert r["per_element"]["valu"] <= 1.4, r
+  assert r["ops"]["mxu"] > 0 and r["ops"]["permute"] == 0, r
+
+
+@needs_libtpu
+def test_spline_tpu_forward_tile_loop_is_the_sparse_lookup():
+  """The compiled (final LLO, v5e) output-tile loop of the TPU gather forward at G = 8: per
+  (sample, pair, output) 8 VALU ops (4 multiplies, 4 adds: the sparse lookup's FLOPs) and 4 lane
+  gathers of 3 cross-lane ops each; no matrix unit."""
+  r = _llo_counts("spline_fwd_g8")
+  assert r["per_element"]["valu"] == 8.0 and r["per_element"]["permute"] == 12.0, r
+  assert r["ops"]["mxu"] == 0, r
