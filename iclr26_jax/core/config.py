@@ -153,7 +153,7 @@ _VARIANT_RECORDERS: list[set[str]] = []
 @contextlib.contextmanager
 def recording_variants():
   """Collects the ``known`` variant words every ``check_variants`` call inside sees (every
-  config reaches it through ``experiment`` or ``finalize``), so a tool can list what a config file offers::
+  config reaches it through ``experiment``), so a tool can list what a config file offers::
 
     with recording_variants() as known:
       module.get_config()
@@ -262,21 +262,6 @@ def apply_overrides(cfg: ml_collections.ConfigDict, overrides: dict[str, Any]) -
     value = _coerce(key, old, raw) if isinstance(raw, str) else raw
     with node.unlocked():
       node[leaf] = value
-
-
-def finalize(
-  cfg: ml_collections.ConfigDict, arg: str | None, known_variants: Iterable[str] = ("smoke",)
-) -> ml_collections.ConfigDict:
-  """Applies the ``key=value`` part of ``arg`` and locks the config.
-
-  The caller applies its variants first (it knows what ``smoke`` means); this checks that
-  every variant word is known, applies the overrides and returns the locked config.
-  """
-  variants, overrides = parse_arg(arg)
-  check_variants(variants, known_variants)
-  apply_overrides(cfg, overrides)
-  cfg.lock()
-  return cfg
 
 
 # The ``smoke`` variant's trainer part (20 steps, logs every 5, checkpoints every 10); a config's

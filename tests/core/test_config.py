@@ -27,7 +27,7 @@ def test_parse_arg():
 
 
 def test_overrides_coerce_types_and_lock():
-  c = config_lib.finalize(_cfg(), "lr=0.5,steps=7,flag=true,name=sgd,widths=(3,4),sub.depth=5")
+  c = config_lib.experiment(_cfg(), "lr=0.5,steps=7,flag=true,name=sgd,widths=(3,4),sub.depth=5")
   assert (c.lr, c.steps, c.flag, c.name, c.widths, c.sub.depth) == (0.5, 7, True, "sgd", (3, 4), 5)
   with pytest.raises(AttributeError):
     c.new_field = 1  # locked
@@ -45,12 +45,12 @@ def test_overrides_coerce_types_and_lock():
 )
 def test_bad_override_names_key(arg, key):
   with pytest.raises(config_lib.ConfigError, match=f"'{key}'"):
-    config_lib.finalize(_cfg(), arg)
+    config_lib.experiment(_cfg(), arg)
 
 
 def test_unknown_variant():
   with pytest.raises(config_lib.ConfigError, match="bogus"):
-    config_lib.finalize(_cfg(), "bogus")
+    config_lib.experiment(_cfg(), "bogus", {"smoke": {}})
 
 
 def test_dump_roundtrip(tmp_path):
