@@ -176,6 +176,13 @@ def _tile_rows(bq: int) -> int:
   return min(bq, 4 * SUBLANES)
 
 
+def _params(vmem_limit_bytes):
+  """Two parallel grid axes, then the reduction axis (its output block revisited in place)."""
+  return pltpu.CompilerParams(
+    dimension_semantics=("parallel", "parallel", "arbitrary"), vmem_limit_bytes=vmem_limit_bytes
+  )
+
+
 def _check(x, table, nodes, invw, bb, bq):
   p, two, b = x.shape
   if two != 2 or table.ndim != 3 or table.shape[0] != p or table.shape[2] % LANES:
@@ -228,10 +235,7 @@ def tpu_gather_forward(
       pl.BlockSpec((g1, 1), lambda j, i, k: (0, 0)),
     ],
     out_specs=pl.BlockSpec((nb, bq, LANES), lambda j, i, k: (j, i, 0)),
-    compiler_params=pltpu.CompilerParams(
-      dimension_semantics=("parallel", "parallel", "arbitrary"),
-      vmem_limit_bytes=vmem_limit_bytes,
-    ),
+    compiler_params=_params(vmem_limit_bytes),
     cost_estimate=cost,
     interpret=interpret,
     name="spline_lookup_fwd_gather_tpu",
@@ -274,10 +278,7 @@ def tpu_gather_input_grad(
       pl.BlockSpec((g1, 1), lambda i, j, k: (0, 0)),
     ],
     out_specs=pl.BlockSpec((None, 2, bb), lambda i, j, k: (i, 0, j)),
-    compiler_params=pltpu.CompilerParams(
-      dimension_semantics=("parallel", "parallel", "arbitrary"),
-      vmem_limit_bytes=vmem_limit_bytes,
-    ),
+    compiler_params=_params(vmem_limit_bytes),
     cost_estimate=cost,
     interpret=interpret,
     name="spline_lookup_dx_gather_tpu",
