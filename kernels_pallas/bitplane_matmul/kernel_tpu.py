@@ -20,10 +20,20 @@ for the plane loop inside the kernel, for the reason just given.
 Variants (all accumulate in a VMEM f32 scratch ``(bm, bn)``, zeroed at ``k = 0`` and written out
 at the last ``k``):
 
-* ``partials`` (small M): per group, ``u = x_G @ bits_G`` (bits in {0, 1}, exact in bf16, f32
-  accumulation), ``acc += (2 u - s_G) * alpha_G`` with ``s_G`` the group row sum of x; at ``b == 0``
-  ``acc += s_G * beta_G``. Groups of 128 / 256 give lane-aligned x slices; for g = 64 a 128-input
-  chunk is unpacked once and the two groups are split with a lane mask on x (two MXU passes).
+* ``partials`` (small M): x arrives in the pack tiles' *pair order* (``format.pair_order``, applied
+  by ``ops.py``), so each plane block unpacks **two weights per 32-bit op**: ``(w << 14 − j) &
+  0x40004000`` bitcast to bf16 puts 2.0 / 0.0 for bits j and j + 16 of every word into one lane
+  (``format.pair_words``; exact in bf16, no compare, select or int -> float per weight). Per
+  256-input tile the g-input groups of x are lane masks stacked along rows, so one MXU dot gives
+  every group's ``u2 = x_G @ (2 bits_G)`` (f32 accumulation; f32 x as 3 exact bf16 passes,
+  ``_dots.exact_bits_dot``), and ``acc += (u2 - s_G) * alpha_G`` with ``s_G`` the group row sum;
+  at ``b == 0`` ``acc += s_G * beta_G``. With one real row (``m_real == 1``, decode) the K block's
+  groups are the rows of a single LHS built once per K block, the scales multiply the dense
+  ``(bk/g, bn)`` alpha block and the beta term is added once per K block. Compiled for v5e (final
+  LLO, ``experiments/bench/tpu_llo.py``) the decode plane loop issues 1.26 vector-ALU ops per
+  (weight, plane) with bf16 x (1.47 with f32 x), against 7.1 for the former per-weight shift, AND,
+  compare, select and narrowing. (A second departure from DESIGN.md §5, whose blocks unpack into
+  natural K order: the stored format is unchanged, x is permuted instead, once per call.)
 * ``dequant`` (large M): ``W_tile (bk, bn) = beta + sum_b alpha_b * (2 bits_b - 1)`` accumulates
   in a VMEM scratch over the in-kernel plane loop; one MXU matmul ``x (bm, bk) @ W_tile`` after
   it. W is cast to the activation dtype (bf16 activations: W rounded by ~2^-8, not bit-faithful).
@@ -296,7 +306,8 @@ def bitplane_matmul_tpu(
   """Runs the Mosaic kernel on padded operands.
 
   Args:
-    x: ``(Mp, Kp)`` activations (f32 or bf16), ``Mp % bm == 0``, ``Kp % bk == 0``.
+    x: ``(Mp, Kp)`` activations (f32 or bf16), ``Mp % bm == 0``, ``Kp % bk == 0``; for the
+      partials and mixed variants in pair order (``format.pair_order(x)``).
     planes: uint32 ``(NB, Kp/32, Np)``, ``Np % bn == 0``.
     alpha: ``(S, Kp/g, Np)`` scales (f32, bf16 or f16; multiplied in f32, f16 widened exactly
       from its bits in the kernel).
