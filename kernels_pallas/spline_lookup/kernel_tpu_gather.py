@@ -193,9 +193,13 @@ def _check(x, table, nodes, invw, bb, bq):
   if nodes.shape != invw.shape or nodes.ndim != 2 or nodes.shape[1] != 1:
     raise ValueError(f"nodes and invw must be (G1_pad, 1); got {nodes.shape}, {invw.shape}")
   q = table.shape[1]
-  for name, n, blk, unit in (("B_pad", b, bb, LANES), ("Q_pad", q, bq, SUBLANES)):
-    if blk % unit or n % blk:
-      raise ValueError(f"{name} = {n} must be a multiple of its block {blk}, a multiple of {unit}")
+  # The output block is walked in tiles of _tile_rows(bq) rows: bq must be a whole number of them.
+  for name, n, blk, unit in (("B_pad", b, bb, LANES), ("Q_pad", q, bq, _tile_rows(bq))):
+    if blk % unit or blk % SUBLANES or n % blk:
+      raise ValueError(
+        f"{name} = {n} must be a multiple of its block {blk}, and the block a multiple of "
+        f"{max(unit, SUBLANES)}"
+      )
 
 
 def tpu_gather_forward(

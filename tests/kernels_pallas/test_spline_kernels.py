@@ -44,6 +44,7 @@ from kernels_pallas import _backend
 
 from kernels_pallas.spline_lookup import blocks
 from kernels_pallas.spline_lookup import kernel_portable as kp
+from kernels_pallas.spline_lookup import kernel_tpu_gather as ktg
 from kernels_pallas.spline_lookup import kernel_triton_gather as kg
 from kernels_pallas.spline_lookup import ops
 from kernels_pallas.spline_lookup import reference as ref
@@ -279,6 +280,19 @@ def test_block_sizes_validation_and_atomic_kernel_index_checks():
       c_pad=128,
       bb=16,
       bq=16,
+      interpret=True,
+    )
+  # The TPU gather kernel walks its output block in 32-row tiles: a 40-row block would leave rows.
+  with pytest.raises(ValueError, match="multiple of 32"):
+    ktg.tpu_gather_forward(
+      jnp.zeros((1, 2, 128)),
+      jnp.zeros((1, 80, 128)),
+      jnp.zeros((8, 1)),
+      jnp.zeros((8, 1)),
+      G=8,
+      bq=40,
+      bb=128,
+      bp=1,
       interpret=True,
     )
 
