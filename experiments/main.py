@@ -157,6 +157,7 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)  # Orbax is chatty at INFO; -v 0 brings it back
   distributed.maybe_initialize(_MULTIHOST.value)
   from experiments import registry  # after distributed init: nothing touches devices first
+  from iclr26_jax.core import checkpoint as ckpt_lib
   from iclr26_jax.core import trainer
   from iclr26_jax.core import workdir as workdir_lib
 
@@ -168,6 +169,10 @@ def main(argv):
     workdir_lib.WorkdirBusyError,
     workdir_lib.ConfigChangedError,
     config_lib.ConfigError,
+    ckpt_lib.CheckpointSaveError,
+    ckpt_lib.CheckpointCorruptError,
+    ckpt_lib.CheckpointMismatchError,
+    trainer.NonFiniteError,
   ) as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)

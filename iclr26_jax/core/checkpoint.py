@@ -7,6 +7,24 @@ newest checkpoint cannot be read (truncated or corrupt files), restore warns in 
 it aside to ``<dir>/corrupt/<step>`` and falls back to the previous one; the run is never lost
 to one bad save. A readable checkpoint whose tree (leaf paths, shapes, dtypes) differs from the
 restore target is *not* corrupt: restore raises ``CheckpointMismatchError`` and moves nothing.
+
+Integrity: every save records a digest of each array leaf in the checkpoint's own step metadata
+(Orbax ``custom_metadata``, written atomically with the step). ``tree_digest`` is two 32-bit
+weighted sums of the leaf's bit patterns, computed on the devices under ``jit``: integer sums
+mod 2**32 do not depend on the reduction order, so the digest is the same for any sharding, mesh
+or process count (a state saved on 4 devices verifies when restored on 2). Every multiplier is
+odd, so any change to a single 32-bit word changes the first sum; two independent sums make a
+collision of a multi-word change about 2**-64. Restore recomputes the digest of what it read and
+treats a mismatch like an unreadable checkpoint (flipped bytes no longer restore silently):
+moved to ``corrupt/`` and the previous one tried, with one warning line. When no checkpoint
+verifies and at least one failed its digest, restore raises ``CheckpointCorruptError`` and moves
+nothing: the run stops and the files stay for inspection (``python -m experiments.ckpt``).
+Checkpoints written before digests existed restore as before (nothing to check).
+
+Failed saves: ``save`` checks the free space first (the state's bytes plus 10 %), and
+``poll`` / ``wait`` surface a failed background save as ``CheckpointSaveError`` (one line naming
+the step and directory) after removing Orbax's temporary folder; the checkpoints saved before
+are untouched.
 """
 
 from __future__ import annotations
@@ -22,12 +40,96 @@ from typing import Any
 from absl import logging
 import jax
 from jax.experimental import multihost_utils
+import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
 
 
 class CheckpointMismatchError(ValueError):
   """A readable checkpoint does not match the restore target's tree (paths, shapes, dtypes)."""
+
+
+class CheckpointCorruptError(RuntimeError):
+  """No checkpoint verifies against its digest; nothing was moved or deleted."""
+
+
+class CheckpointSaveError(OSError):
+  """A checkpoint could not be written (disk full, I/O error); earlier checkpoints are intact."""
+
+
+DIGEST_KEY = "iclr26_digest"  # custom_metadata key: {leaf path: [sum1, sum2]}
+_TMP_MARK = ".orbax-checkpoint-tmp"  # Orbax's in-progress folder suffix
+
+
+def _words(x: jax.Array) -> jax.Array:
+  """The bit pattern of ``x`` as uint32 words (shape ``x.shape`` or ``x.shape + (r,)``)."""
+  if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+    x = jax.random.key_data(x)
+  if x.dtype == jnp.bool_:
+    return x.astype(jnp.uint32)
+  size = np.dtype(x.dtype).itemsize
+  if size == 4:
+    return jax.lax.bitcast_convert_type(x, jnp.uint32)
+  if size < 4:
+    unsigned = {1: jnp.uint8, 2: jnp.uint16}[size]
+    return jax.lax.bitcast_convert_type(x, unsigned).astype(jnp.uint32)
+  return jax.lax.bitcast_convert_type(x, jnp.uint32)  # 8 bytes -> trailing axis of 2 words
+
+
+def _leaf_digest(x: jax.Array) -> jax.Array:
+  """``uint32[2]``: sum_i w_i * (2 i k1 + 1) and sum_i rotl(w_i, 13) * (2 i k2 + 1), mod 2**32,
+  with ``i`` the word's row-major index (computed per axis: no reshape, so no resharding)."""
+  w = _words(x)
+  idx = jnp.zeros(w.shape, jnp.uint32)
+  stride = 1
+  for axis in reversed(range(w.ndim)):
+    idx = idx + jax.lax.broadcasted_iota(jnp.uint32, w.shape, axis) * jnp.uint32(stride % 2**32)
+    stride *= w.shape[axis]
+  two_i = idx * jnp.uint32(2)
+  m1 = two_i * jnp.uint32(0x9E3779B1) + jnp.uint32(1)
+  m2 = two_i * jnp.uint32(0x85EBCA77) + jnp.uint32(1)
+  rot = (w << jnp.uint32(13)) | (w >> jnp.uint32(19))
+  return jnp.stack([jnp.sum(w * m1, dtype=jnp.uint32), jnp.sum(rot * m2, dtype=jnp.uint32)])
+
+
+@jax.jit
+def _digest_leaves(leaves):
+  return [_leaf_digest(x) for x in leaves]
+
+
+def tree_digest(tree: Any) -> dict[str, list[int]]:
+  """``{leaf path: [sum1, sum2]}`` of a pytree of arrays (see the module docstring); the same
+  for any sharding of the same values. One jitted pass over the tree on its devices."""
+  paths_leaves = jax.tree_util.tree_leaves_with_path(tree)
+  groups: dict[Any, list[int]] = {}  # one jitted call per device set (jit wants one)
+  for i, (_, leaf) in enumerate(paths_leaves):
+    sharding = getattr(leaf, "sharding", None)
+    devices = frozenset(d.id for d in sharding.device_set) if sharding is not None else None
+    groups.setdefault(devices, []).append(i)
+  sums: list[Any] = [None] * len(paths_leaves)
+  for idx in groups.values():
+    for i, d in zip(idx, _digest_leaves([paths_leaves[i][1] for i in idx])):
+      sums[i] = d
+  sums = jax.device_get(sums)
+  return {_path_str(p): [int(v) for v in np.asarray(d)] for (p, _), d in zip(paths_leaves, sums)}
+
+
+def digest_diff(stored: dict, actual: dict, limit: int = 3) -> list[str]:
+  """Leaf paths whose digests differ (at most ``limit`` named)."""
+  bad = sorted(k for k in set(stored) | set(actual) if stored.get(k) != actual.get(k))
+  if len(bad) > limit:
+    bad = bad[:limit] + [f"... {len(bad) - limit} more"]
+  return bad
+
+
+def tree_nbytes(tree: Any) -> int:
+  """Global bytes of a pytree of arrays (what a checkpoint of it writes, before compression)."""
+  total = 0
+  for leaf in jax.tree.leaves(tree):
+    if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+      leaf = jax.random.key_data(leaf)
+    total += int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize
+  return total
 
 
 def _path_str(path) -> str:
@@ -156,6 +258,7 @@ class Checkpointer:
       self.directory, options=options, item_handlers=ocp.StandardCheckpointHandler()
     )
     self.quarantined: list[int] = []  # steps moved to corrupt/ by restore, in order
+    self._pending: int | None = None  # step of a save that may still be in flight
 
   def steps(self) -> list[int]:
     """Steps with a finished checkpoint, ascending."""
@@ -166,12 +269,92 @@ class Checkpointer:
     return steps[-1] if steps else None
 
   def save(self, step: int, tree: Any, force: bool = True) -> None:
-    """Saves ``tree`` (a pytree of arrays) as ``step``; atomic, keeps the newest ``keep``."""
-    self._mgr.save(int(step), args=ocp.args.StandardSave(tree), force=force)
+    """Saves ``tree`` (a pytree of arrays) as ``step``; atomic, keeps the newest ``keep``.
+
+    The leaves' digests (``tree_digest``) go into the step's metadata. Raises
+    ``CheckpointSaveError`` when the directory lacks the space for the state's bytes (plus 10 %)
+    or an earlier background save failed; nothing of this step is written then.
+    """
+    self.poll()
+    need = int(tree_nbytes(tree) * 1.1) + (1 << 20)
+    try:
+      free = shutil.disk_usage(self.directory).free
+    except OSError:
+      free = None  # remote storage without statvfs: let the write tell
+    if free is not None and free < need:
+      raise CheckpointSaveError(
+        f"not enough free space to save checkpoint step {step} in {self.directory}: about "
+        f"{need / 2**20:.1f} MiB needed, {free / 2**20:.1f} MiB free; the checkpoints saved "
+        "before are intact; free space and run the same command to resume"
+      )
+    digest = tree_digest(tree)
+    self._pending = int(step)
+    try:
+      self._mgr.save(
+        int(step),
+        args=ocp.args.StandardSave(tree),
+        force=force,
+        custom_metadata={DIGEST_KEY: digest},
+      )
+    except Exception as e:  # noqa: BLE001 — a synchronous failure (directory creation, a full disk)
+      self._save_failed(e)
+    if not self._async:
+      self._pending = None
+
+  def poll(self) -> None:
+    """Raises ``CheckpointSaveError`` if a background save has failed (cheap; call each step)."""
+    if self._pending is None:
+      return
+    try:
+      self._mgr.check_for_errors()
+    except Exception as e:  # noqa: BLE001 — whatever the writer raised, the save is lost
+      self._save_failed(e)
+    if not self._mgr.is_saving_in_progress():
+      try:
+        self._mgr.check_for_errors()
+      except Exception as e:  # noqa: BLE001 — it may have failed between the two checks
+        self._save_failed(e)
+      self._pending = None
 
   def wait(self) -> None:
-    """Blocks until pending asynchronous saves are on disk."""
-    self._mgr.wait_until_finished()
+    """Blocks until pending asynchronous saves are on disk.
+
+    Raises ``CheckpointSaveError`` when one failed (its temporary folder removed)."""
+    try:
+      self._mgr.wait_until_finished()
+      self._mgr.check_for_errors()
+    except Exception as e:  # noqa: BLE001
+      self._save_failed(e)
+    self._pending = None
+
+  def _save_failed(self, error: Exception) -> None:
+    step, self._pending = self._pending, None
+    removed = self.remove_temporary()
+    first = str(error).splitlines()[0][:300] if str(error) else ""
+    extra = f"; removed {len(removed)} temporary folder(s)" if removed else ""
+    raise CheckpointSaveError(
+      f"saving checkpoint step {step} to {self.directory} failed ({type(error).__name__}: "
+      f"{first}){extra}; the checkpoints saved before are intact (steps {self.steps()})"
+    ) from error
+
+  def remove_temporary(self) -> list[str]:
+    """Deletes Orbax's unfinished step folders (process 0); returns their paths."""
+    if jax.process_index() != 0 or not os.path.isdir(self.directory):
+      return []
+    removed = []
+    for name in os.listdir(self.directory):
+      if _TMP_MARK in name:
+        path = os.path.join(self.directory, name)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+  def stored_digest(self, step: int) -> dict[str, list[int]] | None:
+    """The digests written with ``step`` (None for a checkpoint written before digests)."""
+    with _tolerant_event_loops():
+      meta = self._mgr.metadata(int(step))
+    custom = getattr(meta, "custom_metadata", None) or {}
+    return custom.get(DIGEST_KEY)
 
   def _quarantine(self, step: int) -> None:
     """Moves a bad checkpoint out of the manager's sight (process 0 only)."""
@@ -217,6 +400,7 @@ class Checkpointer:
     )
     want = structure(target)
     candidates = [step] if step is not None else list(reversed(self.steps()))
+    failed: list[tuple[int, list[str]]] = []  # (step, leaves) whose digest did not match
     for s in candidates:
       try:
         saved = self.structure(s)
@@ -234,18 +418,39 @@ class Checkpointer:
       try:
         with _tolerant_event_loops():
           tree = self._mgr.restore(s, args=ocp.args.StandardRestore(target))
-        return s, tree
+        stored = self.stored_digest(s)
       except Exception as e:  # noqa: BLE001 — any read failure means this step is unusable.
         if step is not None:
           raise
         self._give_up(s, e)
+        continue
+      if stored is not None:
+        bad = digest_diff(stored, tree_digest(tree))
+        if bad:
+          if step is not None:
+            raise CheckpointCorruptError(
+              f"checkpoint step {s} in {self.directory} fails its digest (leaves {', '.join(bad)})"
+            )
+          failed.append((s, bad))
+          continue
+      for f, leaves in failed:  # a good one exists: the damaged newer ones go to corrupt/
+        self._give_up(f, ValueError(f"digest mismatch in {', '.join(leaves)}"), what="damaged")
+      return s, tree
+    if failed:
+      names = "; ".join(f"step {f}: {', '.join(leaves)}" for f, leaves in failed)
+      raise CheckpointCorruptError(
+        f"no checkpoint in {self.directory} verifies against its digest ({names}): the stored "
+        "arrays were altered after they were written (disk or copy damage). Nothing was moved or "
+        "deleted; inspect with `python -m experiments.ckpt` and restore a copy, or use another "
+        "--workdir"
+      )
     return None
 
-  def _give_up(self, step: int, error: Exception) -> None:
-    """One warning line for an unreadable checkpoint, then moves it to ``corrupt/``."""
+  def _give_up(self, step: int, error: Exception, what: str = "unreadable") -> None:
+    """One warning line for an unreadable (or damaged) checkpoint, then moves it to ``corrupt/``."""
     first = str(error).splitlines()[0][:200] if str(error) else ""
     msg = (
-      f"checkpoint step {step} in {self.directory} is unreadable "
+      f"checkpoint step {step} in {self.directory} is {what} "
       f"({type(error).__name__}: {first}); moved to corrupt/, "
       "falling back to the previous one"
     )

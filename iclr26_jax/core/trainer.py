@@ -275,8 +275,24 @@ def _check_identity(
   steps = ckpt.steps()
   if not steps:
     return {}  # nothing to resume: a fresh run (lines of a run killed before its first save go)
-  old = workdir_lib.load_config(workdir)
-  changes = workdir_lib.config_changes(old, config_lib.to_dict(config)) if old is not None else {}
+  new = config_lib.to_dict(config)
+  try:
+    old = workdir_lib.load_config(workdir)
+  except (OSError, ValueError) as e:  # truncated or damaged JSON, unreadable file
+    raise workdir_lib.missing_config_error(workdir, steps, f"cannot be read ({e})") from e
+  if old is None:
+    if not allow_config_change:
+      raise workdir_lib.missing_config_error(workdir, steps, "is missing")
+    changes = {"config.json": (None, "missing: the run's identity was not checked")}
+  else:
+    changes = workdir_lib.config_changes(old, new)
+  if int(config.num_steps) < steps[-1]:
+    print(
+      f"note: num_steps={int(config.num_steps)} is below the newest checkpoint (step "
+      f"{steps[-1]}) in {ckpt.directory}: nothing is trained; the run ends at step {steps[-1]}",
+      file=sys.stderr,
+      flush=True,
+    )
   want = ckpt_lib.structure(target)
   for s in reversed(steps):  # the newest checkpoint whose metadata can be read
     try:
@@ -410,6 +426,8 @@ def _run(
   last_metrics: dict[str, float] = {}
   eval_metrics: dict[str, float] = {}
   last_checked = start
+  saved_since_restore = False
+  restored_verified = resumed_from is not None and ckpt.stored_digest(resumed_from) is not None
   # XLA:CPU runs the collectives of several (fake) host devices through an in-process
   # rendezvous on a shared thread pool. With hundreds of asynchronously dispatched steps queued
   # on a host with fewer cores than devices, the pool can starve one device's step until the
@@ -428,9 +446,20 @@ def _run(
         if good is not None
         else "no checkpoint was written yet"
       )
+      after = ""
+      if resumed_from is not None and not saved_since_restore:
+        after = (
+          f"; this run resumed from checkpoint step {resumed_from} and has saved nothing since: "
+          "if that checkpoint is damaged, inspect it with `python -m experiments.ckpt "
+          f"{workdir}` (its arrays passed their digest check on restore, so the cause is more "
+          "likely the training itself)"
+          if restored_verified
+          else f"; this run resumed from checkpoint step {resumed_from} (written without a "
+          f"digest, so it was not verified): inspect it with `python -m experiments.ckpt {workdir}`"
+        )
       raise NonFiniteError(
         f"non-finite loss or gradient norm at step {bad + 1} (first bad update among steps "
-        f"{last_checked + 1}..{step}); training stopped; {where}"
+        f"{last_checked + 1}..{step}); training stopped; {where}{after}"
       )
     last_checked = step
 
@@ -451,6 +480,7 @@ def _run(
         state, metrics, first_bad = step_fn(state, batch, first_bad)
       if sync_each_step:
         first_bad.block_until_ready()
+      ckpt.poll()  # a failed background save stops the run here, one step after it
       for hook in hooks:
         hook(step, state)
       if bar is not None:
@@ -481,6 +511,7 @@ def _run(
       if step % int(config.checkpoint_every) == 0 or is_last:
         check_finite(step)
         ckpt.save(step, state.arrays())
+        saved_since_restore = True
   finally:
     if bar is not None:
       bar.close()

@@ -102,10 +102,9 @@ class WorkdirLock:
       return {}  # being written or damaged
 
   def _create(self) -> bool:
-    try:
-      fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-      return False
+    """Takes the lock if free. The owner's record is written to a private temporary file first
+    and then hard-linked to ``run.lock`` (``link`` fails if the name exists, like ``O_EXCL``),
+    so the lock never exists empty or half written: a full disk fails here, before the lock."""
     pid = os.getpid()
     info = {
       "pid": pid,
@@ -113,8 +112,30 @@ class WorkdirLock:
       "proc_start": _proc_start_time(pid),
       "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
-    with os.fdopen(fd, "w") as f:
-      json.dump(info, f)
+    tmp = f"{self.path}.{socket.gethostname()}.{pid}.tmp"
+    try:
+      with open(tmp, "w") as f:
+        json.dump(info, f)
+        f.flush()
+        os.fsync(f.fileno())
+    except OSError as e:
+      with contextlib.suppress(OSError):
+        os.remove(tmp)
+      raise OSError(e.errno, f"cannot write the workdir lock {self.path}: {e.strerror}") from e
+    try:
+      os.link(tmp, self.path)
+    except FileExistsError:
+      return False
+    except OSError:  # a file system without hard links (some FUSE mounts): O_EXCL, then write
+      try:
+        fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+      except FileExistsError:
+        return False
+      with os.fdopen(fd, "w") as f:
+        json.dump(info, f)
+    finally:
+      with contextlib.suppress(OSError):
+        os.remove(tmp)
     self._info = info
     return True
 
@@ -230,6 +251,15 @@ def structural_error(workdir: str, changes: dict, diff: list[str]) -> ConfigChan
     f"the one this config builds, so it cannot be resumed (nothing was changed). Differing "
     f"config keys: {keys}. State leaves: {'; '.join(diff)}. Use another --workdir, or run "
     "again with the stored config (config.json)."
+  )
+
+
+def missing_config_error(workdir: str, steps: list[int], what: str) -> ConfigChangedError:
+  return ConfigChangedError(
+    f"{os.path.join(workdir, 'config.json')} {what}, but {workdir} holds checkpoints (steps "
+    f"{steps}): without it this run's config cannot be checked against the stored run, so "
+    "nothing was changed. Restore config.json, or pass --allow_config_change to resume with "
+    f"this config (recorded in {HISTORY_NAME}), or use another --workdir."
   )
 
 
