@@ -81,6 +81,33 @@ def _config_error_message(e: BaseException) -> str:
   return text or type(e).__name__
 
 
+def _syntax_error(e: BaseException) -> SyntaxError | None:
+  """The ``SyntaxError`` in ``e``'s chain (a config file that does not parse), if any."""
+  seen = set()
+  while e is not None and id(e) not in seen:
+    seen.add(id(e))
+    if isinstance(e, SyntaxError):
+      return e
+    e = e.__cause__ or e.__context__
+  return None
+
+
+def _unknown_override(message: str, argv) -> str:
+  """``unknown config key: LEAF`` (what absl reports for ``--config.a.b.LEAF=``) with the full
+  dotted key of the flag that named it, e.g. ``unknown config key 'toy.nosuch'``."""
+  prefix = "unknown config key: "
+  if not message.startswith(prefix):
+    return message
+  leaf = message[len(prefix) :].strip()
+  keys = [a[len("--config.") :].partition("=")[0] for a in argv[1:] if a.startswith("--config.")]
+  hits = [k for k in keys if k == leaf or k.endswith("." + leaf) or ("." + leaf + ".") in k]
+  if len(hits) != 1:
+    return message
+  parent = hits[0].rpartition("." + leaf)[0]
+  where = f" ('{leaf}' is not a field of {parent})" if parent else ""
+  return f"unknown config key '{hits[0]}'{where}"
+
+
 def _config_spec() -> tuple[str, str | None]:
   """``--config=FILE.py:ARG`` as ``(FILE.py, ARG or None)`` (split at the first colon, as
   ml_collections does)."""
@@ -100,8 +127,16 @@ def parse_flags(argv):
         sys.exit(2)
   try:
     rest = flags.FLAGS(argv)
+  except SyntaxError as e:  # the config file does not parse: its file and line, one line
+    print(f"config error: {_syntax_message(e)}", file=sys.stderr)
+    sys.exit(2)
   except (flags.Error, AttributeError, KeyError, TypeError, ValueError) as e:
-    print(f"config error: {_config_error_message(e)}\n(see --help)", file=sys.stderr)
+    syntax = _syntax_error(e)
+    if syntax is not None:
+      print(f"config error: {_syntax_message(syntax)}", file=sys.stderr)
+      sys.exit(2)
+    message = _unknown_override(_config_error_message(e), argv)
+    print(f"config error: {message}\n(see --help)", file=sys.stderr)
     sys.exit(2)
   path, _ = _config_spec()
   if not os.path.isfile(path):
@@ -109,10 +144,35 @@ def parse_flags(argv):
     sys.exit(2)
   try:
     _CONFIG.value  # noqa: B018 (a file that failed to load raises only when read)
-  except (IOError, ImportError, SyntaxError) as e:
+  except SyntaxError as e:
+    print(f"config error: {_syntax_message(e)}", file=sys.stderr)
+    sys.exit(2)
+  except (IOError, ImportError) as e:
     print(f"config error: cannot load {path!r}: {_config_error_message(e)}", file=sys.stderr)
     sys.exit(2)
   return rest
+
+
+def _syntax_message(e: SyntaxError) -> str:
+  """``FILE:LINE: invalid syntax`` for a config file that does not parse."""
+  return f"cannot load config file {e.filename}:{e.lineno}: {e.msg}"
+
+
+def _workdir_problem(workdir: str) -> str | None:
+  """Why ``workdir`` cannot hold a run (not a directory, not writable), or None. Checks without
+  creating anything: the workdir if it exists, else its nearest existing parent."""
+  path = os.path.abspath(workdir)
+  if os.path.exists(path) and not os.path.isdir(path):
+    return f"workdir {workdir!r} exists and is not a directory"
+  probe = path
+  while not os.path.exists(probe):
+    probe = os.path.dirname(probe)
+  if not os.path.isdir(probe):
+    return f"workdir {workdir!r} cannot be created: {probe!r} is not a directory"
+  if not os.access(probe, os.W_OK | os.X_OK):
+    what = "is not writable" if probe == path else f"cannot be created: {probe!r} is not writable"
+    return f"workdir {workdir!r} {what}"
+  return None
 
 
 def describe_config(path: str, arg: str | None) -> str:
@@ -162,7 +222,22 @@ def main(argv):
   from iclr26_jax.core import workdir as workdir_lib
 
   config = _CONFIG.value
-  method = registry.get_method(config.method)(config)
+  # At the door: every range check of the run and its room, then the workdir, before anything
+  # is built or written (a bad value is one line naming its dotted key, exit status 2).
+  try:
+    registry.validate(config)
+  except (config_lib.ConfigError, ValueError) as e:
+    print(f"config error: {_config_error_message(e)}", file=sys.stderr)
+    sys.exit(2)
+  problem = _workdir_problem(_WORKDIR.value)
+  if problem is not None:
+    print(f"error: {problem}", file=sys.stderr)
+    sys.exit(2)
+  try:
+    method = registry.get_method(config.method)(config)
+  except config_lib.ConfigError as e:
+    print(f"config error: {_config_error_message(e)}", file=sys.stderr)
+    sys.exit(2)
   try:
     result = trainer.train(method, config, _WORKDIR.value, allow_config_change=_ALLOW_CHANGE.value)
   except (

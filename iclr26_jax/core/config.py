@@ -42,6 +42,9 @@ RENAMED_KEYS: dict[str, str] = {
   "hparams.b2": "optim.b2",
   "hparams.weight_decay": "optim.weight_decay",
   "hparams.grad_clip": "optim.grad_clip",
+  # QAM: the run's batch and schedule length are the run-level keys (issue #31: one source of truth)
+  "agent.batch_size": "batch_size",
+  "agent.num_updates": "num_steps",
 }
 
 
@@ -384,3 +387,106 @@ def trainer_defaults() -> ml_collections.ConfigDict:
   # (<workdir>/tensorboard/, needs tensorboardX); --config.writers=jsonl,tensorboard
   c.writers = ("jsonl",)
   return c
+
+
+# -- range checks at the door ------------------------------------------------------------------
+# Every room's ``validate(config)`` states its sizes, counts and rates with these, so a bad value
+# stops ``experiments.main`` in one line naming the full dotted key, before any file is written
+# (``experiments.registry.validate``). ``tests/experiments/test_config_fields.py`` does not count
+# a read made inside them as a use of the field: a field that is only range-checked is unused.
+
+_MISSING = object()
+
+
+def lookup(cfg: ml_collections.ConfigDict, key: str, default: Any = _MISSING) -> Any:
+  """The value at dotted ``key`` (``default`` when a part is missing and one is given).
+
+  Raises:
+    ConfigError: the key is missing and no default is given.
+  """
+  node = cfg
+  for part in key.split("."):
+    if not isinstance(node, ml_collections.ConfigDict) or part not in node:
+      if default is not _MISSING:
+        return default
+      raise ConfigError(f"config is missing required key '{key}'")
+    node = node[part]
+  return node
+
+
+def _bound_text(ge, gt, le, lt) -> str:
+  if (ge is not None or gt is not None) and (le is not None or lt is not None):
+    lo = f"[{ge}" if ge is not None else f"({gt}"
+    hi = f"{le}]" if le is not None else f"{lt})"
+    return f"in {lo}, {hi}"
+  parts = [f"{op} {b}" for op, b in ((">=", ge), (">", gt), ("<=", le), ("<", lt)) if b is not None]
+  return " and ".join(parts)
+
+
+def check_range(
+  cfg: ml_collections.ConfigDict,
+  *keys: str,
+  ge: float | None = None,
+  gt: float | None = None,
+  le: float | None = None,
+  lt: float | None = None,
+  optional: bool = False,
+) -> None:
+  """Checks that every dotted key's value lies in the given bounds.
+
+  A tuple or list value (layer widths, ``(32, 32)``) is checked item by item; ``()`` passes.
+
+  Args:
+    cfg: the config.
+    *keys: dotted keys (``"toy.dim"``).
+    ge, gt, le, lt: inclusive / exclusive lower and upper bounds (None = unbounded).
+    optional: skip keys the config does not have (else a missing key is an error).
+
+  Raises:
+    ConfigError: one line naming the key, e.g. ``config key 'toy.dim' must be >= 1; got -3``.
+  """
+  text = _bound_text(ge, gt, le, lt)
+  for key in keys:
+    value = lookup(cfg, key, None if optional else _MISSING)
+    if value is None and optional:
+      continue
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    for v in items:
+      bad = isinstance(v, bool) or not isinstance(v, (int, float))
+      if not bad:
+        bad = (
+          (ge is not None and not v >= ge)
+          or (gt is not None and not v > gt)
+          or (le is not None and not v <= le)
+          or (lt is not None and not v < lt)
+        )
+      if bad:
+        what = (
+          f"must hold numbers {text}" if isinstance(value, (tuple, list)) else f"must be {text}"
+        )
+        raise ConfigError(f"config key '{key}' {what}; got {value!r}")
+
+
+def positive(cfg: ml_collections.ConfigDict, *keys: str, optional: bool = False) -> None:
+  """Sizes and counts: every key's value (or every item of a tuple of widths) is >= 1."""
+  check_range(cfg, *keys, ge=1, optional=optional)
+
+
+def nonneg(cfg: ml_collections.ConfigDict, *keys: str, optional: bool = False) -> None:
+  """Rates, scales, optional counts (0 = off): every key's value is >= 0."""
+  check_range(cfg, *keys, ge=0, optional=optional)
+
+
+def fraction(cfg: ml_collections.ConfigDict, *keys: str, optional: bool = False) -> None:
+  """Probabilities and decays: every key's value lies in [0, 1]."""
+  check_range(cfg, *keys, ge=0, le=1, optional=optional)
+
+
+def check_run(cfg: ml_collections.ConfigDict) -> None:
+  """The trainer-level fields every trained config carries (``trainer_defaults``), and the
+  run's optimiser when it has one: a negative learning rate is an error (it would ascend)."""
+  positive(cfg, "num_steps", "batch_size", "log_every", "checkpoint_every", "keep_checkpoints")
+  nonneg(cfg, "eval_every")
+  nonneg(cfg, "optim.learning_rate", "optim.warmup_steps", "optim.weight_decay", optional=True)
+  nonneg(cfg, "optim.grad_clip", "optim.eps", "optim.decay_steps", "optim.momentum", optional=True)
+  fraction(cfg, "optim.b1", "optim.b2", "optim.end_lr_factor", optional=True)

@@ -55,6 +55,12 @@ def default_config() -> ml_collections.ConfigDict:
   return c
 
 
+def validate(config: ml_collections.ConfigDict) -> None:
+  """Range checks of the ``toy`` section (``ConfigError`` naming the dotted key)."""
+  config_lib.positive(config, "toy.dim", "toy.hidden", "toy.num_examples")
+  config_lib.nonneg(config, "toy.noise", "toy.input_noise")
+
+
 class MLP(nn.Module):
   """``(B, d) -> (B,)`` MLP with ReLU hidden layers."""
 
@@ -90,6 +96,7 @@ class ToyRegression(Method):
 
   def __init__(self, config):
     super().__init__(config)
+    validate(config)
     self.model = MLP(tuple(config.toy.hidden))
     self.x, self.y = make_dataset(config)
     self.tx = optim.make_optimizer(config.optim, int(config.num_steps))

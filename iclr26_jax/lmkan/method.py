@@ -21,6 +21,7 @@ import functools
 import time
 
 import jax
+import ml_collections
 import jax.numpy as jnp
 import numpy as np
 import optax
@@ -33,6 +34,15 @@ from iclr26_jax.core.trainer import Method
 from iclr26_jax.lmkan import data, flops, networks, regularizers
 
 TASKS = {"methane": ("lmkan", "mlp"), "teacher": ("lmkan", "mlp"), "digits": ("lmkan_cnn", "cnn")}
+
+
+def validate(config: ml_collections.ConfigDict) -> None:
+  """Range checks of the ``lmkan`` section (``ConfigError`` naming the dotted key); the grid,
+  task and model names are checked where they are used (``build_model``, ``SigmaGrid``)."""
+  config_lib.positive(config, "lmkan.hidden", "lmkan.channels", "lmkan.dense_hidden")
+  config_lib.positive(config, "lmkan.grid_size", "lmkan.test_size")
+  config_lib.nonneg(config, "lmkan.init_scale", "lmkan.lambda0", "lmkan.lambda_decades")
+  config_lib.fraction(config, "lmkan.bn_momentum", "lmkan.phase1_fraction")
 
 
 def build_model(cfg):

@@ -53,6 +53,21 @@ from iclr26_jax.minpv import paths as paths_lib
 ALPHA_PROBES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
+def validate(config) -> None:
+  """Range checks of MinPV's sizes, counts and rates (``ConfigError`` naming the dotted key);
+  names and combinations are checked where they are used (``make_data_task``, ``loss_settings``)."""
+  config_lib.positive(config, "data.dim", "model.width", "model.depth", "model.time_features")
+  config_lib.positive(config, "path.num_components", "estimate.nodes", "estimate.chunk")
+  config_lib.positive(config, "estimate.max_steps", "estimate.gap_factor", "loss.is_grid")
+  config_lib.positive(config, "loss.is_refresh")
+  config_lib.nonneg(config, "data.eval_size", "path.presolve_steps", "path.weight_decay")
+  config_lib.nonneg(config, "path.presolve_lr", "path.eps", "loss.var_floor", "loss.target_eps")
+  config_lib.nonneg(config, "loss.data_weight", "bridge.gamma", "bridge.eps_b")
+  config_lib.nonneg(config, "estimate.rtol", "estimate.atol", "data.logit_lambda")
+  config_lib.check_range(config, "data.test_fraction", gt=0, lt=1)
+  config_lib.fraction(config, "ema_decay", "estimate.t_start")
+
+
 def _err(key, msg):
   return config_lib.ConfigError(f"config key '{key}' {msg}")
 

@@ -236,6 +236,20 @@ def prox_config(c) -> proximal.ProxConfig:
 # --------------------------------------------------------------------------------------- targets
 
 
+def validate(c: ml_collections.ConfigDict) -> None:
+  """The checks at the door (``experiments.registry.VALIDATORS``): the sampler's and the
+  evaluation's sizes (``ConfigError`` naming the dotted key), then ``prox_config`` (the stage
+  schedule and optimiser)."""
+  config_lib.positive(c, "sampler.hidden", "sampler.depth", "sampler.sde_steps")
+  config_lib.positive(c, "sampler.replicates", "target.dim", "target.size", "target.q")
+  config_lib.nonneg(c, "eval.num_samples", "sampler.sigma_bar", "sampler.alpha_min")
+  config_lib.nonneg(c, "sampler.alpha_max", "target.beta")
+  config_lib.check_range(c, "sampler.t_max", gt=0, le=1)
+  config_lib.nonneg(c, "eval.reference.num_samples", "eval.reference.burnin", optional=True)
+  config_lib.positive(c, "eval.reference.chains", "eval.reference.dist_bins", optional=True)
+  prox_config(c)
+
+
 @dataclasses.dataclass
 class Target:
   """What the method needs from a target.

@@ -66,7 +66,7 @@ def train_seeds(
       f"num_steps ({num_steps}) must be a positive multiple of eval_every ({eval_every})"
     )
   h, gamma = int(config.horizon), float(config.discount)
-  cfg = config_lib.with_fields(config, batch_size=int(batch_size), num_updates=int(num_steps))
+  cfg = config_lib.with_fields(config, num_updates=int(num_steps))
   dev = {k: jnp.asarray(v) for k, v in data.items()}
   ex_obs, ex_act = dev["observations"][:2], dev["actions"][:2]
   keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])

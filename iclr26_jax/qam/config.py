@@ -30,7 +30,6 @@ def default_config() -> ml_collections.ConfigDict:
   c.flow_steps = 10  # N, Euler steps of the ODE sampler and the SDE rollout
   c.tau = 0.005  # Polyak rate of the target critic and target BC flow
   c.residual = False  # v_θ parameterised as v_β̄ + v_θ
-  c.batch_size = 256  # transitions (chunks) per update
   c.compute_dtype = (
     "float32"  # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
   )
@@ -38,7 +37,9 @@ def default_config() -> ml_collections.ConfigDict:
   c.optim.name = "adam"
   c.optim.learning_rate = 3e-4  # Adam learning rate (one optimiser over all losses)
   c.optim.grad_clip = 1.0  # global-norm clip over the joint gradient
-  c.num_updates = 1_000_000  # used for learning-rate schedules only
+  # learning-rate schedule length of a standalone agent (no ``tx`` given to ``QAMAgent.create``);
+  # a run (``qam.method``) drops it and uses ``num_steps``: one source of truth per run
+  c.num_updates = 1_000_000
   return c
 
 
@@ -50,41 +51,39 @@ def with_fields(base: ml_collections.ConfigDict, **fields) -> ml_collections.Con
   return c
 
 
-def validate(config: ml_collections.ConfigDict) -> None:
-  """Raises ``ValueError`` naming the field when a value is out of range."""
+def validate(config: ml_collections.ConfigDict, prefix: str = "") -> None:
+  """Raises ``core.config.ConfigError`` (a ``ValueError``) naming the field when a value is out
+  of range; ``prefix`` is the agent section's dotted path in a run config (``"agent."``)."""
+  from iclr26_jax.core import config as config_lib
+
+  def err(msg: str) -> config_lib.ConfigError:
+    return config_lib.ConfigError(msg.format(p=prefix))
+
+  if prefix:
+    cfg = ml_collections.ConfigDict({prefix.rstrip("."): config})
+  else:
+    cfg = config
+  keys = [prefix + k for k in ("actor_hidden_dims", "critic_hidden_dims", "num_qs", "horizon")]
+  config_lib.positive(cfg, *keys)
+  config_lib.nonneg(cfg, prefix + "inv_temp", prefix + "fql_alpha", prefix + "edit_scale")
+  config_lib.check_range(cfg, prefix + "edit_init_temp", gt=0)
+  config_lib.check_range(cfg, prefix + "flow_steps", ge=2)  # the last step is an ODE step
+  config_lib.check_range(cfg, prefix + "tau", prefix + "discount", gt=0, le=1)
   if config.agent_name not in AGENT_NAMES:
-    raise ValueError(f"config.agent_name must be one of {AGENT_NAMES}; got {config.agent_name!r}")
-  if config.inv_temp < 0:
-    raise ValueError(f"config.inv_temp must be >= 0; got {config.inv_temp}")
-  if config.fql_alpha < 0:
-    raise ValueError(f"config.fql_alpha must be >= 0; got {config.fql_alpha}")
-  if config.edit_scale < 0:
-    raise ValueError(f"config.edit_scale must be >= 0; got {config.edit_scale}")
+    raise err(
+      f"config key '{{p}}agent_name' must be one of {AGENT_NAMES}; got {config.agent_name!r}"
+    )
   if config.edit_scale > 0 and config.agent_name != "qam":
-    raise ValueError(
-      f"config.edit_scale > 0 (QAM-E) needs agent_name 'qam'; got {config.agent_name!r}"
+    raise err(
+      f"config key '{{p}}edit_scale' > 0 (QAM-E) needs agent_name 'qam'; got {config.agent_name!r}"
     )
   if config.edit_scale > 0 and config.fql_alpha > 0:
-    raise ValueError(
-      "QAM-F (config.fql_alpha > 0) and QAM-E (config.edit_scale > 0) are "
+    raise err(
+      "QAM-F ({p}fql_alpha > 0) and QAM-E ({p}edit_scale > 0) are "
       f"mutually exclusive; got fql_alpha={config.fql_alpha}, "
       f"edit_scale={config.edit_scale}"
     )
-  if config.edit_init_temp <= 0:
-    raise ValueError(f"config.edit_init_temp must be > 0; got {config.edit_init_temp}")
   if config.compute_dtype not in ("float32", "bfloat16"):
-    raise ValueError(
-      f"config.compute_dtype must be 'float32' or 'bfloat16'; got {config.compute_dtype!r}"
+    raise err(
+      f"config key '{{p}}compute_dtype' must be 'float32' or 'bfloat16'; got {config.compute_dtype!r}"
     )
-  if config.num_qs < 1:
-    raise ValueError(f"config.num_qs must be >= 1; got {config.num_qs}")
-  if config.horizon < 1:
-    raise ValueError(f"config.horizon must be >= 1; got {config.horizon}")
-  if config.flow_steps < 2:
-    raise ValueError(
-      f"config.flow_steps must be >= 2 (last step is an ODE step); got {config.flow_steps}"
-    )
-  if not 0 < config.tau <= 1:
-    raise ValueError(f"config.tau must be in (0, 1]; got {config.tau}")
-  if not 0 < config.discount <= 1:
-    raise ValueError(f"config.discount must be in (0, 1]; got {config.discount}")

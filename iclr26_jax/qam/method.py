@@ -76,6 +76,9 @@ def default_config() -> ml_collections.ConfigDict:
   # it to the agent (``QAMAgent.create(..., tx=...)``), so ``agent.optim`` is not a run key.
   c.optim = c.agent.optim
   del c.agent["optim"]
+  # The schedule length of a run is ``num_steps`` and its batch ``batch_size`` (one source of
+  # truth): ``agent_config`` hands them to the agent, so the agent section does not carry them.
+  del c.agent["num_updates"]
   c.data = ml_collections.ConfigDict()
   c.data.name = POINTMAZE  # "pointmaze" or an OGBench single-task env name
   c.data.seed = 0  # point maze: generator seed
@@ -99,34 +102,37 @@ def default_config() -> ml_collections.ConfigDict:
 
 
 def validate(config: ml_collections.ConfigDict) -> None:
-  """Raises ``ValueError`` naming the field for out-of-range run settings."""
-  qam_config.validate(config.agent)
+  """Raises ``core.config.ConfigError`` (a ``ValueError``) naming the full dotted key of an
+  out-of-range run setting (``agent.num_qs``, ``online.steps``, ...)."""
+  qam_config.validate(config.agent, prefix="agent.")
+  core_config.positive(config, "data.num_episodes", "data.episode_length", "eval.episodes")
+  core_config.positive(config, "data.generate_length")
+  core_config.nonneg(config, "data.generate_episodes", "data.noise", "eval.horizon")
+  core_config.fraction(config, "data.p_goal")
+  core_config.nonneg(config, "online.episode_length")
   if config.online.steps < 0 or config.online.steps >= config.num_steps:
-    raise ValueError(
-      f"online.steps must be in [0, num_steps); got {config.online.steps} with "
+    raise core_config.ConfigError(
+      f"config key 'online.steps' must be in [0, num_steps); got {config.online.steps} with "
       f"num_steps={config.num_steps}"
     )
   if config.online.warmup < 0 or config.online.warmup > config.online.steps:
-    raise ValueError(f"online.warmup must be in [0, online.steps]; got {config.online.warmup}")
-  if config.online.episode_length < 0:
-    raise ValueError(f"online.episode_length must be >= 0; got {config.online.episode_length}")
-  if config.eval.episodes < 1:
-    raise ValueError(f"eval.episodes must be >= 1; got {config.eval.episodes}")
+    raise core_config.ConfigError(
+      f"config key 'online.warmup' must be in [0, online.steps]; got {config.online.warmup}"
+    )
   if config.data.name == POINTMAZE and config.data.episode_length < config.agent.horizon:
-    raise ValueError(
-      f"data.episode_length ({config.data.episode_length}) must be >= "
+    raise core_config.ConfigError(
+      f"config key 'data.episode_length' ({config.data.episode_length}) must be >= "
       f"agent.horizon ({config.agent.horizon})"
     )
 
 
 def agent_config(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   """The agent's config (``qam.config.default_config()`` shape) of the run ``config``: its
-  ``agent`` section with the run's ``optim``, ``batch_size`` and ``num_steps`` (learning-rate
+  ``agent`` section with the run's ``optim`` and ``num_steps`` as ``num_updates`` (learning-rate
   schedules span the whole run). What ``QAMMethod`` and the seed-vmapped ``compare.train_seeds``
   (claims, notebooks) build agents from."""
   return qam_config.with_fields(
     config.agent,
-    batch_size=int(config.batch_size),
     num_updates=int(config.num_steps),
     optim=config.optim.to_dict(),
   )
