@@ -183,11 +183,7 @@ def _validate(config: ml_collections.ConfigDict) -> None:
     "mesh",
     "param_sharding",
   )
-  for key in ("num_steps", "batch_size", "log_every", "checkpoint_every", "keep_checkpoints"):
-    if int(config[key]) <= 0:
-      raise config_lib.ConfigError(f"config key '{key}' must be positive; got {config[key]}")
-  if int(config.eval_every) < 0:
-    raise config_lib.ConfigError(f"config key 'eval_every' must be >= 0; got {config.eval_every}")
+  config_lib.check_run(config)  # sizes, counts and the learning rate, naming the key
   metrics_lib.writer_names(_writers(config))  # unknown names, missing tensorboardX
 
 
