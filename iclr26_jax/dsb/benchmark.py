@@ -58,9 +58,14 @@ __all__ = [
   "BASE_STEPS",
   "CPPotential",
   "Benchmark",
+  "LSE_IMPLS",
+  "MATMUL_MIN_COMPONENTS",
   "log_u_table",
+  "log_u_rows",
+  "log_mix_rows",
   "log_potential",
   "log_phi",
+  "log_phi_per_row",
   "log_normalizer",
   "component_log_weights",
   "plan_log_prob",
@@ -68,6 +73,7 @@ __all__ = [
   "sample_plan",
   "transition_log_prob",
   "transition_marginal_log_probs",
+  "transition_marginal_log_probs_per_row",
   "sample_sb_step",
   "sample_markov",
   "gaussian_bump_potential",
@@ -186,18 +192,69 @@ def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int):
   return jax.lax.map(jax.checkpoint(fn), xs, batch_size=rows)
 
 
+LSE_IMPLS = ("auto", "matmul", "broadcast")
+# ``auto`` picks the max-shifted matmul when the potential has at least this many components
+# (and the broadcast form below it). Measured crossover on one CPU thread (2026-12-02, shared
+# 2-core host, D = 16, S = 50, forward + backward of the table): see ``log_u_table``.
+MATMUL_MIN_COMPONENTS = 16
+
+
+def _resolve_lse_impl(impl: str, num_components: int) -> str:
+  if impl not in LSE_IMPLS:
+    raise ValueError(f"lse_impl must be one of {LSE_IMPLS}, got {impl!r}")
+  if impl == "auto":
+    return "matmul" if num_components >= MATMUL_MIN_COMPONENTS else "broadcast"
+  return impl
+
+
+def _lse_shift(x: jax.Array, axis: int) -> jax.Array:
+  """Max over ``axis`` (kept), 0 where it is not finite; constant under differentiation (the
+  max-shifted contraction does not depend on the shift, so its true derivative is zero)."""
+  m = jax.lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+  return jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m))
+
+
+def _safe_log(p: jax.Array) -> jax.Array:
+  """log p with log 0 = -inf and a zero (not NaN) gradient there."""
+  pos = p > 0
+  return jnp.where(pos, jnp.log(jnp.where(pos, p, jnp.ones_like(p))), -jnp.inf)
+
+
+def _einsum_exp(spec: str, a: jax.Array, b: jax.Array) -> jax.Array:
+  return jnp.einsum(spec, jnp.exp(a), jnp.exp(b), precision=jax.lax.Precision.HIGHEST)
+
+
 def log_u_table(
-  log_q_m: jax.Array, log_cp_cores: jax.Array, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+  log_q_m: jax.Array,
+  log_cp_cores: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
 ) -> jax.Array:
   """log U_m[d, x, k] = log u_k^d(x; m) = logsumexp_s(log Q̄_m[x, s] + log r_k^d(s)) (Eq. 5).
 
-  Row x of Q̄_m is read explicitly (no symmetry assumed). Mapped over chunks of coordinates so
-  that each chunk's (d, S, S, K) intermediate has at most ``chunk_elements`` entries.
+  Row x of Q̄_m is read explicitly (no symmetry assumed). Two implementations:
+
+  * ``"broadcast"``: the (d, S, S, K) sum and a log-sum-exp over s, mapped over chunks of
+    coordinates so that each chunk's intermediate has at most ``chunk_elements`` entries;
+    D S^2 K exponentials.
+  * ``"matmul"``: max-shifted matmul, log(exp(log Q̄ - m_x) @ exp(log r^d - m_k)) + m_x + m_k
+    with m_x = max_s log Q̄[x, s] and m_k = max_s log r_k^d(s): S^2 + D S K exponentials and
+    one (S, S) @ (S, D K) GEMM (its gradient is two GEMMs). Equal to the broadcast form to
+    float rounding wherever log U[d, x, k] >= m_x + m_k - 80 (float32; -700 in float64): the
+    dominant term's factors exp(. - m) must not underflow. Entries further below become -inf
+    (with a zero gradient), where the broadcast form stays finite. Learned potentials (cores in
+    a few tens of nats) are far inside that range; the truth's gaussian bumps are not (log r
+    down to -300 at S = 50, read through Q̄_0 = I), hence:
+  * ``"auto"`` (default): ``"matmul"`` for K >= ``MATMUL_MIN_COMPONENTS`` (16; the learned
+    potentials, K = 32 .. 1000), ``"broadcast"`` below (the truth potentials, K = 5 / 10).
+    Measured on one CPU thread (D = 16, S = 50, table forward + gradient, 2026-12-02; see
+    ``experiments/bench/dsb_solvers.py``), the matmul form is faster from K = 5 up.
 
   Args:
     log_q_m: (S, S) log Q̄_m; -inf entries allowed.
     log_cp_cores: (D, S, K) log r.
-    chunk_elements: bound on the chunk intermediate size.
+    chunk_elements: bound on the broadcast form's chunk intermediate size.
+    lse_impl: "auto" | "matmul" | "broadcast".
 
   Returns:
     (D, S, K) table.
@@ -218,11 +275,87 @@ def log_u_table(
     custom_message=(f"log_q_m must have shape (S, S) = ({s}, {s}), got {tuple(log_q_m.shape)}"),
   )
   chunk_elements = _check_chunk(chunk_elements)
+  if _resolve_lse_impl(lse_impl, k) == "matmul":
+    m_x = _lse_shift(log_q_m, 1)  # (S, 1)
+    m_k = _lse_shift(log_cp_cores, 1)  # (D, 1, K)
+    prod = _einsum_exp("xs,dsk->dxk", log_q_m - m_x, log_cp_cores - m_k)
+    return _safe_log(prod) + m_x[None] + m_k
 
   def per_coordinate(cores_d):  # (S, K) -> (S, K)
     return jax.nn.logsumexp(log_q_m[:, :, None] + cores_d[None, :, :], axis=1)
 
   return _map_rows(per_coordinate, log_cp_cores, s * s * k, chunk_elements)
+
+
+def log_u_rows(
+  log_q_rows: jax.Array,
+  log_cp_cores: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
+) -> jax.Array:
+  """Per-row u: out[b, d, k] = logsumexp_s(log_q_rows[b, d, s] + log r_k^d(s)).
+
+  With log_q_rows[b, d] = log Q̄_{m_b}(x_b^d, .) this is log U_{m_b}[d, x_b^d, k] with a time
+  m_b per row (no table per time: B D S K work instead of D S^2 K per distinct time). Same
+  implementations and range caveat as ``log_u_table`` (the matmul form is a (B, S) @ (S, K)
+  GEMM per coordinate, shifted by the row max over s and the core max over s).
+
+  Args:
+    log_q_rows: (B, D, S) log-rows; -inf entries allowed.
+    log_cp_cores: (D, S, K) log r.
+    chunk_elements: bound on the broadcast form's per-chunk (rows, D, S, K) intermediate.
+    lse_impl: "auto" | "matmul" | "broadcast".
+
+  Returns:
+    (B, D, K).
+  """
+  d, s, k = log_cp_cores.shape
+  chex.assert_shape(
+    log_q_rows,
+    (None, d, s),
+    exception_type=ValueError,
+    custom_message=f"log_q_rows must have shape (B, {d}, {s}), got {tuple(log_q_rows.shape)}",
+  )
+  if _resolve_lse_impl(lse_impl, k) == "matmul":
+    m_b = _lse_shift(log_q_rows, 2)  # (B, D, 1)
+    m_k = _lse_shift(log_cp_cores, 1)  # (D, 1, K)
+    prod = _einsum_exp("bds,dsk->bdk", log_q_rows - m_b, log_cp_cores - m_k)
+    return _safe_log(prod) + m_b + m_k[:, 0][None]
+
+  def row(rows_b):  # (D, S) -> (D, K)
+    return jax.nn.logsumexp(rows_b[:, :, None] + log_cp_cores, axis=1)
+
+  return _map_rows(row, log_q_rows, d * s * k, _check_chunk(chunk_elements))
+
+
+def log_mix_rows(
+  log_cp_cores: jax.Array,
+  log_w: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
+) -> jax.Array:
+  """out[b, d, e] = logsumexp_k(log r_k^d(e) + log_w[b, d, k]) (the mixture over components).
+
+  Args:
+    log_cp_cores: (D, S, K) log r.
+    log_w: (B, D, K) per-row, per-coordinate log-weights; -inf allowed.
+    chunk_elements: bound on the broadcast form's per-chunk (rows, D, S, K) intermediate.
+    lse_impl: "auto" | "matmul" | "broadcast" (same range caveat as ``log_u_table``).
+
+  Returns:
+    (B, D, S).
+  """
+  d, s, k = log_cp_cores.shape
+  if _resolve_lse_impl(lse_impl, k) == "matmul":
+    m_e = _lse_shift(log_cp_cores, 2)  # (D, S, 1)
+    m_b = _lse_shift(log_w, 2)  # (B, D, 1)
+    prod = _einsum_exp("dek,bdk->bde", log_cp_cores - m_e, log_w - m_b)
+    return _safe_log(prod) + m_e[:, :, 0][None] + m_b
+
+  def row(w_b):  # (D, K) -> (D, S)
+    return jax.nn.logsumexp(log_cp_cores + w_b[:, None, :], axis=-1)
+
+  return _map_rows(row, log_w, d * s * k, _check_chunk(chunk_elements))
 
 
 def _gather_own(log_u: jax.Array, x_row: jax.Array) -> jax.Array:
@@ -265,6 +398,7 @@ def log_phi(
   x: jax.Array,
   t: Any,
   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
 ) -> jax.Array:
   """log phi_t(x) = log sum_k a_k prod_d u_k^d(x^d; N+1-t) (phi_0 = c, phi_{N+1} = v; Eq. 9).
 
@@ -274,6 +408,7 @@ def log_phi(
     x: (B, D) int states at time t.
     t: int or traced int scalar in [0, N + 1].
     chunk_elements: bound on chunk intermediates.
+    lse_impl: the table's contraction, "auto" | "matmul" | "broadcast" (``log_u_table``).
 
   Returns:
     (B,) log phi_t(x).
@@ -283,8 +418,94 @@ def log_phi(
   n = reference.num_steps
   t = check_time(t, "t", 0, n + 1)
   chunk_elements = _check_chunk(chunk_elements)
-  table = log_u_table(reference.log_q_bar[n + 1 - t], potential.log_cp_cores, chunk_elements)
+  table = log_u_table(
+    reference.log_q_bar[n + 1 - t], potential.log_cp_cores, chunk_elements, lse_impl
+  )
   return _log_phi_rows(potential.log_alpha, table, x, chunk_elements)
+
+
+def _time_rows(log_q_bar: jax.Array, m: jax.Array, x: jax.Array) -> jax.Array:
+  """(B, D, S) rows log Q̄_{m_b}(x_b^d, .) for per-row step counts m (B,) and states x (B, D)."""
+  return log_q_bar[m[:, None], x]
+
+
+def log_phi_per_row(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x: jax.Array,
+  t: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
+) -> jax.Array:
+  """``log_phi`` with a time per row: out[b] = log phi_{t_b}(x_b).
+
+  No table per time: the rows log Q̄_{N+1-t_b}(x_b^d, .) are gathered and contracted with the
+  cores (``log_u_rows``, B D S K work; a (B, S) @ (S, K) GEMM per coordinate in the matmul form).
+
+  Args:
+    potential: the CP potential.
+    reference: the reference process.
+    x: (B, D) int states, row b at time t[b].
+    t: (B,) int times in [0, N + 1] (traced values are not range-checked).
+    chunk_elements: bound on the broadcast form's chunk intermediates.
+    lse_impl: "auto" | "matmul" | "broadcast" (``log_u_table``).
+
+  Returns:
+    (B,) log phi.
+  """
+  _check_potential(potential, reference)
+  x = check_states(x, "x", potential.num_categories, potential.dim)
+  t = jnp.asarray(t, jnp.int32)
+  chex.assert_shape(t, x.shape[:1], exception_type=ValueError, custom_message="t must be (B,)")
+  rows = _time_rows(reference.log_q_bar, reference.num_steps + 1 - t, x)
+  u = log_u_rows(rows, potential.log_cp_cores, chunk_elements, lse_impl)  # (B, D, K)
+  return jax.nn.logsumexp(potential.log_alpha + u.sum(1), axis=-1)
+
+
+def transition_marginal_log_probs_per_row(
+  potential: CPPotential,
+  reference: ReferenceProcess,
+  x_t: jax.Array,
+  t: jax.Array,
+  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
+) -> jax.Array:
+  """``transition_marginal_log_probs`` (Eq. 11) with a time per row, without tables.
+
+  p^d(j | x_t) ∝ Q_step(x_t^d, j) sum_e Q̄_{N-t}(j, e) v^d(e), v^d(e) = sum_k a_k L_k^d r_k^d(e)
+  with L_k^d the leave-one-out product of u_k^{d'}(x_t^{d'}; N+1-t) (the same sum as Eq. 11,
+  reordered: the component sum first, then one (S, S) reference contraction per row).
+
+  Args:
+    potential: the CP potential.
+    reference: the reference process.
+    x_t: (B, D) int states, row b at time t[b].
+    t: (B,) int times in [0, N] (traced values are not range-checked).
+    chunk_elements: bound on the broadcast form's chunk intermediates.
+    lse_impl: "auto" | "matmul" | "broadcast" (``log_u_table``).
+
+  Returns:
+    (B, D, S) normalised log-probabilities over x_{t+1}^d.
+  """
+  _check_potential(potential, reference)
+  x_t = check_states(x_t, "x_t", potential.num_categories, potential.dim)
+  t = jnp.asarray(t, jnp.int32)
+  chex.assert_shape(t, x_t.shape[:1], exception_type=ValueError, custom_message="t must be (B,)")
+  n = reference.num_steps
+  cores = potential.log_cp_cores
+  own = log_u_rows(_time_rows(reference.log_q_bar, n + 1 - t, x_t), cores, chunk_elements, lse_impl)
+  finite = jnp.isfinite(own)
+  total = own.sum(1, keepdims=True)  # (B, 1, K)
+  loo = jnp.where(finite, total - jnp.where(finite, own, 0.0), -jnp.inf)  # (B, D, K)
+  v = log_mix_rows(cores, potential.log_alpha + loo, chunk_elements, lse_impl)  # (B, D, S_e)
+  reach = reference.log_q_bar[n - t]  # (B, S_j, S_e)
+  if _resolve_lse_impl(lse_impl, potential.num_potentials) == "matmul":
+    m_j = _lse_shift(reach, 2)  # (B, S_j, 1)
+    m_v = _lse_shift(v, 2)  # (B, D, 1)
+    phi = _safe_log(_einsum_exp("bje,bde->bdj", reach - m_j, v - m_v)) + m_j[:, None, :, 0] + m_v
+  else:
+    phi = jax.nn.logsumexp(reach[:, None, :, :] + v[:, :, None, :], axis=-1)  # (B, D, S_j)
+  return jax.nn.log_softmax(reference.log_q_step[x_t] + phi, axis=-1)
 
 
 def log_normalizer(
@@ -519,6 +740,7 @@ def transition_marginal_log_probs(
   x_t: jax.Array,
   t: Any,
   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
 ) -> jax.Array:
   """Per-coordinate marginals of the SB transition (Eq. 11).
 
@@ -531,6 +753,7 @@ def transition_marginal_log_probs(
     x_t: (B, D) int states at time t.
     t: int or traced int scalar in [0, N].
     chunk_elements: bound on chunk intermediates (O(D S K) per row).
+    lse_impl: the tables' contraction, "auto" | "matmul" | "broadcast" (``log_u_table``).
 
   Returns:
     (B, D, S) normalised log-probabilities over x_{t+1}^d.
@@ -541,8 +764,8 @@ def transition_marginal_log_probs(
   t = check_time(t, "t", 0, n)
   chunk_elements = _check_chunk(chunk_elements)
   cores = potential.log_cp_cores
-  u_cur = log_u_table(reference.log_q_bar[n + 1 - t], cores, chunk_elements)
-  u_next = log_u_table(reference.log_q_bar[n - t], cores, chunk_elements)
+  u_cur = log_u_table(reference.log_q_bar[n + 1 - t], cores, chunk_elements, lse_impl)
+  u_next = log_u_table(reference.log_q_bar[n - t], cores, chunk_elements, lse_impl)
   return _transition_marginals_from_tables(
     potential.log_alpha, u_cur, u_next, reference.log_q_step, x_t, chunk_elements
   )

@@ -21,16 +21,22 @@ symmetric Q this is D3PM's Q_step(j, x_t) Q̄(e, j). At the last step (t = N, th
 t = 1) the transition returns the predicted endpoint softmax(f) itself.
 
 Loss (t ~ U{0..N} per sample, x_t from the reference bridge of the current coupling, Eq. 10):
-sum_d KL(q^d(x_{t+1} | x_t, x_end) || p_theta^d(x_{t+1} | x_t)) (``loss="kl"``) or
-sum_{d,j} (q - p_theta)^2 (``"mse"``), batch mean; the bridge laws are ``reference.py``'s.
+KL(q^d(x_{t+1} | x_t, x_end) || p_theta^d(x_{t+1} | x_t)) averaged over the D coordinates and the
+batch (``loss="kl"``, ``kl_reduction="mean"``: the reference's ``kl_div(reduction='none')
+.sum(-1).mean()``; ``kl_reduction="sum"`` sums over d, ours before issue #32, D times larger), or
+sum_{d,j} (q - p_theta)^2 (``"mse"``, summed over d as the reference's), batch mean; the bridge
+laws are ``reference.py``'s.
 
 Two directions. The forward model runs p_0 -> p_1 under q; the backward model runs p_1 -> p_0
 under the time-reversed reference (``reversed_reference``: Q_step^T and Q̄_t^T, whose bridges are
 q's bridges read backwards; for a symmetric Q it is q itself). Both models use the same code.
 
 D-IMF schedule (spec §8.3). Training alternates the trained direction every ``epoch_steps``
-steps, backward first (so the last epoch of an even count trains the forward model, the one that
-is evaluated). The first ``num_first_iterations`` backward + forward cycles use the independent
+steps, forward first (``first_direction="forward"``, the reference's: catsbench ``CSBM.fb`` is
+"forward" on even epochs, trained on real p_1 endpoints and, in the IMF phase, a rollout of the
+backward EMA model from them); ``first_direction="backward"`` is our order before issue #32 (then
+the last epoch of an even count trains the forward model, the one that is evaluated). The first
+``num_first_iterations`` two-epoch cycles use the independent
 coupling p_0 x p_1; afterwards the trained direction takes a real endpoint from its target
 marginal and its start from the other direction's EMA model run from that endpoint (a full
 (N+1)-step chain, fresh every step). The other direction is not trained during the epoch, so its
@@ -71,6 +77,7 @@ from iclr26_jax.nn import mlp
 __all__ = [
   "LOSS_KINDS",
   "DIRECTIONS",
+  "KL_REDUCTIONS",
   "SimpleMLP",
   "CSBMConfig",
   "CSBMOutput",
@@ -88,6 +95,7 @@ __all__ = [
 
 LOSS_KINDS = ("kl", "mse")
 DIRECTIONS = ("forward", "backward")
+KL_REDUCTIONS = ("mean", "sum")
 
 # step_fn(state, problem, cfg) -> (state, metrics): one training step of a CSBM-type solver.
 StepFn = Callable[[TrainState, Any, Any], tuple[TrainState, dict]]
@@ -192,6 +200,7 @@ def bridge_matching_loss(
   t: jax.Array,
   rng: jax.Array,
   loss: str = "kl",
+  kl_reduction: str = "mean",
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
   """CSBM bridge-matching loss for coupled pairs (x_start, x_end) at per-sample times t.
 
@@ -204,7 +213,9 @@ def bridge_matching_loss(
     x_end: (B, D) int end states (time N + 1), row b coupled with x_start[b].
     t: (B,) int times in [0, N].
     rng: PRNG key for the bridge draw x_t.
-    loss: "kl" (sum_d KL(q || p), batch mean) or "mse" (sum_{d,j} (q - p)^2, batch mean).
+    loss: "kl" (KL(q || p), see kl_reduction) or "mse" (sum_{d,j} (q - p)^2, batch mean).
+    kl_reduction: "mean" (KL averaged over d and the batch, the reference's) or "sum" (summed
+      over d, batch mean).
 
   Returns:
     (scalar loss, {"train/target_entropy": mean summed entropy of the bridge targets}).
@@ -216,7 +227,12 @@ def bridge_matching_loss(
   )
   target = _per_row_time(ref_lib.bridge_step_log_probs, reference, x_t, x_end, t)
   model = transition_log_probs(endpoint_logits_fn(x_t, t), reference, x_t, t)
-  return dlsm.per_coordinate_matching_loss(target, model, loss)
+  if kl_reduction not in KL_REDUCTIONS:
+    raise ValueError(f"kl_reduction must be one of {KL_REDUCTIONS}, got {kl_reduction!r}")
+  value, info = dlsm.per_coordinate_matching_loss(target, model, loss)
+  if loss == "kl" and kl_reduction == "mean":
+    value = value / x_t.shape[-1]
+  return value, info
 
 
 def _apply(net: SimpleMLP, params: Any, x: jax.Array, t: jax.Array) -> jax.Array:
@@ -317,6 +333,10 @@ class CSBMConfig:
     hidden: MLP width (128).
     num_layers: MLP hidden layers (3).
     loss: "kl" (reference default) or "mse".
+    kl_reduction: "mean" (default, the reference's: the KL averaged over the D coordinates and
+      the batch) or "sum" (summed over D, batch mean; D times the mean). Only ``loss="kl"``.
+    first_direction: "forward" (default, the reference's: epoch 0 trains the forward model) or
+      "backward" (epoch 0 trains the backward model). Ignored by alpha-CSBM (both every step).
     learning_rate: AdamW learning rate (1e-4), constant.
     b1: Adam beta1 (0.95).
     b2: Adam beta2 (0.99).
@@ -334,6 +354,8 @@ class CSBMConfig:
   hidden: int = 128
   num_layers: int = 3
   loss: str = "kl"
+  kl_reduction: str = "mean"
+  first_direction: str = "forward"
   learning_rate: float = 1e-4
   b1: float = 0.95
   b2: float = 0.99
@@ -354,6 +376,10 @@ class CSBMConfig:
     dls._check_int(self.num_layers, "num_layers", 1)
     if self.loss not in LOSS_KINDS:
       raise ValueError(f"loss must be one of {LOSS_KINDS}, got {self.loss!r}")
+    if self.kl_reduction not in KL_REDUCTIONS:
+      raise ValueError(f"kl_reduction must be one of {KL_REDUCTIONS}, got {self.kl_reduction!r}")
+    if self.first_direction not in DIRECTIONS:
+      raise ValueError(f"first_direction must be one of {DIRECTIONS}, got {self.first_direction!r}")
     dls._check_float(self.ema_decay, "ema_decay", 0.0, 1.0, high_open=True)
 
   def replace(self, **changes: Any) -> "CSBMConfig":
@@ -455,7 +481,14 @@ def direction_loss(
   k_t, k_bridge = jax.random.split(rng)
   t = jax.random.randint(k_t, (x_start.shape[0],), 0, reference.num_steps + 1)
   return bridge_matching_loss(
-    lambda x, tt: _apply(net, params, x, tt), reference, x_start, x_end, t, k_bridge, cfg.loss
+    lambda x, tt: _apply(net, params, x, tt),
+    reference,
+    x_start,
+    x_end,
+    t,
+    k_bridge,
+    cfg.loss,
+    cfg.kl_reduction,
   )
 
 
@@ -488,8 +521,10 @@ def csbm_train_step(
 ) -> tuple[TrainState, dict[str, jax.Array]]:
   """One CSBM optimiser step; the direction and the coupling phase follow from ``state.step``.
 
-  Epoch e = step // epoch_steps trains the backward model when e is even and the forward model
-  when e is odd; epochs e >= 2 num_first_iterations use the IMF couplings. Only the trained
+  Epoch e = step // epoch_steps trains ``cfg.first_direction``'s model when e is even and the
+  other one when e is odd; epochs e >= 2 num_first_iterations use the IMF couplings (the
+  reference's counter starts its IMF phase no earlier than epoch 2, so its
+  num_first_iterations = 0 acts as 1; ours starts at epoch 0). Only the trained
   direction's params, AdamW state and EMA change. The trained direction's parameters,
   reference and data are selected with ``where`` (both networks have the same shapes), so one
   loss / rollout graph serves both directions.
@@ -506,7 +541,7 @@ def csbm_train_step(
   net = network(problem, cfg)
   refs = _directions(problem)
   epoch = state.step // cfg.epoch_steps
-  fwd = (epoch % 2) == 1
+  fwd = (epoch % 2) == (0 if cfg.first_direction == "forward" else 1)
   imf = epoch >= 2 * cfg.num_first_iterations
   k_src, k_tgt, k_roll, k_loss = jax.random.split(state.step_key(), 4)
   x0 = dls._draw_source(problem, k_src, cfg.batch_size)
@@ -537,7 +572,8 @@ def csbm_train_step(
   updates, opt = state.tx.update(grads, _select(fwd, o["forward"], o["backward"]), params)
   params = optax.apply_updates(params, updates)
   # torch_ema warm-up (spec §8.3) counted per direction: the trained direction has had
-  # (epoch // 2) full epochs before this one (backward trains even epochs, forward odd ones).
+  # (epoch // 2) full epochs before this one (the first direction trains even epochs, the other
+  # odd ones).
   count = (epoch // 2) * cfg.epoch_steps + state.step % cfg.epoch_steps + 1
   ema_new = core_optim.ema_update(
     _select(fwd, ema["forward"], ema["backward"]), params, cfg.ema_decay, count=count

@@ -17,9 +17,10 @@ the unpaired objective (spec Eq. 12), KL(pi* || pi_theta) up to a theta-free con
 
 optionally minus a decaying bonus lambda_t * mean H(softmax_k(...)) on the mixture weights of the
 plan (spec §8.1). Everything is log-domain. The heavy contraction, O(D S^2 K) per step as the table
-log U[d, x, k] = logsumexp_s(log Q̄[x, s] + log r[d, s, k]) (``benchmark.log_u_table``, mapped over
-chunks of coordinates so each intermediate has at most ``chunk_elements`` entries), fits
-D = 64, K = 1000 in about 1.2 GB of host memory including the backward pass.
+log U[d, x, k] = logsumexp_s(log Q̄[x, s] + log r[d, s, k]) (``benchmark.log_u_table``), is a
+max-shifted matmul for K >= 16 (``lse_impl``; S^2 + D S K exponentials and one GEMM instead of
+D S^2 K exponentials) and the coordinate-chunked broadcast form otherwise (each intermediate at
+most ``chunk_elements`` entries; D = 64, K = 1000 in about 1.2 GB including the backward pass).
 
 Problem / Solver / Output (DESIGN §4): the problem is a ``Benchmark`` (fresh x_0 ~ p_0 and,
 independently, y ~ p_1 every step, the spec's protocol) or a ``DataProblem`` (finite sample arrays,
@@ -226,6 +227,9 @@ class DLightSBConfig:
     entropy_weight: lambda of the mixture-entropy bonus (paper: 0; 10 with K = 64).
     entropy_decay_steps: lambda_t decays linearly from lambda to 0 over this many steps.
     chunk_elements: bound on the intermediates of the log-sum-exp contractions.
+    lse_impl: the log-sum-exp table contraction (``benchmark.log_u_table``): "auto" (default;
+      the max-shifted matmul for K >= 16, the broadcast form below), "matmul" or "broadcast"
+      (the path before issue #32, D S^2 K exponentials per step).
   """
 
   num_potentials: int = 1000
@@ -245,6 +249,7 @@ class DLightSBConfig:
   entropy_weight: float = 0.0
   entropy_decay_steps: int = 20_000
   chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS
+  lse_impl: str = "auto"
 
   def __post_init__(self):
     self.validate()
@@ -252,6 +257,8 @@ class DLightSBConfig:
   def validate(self) -> None:
     """Raises ValueError naming the first bad field."""
     _check_int(self.num_potentials, "num_potentials", 1)
+    if self.lse_impl not in bm.LSE_IMPLS:
+      raise ValueError(f"lse_impl must be one of {bm.LSE_IMPLS}, got {self.lse_impl!r}")
     check_training_fields(self)
     if self.init not in INIT_KINDS:
       raise ValueError(f"init must be one of {INIT_KINDS}, got {self.init!r}")
@@ -332,6 +339,7 @@ def dlightsb_loss(
   y: jax.Array,
   entropy_weight: Any = 0.0,
   chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
   """The DLightSB objective (spec Eq. 12) on one batch of unpaired samples.
 
@@ -345,6 +353,7 @@ def dlightsb_loss(
     y: (B1, D) int target samples (independent of x0).
     entropy_weight: scalar lambda_t >= 0 (may be traced).
     chunk_elements: bound on the table contraction's intermediates.
+    lse_impl: the table contraction, "auto" | "matmul" | "broadcast" (``benchmark.log_u_table``).
 
   Returns:
     (loss scalar, info) with info keys ``train/log_c_mean``, ``train/log_v_mean``,
@@ -354,7 +363,7 @@ def dlightsb_loss(
   d = potential.dim
   x0 = check_states(x0, "x0", potential.num_categories, d)
   y = check_states(y, "y", potential.num_categories, d)
-  table = bm.log_u_table(reference.log_kernel(), potential.log_cp_cores, chunk_elements)
+  table = bm.log_u_table(reference.log_kernel(), potential.log_cp_cores, chunk_elements, lse_impl)
   logits = potential.log_alpha + table[jnp.arange(d)[None, :], x0].sum(1)  # (B0, K)
   log_c = jax.nn.logsumexp(logits, axis=-1)
   log_w = logits - log_c[:, None]
@@ -548,7 +557,13 @@ def _dlightsb_step_loss(
   y = _draw_target(problem, k1, cfg.batch_size)
   frac = jnp.clip(1.0 - step.astype(jnp.float32) / cfg.entropy_decay_steps, 0.0, 1.0)
   return dlightsb_loss(
-    params, problem_reference(problem), x0, y, cfg.entropy_weight * frac, cfg.chunk_elements
+    params,
+    problem_reference(problem),
+    x0,
+    y,
+    cfg.entropy_weight * frac,
+    cfg.chunk_elements,
+    cfg.lse_impl,
   )
 
 

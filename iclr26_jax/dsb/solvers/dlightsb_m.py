@@ -9,9 +9,9 @@ Same parameterisation, initialisation and sampling as DLightSB (``dlightsb.py``)
 ``CPPotential`` theta = (log a (K,), log r (D, S, K)) whose SB-form chain
 p_theta(x_{t+1} | x_t) = prod_d Q_step(x_t^d, x_{t+1}^d) phi^theta_{t+1}(x_{t+1}) / phi^theta_t(x_t)
 (spec Eq. 9) is fitted to the reference-bridge mixture of a given coupling (x_0, x_{N+1}):
-each step draws pairs from the coupling, one time t ~ U{0..N} for the batch, x_t from the reference
-bridge (Eq. 10) and the bridge's next-step law q^d(x_{t+1}^d | x_t^d, y^d) ∝ Q_step(x_t^d, .)
-Q̄_{N-t}(., y^d). Three losses:
+each step draws pairs from the coupling, a time t ~ U{0..N} per sample (``time_sampling``; the
+reference's choice), x_t from the reference bridge (Eq. 10) and the bridge's next-step law
+q^d(x_{t+1}^d | x_t^d, y^d) ∝ Q_step(x_t^d, .) Q̄_{N-t}(., y^d). Three losses:
 
 * ``loss="joint"`` (ours, the principled variant; spec Eq. 13): the cross-entropy of the model's
   *joint* transition at a bridge step x_{t+1} ~ prod_d q^d(. | x_t^d, y^d),
@@ -35,11 +35,16 @@ potential, and the population gradient at the truth is small but non-zero. Under
 coupling the mixture's transition *is* the SB transition, and all three losses are minimised at
 the truth. The joint loss compares whole transitions, so it stays unbiased for any coupling.
 
-All closed forms are the benchmark's (``benchmark.log_phi``, ``benchmark.transition_marginal_log_probs``,
-``reference.bridge_log_probs`` / ``bridge_step_log_probs``); one t per batch lets each step use
-the coordinate-chunked (D, S, K) tables U_{N+1-t}, U_{N-t} (O(D S^2 K) work), which keeps D = 64,
-K = 1000 in memory; drawing t per batch instead of per sample keeps the gradient unbiased and
-only adds variance.
+All closed forms are the benchmark's. Times (``time_sampling``):
+
+* ``"per_sample"`` (default, the reference's choice: catsbench ``DLightSB_M.optimal_projection``
+  draws ``t`` of shape (B,)): no table is built; the rows log Q̄_{N+1-t_b}(x_t^d, .) are gathered
+  per sample and contracted with the cores (``benchmark.log_phi_per_row``,
+  ``benchmark.transition_marginal_log_probs_per_row``: B D S K work, GEMMs in the matmul form).
+* ``"per_batch"`` (ours before issue #32): one t for the whole batch and the (D, S, K) tables
+  U_{N+1-t}, U_{N-t} (``benchmark.log_phi``, ``benchmark.transition_marginal_log_probs``; D S^2 K
+  work). Same expectation (the gradient stays unbiased), more variance: every sample of a step
+  sits at the same t.
 
 Problems: a ``Benchmark`` with ``coupling="independent"`` (x_0 ~ p_0 and y ~ p_1 drawn
 independently, the released configs) or ``coupling="true"`` (pairs from the benchmark plan pi*),
@@ -67,6 +72,7 @@ from iclr26_jax.dsb.solvers.dlightsb import DataProblem, DLightSBConfig, DLightS
 __all__ = [
   "LOSS_KINDS",
   "COUPLINGS",
+  "TIME_SAMPLINGS",
   "DLightSBMConfig",
   "DLightSBM",
   "dlightsb_m_loss",
@@ -74,6 +80,7 @@ __all__ = [
 
 LOSS_KINDS = ("joint", "kl", "mse")
 COUPLINGS = ("independent", "true")
+TIME_SAMPLINGS = ("per_sample", "per_batch")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,10 +92,13 @@ class DLightSBMConfig(DLightSBConfig):
       reference parity; biased under a non-EOT coupling, see the module docstring).
     coupling: for Benchmark problems, "independent" (p_0 x p_1, the released configs) or "true"
       (pairs from pi*); ignored for DataProblem, whose rows are the pairs.
+    time_sampling: "per_sample" (default, the reference's: t_b ~ U{0..N} for every sample) or
+      "per_batch" (one t ~ U{0..N} shared by the batch; see the module docstring).
   """
 
   loss: str = "joint"
   coupling: str = "independent"
+  time_sampling: str = "per_sample"
 
   def validate(self) -> None:
     """Raises ValueError naming the first bad field."""
@@ -97,6 +107,8 @@ class DLightSBMConfig(DLightSBConfig):
       raise ValueError(f"loss must be one of {LOSS_KINDS}, got {self.loss!r}")
     if self.coupling not in COUPLINGS:
       raise ValueError(f"coupling must be one of {COUPLINGS}, got {self.coupling!r}")
+    if self.time_sampling not in TIME_SAMPLINGS:
+      raise ValueError(f"time_sampling must be one of {TIME_SAMPLINGS}, got {self.time_sampling!r}")
 
 
 def dlightsb_m_loss(
@@ -108,18 +120,21 @@ def dlightsb_m_loss(
   rng: jax.Array,
   loss: str = "joint",
   chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS,
+  lse_impl: str = "auto",
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-  """One bridge-matching loss evaluation at time t for coupled pairs (x0, y).
+  """One bridge-matching loss evaluation at times t for coupled pairs (x0, y).
 
   Args:
     potential: learned CPPotential, log_alpha (K,), log_cp_cores (D, S, K).
     reference: the reference process (S categories, N intermediate steps).
     x0: (B, D) int start states.
     y: (B, D) int end states (time N + 1), row b coupled with x0[b].
-    t: int or traced int scalar in [0, N], shared by the batch.
+    t: int or traced int scalar in [0, N] shared by the batch (tables U_{N+1-t}, U_{N-t}), or
+      (B,) ints, one time per row (gathered rows, no tables).
     rng: PRNG key for the bridge draws x_t (and x_{t+1} for "joint").
     loss: "joint" | "kl" | "mse".
     chunk_elements: bound on the table contractions' intermediates.
+    lse_impl: the log-sum-exp contractions, "auto" | "matmul" | "broadcast".
 
   Returns:
     (loss scalar, info); "joint" reports ``train/log_phi_t_mean`` and
@@ -137,21 +152,46 @@ def dlightsb_m_loss(
     exception_type=ValueError,
     custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
   )
-  t = ref_lib.check_time(t, "t", 0, reference.num_steps)
+  per_row = jnp.ndim(t) == 1
+  if per_row:
+    t = jnp.asarray(t, jnp.int32)
+    chex.assert_shape(t, x0.shape[:1], exception_type=ValueError, custom_message="t must be (B,)")
+    log_phi = bm.log_phi_per_row
+    marginals = bm.transition_marginal_log_probs_per_row
+  else:
+    t = ref_lib.check_time(t, "t", 0, reference.num_steps)
+    log_phi = bm.log_phi
+    marginals = bm.transition_marginal_log_probs
   k_t, k_next = jax.random.split(rng)
-  x_t = dls._categorical_flat(k_t, ref_lib.bridge_log_probs(reference, x0, y, t))
-  target = ref_lib.bridge_step_log_probs(reference, x_t, y, t)  # (B, D, S)
+  x_t = dls._categorical_flat(k_t, _bridge(ref_lib.bridge_log_probs, reference, x0, y, t))
+  target = _bridge(ref_lib.bridge_step_log_probs, reference, x_t, y, t)  # (B, D, S)
   if loss == "joint":
     x_next = dls._categorical_flat(k_next, target)
-    log_phi_t = bm.log_phi(potential, reference, x_t, t, chunk_elements)
-    log_phi_next = bm.log_phi(potential, reference, x_next, t + 1, chunk_elements)
+    log_phi_t = log_phi(potential, reference, x_t, t, chunk_elements, lse_impl)
+    log_phi_next = log_phi(potential, reference, x_next, t + 1, chunk_elements, lse_impl)
     value = jnp.mean(log_phi_t - log_phi_next)
     return value, {
       "train/log_phi_t_mean": log_phi_t.mean(),
       "train/log_phi_next_mean": log_phi_next.mean(),
     }
-  model = bm.transition_marginal_log_probs(potential, reference, x_t, t, chunk_elements)
+  model = marginals(potential, reference, x_t, t, chunk_elements, lse_impl)
   return per_coordinate_matching_loss(target, model, loss)
+
+
+def _bridge(fn, reference: ReferenceProcess, a: jax.Array, b: jax.Array, t: jax.Array):
+  """A reference.py bridge law at a scalar time, or row by row at per-row times t (B,)."""
+  if jnp.ndim(t) == 0:
+    return fn(reference, a, b, t)
+  return jax.vmap(lambda ar, br, tr: fn(reference, ar[None], br[None], tr)[0])(a, b, t)
+
+
+def draw_times(key: jax.Array, num_steps: int, batch: int, time_sampling: str) -> jax.Array:
+  """Training times in [0, N]: (B,) independent draws ("per_sample") or a scalar ("per_batch")."""
+  if time_sampling == "per_sample":
+    return jax.random.randint(key, (batch,), 0, num_steps + 1)
+  if time_sampling == "per_batch":
+    return jax.random.randint(key, (), 0, num_steps + 1)
+  raise ValueError(f"time_sampling must be one of {TIME_SAMPLINGS}, got {time_sampling!r}")
 
 
 def per_coordinate_matching_loss(target: jax.Array, model: jax.Array, loss: str):
@@ -188,8 +228,10 @@ def _dlightsb_m_step_loss(
   reference = dls.problem_reference(problem)
   k_pairs, k_t, k_bridge = jax.random.split(key, 3)
   x0, y = _draw_pairs(problem, k_pairs, cfg)
-  t = jax.random.randint(k_t, (), 0, reference.num_steps + 1)
-  return dlightsb_m_loss(params, reference, x0, y, t, k_bridge, cfg.loss, cfg.chunk_elements)
+  t = draw_times(k_t, reference.num_steps, cfg.batch_size, cfg.time_sampling)
+  return dlightsb_m_loss(
+    params, reference, x0, y, t, k_bridge, cfg.loss, cfg.chunk_elements, cfg.lse_impl
+  )
 
 
 class DLightSBM:
