@@ -1,16 +1,29 @@
 """The main job: run every registered claim at laptop scale and write ``REPORT.md``.
 
-  python -m experiments.reproduce [--only=METHOD|CLAIM[,...]] [--out=DIR] [--full]
+  python -m experiments.reproduce [--only=METHOD|CLAIM[,...]] [--out=DIR] [--full] [--fresh]
+  python -m experiments.reproduce --out=DIR --report_only    # rebuild REPORT.md from results.json
 
 Each claim runs in ``<out>/<claim name>/``; the report is a table (claim, reference, ours,
-pass/fail, seconds) followed by each claim's details and plots. A claim that raises is
-reported as FAIL with its error; the others still run. Exit status 0 when the report is
-written (the verdicts are in the report; ``--strict`` exits 1 if any claim failed).
+pass/fail, why it fails, seconds, the estimated time of its ``--full`` run on one H200 and on a
+TPU v5e-16 slice, and the run it comes from) followed by each claim's details and plots. A claim
+that raises is reported as FAIL with its error; the others still run. Exit status 0 when the
+report is written (the verdicts are in the report; ``--strict`` exits 1 if any claim of this run
+failed).
+
+The output folder accumulates: ``results.json`` keeps the latest row of every claim ever run into
+it, each with the UTC date, the git commit it ran at (and whether the tracked tree was dirty; both
+taken when the run starts), the scale and the seed, and ``REPORT.md`` is rebuilt from all rows
+after every claim. So ``--only=a`` then ``--only=b`` into one folder gives a report holding both,
+and a run killed half-way keeps the claims it finished. ``--fresh`` starts the folder's report over. The "why (if
+FAIL)" column and the "Authors' code at this budget" paragraphs come from
+``experiments/claims/reasons.py``; they never change a verdict.
 """
 
+import datetime
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 import traceback
@@ -27,13 +40,24 @@ _ONLY = flags.DEFINE_list(
 _OUT = flags.DEFINE_string("out", "reproduce_out", "Output directory for REPORT.md and plots.")
 _FULL = flags.DEFINE_bool("full", False, "Run the larger versions of the claims.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed passed to every claim.")
-_STRICT = flags.DEFINE_bool("strict", False, "Exit with status 1 if any claim fails.")
+_STRICT = flags.DEFINE_bool("strict", False, "Exit with status 1 if any claim of this run fails.")
+_FRESH = flags.DEFINE_bool(
+  "fresh",
+  False,
+  "Start the report over: drop the rows of earlier runs in --out (default: keep every claim's "
+  "latest row and rebuild REPORT.md from all of them).",
+)
+_REPORT_ONLY = flags.DEFINE_bool(
+  "report_only", False, "Run nothing: rebuild REPORT.md from --out's results.json."
+)
 _CACHE = flags.DEFINE_string(
   "compile_cache",
   None,
   "JAX persistent compilation cache directory (default <out>/.jax_cache;"
   " '' disables). Runs of the same shapes (seeds, repeated reports) then compile once.",
 )
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _fmt(x) -> str:
@@ -42,13 +66,115 @@ def _fmt(x) -> str:
   return str(x)
 
 
-def write_report(out: str, rows: list[dict], full: bool, total_s: float) -> str:
-  """Writes ``REPORT.md`` and ``results.json`` into ``out``; returns the report path."""
+def git_state(repo: str = _REPO) -> dict:
+  """``{"commit": full hash or "unknown", "dirty": bool or None}`` of ``repo``'s work tree.
+
+  Dirty means a tracked file differs from the commit (untracked files do not count). Reads
+  without taking git's index lock (other work in the tree is never blocked).
+  """
+
+  def git(*args):
+    return subprocess.run(
+      ["git", "--no-optional-locks", "-C", repo, *args],
+      capture_output=True,
+      text=True,
+      timeout=60,
+      check=True,
+    ).stdout
+
+  try:
+    commit = git("rev-parse", "HEAD").strip()
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no").strip())
+  except (OSError, subprocess.SubprocessError):
+    return {"commit": "unknown", "dirty": None}
+  return {"commit": commit, "dirty": dirty}
+
+
+def run_info(full: bool, seed: int) -> dict:
+  """What every row of one run records about it: UTC date, commit, dirty flag, scale, seed."""
+  return dict(
+    date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    **git_state(),
+    scale="full" if full else "laptop",
+    seed=seed,
+  )
+
+
+def read_results(out: str) -> list[dict]:
+  """The rows of ``<out>/results.json`` ([] when there is none). An unreadable file is moved
+  aside to ``results.json.unreadable-<time>`` with a warning, never overwritten."""
+  path = os.path.join(out, "results.json")
+  if not os.path.exists(path):
+    return []
+  try:
+    with open(path) as f:
+      rows = json.load(f)
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "name" in r for r in rows):
+      raise ValueError("not a list of claim rows")
+    return rows
+  except (OSError, ValueError) as e:
+    aside = f"{path}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}"
+    os.replace(path, aside)
+    print(
+      f"warning: {path} unreadable ({e}); moved to {aside}, starting a new report", file=sys.stderr
+    )
+    return []
+
+
+def merge_rows(previous: list[dict], new: list[dict], order=()) -> list[dict]:
+  """Every claim's latest row: ``new`` replaces rows of the same name in ``previous``. Sorted by
+  ``order`` (claim names, the registry's order); names not in it follow, first seen first."""
+  latest = {r["name"]: r for r in previous}
+  latest.update({r["name"]: r for r in new})
+  rank = {n: i for i, n in enumerate(order)}
+  return sorted(latest.values(), key=lambda r: rank.get(r["name"], len(rank)))
+
+
+def _run_cell(r: dict) -> str:
+  if "commit" not in r:
+    return "–"
+  commit = r["commit"][:10] + (" dirty" if r.get("dirty") else "")
+  return f"{r.get('date', '?')[:10]} {commit} {r.get('scale', '')}".strip()
+
+
+def _run_line(r: dict) -> str:
+  if "commit" not in r:
+    return "- run: not recorded (a row from before runs were recorded)"
+  dirty = {True: "dirty tree", False: "clean tree", None: "tree state unknown"}[r.get("dirty")]
+  return (
+    f"- run: {r.get('date', '?')} at commit `{r['commit']}` ({dirty}), {r.get('scale', '?')} "
+    f"scale, seed {r.get('seed', '?')}"
+  )
+
+
+def _atomic_write(path: str, text: str) -> None:
+  tmp = f"{path}.tmp-{os.getpid()}"
+  with open(tmp, "w") as f:
+    f.write(text)
+  os.replace(tmp, path)
+
+
+def write_report(
+  out: str, rows: list[dict], full: bool, total_s: float, ran: int | None = None
+) -> str:
+  """Writes ``REPORT.md`` and ``results.json`` into ``out`` from ``rows`` (every row the folder
+  holds); ``full``, ``total_s`` and ``ran`` (claims run this time, default all rows) describe the
+  last run. Returns the report path."""
+  from experiments.claims import reasons
+
+  ran = len(rows) if ran is None else ran
+  n_pass = sum(bool(r["passed"]) for r in rows)
+  last = (
+    f" Last run: {ran} claim(s) at {'full' if full else 'laptop (default)'} scale, total "
+    f"{total_s:.1f} s."
+    if ran
+    else ""
+  )
   lines = [
     "# iclr26_jax reproduce report",
     "",
-    f"Scale: {'full' if full else 'laptop (default)'}; {len(rows)} claim(s); "
-    f"total {total_s:.1f} s.",
+    f"{len(rows)} claim(s): {n_pass} pass, {len(rows) - n_pass} fail.{last} Each row is its "
+    "claim's latest run into this folder (date, commit and scale in the last column).",
     "",
   ]
   if not rows:
@@ -58,12 +184,28 @@ def write_report(out: str, rows: list[dict], full: bool, total_s: float) -> str:
       "",
     ]
   else:
-    lines += ["| claim | reference | ours | pass | seconds |", "| --- | --- | --- | --- | --- |"]
+    est = reasons.full_run_estimates()
+    targets = reasons.ESTIMATE_TARGETS
+    lines += [
+      'The verdict is the measurement. "why (if FAIL)": *budget* = evidence that the budget '
+      "decides it (the authors' code at the same budget, or a convergence column that still "
+      "moves), *open* = no such evidence yet; it never turns a FAIL into a pass. `--full` "
+      "columns: estimated wall time of the claim's `--full` run (– until an accelerator plan "
+      "gives it; n/a: the claim has no `--full` setting).",
+      "",
+      "| claim | reference | ours | pass | why (if FAIL) | seconds | "
+      + " | ".join(f"`--full` on {label}" for _, label in targets)
+      + " | run |",
+      "| --- | --- | --- | --- | --- | --- | " + "--- | " * len(targets) + "--- |",
+    ]
     for r in rows:
       ref = f"{_fmt(r['reference'])} ({r['direction']} than {_fmt(r['threshold'])} passes)"
+      cells = [reasons.full_estimate(r["name"], t, est) for t, _ in targets]
       lines.append(
         f"| {r['name']} | {ref} | {_fmt(r['value'])} | "
-        f"{'PASS' if r['passed'] else 'FAIL'} | {r['seconds']:.1f} |"
+        f"{'PASS' if r['passed'] else 'FAIL'} | {reasons.why(r)} | {r['seconds']:.1f} | "
+        + " | ".join(cells)
+        + f" | {_run_cell(r)} |"
       )
     lines.append("")
     for r in rows:
@@ -73,8 +215,16 @@ def write_report(out: str, rows: list[dict], full: bool, total_s: float) -> str:
         f"- config: `{r['config']}`",
         f"- measured: {r['measure']}",
         f"- reference: {_fmt(r['reference'])} — {r['reference_source']}",
-        "",
+        _run_line(r),
       ]
+      reason = reasons.REASONS.get(r["name"])
+      if not r["passed"]:
+        lines.append(f"- why (if FAIL): {reasons.why(r)}")
+        if reason and not r.get("error") and r["value"] == r["value"]:
+          lines.append(f"  - evidence: {reason.evidence}")
+      lines.append("")
+      if reason and reason.authors_code:
+        lines += [f"**Authors' code at this budget.** {reason.authors_code}", ""]
       if r["details"]:
         lines += [r["details"], ""]
       if r.get("error"):
@@ -83,19 +233,23 @@ def write_report(out: str, rows: list[dict], full: bool, total_s: float) -> str:
         lines.append(f"![{os.path.basename(p)}]({os.path.relpath(p, out)})")
       lines.append("")
   path = os.path.join(out, "REPORT.md")
-  with open(path, "w") as f:
-    f.write("\n".join(lines))
-  with open(os.path.join(out, "results.json"), "w") as f:
-    json.dump(rows, f, indent=2)
+  _atomic_write(path, "\n".join(lines))
+  _atomic_write(os.path.join(out, "results.json"), json.dumps(rows, indent=2))
   return path
 
 
-def run_claims(claims, out: str, full: bool, seed: int) -> list[dict]:
-  """Runs each claim with a progress bar; returns one row per claim."""
+def run_claims(
+  claims, out: str, full: bool, seed: int, info: dict | None = None, on_row=None
+) -> list[dict]:
+  """Runs each claim with a progress bar; returns one row per claim.
+
+  Each row carries ``info`` (default ``run_info(full, seed)``: date, commit, dirty, scale, seed);
+  ``on_row(rows so far)`` is called after every claim (``main`` rewrites the report there)."""
   from tqdm.auto import tqdm
 
   from experiments.claims import ClaimContext
 
+  info = run_info(full, seed) if info is None else info
   rows = []
   bar = tqdm(claims, desc="claims", unit="claim", file=sys.stderr)
   for claim in bar:
@@ -127,6 +281,7 @@ def run_claims(claims, out: str, full: bool, seed: int) -> list[dict]:
       details=details,
       plots=plots,
       error=error,
+      **info,
     )
     rows.append(row)
     bar.write(
@@ -134,6 +289,8 @@ def run_claims(claims, out: str, full: bool, seed: int) -> list[dict]:
       f"(reference {_fmt(claim.reference)}) in {secs:.1f} s",
       file=sys.stderr,
     )
+    if on_row is not None:
+      on_row(rows)
   return rows
 
 
@@ -158,13 +315,24 @@ def main(argv):
   from experiments.claims import all_claims
 
   claims = all_claims()
+  order = [c.name for c in claims]
+  out = os.path.abspath(_OUT.value)
+  if _REPORT_ONLY.value:
+    if not os.path.exists(os.path.join(out, "results.json")):
+      print(
+        f"error: {out}/results.json not found: nothing to rebuild the report from", file=sys.stderr
+      )
+      sys.exit(2)
+    rows = merge_rows(read_results(out), [], order)
+    path = write_report(out, rows, False, 0.0, ran=0)
+    print(f"rebuilt {path} from {len(rows)} row(s)", file=sys.stderr)
+    return
   if _ONLY.value:
     try:
       claims = select_claims(claims, _ONLY.value)
     except ValueError as e:
       print(f"error: {e}", file=sys.stderr)
       sys.exit(2)
-  out = os.path.abspath(_OUT.value)
   os.makedirs(out, exist_ok=True)
   cache = os.path.join(out, ".jax_cache") if _CACHE.value is None else _CACHE.value
   if cache:
@@ -174,11 +342,22 @@ def main(argv):
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
   if not claims:
     print("no claims registered" + (f" for {_ONLY.value}" if _ONLY.value else ""), file=sys.stderr)
+  previous = [] if _FRESH.value else read_results(out)
   t0 = time.time()
-  rows = run_claims(claims, out, _FULL.value, _SEED.value)
-  path = write_report(out, rows, _FULL.value, time.time() - t0)
+
+  def report(rows_so_far):
+    merged = merge_rows(previous, rows_so_far, order)
+    return write_report(out, merged, _FULL.value, time.time() - t0, ran=len(rows_so_far)), merged
+
+  rows = run_claims(claims, out, _FULL.value, _SEED.value, on_row=report)
+  path, merged = report(rows)
   n_pass = sum(r["passed"] for r in rows)
-  print(f"wrote {path}: {n_pass}/{len(rows)} claims pass", file=sys.stderr)
+  kept = len(merged) - len(rows)
+  print(
+    f"wrote {path}: {n_pass}/{len(rows)} claims of this run pass"
+    + (f"; {kept} row(s) of earlier runs kept" if kept else ""),
+    file=sys.stderr,
+  )
   if _STRICT.value and n_pass < len(rows):
     sys.exit(1)
 

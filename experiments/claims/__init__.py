@@ -5,6 +5,10 @@ it runs, says how the number is measured, gives the reference value (from the pa
 analytic ground truth) and the direction that counts as success, and has a ``run`` function
 that trains/evaluates at laptop scale (``ctx.full`` selects the larger version) and returns a
 ``ClaimResult``. The verdict always comes from the measurement.
+
+Why a failing claim fails (a reason class, ``budget`` with its evidence or ``open``) and what the
+authors' code gave at the same budget live in ``reasons.py``, keyed by claim name (``Claim.reason``
+reads it); they are shown beside a FAIL and never change it.
 """
 
 from __future__ import annotations
@@ -64,6 +68,13 @@ class Claim:
       raise ValueError(f"claim {self.name}: direction must be 'higher' or 'lower'")
     if self.threshold is None:
       self.threshold = self.reference
+
+  @property
+  def reason(self):
+    """The ``reasons.Reason`` recorded for this claim's failure, or None."""
+    from experiments.claims import reasons
+
+    return reasons.REASONS.get(self.name)
 
   def passed(self, value: float) -> bool:
     if value != value:  # NaN never passes
