@@ -188,10 +188,11 @@ def write_report(
     targets = reasons.ESTIMATE_TARGETS
     lines += [
       'The verdict is the measurement. "why (if FAIL)": *budget* = evidence that the budget '
-      "decides it (the authors' code at the same budget, or a convergence column that still "
-      "moves), *open* = no such evidence yet; it never turns a FAIL into a pass. `--full` "
-      "columns: estimated wall time of the claim's `--full` run (– until an accelerator plan "
-      "gives it; n/a: the claim has no `--full` setting).",
+      "decides it (the authors' code at the same budget, or a measurement showing the "
+      "training unfinished, e.g. a convergence column that still moves), *open* = no such "
+      "evidence yet; it never turns a FAIL into a pass. `--full` columns: estimated wall time "
+      "of the claim's `--full` run (– until an accelerator plan gives it; n/a: the claim has "
+      "no `--full` setting).",
       "",
       "| claim | reference | ours | pass | why (if FAIL) | seconds | "
       + " | ".join(f"`--full` on {label}" for _, label in targets)

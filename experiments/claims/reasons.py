@@ -7,7 +7,9 @@ reason is shown only beside a FAIL.
 * ``REASONS``: claim name -> ``Reason``. The class is ``"budget"`` only with evidence that the
   claim's budget, not this project's code, decides it: the authors' code run at the same budget
   (``authors_code``, measured outside this project and cited with repository, commit and the
-  changes it needed), or a convergence column of the claim that still moves when the budget grows.
+  changes it needed), or a measurement showing the training unfinished (a convergence column of
+  the claim that still moves when the budget grows; a critic whose values are still at their
+  floor).
   Without such evidence the class is ``"open"``. A FAIL with no entry reads "open (no reason
   recorded)"; a claim that raised, or measured nothing (NaN), says so instead.
 * ``FULL_RUN_ESTIMATES``: claim name -> ``{"h200": "...", "v5e-16": "..."}``, the estimated wall

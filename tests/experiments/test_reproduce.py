@@ -333,3 +333,27 @@ def test_reasons_name_registered_claims_and_cover_the_known_failures():
     reasons.Reason("maybe", "s", "e")
   with pytest.raises(ValueError, match="evidence"):
     reasons.Reason("budget", "s", "")
+
+
+def test_readme_claim_table_follows_the_report():
+  # README's claim table carries REPORT's "why (if FAIL)" and --full columns; it must not drift.
+  import os
+
+  from experiments.claims import reasons
+
+  text = open(os.path.join(REPO, "README.md")).read().split("## Reproducing the papers' claims")[1]
+  names = {c.name for c in all_claims()}
+  rows = {}
+  for line in text.split("\n## ")[0].splitlines():
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    if line.startswith("| ") and cells[0] in names:
+      rows[cells[0]] = cells
+  assert set(rows) == names
+  for name, (_, _, _, verdict, why, h200, v5e) in rows.items():
+    assert verdict in ("PASS", "FAIL")
+    assert why == ("" if verdict == "PASS" else reasons.REASONS[name].cell())
+    assert [h200, v5e] == [
+      reasons.full_estimate(name, t, reasons.full_run_estimates())
+      for t, _ in reasons.ESTIMATE_TARGETS
+    ]
+  assert sum(r[3] == "PASS" for r in rows.values()) == 17
