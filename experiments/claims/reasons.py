@@ -77,7 +77,7 @@ _NOT_RUN = "Not run: the authors' code has no runnable setting at this budget (i
 REASONS: dict[str, Reason] = {
   "minpv/objectives_mi_d10": Reason(
     "budget",
-    "authors' code misses by 3-8× more at this budget",
+    "authors' code misses by 7-10× more at 1000 steps",
     "Only D3RE misses the 10 % band (0.121 at 1500 steps; conditional 0.036, DRE-∞ 0.028). The "
     "authors' code at 1000 steps misses by 0.344 / 0.781 / 0.924 against this project's 0.034 / "
     "0.111 / 0.119 at the same 1000 steps.",
