@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging as std_logging
 import os
 import shutil
 import sys
@@ -59,6 +60,33 @@ class CheckpointSaveError(OSError):
 
 DIGEST_KEY = "iclr26_digest"  # custom_metadata key: {leaf path: [sum1, sum2]}
 _TMP_MARK = ".orbax-checkpoint-tmp"  # Orbax's in-progress folder suffix
+
+
+class _QuietOrbaxErrors(std_logging.Filter):
+  """Drops Orbax's and TensorStore's ERROR records about a failed save or read (each failure is
+  logged several times with tracebacks, once per writer thread: ~470 lines for one full disk).
+  ``Checkpointer`` turns every such failure into one line (``CheckpointSaveError`` or the
+  restore warning) that carries the first line of the cause."""
+
+  def filter(self, record: std_logging.LogRecord) -> bool:
+    if record.levelno < std_logging.ERROR:
+      return True
+    return "orbax" not in record.pathname and "tensorstore" not in record.pathname
+
+
+def _quiet_orbax_errors() -> None:
+  """Installs the filter above, and the tolerant event-loop policy (below) for good when the
+  process still has asyncio's default policy: Orbax's background save threads make their loops
+  after ``save`` returns, and a failed write then prints one "Event loop is closed" traceback
+  per TensorStore callback (17 for one full disk) unless their loops are tolerant."""
+  logger = logging.get_absl_logger()
+  if not any(isinstance(f, _QuietOrbaxErrors) for f in logger.filters):
+    logger.addFilter(_QuietOrbaxErrors())
+  if (
+    sys.platform != "win32"
+    and type(asyncio.get_event_loop_policy()) is asyncio.DefaultEventLoopPolicy
+  ):
+    asyncio.set_event_loop_policy(_TolerantPolicy())
 
 
 def _words(x: jax.Array) -> jax.Array:
@@ -250,6 +278,7 @@ class Checkpointer:
     self._open()
 
   def _open(self):
+    _quiet_orbax_errors()
     options = ocp.CheckpointManagerOptions(
       max_to_keep=self._keep, create=True, enable_async_checkpointing=self._async
     )
@@ -302,7 +331,9 @@ class Checkpointer:
       self._pending = None
 
   def poll(self) -> None:
-    """Raises ``CheckpointSaveError`` if a background save has failed (cheap; call each step)."""
+    """Raises ``CheckpointSaveError`` if the last background save has failed (cheap while it is
+    still writing; call it each step). Orbax's finalize thread consumes the writer's exception,
+    so a finished save is checked by waiting on it (returns at once) and by its step folder."""
     if self._pending is None:
       return
     try:
@@ -310,11 +341,7 @@ class Checkpointer:
     except Exception as e:  # noqa: BLE001 — whatever the writer raised, the save is lost
       self._save_failed(e)
     if not self._mgr.is_saving_in_progress():
-      try:
-        self._mgr.check_for_errors()
-      except Exception as e:  # noqa: BLE001 — it may have failed between the two checks
-        self._save_failed(e)
-      self._pending = None
+      self.wait()
 
   def wait(self) -> None:
     """Blocks until pending asynchronous saves are on disk.
@@ -325,6 +352,10 @@ class Checkpointer:
       self._mgr.check_for_errors()
     except Exception as e:  # noqa: BLE001
       self._save_failed(e)
+    step = self._pending
+    if step is not None and jax.process_index() == 0:
+      if not os.path.isdir(os.path.join(self.directory, str(step))):
+        self._save_failed(RuntimeError("the save ended without its step folder"))
     self._pending = None
 
   def _save_failed(self, error: Exception) -> None:

@@ -461,6 +461,7 @@ def _run(
 
   try:
     for step in range(start + 1, num_steps + 1):
+      ckpt.poll()  # a background save that has failed stops the run before the next update
       if data is not None:
         state, metrics, first_bad = step_fn(state, data, first_bad)
       else:
@@ -476,7 +477,6 @@ def _run(
         state, metrics, first_bad = step_fn(state, batch, first_bad)
       if sync_each_step:
         first_bad.block_until_ready()
-      ckpt.poll()  # a failed background save stops the run here, one step after it
       for hook in hooks:
         hook(step, state)
       if bar is not None:
