@@ -46,6 +46,9 @@ $(VENV_COMPILE)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV_COMPILE)
 	$(PY_COMPILE) -m pip install --quiet --upgrade pip
 	$(PY_COMPILE) -m pip install --quiet -e ".[test,compile]"
+	@# Compile-only CUDA devices (jax.experimental.topologies, no GPU, no CUDA wheels): the plugin
+	@# and PJRT wheels pinned to the installed jax, without their CUDA dependencies.
+	$(PY_COMPILE) -m pip install --quiet --no-deps "jax-cuda12-plugin==$$($(PY_COMPILE) -c 'import jax; print(jax.__version__)')" "jax-cuda12-pjrt==$$($(PY_COMPILE) -c 'import jax; print(jax.__version__)')"
 	touch $@
 
 install: $(VENV)/.installed
