@@ -12,6 +12,7 @@ TensorBoard reads as "discard this run's events at steps >= step + 1 read so far
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import math
@@ -267,3 +268,143 @@ def read_jsonl(path: str) -> list[dict]:
   """All records of a metrics file, in order."""
   with open(path) as f:
     return [json.loads(l) for l in f if l.strip()]
+
+
+def _clock(seconds: float) -> str:
+  seconds = int(round(seconds))
+  h, rest = divmod(seconds, 3600)
+  return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
+
+
+class Progress:
+  """The progress of a run on process 0: a tqdm bar when ``file`` is a terminal, plain log lines
+  otherwise (a file or a pipe gets no ``\\r`` frames, and the final state is printed once).
+
+  Phases without steps (the first call's compile, an evaluation) are named as they start, so a
+  long silence always has a line above it saying what runs::
+
+    progress = Progress(total=2000, initial=0, desc="toy")   # "toy: compiling the update step..."
+    ...first step...
+    progress.start(1)            # the bar (terminal) or "toy: first step done in 3.2 s"
+    progress.update(2)           # every step; plain mode prints a line every ``every_s`` seconds
+    with progress.phase("evaluating at step 2000"):
+      ...
+    progress.close()
+
+  ``MetricWriter.bar`` may hold it: ``write(line)`` prints a log line without breaking the bar.
+
+  Args:
+    total: the last step.
+    initial: the step the run starts after (0, or the restored checkpoint's step).
+    desc: the method's name, at the start of every line.
+    file: where to print (default ``sys.stderr``).
+    every_s: plain mode: seconds between progress lines.
+    tty: force bar (True) or plain (False) mode; default ``file.isatty()``.
+  """
+
+  def __init__(
+    self,
+    total: int,
+    initial: int,
+    desc: str,
+    file=None,
+    every_s: float = 30.0,
+    tty: bool | None = None,
+  ):
+    self.file = file if file is not None else sys.stderr
+    self.total, self.step, self.desc, self.every_s = int(total), int(initial), desc, every_s
+    self.tty = bool(getattr(self.file, "isatty", lambda: False)()) if tty is None else tty
+    self.bar = None
+    self._t0 = time.perf_counter()
+    self._start_step, self._start_t, self._last_print = self.step, None, None
+    self._closed = False
+    self._printed_step = None  # plain mode: the step of the last progress line
+    self._print(f"{desc}: compiling the update step (the first step waits for it)...")
+
+  def _print(self, line: str) -> None:
+    if self.bar is not None:
+      self.bar.write(line, file=self.file)
+    else:
+      print(line, file=self.file, flush=True)
+
+  def write(self, line: str, file=None) -> None:
+    """A log line (``MetricWriter``'s metric lines), above the bar on a terminal."""
+    del file
+    self._print(line)
+
+  def start(self, step: int) -> None:
+    """The first step has returned (compile included): start the bar, or say so in one line."""
+    self.step = int(step)
+    self._start_t = self._last_print = time.perf_counter()
+    self._start_step = self.step
+    took = self._start_t - self._t0
+    if self.tty:
+      from tqdm.auto import tqdm
+
+      self._print(f"{self.desc}: compiled; first step done in {took:.1f} s")
+      self.bar = tqdm(
+        total=self.total,
+        initial=self.step,
+        desc=self.desc,
+        unit="step",
+        dynamic_ncols=True,
+        mininterval=1.0,
+        file=self.file,
+      )
+    else:
+      self._print(f"{self.desc}: compiled; first step done in {took:.1f} s")
+
+  def _line(self) -> str:
+    pct = 100.0 * self.step / max(self.total, 1)
+    elapsed = time.perf_counter() - (self._start_t or self._t0)
+    done = self.step - self._start_step
+    rate = done / elapsed if elapsed > 0 and done > 0 else 0.0
+    eta = f", eta {_clock((self.total - self.step) / rate)}" if rate > 0 else ""
+    return (
+      f"{self.desc}: step {self.step}/{self.total} ({pct:.0f}%), {rate:.3g} step/s, "
+      f"{_clock(elapsed)} elapsed{eta}"
+    )
+
+  def update(self, step: int) -> None:
+    """Step ``step`` is done."""
+    n, self.step = int(step) - self.step, int(step)
+    if self.bar is not None:
+      self.bar.update(n)
+    elif not self.tty and self._last_print is not None:
+      now = time.perf_counter()
+      if now - self._last_print >= self.every_s:
+        self._last_print = now
+        self._printed_step = self.step
+        self._print(self._line())
+
+  @contextlib.contextmanager
+  def phase(self, text: str):
+    """A stretch without steps (an evaluation): named on the bar, or in a line before and a line
+    after (with its duration) in plain mode."""
+    t0 = time.perf_counter()
+    if self.bar is not None:
+      self.bar.set_postfix_str(text + "...", refresh=True)
+    else:
+      self._print(f"{self.desc}: {text}...")
+    try:
+      yield
+    finally:
+      took = time.perf_counter() - t0
+      if self.bar is not None:
+        self.bar.set_postfix_str("", refresh=False)
+        self._print(f"{self.desc}: {text}: {took:.1f} s")
+      else:
+        self._print(f"{self.desc}: {text}: done in {took:.1f} s")
+      if self._last_print is not None:
+        self._last_print = time.perf_counter()
+
+  def close(self) -> None:
+    """Ends the display once: the bar's final frame, or one final plain line."""
+    if self._closed:
+      return
+    self._closed = True
+    if self.bar is not None:
+      self.bar.close()
+      self.bar = None
+    elif self._start_t is not None and self._printed_step != self.step:
+      self._print(self._line())  # the final state, once

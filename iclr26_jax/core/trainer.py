@@ -35,6 +35,7 @@ Methods with a staged loop (PDNS stages, DSB solvers) compose ``Checkpointer``,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -416,8 +417,10 @@ def _run(
       donate_argnums=(0,),
     )
   bar = None
-  # The bar starts after the first update returns, so its rate and ETA leave out compile time.
+  # The bar starts after the first update returns, so its rate and ETA leave out compile time;
+  # until then a line says the step is compiling. Not a terminal: plain lines, no bar frames.
   want_bar = bool(primary and config.progress_bar and start < num_steps)
+  progress = metrics_lib.Progress(num_steps, start, method.name) if want_bar else None
 
   last_metrics: dict[str, float] = {}
   eval_metrics: dict[str, float] = {}
@@ -480,19 +483,10 @@ def _run(
       for hook in hooks:
         hook(step, state)
       if bar is not None:
-        bar.update(1)
-      elif want_bar:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
-          total=num_steps,
-          initial=step,
-          desc=method.name,
-          unit="step",
-          dynamic_ncols=True,
-          mininterval=1.0,
-          file=sys.stderr,
-        )
+        bar.update(step)
+      elif progress is not None:
+        bar = progress
+        bar.start(step)
         writer.bar = bar
       is_last = step == num_steps
       if step % int(config.log_every) == 0 or is_last:
@@ -500,7 +494,10 @@ def _run(
         check_finite(step)
       if (config.eval_every and step % int(config.eval_every) == 0) or is_last:
         check_finite(step)
-        eval_metrics = dict(method.evaluate(state))
+        with (
+          bar.phase(f"evaluating at step {step}") if bar is not None else contextlib.nullcontext()
+        ):
+          eval_metrics = dict(method.evaluate(state))
         if eval_metrics:
           writer.write(step, eval_metrics)
         writer.flush()
