@@ -194,8 +194,8 @@ def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int):
 
 LSE_IMPLS = ("auto", "matmul", "broadcast")
 # ``auto`` picks the max-shifted matmul when the potential has at least this many components
-# (and the broadcast form below it). Measured crossover on one CPU thread (2026-12-02, shared
-# 2-core host, D = 16, S = 50, forward + backward of the table): see ``log_u_table``.
+# and the broadcast form below it. Not a speed crossover (there was none to find, see
+# ``log_u_table``): K < 16 are the truth potentials, whose cores exceed the matmul's range.
 MATMUL_MIN_COMPONENTS = 16
 
 
@@ -246,9 +246,12 @@ def log_u_table(
     a few tens of nats) are far inside that range; the truth's gaussian bumps are not (log r
     down to -300 at S = 50, read through Q̄_0 = I), hence:
   * ``"auto"`` (default): ``"matmul"`` for K >= ``MATMUL_MIN_COMPONENTS`` (16; the learned
-    potentials, K = 32 .. 1000), ``"broadcast"`` below (the truth potentials, K = 5 / 10).
-    Measured on one CPU thread (D = 16, S = 50, table forward + gradient, 2026-12-02; see
-    ``experiments/bench/dsb_solvers.py``), the matmul form is faster from K = 5 up.
+    potentials, K = 32 .. 1000), ``"broadcast"`` below (the truth potentials, K = 5 / 10, and
+    the tiny tests' K = 8). There is no speed crossover to choose by: table value + gradient
+    on one CPU thread (2026-12-02, shared 2-core host, median of 7 alternating rounds), the
+    matmul form was faster at every shape measured: S = 50, D = 16: 20.7x at K = 3, 18.4x at
+    K = 5, 14.2x at K = 32, 16.0x at K = 128, 27.2x at K = 1000 (339 ms -> 12.4 ms); S = 6 and
+    10, D = 2, K = 3 .. 32: 1.0x to 2.4x. The K threshold is therefore set by the range caveat.
 
   Args:
     log_q_m: (S, S) log Q̄_m; -inf entries allowed.
