@@ -216,6 +216,8 @@ def main(argv):
   if not flags.FLAGS["verbosity"].present:
     logging.set_verbosity(logging.WARNING)  # Orbax is chatty at INFO; -v 0 brings it back
   distributed.maybe_initialize(_MULTIHOST.value)
+  import jax
+
   from experiments import registry  # after distributed init: nothing touches devices first
   from iclr26_jax.core import checkpoint as ckpt_lib
   from iclr26_jax.core import trainer
@@ -239,7 +241,13 @@ def main(argv):
     print(f"config error: {_config_error_message(e)}", file=sys.stderr)
     sys.exit(2)
   try:
-    result = trainer.train(method, config, _WORKDIR.value, allow_config_change=_ALLOW_CHANGE.value)
+    try:
+      result = trainer.train(
+        method, config, _WORKDIR.value, allow_config_change=_ALLOW_CHANGE.value
+      )
+    except jax.errors.JaxRuntimeError:
+      distributed.await_peer_verdict()  # a dead peer: its one line and exit status 1
+      raise
   except (
     workdir_lib.WorkdirBusyError,
     workdir_lib.ConfigChangedError,
@@ -251,6 +259,8 @@ def main(argv):
   ) as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)
+  if result.preempted:
+    return  # the trainer said where it stopped and how to resume; exit status 0
   if distributed.is_primary():
     parts = [f"done: step {int(result.state.step)} in {result.workdir}"]
     if result.metrics:

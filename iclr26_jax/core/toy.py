@@ -17,6 +17,9 @@ gathers the rows inside the jitted step, so the two paths train to the same para
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from typing import Sequence
 
 import flax.linen as nn
@@ -51,6 +54,15 @@ def default_config() -> ml_collections.ConfigDict:
   c.toy.noise = 0.1  # label noise σ
   c.toy.input_noise = 0.0  # std of Gaussian input jitter drawn from the step key (0 = off)
   c.toy.nan_at_step = -1  # fault injection for tests: the loss of this step is NaN
+  # Fault injection for the preemption / dead-peer rehearsals (tests/core/test_preemption.py):
+  # when the host batch of step index `signal_at_step` is drawn (before update
+  # signal_at_step + 1), process `signal_process` sends itself `signal_name` (SIGTERM, SIGINT or
+  # SIGKILL); from then on every host batch waits `step_delay` s (a slow step, so that several
+  # processes agree on a stop mid-run, as they would with accelerator-sized steps).
+  c.toy.signal_at_step = -1
+  c.toy.signal_name = "SIGTERM"
+  c.toy.signal_process = 1
+  c.toy.step_delay = 0.0
   c.toy.data_on_device = False  # True: the dataset stays on the devices (Method.device_data)
   return c
 
@@ -58,7 +70,11 @@ def default_config() -> ml_collections.ConfigDict:
 def validate(config: ml_collections.ConfigDict) -> None:
   """Range checks of the ``toy`` section (``ConfigError`` naming the dotted key)."""
   config_lib.positive(config, "toy.dim", "toy.hidden", "toy.num_examples")
-  config_lib.nonneg(config, "toy.noise", "toy.input_noise")
+  config_lib.nonneg(config, "toy.noise", "toy.input_noise", "toy.step_delay")
+  if config.toy.signal_name not in ("SIGTERM", "SIGINT", "SIGKILL"):
+    raise config_lib.ConfigError(
+      f"config key 'toy.signal_name' must be SIGTERM, SIGINT or SIGKILL; got {config.toy.signal_name!r}"
+    )
 
 
 class MLP(nn.Module):
@@ -128,8 +144,22 @@ class ToyRegression(Method):
     return rng.integers(0, self.x.shape[0], size=int(self.config.batch_size))
 
   def get_batch(self, step):
+    self._inject_fault(step)
     rows = self._indices(step)[shd.process_slice(int(self.config.batch_size))]
     return {"x": self.x[rows], "y": self.y[rows]}
+
+  def _inject_fault(self, step: int) -> None:
+    """``toy.signal_at_step`` and ``toy.step_delay`` (see ``default_config``)."""
+    at = int(self.config.toy.signal_at_step)
+    if at < 0 or step < at:
+      return
+    if (
+      step == at
+      and jax.process_index() == int(self.config.toy.signal_process) % jax.process_count()
+    ):
+      os.kill(os.getpid(), getattr(signal, str(self.config.toy.signal_name)))
+    if self.config.toy.step_delay > 0:
+      time.sleep(float(self.config.toy.step_delay))
 
   def device_data(self):
     """With ``toy.data_on_device``: ``x (N, d)``, ``y (N,)`` and ``idx (num_steps, B)`` int32."""

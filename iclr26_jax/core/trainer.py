@@ -50,6 +50,7 @@ import numpy as np
 from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import metrics as metrics_lib
+from iclr26_jax.core import preemption
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core import workdir as workdir_lib
 from iclr26_jax.core.train_state import TrainState
@@ -128,6 +129,7 @@ class TrainResult:
   eval_metrics: dict[str, float]
   workdir: str
   resumed_from: int | None
+  preempted: str | None = None  # "SIGTERM" / "SIGINT": stopped early with a checkpoint saved
 
 
 def _watched(key: str) -> bool:
@@ -462,7 +464,10 @@ def _run(
       )
     last_checked = step
 
+  preempted = None
+  stop = preemption.StopRequest()
   try:
+    stop.__enter__()
     for step in range(start + 1, num_steps + 1):
       ckpt.poll()  # a background save that has failed stops the run before the next update
       if data is not None:
@@ -505,11 +510,38 @@ def _run(
         check_finite(step)
         ckpt.save(step, state.arrays())
         saved_since_restore = True
+      # Every process asks at every step (the multi-process sync protocol needs it).
+      if stop.should_stop(step) and not is_last:
+        if step % int(config.checkpoint_every) != 0:
+          check_finite(step)
+          ckpt.save(step, state.arrays())
+        ckpt.wait()
+        preempted = stop.signal_name
+        break
   finally:
+    stop.__exit__()
     if bar is not None:
       bar.close()
     writer.bar = None
     ckpt.wait()
+  if preempted is not None:
+    writer.event(step, "preempted", signal=preempted)
+    writer.flush()
+    if primary:
+      print(
+        f"{preempted} received: stopped at step {step} of {num_steps} with checkpoint step {step} "
+        f"saved in {ckpt.directory}; run the same command to resume",
+        file=sys.stderr,
+        flush=True,
+      )
+    return TrainResult(
+      state=state,
+      metrics=last_metrics,
+      eval_metrics={},
+      workdir=workdir,
+      resumed_from=resumed_from,
+      preempted=preempted,
+    )
   if start >= num_steps and not eval_metrics:
     eval_metrics = dict(method.evaluate(state))
   return TrainResult(

@@ -1,0 +1,80 @@
+"""Preemption: SIGTERM or SIGINT means "save at a step boundary, every process at the same step,
+then exit with status 0"; the same command resumes.
+
+A preempted TPU VM or a cluster scheduler (SLURM, Kubernetes) sends SIGTERM some seconds before
+it kills the job; Ctrl-C sends SIGINT. ``StopRequest`` turns either into a stop at a step
+boundary that every process agrees on:
+
+- **one process**: Python handlers record the signal; ``should_stop(step)`` is true at the next
+  step boundary. A second SIGINT gets Python's default (``KeyboardInterrupt``), so a user who
+  really wants out is not held up by a slow save.
+- **several processes** (``jax.distributed`` initialised): JAX's preemption sync manager (the
+  coordination service's, enabled by ``jax_enable_preemption_service``, on by default) catches
+  SIGTERM on any process, tells all of them, and agrees on a step (the largest step any process
+  has reached, plus one); ``multihost_utils.reached_preemption_sync_point(step)`` is then true on
+  every process at that same step, so all save the same checkpoint. SIGINT is forwarded to the
+  process itself as SIGTERM so it takes the same path. No Python SIGTERM handler is installed
+  there: it would replace the sync manager's.
+
+Call ``should_stop`` once per step on every process, from the same start step (a requirement of
+the sync protocol). Use as a context manager: the previous signal handlers come back on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import jax
+
+
+class StopRequest:
+  """Watches for SIGTERM / SIGINT during a training loop (see the module docstring)."""
+
+  def __init__(self):
+    self.signal_name: str | None = None  # set when a stop was requested (this process)
+    self._previous: dict[int, object] = {}
+    self._multi = False
+
+  def __enter__(self) -> "StopRequest":
+    from jax._src import distributed as _dist  # the client exists once initialize() ran
+
+    self._multi = jax.process_count() > 1 and _dist.global_state.client is not None
+    if threading.current_thread() is not threading.main_thread():
+      return self  # signal handlers can only be set from the main thread
+    wanted = (signal.SIGINT,) if self._multi else (signal.SIGTERM, signal.SIGINT)
+    for sig in wanted:
+      self._previous[sig] = signal.getsignal(sig)
+      signal.signal(sig, self._handle)
+    return self
+
+  def __exit__(self, *exc) -> None:
+    for sig, handler in self._previous.items():
+      signal.signal(sig, handler)
+    self._previous.clear()
+
+  def _handle(self, signum, frame) -> None:
+    del frame
+    name = signal.Signals(signum).name
+    if self.signal_name is not None and signum == signal.SIGINT:
+      signal.signal(signal.SIGINT, signal.default_int_handler)
+      raise KeyboardInterrupt  # the second Ctrl-C: out now
+    self.signal_name = name
+    if signum == signal.SIGINT:
+      # Let a second Ctrl-C interrupt at once (also in several processes, where the first one
+      # goes to the sync manager as SIGTERM).
+      signal.signal(signal.SIGINT, self._handle)
+    if self._multi:
+      os.kill(os.getpid(), signal.SIGTERM)  # to JAX's preemption notifier
+
+  def should_stop(self, step: int) -> bool:
+    """True at the step where this run must save and stop (the same step on every process)."""
+    if self._multi:
+      from jax.experimental import multihost_utils
+
+      if multihost_utils.reached_preemption_sync_point(int(step)):
+        self.signal_name = self.signal_name or "SIGTERM"
+        return True
+      return False
+    return self.signal_name is not None
