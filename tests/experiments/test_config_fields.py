@@ -78,6 +78,11 @@ ALLOWED.update(
     ): "read by the 'is' time sampler with a trainable path (no shipped config)",
     ("minpv", "path.presolve_lr"): "read by path.training='presolve_freeze' (no shipped config)",
     ("minpv", "path.presolve_steps"): "read by path.training='presolve_freeze' (no shipped config)",
+    (
+      "toy",
+      "toy.signal_process",
+    ): "fault injection: read by get_batch once toy.signal_at_step >= 0",
+    ("toy", "toy.step_delay"): "fault injection: read by get_batch once toy.signal_at_step >= 0",
   }
 )
 
