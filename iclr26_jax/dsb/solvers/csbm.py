@@ -89,6 +89,7 @@ __all__ = [
   "model_transition_logits",
   "init_state",
   "csbm_train_step",
+  "trains_forward",
   "train_chunk",
   "make_output",
 ]
@@ -516,6 +517,13 @@ def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
   return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
 
 
+def trains_forward(step: jax.Array, cfg: CSBMConfig) -> jax.Array:
+  """Whether CSBM step ``step`` trains the forward model: epoch e = step // epoch_steps trains
+  ``cfg.first_direction`` when e is even, the other direction when e is odd. (B,) or scalar."""
+  epoch = jnp.asarray(step) // cfg.epoch_steps
+  return (epoch % 2) == (0 if cfg.first_direction == "forward" else 1)
+
+
 def csbm_train_step(
   state: TrainState, problem: Any, cfg: CSBMConfig
 ) -> tuple[TrainState, dict[str, jax.Array]]:
@@ -541,7 +549,7 @@ def csbm_train_step(
   net = network(problem, cfg)
   refs = _directions(problem)
   epoch = state.step // cfg.epoch_steps
-  fwd = (epoch % 2) == (0 if cfg.first_direction == "forward" else 1)
+  fwd = trains_forward(state.step, cfg)
   imf = epoch >= 2 * cfg.num_first_iterations
   k_src, k_tgt, k_roll, k_loss = jax.random.split(state.step_key(), 4)
   x0 = dls._draw_source(problem, k_src, cfg.batch_size)
