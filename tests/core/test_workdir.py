@@ -77,16 +77,14 @@ def test_structural_change_stops_before_touching_anything(run_copy):
 
 
 def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy, monkeypatch):
-  import tqdm.auto
-
   bars = []
+  start = metrics_lib.Progress.start
 
-  class Bar(tqdm.auto.tqdm):  # records how the trainer starts its progress bar
-    def __init__(self, *a, **kw):
-      bars.append(kw)
-      super().__init__(*a, **kw)
+  def recording_start(self, step):  # records where the trainer starts its progress display
+    bars.append({"initial": step, "total": self.total})
+    return start(self, step)
 
-  monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+  monkeypatch.setattr(metrics_lib.Progress, "start", recording_start)
   before = _snapshot(run_copy)
   # progress_bar is a display key: it may differ from the stored run without the flag.
   changed = _cfg("optim.learning_rate=0.5,num_steps=15,progress_bar=True")
