@@ -138,10 +138,12 @@ REASONS: dict[str, Reason] = {
   ),
   "dsb/equal_steps_d2": Reason(
     "budget",
-    "cond shape still moves 0.11-0.30 when steps double",
-    "No solver converged at B = 500 on the D = 2 gaussian preset (stable = ±0.02): cond shape at "
-    "500 → 1000 steps DLightSB 0.484 → 0.786, DLightSB-M (kl) 0.196 → 0.444, CSBM 0.488 → 0.613, "
-    "α-CSBM 0.557 → 0.668 (independent baseline 0.361); `--full` runs the paper step counts.",
+    "cond shape still moves 0.10-0.30 when steps double",
+    "No solver converged at B = 500 on the D = 2 gaussian preset (stable = ±0.02), measured "
+    "2026-12-02 with the reference's estimators (per-sample t, KL mean over D, forward first): "
+    "cond shape at 500 → 1000 steps DLightSB 0.484 → 0.786, DLightSB-M (kl) 0.280 → 0.526, "
+    "CSBM 0.496 → 0.595, α-CSBM 0.560 → 0.667 (independent baseline 0.361); `--full` runs the "
+    "paper step counts.",
     _NOT_RUN,
   ),
   # Passes at laptop scale (4 × 4, β = 1.0: advantage 0.240 at the first measurement); the entry is
