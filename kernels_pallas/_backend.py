@@ -41,6 +41,28 @@ def triton_capable() -> bool:
     return False
 
 
+def gpu_capability() -> float | None:
+  """Compute capability of the GPU that kernels are built for, or None when there is none.
+
+  ``jax.default_device`` when it is set to a GPU device (a compile-only device from
+  ``jax.experimental.topologies`` included: this is how a CPU host compiles for an H200), else
+  the default backend's first device when that backend is a GPU. Hopper is 9.0.
+  """
+  dev = jax.config.jax_default_device
+  if dev is None or isinstance(dev, str) or getattr(dev, "platform", None) != "gpu":
+    if backend() != "gpu":
+      return None
+    try:
+      dev = jax.devices()[0]
+    except RuntimeError:
+      return None
+  try:
+    cc = getattr(dev, "compute_capability", None)
+    return None if cc is None else float(cc)
+  except (ValueError, TypeError):
+    return None
+
+
 def resolve_interpret(interpret: bool | None, platform: str | None = None) -> bool:
   """``None`` means: interpret on CPU (no Pallas backend there), compile on GPU/TPU."""
   if interpret is not None:

@@ -12,6 +12,13 @@ Why these numbers:
   ~0.35 us, so the GEMV row uses large K and N blocks; prefill dequantizes a (bk, bn) tile in VMEM
   and does one MXU matmul per (k, plane sweep). The unpack is repeated per M block, so prefill
   uses bm = 512 (one dequantization per tile for M <= 512). Budget: scratch ~ bm*bn*4 (+ bk*bn*4 for dequant).
+* GPU, Hopper and newer (compute capability >= 9.0, Mosaic GPU): up to ``LUT_MAX_M`` rows the
+  lookup-table GEMV (``kernel_mgpu``, variant ``"lut"``): one warpgroup per block, BN = 128 ·
+  columns per thread (``bn``), ``bk`` = the K slice of one block (256: its 32 chunk tables fill
+  32 KiB of shared memory), split-K = K / bk. Its work grows with M (one table and one lookup
+  pass per row) while the Triton decode kernel's does not up to 16 rows; ``LUT_MAX_M`` is where
+  the roofline estimate (``experiments/bench/_roofline.py``, counted PTX per weight-plane at the
+  integer-issue rate) of the two crosses. It needs N % 128 == 0 (no plane copies).
 * GPU (Triton): power-of-two blocks, dot dims >= 16 (decode pads M to 16). Decode splits K over
   ``split_k`` programs (f32 partial outputs summed by XLA: no atomics) so a 4096-wide GEMV still
   fills the SMs; from 17 rows on, the dequantize variant does one dot per 256-input tile instead of
@@ -81,6 +88,32 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
     TableRow("prefill", None, BlockConfig("dequant", bm=64, bn=128, num_warps=8, num_stages=2)),
   ),
 }
+
+
+# Hopper+ (sm_90 and newer): the Mosaic GPU lookup-table GEMV for up to LUT_MAX_M rows, where its
+# roofline estimate beats the Triton decode kernel's at 4096 x 4096, p = 2 (H200, counted SASS
+# per unit; `experiments.bench._roofline.lut_max_rows`, asserted equal in the tests): the LUT
+# kernel is shared-memory bound at ~1.7 us per row (random byte lookups, ~3.15 wavefronts per
+# warp load), the Triton kernel's 16-row block ~10 us (4.85 PTX per weight-plane).
+LUT_MAX_M = 5
+LUT_ROW = TableRow("lut", LUT_MAX_M, BlockConfig("lut", bm=1, bn=512, bk=fmt.TILE))
+LUT_MIN_CAPABILITY = 9.0
+
+
+def lut_eligible(m: int, n: int, capability: float | None) -> bool:
+  """Whether the LUT kernel serves this call: a Hopper+ GPU, at most LUT_MAX_M rows, N % 128 == 0."""
+  return (
+    capability is not None and capability >= LUT_MIN_CAPABILITY and m <= LUT_MAX_M and n % 128 == 0
+  )
+
+
+def lut_config(n: int, k_pad: int, base: BlockConfig | None = None) -> BlockConfig:
+  """The LUT row (or ``base``) clamped to a problem: bn = 128 · (4, 2 or 1) dividing N, bk = the
+  largest multiple of 256 up to the row's that divides K_pad; split_k = K_pad / bk."""
+  cfg = base if base is not None else LUT_ROW.config
+  bn = next(128 * c for c in (4, 2, 1) if 128 * c <= max(cfg.bn, 128) and n % (128 * c) == 0)
+  bk = _largest_divisor(k_pad, max(cfg.bk, fmt.TILE), fmt.TILE)
+  return dataclasses.replace(cfg, variant="lut", bm=1, bn=bn, bk=bk, split_k=k_pad // bk)
 
 
 def table_row(platform: str, m: int) -> TableRow:
@@ -195,5 +228,6 @@ def vmem_bytes(
 
 
 def production_configs() -> list[tuple[str, str, BlockConfig]]:
-  """Every (platform, bucket, config) in the table: what cross-lowering tests must cover."""
+  """Every (platform, bucket, config) in the table: what cross-lowering tests must cover. The
+  Hopper LUT row (``LUT_ROW``, Mosaic GPU) is not in it: it needs the CUDA plugin to lower."""
   return [(plat, row.bucket, row.config) for plat, rows in BLOCK_TABLE.items() for row in rows]

@@ -8,13 +8,24 @@ stores binary planes B_0..B_{NB-1} once and per-precision scales, and serves pre
 Dispatch (``impl``):
 
 * ``"xla"``: ``reference.bitplane_matmul_reference`` (dequantize + matmul), differentiable by JAX.
-* ``"pallas"``: the TPU (Mosaic) or GPU (Triton) kernel, with a ``custom_vjp`` (``jax.grad`` does
+* ``"pallas"``: the TPU (Mosaic) or GPU kernel, with a ``custom_vjp`` (``jax.grad`` does
   not pass through ``pallas_call``) whose backward is the pure-jnp
   ``reference.bitplane_matmul_backward``: dx, dalpha and dbeta, planes fixed (no cotangent for the
   integer planes and precisions).
 * ``"auto"``: the kernel on TPU and on CUDA GPUs of compute capability >= 8.0 (Triton's floor)
   when g is a kernel group size (64/128/256); the XLA path elsewhere, CPU included. The chosen
   path is logged once per configuration at trace time.
+
+GPU kernels: on Hopper and newer (compute capability >= 9.0, ``_backend.gpu_capability``: the
+attached GPU, or ``jax.default_device`` set to a compile-only GPU device) calls of at most
+``blocks.LUT_MAX_M`` rows with N % 128 == 0 run the Mosaic GPU lookup-table GEMV
+(``kernel_mgpu``); every other GPU call, every GPU before Hopper and interpret mode (the LUT
+kernel has no interpret mode) runs the Triton kernel (``kernel_gpu``). An explicit ``config``
+chooses by its variant (``"lut"`` or a Triton variant).
+
+TPU, float16 activations: x is widened to f32 once per call (TPU has no float16 vectors) and the
+kernel writes f32, narrowed to float16 after it (a float16 output block failed in Mosaic on v5e
+and v6e: "failed to legalize operation 'xir.pack_subelements'", M = 1 and 8).
 
 ``precision`` is data (an int32 scalar, or one precision per row of x for a mixed-precision batch),
 so changing it does not recompile. Operands are padded to block multiples (M always; N only when
@@ -36,6 +47,7 @@ from kernels_pallas import _backend
 from kernels_pallas.bitplane_matmul import blocks
 from kernels_pallas.bitplane_matmul import format as fmt
 from kernels_pallas.bitplane_matmul import kernel_gpu
+from kernels_pallas.bitplane_matmul import kernel_mgpu
 from kernels_pallas.bitplane_matmul import kernel_tpu
 from kernels_pallas.bitplane_matmul import reference
 
@@ -96,6 +108,8 @@ def _forward(st: _Static, x2, planes, alpha, beta, prec):
   """Pads, builds the metadata vector, runs the kernel and slices back: ``(M, N)``."""
   lay, cfg = st.layout, st.config
   m, n = x2.shape[0], lay.n
+  if cfg.variant == "lut":
+    return _forward_lut(st, x2, planes, alpha, beta, prec)
   if st.platform == "tpu" and x2.dtype == jnp.float16:
     x2 = x2.astype(jnp.float32)  # TPU has no float16 (exact conversion)
   mp = _backend.round_up(m, cfg.bm)
@@ -113,13 +127,16 @@ def _forward(st: _Static, x2, planes, alpha, beta, prec):
     offsets = jnp.asarray(lay.offsets, jnp.int32)
     meta = jnp.stack([table[idx], offsets[idx], idx, 0]).astype(jnp.int32)
     extra = ()
+  out_dtype = jnp.dtype(st.out_dtype)
+  if st.platform == "tpu" and out_dtype == jnp.float16:
+    out_dtype = jnp.dtype(jnp.float32)  # a float16 output block does not compile (see the top)
   common = dict(
     precisions=lay.precisions,
     group_size=lay.group_size,
     variant=cfg.variant,
     bm=cfg.bm,
     bn=cfg.bn,
-    out_dtype=jnp.dtype(st.out_dtype),
+    out_dtype=out_dtype,
     interpret=st.interpret,
   )
   if st.platform == "tpu":
@@ -153,6 +170,37 @@ def _forward(st: _Static, x2, planes, alpha, beta, prec):
     if y.ndim == 3:  # split-K partial sums (f32)
       y = jnp.sum(y, axis=0)
   return y[:m, :n].astype(st.out_dtype)
+
+
+def _lut_meta(st: _Static, prec, m):
+  """int32 (m, 4) rows ``[p_m, offset(p_m), index(p_m), 0]``; p_m = 0 for an invalid precision."""
+  lay = st.layout
+  idx, valid = reference.precision_index(prec, lay.precisions)
+  offsets = jnp.asarray(lay.offsets, jnp.int32)
+  rows = jnp.stack([jnp.where(valid, prec, 0), offsets[idx], idx, jnp.zeros_like(idx)], axis=-1)
+  return jnp.broadcast_to(rows.astype(jnp.int32), (m, 4))
+
+
+def _forward_lut(st: _Static, x2, planes, alpha, beta, prec):
+  """The Mosaic GPU lookup-table GEMV (Hopper+): x widened to f32 once, per-row precisions,
+  f32 split-K partials summed here."""
+  lay, cfg = st.layout, st.config
+  m = x2.shape[0]
+  xf = jnp.pad(x2.astype(jnp.float32), ((0, 0), (0, lay.k_pad - lay.k)))
+  g = lay.group_size
+  xsum = jnp.sum(xf.reshape(m, lay.k_pad // g, g), axis=-1)
+  y = kernel_mgpu.bitplane_matmul_lut(
+    xf,
+    planes,
+    alpha,
+    beta,
+    _lut_meta(st, prec, m),
+    xsum,
+    group_size=g,
+    cols_per_thread=cfg.bn // kernel_mgpu.THREADS,
+    tiles=cfg.bk // fmt.TILE,
+  )
+  return jnp.sum(y, axis=0)[:, : lay.n].astype(st.out_dtype)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
@@ -244,21 +292,37 @@ def bitplane_matmul(
     return jnp.zeros((*batch, layout.n), out_dtype)
   mixed = prec.ndim > 0
   prec2 = prec.reshape(-1) if mixed else prec
-  # Row multiple on TPU follows the narrowest of the kernel's activation and output dtypes.
-  itemsize = 4 if (plat == "tpu" and x.dtype == jnp.float16) else jnp.dtype(x.dtype).itemsize
-  itemsize = min(itemsize, out_dtype.itemsize)
-  cfg = blocks.pick_config(
-    plat,
-    x2.shape[0],
-    layout.k_pad,
-    layout.n,
-    layout.group_size,
-    itemsize,
-    mixed=mixed,
-    base=config,
-    f32_activations=x.dtype == jnp.float32,
-  )
+  # Row multiple on TPU follows the narrowest of the kernel's activation and output dtypes (on
+  # TPU float16 is widened to f32 for both).
+  tpu16 = lambda dt: 4 if (plat == "tpu" and dt == jnp.float16) else jnp.dtype(dt).itemsize
+  itemsize = min(tpu16(x.dtype), tpu16(out_dtype))
   interpret = _backend.resolve_interpret(interpret)
+  if plat == "gpu" and config is not None and config.variant == "lut":
+    cfg = blocks.lut_config(layout.n, layout.k_pad, config)
+  elif (
+    plat == "gpu"
+    and config is None
+    and not interpret
+    and blocks.lut_eligible(x2.shape[0], layout.n, _backend.gpu_capability())
+  ):
+    cfg = blocks.lut_config(layout.n, layout.k_pad)
+  else:
+    cfg = blocks.pick_config(
+      plat,
+      x2.shape[0],
+      layout.k_pad,
+      layout.n,
+      layout.group_size,
+      itemsize,
+      mixed=mixed,
+      base=config,
+      f32_activations=x.dtype == jnp.float32,
+    )
+  if cfg.variant == "lut" and (plat != "gpu" or interpret):
+    raise ValueError(
+      "the LUT kernel (config variant 'lut') is a compiled Mosaic GPU kernel: it needs "
+      "platform='gpu' and interpret=False (kernel_mgpu.emulate is its CPU oracle)"
+    )
   st = _Static(layout, plat, cfg, mixed, interpret, out_dtype.name)
   _log_once(
     ("pallas", plat, cfg, mixed, interpret),
