@@ -1,8 +1,10 @@
 """Roofline estimates for the kernel benchmarks: bytes and FLOPs per call and the time they imply.
 
 Peak figures (vendor numbers, dense): H200 4.8 TB/s HBM and ~990 TFLOP/s bf16; TPU v5e 819 GB/s HBM
-and 197 TFLOP/s bf16. The implied time is max(bytes / bandwidth, FLOPs / peak): a lower bound,
-an *estimate*, never a measurement.
+and 197 TFLOP/s bf16. Every other unit has its own rate in ``UNIT_RATES`` (GPU: integer, FP32,
+shared-memory wavefronts, instruction issue; TPU: VALU, cross-lane, load/store), each with its
+source or marked "assumed". The implied time is the largest of bytes / bandwidth, FLOPs / peak and
+each unit's counted operations / its rate: a lower bound, an *estimate*, never a measurement.
 """
 
 from __future__ import annotations
@@ -32,20 +34,64 @@ UNPACK_OPS_PER_WEIGHT_PLANE = {
 }
 
 
+# Issue rate of each unit, per device: (operations per second, source). "lane-ops" are per
+# thread (GPU) or per vector lane (TPU). A unit's time is its counted operations / its rate; the
+# estimate is the largest of them, memory and matrix FLOPs included.
+_H200_CLK, _H200_SM = 1.98e9, 132  # boost clock, SMs (NVIDIA H200 datasheet)
+_V5E_CLK = 1.5e9  # assumed (no vendor figure for the TPU v5e core clock)
+UNIT_RATES = {
+  "H200": {
+    "int": (
+      _H200_SM * 64 * _H200_CLK,
+      "CUDA C++ Programming Guide, arithmetic-instruction throughput, cc 9.0: 64 32-bit integer "
+      "add / shift / logical / PRMT results per clock per SM",
+    ),
+    "fp32": (
+      _H200_SM * 128 * _H200_CLK,
+      "same table: 128 FP32 add / multiply / FMA results per clock per SM",
+    ),
+    "smem_wavefronts": (
+      _H200_SM * 1 * _H200_CLK,
+      "shared memory: 32 banks x 4 B = one 128-B wavefront per clock per SM (Hopper tuning guide: "
+      "128 B/clock/SM shared-memory bandwidth)",
+    ),
+    "issue": (
+      _H200_SM * 4 * 32 * _H200_CLK,
+      "4 warp schedulers per SM, one warp instruction (32 threads) per clock each",
+    ),
+  },
+  "TPU v5e": {
+    "valu": (4 * 1024 * _V5E_CLK, "assumed: 4 vector-ALU slots x one 8x128 vreg per cycle"),
+    "xlane": (
+      2 * 1024 / 8 * _V5E_CLK,
+      "third-party instruction tables (pallas-tpu tutorial; the scaling book's TPU chapter): "
+      "vperm / vrot issue every 8 cycles on 2 cross-lane units; clock assumed",
+    ),
+    "vld_vst": (2 * 1024 * _V5E_CLK, "assumed: one vector load and one vector store per cycle"),
+  },
+}
+
+
+def _unit_times(device: str, vector_ops) -> dict:
+  """Seconds per unit; a plain count is counted at the device's integer / VALU rate."""
+  if not isinstance(vector_ops, dict):
+    vector_ops = {"int" if device == "H200" else "valu": vector_ops}
+  rates = UNIT_RATES[device]
+  return {u: c / rates[u][0] for u, c in vector_ops.items() if c}
+
+
 def implied_seconds(
   nbytes: float, flops: float, device: str, vector_ops: float | dict = 0.0
 ) -> tuple[float, str]:
-  """(lower-bound seconds, "memory" | "compute" | "vector") on ``device`` (a key of ``PEAKS``).
+  """(lower-bound seconds, bound) on ``device`` (a key of ``PEAKS``); bound is "memory",
+  "compute" (matrix-unit FLOPs) or the name of the busiest unit of ``UNIT_RATES``.
 
-  ``vector_ops``: one count for every device, or a dict keyed by device."""
+  ``vector_ops``: one count for every device (at the integer / VALU rate), or a dict keyed by
+  device whose values are a count or a ``{unit: operations}`` dict."""
   bw, peak = PEAKS[device]
-  if isinstance(vector_ops, dict):
+  if isinstance(vector_ops, dict) and (not vector_ops or set(vector_ops) <= set(PEAKS)):
     vector_ops = vector_ops.get(device, 0.0)
-  times = {
-    "memory": nbytes / bw,
-    "compute": flops / peak,
-    "vector": vector_ops / VECTOR_OPS[device],
-  }
+  times = {"memory": nbytes / bw, "compute": flops / peak, **_unit_times(device, vector_ops)}
   bound = max(times, key=times.get)
   return times[bound], bound
 
@@ -74,6 +120,74 @@ def bitplane_vector_ops(m: int, k: int, n: int, p: int, variant: str, bm: int) -
     dev: ops[variant] * k * n * p * (-(-m // bm))
     for dev, ops in UNPACK_OPS_PER_WEIGHT_PLANE.items()
   }
+
+
+def smem_wavefronts_per_random_load(entries: int = 256, trials: int = 20000) -> float:
+  """Mean shared-memory wavefronts of a warp load whose 32 lanes read uniformly random 4-byte
+  entries of a table of ``entries`` words (32 banks: a bank with d distinct requested words takes
+  d wavefronts; same-word requests broadcast). Computed (fixed seed); 256 entries give ~3.15."""
+  import numpy as np
+
+  idx = np.random.default_rng(0).integers(0, entries, size=(trials, 32))
+  onehot = np.zeros((trials, entries), bool)
+  np.put_along_axis(onehot, idx, True, axis=1)
+  per_bank = onehot.reshape(trials, entries // 32, 32).sum(axis=1)
+  return float(per_bank.max(axis=1).mean())
+
+
+# The LUT decode kernel (kernel_mgpu, Hopper), SASS counted in the compiled kernel (sm_90a, M = 1,
+# K = N = 4096, g = 128, 4 columns per thread; `experiments.bench._targets.lut_facts` and
+# cuobjdump): per thread, the plane loop (1024 weight-planes per iteration) and the rest (table
+# build, beta, epilogue, once per row), by unit. Loop: 128 PRMT + 128 LEA + 6 other integer, 128
+# LDS, 120 FADD + 8 FFMA + 8 HADD2 (f16 scale widening), 10 LDG, 1 BRA = 537. Rest: 405.
+LUT_SASS = {
+  "loop": {"int": 262, "fp32": 136, "lds": 128, "sts": 0, "issue": 537},
+  "rest": {"int": 47, "fp32": 207, "lds": 0, "sts": 64, "issue": 405},
+}
+LUT_WEIGHTS_PER_ITERATION = 1024
+
+
+def bitplane_lut_unit_ops(m: int, k: int, n: int, p: int) -> dict:
+  """H200 unit operations of one LUT-kernel call: every thread (K·N/1024 of them) runs the loop
+  p times and the rest once, per row; shared-memory wavefronts = warp loads x the random-index
+  bank-conflict factor + conflict-free warp stores."""
+  threads = k * n / LUT_WEIGHTS_PER_ITERATION
+  per = {u: LUT_SASS["loop"][u] * p + LUT_SASS["rest"][u] for u in LUT_SASS["loop"]}
+  waves = per["lds"] / 32 * smem_wavefronts_per_random_load() + per["sts"] / 32
+  return {
+    "int": m * threads * per["int"],
+    "fp32": m * threads * per["fp32"],
+    "smem_wavefronts": m * threads * waves,
+    "issue": m * threads * per["issue"],
+  }
+
+
+def bitplane_lut_bytes(m: int, k: int, n: int, p: int, g: int, has_beta: bool = True) -> int:
+  """The LUT kernel's traffic: p planes, f16 scales, f32 x, and its f32 split-K partials (one
+  (M, N) slice per 256 inputs) written and read back by the sum."""
+  scales = p * (k // g) * n * 2 + ((k // g) * n * 2 if has_beta else 0)
+  return p * k * n // 8 + scales + m * k * 4 + 2 * (k // 256) * m * n * 4
+
+
+def gpu_decode_choice(m: int, k: int, n: int, p: int, g: int = 128) -> tuple[str, float, float]:
+  """("lut" | "triton", LUT estimate, Triton decode estimate) on H200: the production GPU decode
+  kernel for m rows by the roofline (the Triton kernel's block holds 16 rows)."""
+  lut, _ = implied_seconds(
+    bitplane_lut_bytes(m, k, n, p, g), 0.0, "H200", {"H200": bitplane_lut_unit_ops(m, k, n, p)}
+  )
+  tri_bytes = p * k * n // 8 + (p + 1) * (k // g) * n * 2 + m * k * 2 + m * n * 2
+  tri, _ = implied_seconds(
+    tri_bytes,
+    bitplane_flops(m, k, n, p, "partials"),
+    "H200",
+    {"H200": {"int": UNPACK_OPS_PER_WEIGHT_PLANE["H200"]["partials"] * k * n * p}},
+  )
+  return ("lut" if lut < tri else "triton"), lut, tri
+
+
+def lut_max_rows(k: int = 4096, n: int = 4096, p: int = 2) -> int:
+  """The largest M (<= 16) for which the LUT kernel's estimate beats the Triton decode kernel's."""
+  return max((m for m in range(1, 17) if gpu_decode_choice(m, k, n, p)[0] == "lut"), default=0)
 
 
 def bitplane_flops(m: int, k: int, n: int, p: int, variant: str) -> int:
@@ -114,6 +228,17 @@ def spline_tpu_gather_vector_ops(b: int, pairs: int, q: int, c_pad: int) -> int:
   chunks = c_pad // 128
   per_vreg = 4 * SPLINE_TPU_PERMUTE_OPS * chunks + 4 * (chunks - 1) + 8
   return per_vreg * b * pairs * q
+
+
+def spline_tpu_gather_unit_ops(b: int, pairs: int, q: int, c_pad: int) -> dict:
+  """The TPU gather forward's operations by unit: the permute ops (vsetperm + vperm + vpermres,
+  all counted on the cross-lane units) and the VALU selects, multiplies and adds."""
+  chunks = c_pad // 128
+  elems = b * pairs * q
+  return {
+    "xlane": 4 * SPLINE_TPU_PERMUTE_OPS * chunks * elems,
+    "valu": (4 * (chunks - 1) + 8) * elems,
+  }
 
 
 def spline_tpu_gather_bytes(

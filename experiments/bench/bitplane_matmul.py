@@ -213,6 +213,15 @@ def run(
               _roofline.bitplane_vector_ops(m, k, n, p, vname, bm),
             )
           )
+      if m <= blocks.LUT_MAX_M:  # the Hopper LUT kernel (H200 only; counted SASS per unit)
+        for p in precisions:
+          t, bound = _roofline.implied_seconds(
+            _roofline.bitplane_lut_bytes(m, k, n, p, group_size, asymmetric),
+            0.0,
+            "H200",
+            {"H200": _roofline.bitplane_lut_unit_ops(m, k, n, p)},
+          )
+          print(f"    roofline lut p={p}: H200 >= {t * 1e6:.2f} us ({bound})")
       print("    " + _roofline.line("bf16 dense", dense_bytes(m, k, n), 2 * m * k * n))
   return results
 

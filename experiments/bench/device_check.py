@@ -3,7 +3,8 @@
     python -m experiments.bench.device_check [--out device_check.md]      # on one GPU or TPU host
 
 For every production block row of ``bitplane_matmul`` and ``spline_lookup`` on the host's backend
-(TPU: Mosaic kernels; CUDA GPU: Triton kernels), at the benchmark shapes:
+(TPU: Mosaic kernels; CUDA GPU: Triton kernels, and on Hopper+ the Mosaic GPU lookup-table decode
+kernel as the "lut" bit-plane row, M = 1), at the benchmark shapes:
 1. correctness: the kernel (``impl="pallas"``) against the pure-jnp reference (``impl="xla"``):
    max |error| divided by the error scale (bit-plane: max of |x|·|W|; spline: max |y|);
 2. timing (median of ``--reps``): the kernel, the XLA path and the same-shape dense op (bf16
@@ -32,6 +33,7 @@ import numpy as np
 from experiments import _cli
 from experiments.bench import _roofline
 from experiments.bench._timing import median_time
+from kernels_pallas import _backend
 from kernels_pallas.bitplane_matmul import blocks as bblocks
 from kernels_pallas.bitplane_matmul import format as fmt
 from kernels_pallas.bitplane_matmul import ops as bops
@@ -40,7 +42,7 @@ from kernels_pallas.spline_lookup import blocks as sblocks
 from kernels_pallas.spline_lookup import ops as sops
 from kernels_pallas.spline_lookup.grid import SigmaGrid
 
-BUCKET_M = {"decode": 1, "small": 64, "prefill": 512}
+BUCKET_M = {"lut": 1, "decode": 1, "small": 64, "prefill": 512}
 BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
 PRECISIONS = (2, 3, 4)
 HEADER = (
@@ -74,18 +76,17 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
   rng = np.random.default_rng(1)
   w_dense = jnp.asarray(rng.standard_normal((k, n)) * 0.02, jnp.bfloat16)
   dense = jax.jit(lambda x, w: jnp.dot(x, w, preferred_element_type=jnp.float32))
-  kern = jax.jit(
-    functools.partial(
-      bops.bitplane_matmul,
-      impl="pallas",
-      platform=kplat,
-      interpret=interpret,
-      out_dtype=jnp.float32,
-    )
+  op = functools.partial(
+    bops.bitplane_matmul, impl="pallas", platform=kplat, interpret=interpret, out_dtype=jnp.float32
   )
+  triton_decode = bblocks.table_row("gpu", 1).config
   xla = jax.jit(functools.partial(bops.bitplane_matmul, impl="xla", out_dtype=jnp.float32))
   for bucket in buckets:
     m = min(BUCKET_M[bucket], 16) if tiny else BUCKET_M[bucket]
+    # On Hopper the op picks the LUT kernel up to LUT_MAX_M rows: the "decode" row then names the
+    # Triton decode kernel explicitly so both are timed.
+    cfg = triton_decode if (kplat == "gpu" and bucket == "decode") else None
+    kern = jax.jit(functools.partial(op, config=cfg))
     x = jnp.asarray(rng.standard_normal((m, k)), jnp.bfloat16)
     for p in (2, 4):
       pp = jnp.int32(p)
@@ -101,6 +102,21 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
       t_d = median_time(dense, x, w_dense, warmup=warmup, reps=reps)
       variant = bblocks.table_row(kplat, m).config.variant
       nbytes = p * k * n // 8 + (p + 1) * (k // 128) * n * 2 + m * k * 2 + m * n * 4
+      if bucket == "lut":
+        roof = _roof(
+          _roofline.bitplane_lut_bytes(m, k, n, p, 128),
+          0.0,
+          {"H200": _roofline.bitplane_lut_unit_ops(m, k, n, p)},
+        )
+        variant = "lut"
+      else:
+        roof = _roof(
+          nbytes,
+          _roofline.bitplane_flops(m, k, n, p, variant),
+          _roofline.bitplane_vector_ops(
+            m, k, n, p, variant, bblocks.pick_config(kplat, m, k, n, 128, 2).bm
+          ),
+        )
       out.append(
         dict(
           op="bitplane_matmul",
@@ -110,13 +126,7 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
           kernel=t_k,
           xla=t_x,
           dense=t_d,
-          roof=_roof(
-            nbytes,
-            _roofline.bitplane_flops(m, k, n, p, variant),
-            _roofline.bitplane_vector_ops(
-              m, k, n, p, variant, bblocks.pick_config(kplat, m, k, n, 128, 2).bm
-            ),
-          ),
+          roof=roof,
         )
       )
   return out
@@ -157,7 +167,7 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
     if kplat == "tpu" and variant == "gather":  # the lane permutes bound it, not the FLOPs
       bb = sblocks.plan("tpu", G, b, pairs, q).config.fwd_bb
       nbytes = _roofline.spline_tpu_gather_bytes(b, pairs, q, G, c_pad, bb)
-      vector_ops = _roofline.spline_tpu_gather_vector_ops(b, pairs, q, c_pad)
+      vector_ops = {"TPU v5e": _roofline.spline_tpu_gather_unit_ops(b, pairs, q, c_pad)}
     out.append(
       dict(
         op="spline_lookup",
@@ -178,7 +188,14 @@ def run(*, tiny=False, bitplane_buckets=None, spline_buckets=None, reps=10, warm
   plat = _platform()
   interpret = plat == "cpu"
   kplat = "tpu" if plat == "cpu" else plat
-  bitplane_buckets = bitplane_buckets or [r.bucket for r in bblocks.BLOCK_TABLE[kplat]]
+  lut = (
+    ["lut"]
+    if plat == "gpu"
+    and bblocks.lut_eligible(1, 4096, _backend.gpu_capability())
+    and not bitplane_buckets
+    else []
+  )
+  bitplane_buckets = bitplane_buckets or lut + [r.bucket for r in bblocks.BLOCK_TABLE[kplat]]
   spline_buckets = spline_buckets or [r.bucket for r in sblocks.BLOCK_TABLE[kplat]]
   rows = bitplane_rows(kplat, interpret, tiny, bitplane_buckets, reps, warmup) + spline_rows(
     kplat, interpret, tiny, spline_buckets, reps, warmup
