@@ -625,7 +625,10 @@ def sass_loop_instructions(ptx: str, marker: str = "LDS") -> dict:
       capture_output=True, text=True, check=True,
     )  # fmt: skip
     sass = subprocess.run(
-      [os.path.join(bin_dir, "cuobjdump"), "-sass", cubin], capture_output=True, text=True, check=True
+      [os.path.join(bin_dir, "cuobjdump"), "-sass", cubin],
+      capture_output=True,
+      text=True,
+      check=True,
     ).stdout
   insts = []  # (address, opcode text)
   for line in sass.splitlines():
@@ -649,7 +652,9 @@ def sass_loop_instructions(ptx: str, marker: str = "LDS") -> dict:
     if inner or not any(re.search(rf"\b{marker}\b", t) for t in body):
       continue
     best = len(body) if best < 0 else min(best, len(body))
-  exit_at = max((i for i, (_, t) in enumerate(insts) if re.search(r"\bEXIT\b", t)), default=len(insts))
+  exit_at = max(
+    (i for i, (_, t) in enumerate(insts) if re.search(r"\bEXIT\b", t)), default=len(insts)
+  )
   num = lambda pat: int(m.group(1)) if (m := re.search(pat, rep.stderr + rep.stdout)) else -1
   return dict(
     loop=best,

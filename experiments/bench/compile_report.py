@@ -4,6 +4,9 @@
 
 * TPU: ``jax.jit(f).lower().compile()`` through libtpu for each generation (forward; forward + VJP),
   reporting pass / fail (with Mosaic's message) and the executable's memory analysis.
+* GPU (Hopper LUT): the Mosaic GPU decode kernel compiled for a compile-only H200 by the CUDA
+  plugin; ptxas registers / spills and PTX / SASS instructions per (weight, plane) per thread
+  (``_targets.lut_facts``: hot loop, and whole kernel at M = 1, p = 2).
 * GPU: each Triton kernel compiled to sm_90a with the triton wheel; registers, spill bytes, shared
   memory, tensor-core instructions (mma.sync / wgmma), scalar FP32 FMAs, int -> float converts and
   the instructions per thread in the innermost MMA loop (``mma_loop_instr``; for the bit-plane
@@ -68,7 +71,7 @@ def cases(platform: str):
     if plat != platform:
       continue
     m = BUCKET_M[bucket]
-    for xn, xd in (("bf16", jnp.bfloat16), ("f32", jnp.float32)):
+    for xn, xd in (("bf16", jnp.bfloat16), ("f32", jnp.float32), ("f16", jnp.float16)):
       for sn, sd in (("f16", jnp.float16), ("bf16", jnp.bfloat16), ("f32", jnp.float32)):
         out.append((f"bitplane {bucket} M={m} x={xn} scales={sn} fwd", bop, _bp_specs(m, xd, sd)))
     specs = _bp_specs(m, jnp.bfloat16, jnp.float16)
@@ -148,6 +151,42 @@ def gpu_report(only: str = "") -> list[str]:
   return lines
 
 
+def lut_report() -> list[str]:
+  """The Hopper LUT decode kernel (Mosaic GPU) through the public op on a compile-only H200:
+  ptxas registers / spills and PTX / SASS instructions per (weight, plane) per thread."""
+  keys = (
+    "registers",
+    "spill_stores",
+    "ptx_loop",
+    "ptx_total",
+    "ptx_per_wp_loop",
+    "ptx_per_wp_kernel",
+    "sass_loop",
+    "sass_total",
+    "sass_per_wp_loop",
+    "sass_per_wp_kernel",
+    "seconds",
+  )
+  lines = ["| case | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
+  op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu")
+  for g in (64, 128, 256):
+    label = f"bitplane lut M=1 K=N={K} g={g} x=bf16 scales=f16"
+    specs = (
+      SDS((1, K), jnp.bfloat16),
+      SDS((4, K // 32, N), jnp.uint32),
+      SDS((sum(PRECISIONS), K // g, N), jnp.float16),
+      SDS((len(PRECISIONS), K // g, N), jnp.float16),
+      SDS((), jnp.int32),
+    )
+    try:
+      facts = _targets.lut_facts(op, specs, weights_per_iteration=256 * 4)
+      lines.append(f"| {label} | " + " | ".join(str(facts[x]) for x in keys) + " |")
+    except Exception as e:  # noqa: BLE001
+      lines.append(f"| {label} | FAIL: {str(e).splitlines()[0][:100]} |")
+    print(lines[-1], flush=True)
+  return lines
+
+
 NAMES = ("tpu", "gpu", "only", "out")
 
 
@@ -173,6 +212,10 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
     ok, why = _targets.triton_available()
     lines += ["## GPU (sm_90a)", ""]
     lines += gpu_report(a["only"]) if ok else [f"GPU skipped: {why}"]
+    if not a["only"] or "lut" in a["only"]:
+      ok, why = _targets.cuda_available()
+      lines += ["", "## GPU (sm_90a), Mosaic GPU LUT decode kernel (compile-only H200)", ""]
+      lines += lut_report() if ok else [f"skipped: {why}"]
   if a["out"]:
     with open(a["out"], "w") as fh:
       fh.write("\n".join(_header() + lines) + "\n")
