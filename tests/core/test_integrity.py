@@ -9,7 +9,6 @@ full file system (a tmpfs mounted for the test; root only, as on CI).
 
 import contextlib
 import glob
-import hashlib
 import os
 import shutil
 import subprocess
@@ -28,6 +27,7 @@ from iclr26_jax.core import sharding as shd
 from iclr26_jax.core import toy, trainer
 from iclr26_jax.core import workdir as workdir_lib
 from tests.conftest import need_devices
+from tests.core.test_workdir import _snapshot
 
 BASE = "smoke,num_steps=10,checkpoint_every=5,log_every=5,progress_bar=False,mesh.data=1"
 
@@ -43,20 +43,6 @@ def _cfg(extra=""):
 
 def _train(cfg, work, **kw):
   return trainer.train(toy.ToyRegression(cfg), cfg, str(work), **kw)
-
-
-def _snapshot(work):
-  out = {}
-  for p in sorted(glob.glob(os.path.join(str(work), "**"), recursive=True)):
-    if os.path.isfile(p):
-      out[os.path.relpath(p, work)] = hashlib.sha256(open(p, "rb").read()).hexdigest()
-  return out
-
-
-def _arrays(state):
-  return {k: np.asarray(v) for k, v in ckpt_lib.tree_digest(state.arrays()).items()}, jax.tree.map(
-    np.asarray, state.params
-  )
 
 
 def _assert_same_state(a, b):
