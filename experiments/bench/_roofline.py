@@ -249,3 +249,58 @@ def spline_tpu_gather_bytes(
   x and y."""
   padded = pairs * q * c_pad
   return itemsize * (pairs * (g + 1) ** 2 * q + padded * (1 + -(-b // bb)) + b * pairs * 2 + b * q)
+
+
+# The TPU matrix-form forward (`kernel_portable._fwd_kernel_resident`) builds each pair's (C_pad, bb)
+# bf16 head / tail interpolation matrices once per (pair, B-block): 40 VALU ops per (sample, pair,
+# corner), the kernel's own `pl.CostEstimate` figure (iota offset, 4 compares, 4 selects, 3 adds and
+# the hi / lo split, with margin). A count from the source, not from the LLO.
+SPLINE_TPU_MATRIX_BUILD_OPS = 40
+
+
+def spline_tpu_matrix_bytes(
+  b: int, pairs: int, q: int, g: int, c_pad: int, bb: int, itemsize: int = 4
+) -> int:
+  """The TPU matrix forward's traffic: the per-call padding of the table to (P, C_pad, Q) (read
+  the (G+1)^2 rows, write C_pad), the kernel's ceil(B / bb) reads of it (one per B-block), x and
+  y."""
+  padded = pairs * c_pad * q
+  return itemsize * (pairs * (g + 1) ** 2 * q + padded * (1 + -(-b // bb)) + b * pairs * 2 + b * q)
+
+
+def spline_tpu_forward_estimates(
+  b: int, pairs: int, q: int, g: int, c_pad: int, portable_bb: int, gather_bb: int
+) -> dict:
+  """{"portable": (s, bound), "gather": (s, bound)}: the TPU v5e per-unit estimates of the two
+  forward kernels on the same problem, each with its own batch block.
+
+  * portable (interpolation matrices): 3 bf16 MXU passes per f32 dot (``spline_matrix_flops``),
+    the matrix build on the VALU, the table read once per B-block;
+  * gather (lane gathers): 12 cross-lane ops per (sample, pair, output) and 128-corner chunk at the
+    third-party cross-lane rate of ``UNIT_RATES`` (a rate, like the TPU clock, not measured here),
+    8 VALU ops plus the chunk selects, the table transposed per call and read once per B-block.
+
+  Estimates, not measurements: the cross-lane rate decides the gather form's figure, and only a chip
+  can settle it."""
+  dev = "TPU v5e"
+  portable = implied_seconds(
+    spline_tpu_matrix_bytes(b, pairs, q, g, c_pad, portable_bb),
+    spline_matrix_flops(b, pairs, q, c_pad, passes=3),
+    dev,
+    {dev: {"valu": SPLINE_TPU_MATRIX_BUILD_OPS * b * pairs * c_pad}},
+  )
+  gather = implied_seconds(
+    spline_tpu_gather_bytes(b, pairs, q, g, c_pad, gather_bb),
+    spline_gather_flops(b, pairs, q),
+    dev,
+    {dev: spline_tpu_gather_unit_ops(b, pairs, q, c_pad)},
+  )
+  return {"portable": portable, "gather": gather}
+
+
+def spline_tpu_choice(
+  b: int, pairs: int, q: int, g: int, c_pad: int, portable_bb: int, gather_bb: int
+) -> str:
+  """The TPU forward variant ("portable" or "gather") with the smaller estimate."""
+  est = spline_tpu_forward_estimates(b, pairs, q, g, c_pad, portable_bb, gather_bb)
+  return min(est, key=lambda v: est[v][0])

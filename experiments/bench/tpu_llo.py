@@ -21,7 +21,8 @@ is the (assumed) vector rate of ``_roofline.VECTOR_OPS``.
 
 Cases: ``decode_bf16`` / ``decode_f32`` (bit-plane matmul, M = 1, K = N = 1024, g = 128, float16
 scales, p = 2 of planes (2, 3, 4); the production decode row: bk = bn = 1024), ``spline_fwd`` (spline
-lookup forward, G = 8 and G = 12, B = 2048, 8 pairs, Q = 512, the production TPU row).
+lookup forward, G = 8 and G = 12, B = 2048, 8 pairs, Q = 512, the TPU lane-gather kernels:
+``variant="gather"``, the row of ``blocks.table_row("tpu", G, variant="gather")``).
 
   python -m experiments.bench.tpu_llo --case=decode_bf16 [--target=v6e] [--json]
 
@@ -113,12 +114,18 @@ def _case(name: str):
       sds((), jnp.int32),
     )
     return op, specs, "decode", cfg.bk * cfg.bn
+  from kernels_pallas.spline_lookup import blocks as sblocks
   from kernels_pallas.spline_lookup import ops as sops
   from kernels_pallas.spline_lookup.grid import SigmaGrid
 
   g = int(name.rsplit("g", 1)[1])
   op = functools.partial(
-    sops.spline_lookup, grid=SigmaGrid(g), impl="pallas", interpret=False, platform="tpu"
+    sops.spline_lookup,
+    grid=SigmaGrid(g),
+    impl="pallas",
+    interpret=False,
+    platform="tpu",
+    block_sizes=sblocks.table_row("tpu", g, variant="gather").config,
   )
   specs = (sds((2048, 8, 2), jnp.float32), sds((8, g + 1, g + 1, 512), jnp.float32))
   return op, specs, "spline", 32 * 128  # one output tile: 32 rows x 128 samples, one pair

@@ -9,28 +9,72 @@ sized from the VMEM budget below.
 
 | platform | bucket | variant  | fwd (bq, bb, bp) | dT (bq, bb) | dx (bb, bq) | params |
 |----------|--------|----------|------------------|-------------|-------------|--------|
-| tpu      | small  | gather   | 256, 2048, 8     | 256, 512    | 512, 512    | 32 MiB VMEM |
-| tpu      | medium | gather   | 256, 2048, 4     | 256, 512    | 512, 256    | 32 MiB VMEM |
-| tpu      | large  | gather   | 256, 1024, 2     | 128, 256    | 256, 256    | 32 MiB VMEM |
-| tpu      | huge   | gather   | 128, 512, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
+| tpu      | small  | portable | 512, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
+| tpu      | medium | portable | 512, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
+| tpu      | large  | portable | 256, 256, 2      | 128, 256    | 256, 256    | 32 MiB VMEM |
+| tpu      | huge   | portable | 128, 128, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
 | gpu      | small  | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 4 warps, 2 stages |
 | gpu      | medium | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 8 warps, 2 stages |
 | gpu      | large  | gather   | 64, 64 (bq, bb)  | 16, 16      | 64, 64      | 8 warps, 2 stages |
 | gpu      | huge   | gather   | 64, 64 (bq, bb)  | 16, 16      | 64, 64      | 8 warps, 2 stages |
 
+The TPU variant of each row is the one with the smaller per-unit roofline *estimate*
+(`experiments.bench._roofline.spline_tpu_choice`, tested; see Why); the TPU gather kernels stay
+available as `variant="gather"` (`table_row("tpu", G, variant="gather")`, `ALTERNATIVE_TABLE`):
+
+| platform | bucket | variant  | fwd (bq, bb, bp) | dT (bq, bb) | dx (bb, bq) | params |
+|----------|--------|----------|------------------|-------------|-------------|--------|
+| tpu      | small  | gather   | 256, 2048, 8     | 256, 512    | 512, 512    | 32 MiB VMEM |
+| tpu      | medium | gather   | 256, 2048, 4     | 256, 512    | 512, 256    | 32 MiB VMEM |
+| tpu      | large  | gather   | 256, 1024, 2     | 128, 256    | 256, 256    | 32 MiB VMEM |
+| tpu      | huge   | gather   | 128, 512, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
+
 Why:
-* TPU (Mosaic): the forward and dx are the lane-gather kernels (`kernel_tpu_gather.py`: the four
-  corners of 128 samples × 8 outputs per `tpu.dynamic_gather`, 8 f32 FLOPs per (sample, pair, output)
-  as in the sparse lookup); dT is the owner-computes interpolation-matrix kernel
-  (`kernel_portable.py`, bf16x3 MXU dots; Mosaic has no scatter or atomic add). Forward grid (B/bb,
-  Q/bq, P/bp), pairs last ("arbitrary"): the (bq, bb) output block stays in VMEM over the pairs; the
-  table is read B/bb times, hence the wide batch block (2048: a 2 MiB output block and a
-  bp·bq·C_pad·4-byte table block of 1-2 MiB, both double-buffered, well inside 32 MiB). dx grid (P,
-  B/bb, Q/bq) with the output blocks as the reduction. The matrix-form forward and dx remain as
-  `variant="portable"` (`kernel_portable._fwd_kernel_resident` keeps the output column (Q_pad, bb)
-  resident and builds each pair's matrix once per (pair block, B-block)). Lane dims are multiples of
-  128 and every reduction axis is a trailing "arbitrary" grid axis whose output block is revisited
-  consecutively.
+* TPU (Mosaic), choice of variant: per-unit roofline *estimates* (TPU v5e, forward, B = 4096,
+  512 → 512, i.e. P = 256, Q = 512; `python -m experiments.bench.spline_lookup` prints them), not
+  measurements:
+
+  | bucket (G)  | matrix form (`portable`)          | lane gathers (`gather`)          |
+  |-------------|-----------------------------------|----------------------------------|
+  | small (8)   | 2.1 ms (MXU; VALU 0.9, HBM 0.8)   | 16.8 ms (cross-lane; VALU 0.7)   |
+  | medium (14) | 4.2 ms (MXU; VALU 1.7, HBM 1.6)   | 33.6 ms (cross-lane)             |
+  | large (26)  | 16.7 ms (MXU; HBM 11.6, VALU 7.0) | 134 ms (cross-lane)              |
+  | huge (40)   | 44 ms (HBM; MXU 33.5)             | 268 ms (cross-lane)              |
+
+  Rates (`_roofline.UNIT_RATES`): MXU 197 TFLOP/s bf16 and HBM 819 GB/s (vendor figures); VALU
+  4 slots × one 8×128 vreg per cycle (assumed); cross-lane ops (`vsetperm` / `vperm` / `vpermres`)
+  one every 8 cycles on 2 units, from third-party instruction tables (the pallas-tpu tutorial, the
+  scaling book's TPU chapter), at an assumed 1.5 GHz clock. Counts: the gather forward's compiled
+  tile loop issues 12 cross-lane and 8 VALU ops per (sample, pair, output) at G = 8 (libtpu's
+  final LLO, `tpu_llo --case=spline_fwd_g8`, in the compile tier; the cross-lane ops scaled by the
+  number of 128-corner chunks beyond, plus a select per extra chunk); the matrix form does
+  3 bf16 MXU passes per f32 dot (2·C_pad·3 FLOPs per (sample, pair, output)) and 40 VALU ops per
+  (sample, pair, corner) to build the matrices (the kernel's own cost estimate). The gather form
+  does 96× fewer FLOPs at G = 8 but, by this estimate, is 6-8× slower at every bucket (and at
+  B = 65536): its lane permutes, not its FLOPs, bound it. The choice rests on the third-party
+  cross-lane rate: it flips only if cross-lane ops issue 6-8× faster than that (counting only the
+  `vperm` of each gather's three ops, the gather form is still 2-2.7× slower). Only a chip can
+  settle it.
+* TPU (Mosaic), matrix form (`kernel_portable.py`): the forward keeps the output column (Q_pad, bb)
+  resident in VMEM (grid (B/bb, P/bp, Q/bq), `kernel_portable._fwd_kernel_resident`) and builds the
+  (C_pad, bb) interpolation matrices of a pair block once per (pair block, B-block), into bf16
+  head/tail scratch reused by every Q tile; `fwd_bq` is the streamed table tile. When 2·Q_pad·bb·4
+  bytes exceed a quarter of the VMEM limit (Q_pad > 2048 at bb = 512 and 32 MiB) it falls back to
+  the (Q/bq, B/bb, P/bp) grid, which rebuilds the matrix per Q tile (bitwise equal results). dT is
+  the owner-computes kernel (bf16x3 MXU dots; Mosaic has no scatter or atomic add), dx a matmul.
+  Lane dims (bq, bb) are multiples of 128; every reduction axis (pairs and Q tiles in the forward,
+  batch in dT, outputs in dx) is a trailing "arbitrary" grid axis whose output block is revisited
+  consecutively, so VMEM holds one (bp, C_pad, bq) table block, not the layer. Budget:
+  double-buffered blocks, the output column, 2·bp·C_pad·bb bf16 scratch (2 MiB at the small and
+  large rows) and H temporaries. `bq` 128 fits the v5e MXU; try 256 on v6e.
+* TPU (Mosaic), the alternative `variant="gather"` (`kernel_tpu_gather.py`, rows of
+  `ALTERNATIVE_TABLE`): forward and dx by lane gathers (the four corners of 128 samples × 8 outputs
+  per `tpu.dynamic_gather`, 8 f32 FLOPs per (sample, pair, output) as in the sparse lookup); dT the
+  same owner-computes kernel. Forward grid (B/bb, Q/bq, P/bp), pairs last ("arbitrary"): the
+  (bq, bb) output block stays in VMEM over the pairs; the table is read B/bb times, hence the wide
+  batch block (2048: a 2 MiB output block and a bp·bq·C_pad·4-byte table block of 1-2 MiB, both
+  double-buffered, well inside 32 MiB). dx grid (P, B/bb, Q/bq) with the output blocks as the
+  reduction.
 * GPU (Triton): powers of two, dot dims ≥ 16. Programs run concurrently, so reduction axes are walked
   in-kernel (the whole pair range in the forward, the whole batch in dT, all outputs in dx) and the
   table entries above are the in-kernel windows. The (C_pad, bb) matrix lives in registers: at C_pad
@@ -105,7 +149,8 @@ class TableRow(NamedTuple):
   config: BlockSizes
 
 
-_TPU = dict(variant="gather", vmem_limit_bytes=32 * MiB)
+_TPU = dict(variant="portable", vmem_limit_bytes=32 * MiB)
+_TPU_GATHER = dict(variant="gather", vmem_limit_bytes=32 * MiB)
 _GPU = dict(num_stages=2)
 
 BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
@@ -114,21 +159,21 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
       "small",
       128,
       BlockSizes(
-        fwd_bq=256, fwd_bb=2048, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU
+        fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU
       ),
     ),
     TableRow(
       "medium",
       256,
       BlockSizes(
-        fwd_bq=256, fwd_bb=2048, fwd_bp=4, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=256, **_TPU
+        fwd_bq=512, fwd_bb=512, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU
       ),
     ),
     TableRow(
       "large",
       1024,
       BlockSizes(
-        fwd_bq=256, fwd_bb=1024, fwd_bp=2, dt_bq=128, dt_bb=256, dx_bb=256, dx_bq=256, **_TPU
+        fwd_bq=256, fwd_bb=256, fwd_bp=2, dt_bq=128, dt_bb=256, dx_bb=256, dx_bq=256, **_TPU
       ),
     ),
     TableRow(
@@ -136,13 +181,13 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
       None,
       BlockSizes(
         fwd_bq=128,
-        fwd_bb=512,
+        fwd_bb=128,
         fwd_bp=1,
         dt_bq=128,
         dt_bb=128,
         dx_bb=128,
         dx_bq=128,
-        variant="gather",
+        variant="portable",
         vmem_limit_bytes=64 * MiB,
       ),
     ),
@@ -179,6 +224,49 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
   ),
 }
 
+# The rows of the TPU gather kernels, kept as the alternative to the production rows (see the
+# module docstring): `table_row("tpu", G, variant="gather")`.
+ALTERNATIVE_TABLE: dict[str, tuple[TableRow, ...]] = {
+  "tpu": (
+    TableRow(
+      "small",
+      128,
+      BlockSizes(
+        fwd_bq=256, fwd_bb=2048, fwd_bp=8, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=512, **_TPU_GATHER
+      ),
+    ),
+    TableRow(
+      "medium",
+      256,
+      BlockSizes(
+        fwd_bq=256, fwd_bb=2048, fwd_bp=4, dt_bq=256, dt_bb=512, dx_bb=512, dx_bq=256, **_TPU_GATHER
+      ),
+    ),
+    TableRow(
+      "large",
+      1024,
+      BlockSizes(
+        fwd_bq=256, fwd_bb=1024, fwd_bp=2, dt_bq=128, dt_bb=256, dx_bb=256, dx_bq=256, **_TPU_GATHER
+      ),
+    ),
+    TableRow(
+      "huge",
+      None,
+      BlockSizes(
+        fwd_bq=128,
+        fwd_bb=512,
+        fwd_bp=1,
+        dt_bq=128,
+        dt_bb=128,
+        dx_bb=128,
+        dx_bq=128,
+        variant="gather",
+        vmem_limit_bytes=64 * MiB,
+      ),
+    ),
+  ),
+}
+
 
 def next_pow2(v: int) -> int:
   return 1 if v <= 1 else 1 << (v - 1).bit_length()
@@ -194,15 +282,20 @@ def node_pad(G: int) -> int:
   return max(8, next_pow2(G + 1))
 
 
-def table_row(platform: str, G: int) -> TableRow:
-  """The table row for grid size G on `platform` ("tpu" or "gpu")."""
+def table_row(platform: str, G: int, variant: str | None = None) -> TableRow:
+  """The table row for grid size G on `platform` ("tpu" or "gpu"): the production row, or with
+  `variant` the row of that variant (the production row if it is of that variant, else the row of
+  `ALTERNATIVE_TABLE`)."""
   if platform not in BLOCK_TABLE:
     raise ValueError(f"platform must be one of {PLATFORMS}; got {platform!r}")
   c_pad = corner_pad(G)
-  for row in BLOCK_TABLE[platform]:
-    if row.max_c_pad is None or c_pad <= row.max_c_pad:
-      return row
-  raise AssertionError("the last table row must have max_c_pad=None")
+  for rows in (BLOCK_TABLE[platform], ALTERNATIVE_TABLE.get(platform, ())):
+    for row in rows:  # the first row whose C_pad bound holds (the last row has none)
+      if row.max_c_pad is None or c_pad <= row.max_c_pad:
+        if variant is None or row.config.variant == variant:
+          return row
+        break
+  raise ValueError(f"no {platform} table row of variant {variant!r} for G={G}")
 
 
 class Plan(NamedTuple):
@@ -255,3 +348,10 @@ def plan(platform: str, G: int, b: int, p: int, q: int, base: BlockSizes | None 
 def production_configs() -> list[tuple[str, str, BlockSizes]]:
   """Every (platform, bucket, config) in the table: what the cross-lowering tests must cover."""
   return [(plat, row.bucket, row.config) for plat, rows in BLOCK_TABLE.items() for row in rows]
+
+
+def alternative_configs() -> list[tuple[str, str, BlockSizes]]:
+  """Every (platform, bucket, config) of `ALTERNATIVE_TABLE` (the TPU gather rows)."""
+  return [
+    (plat, row.bucket, row.config) for plat, rows in ALTERNATIVE_TABLE.items() for row in rows
+  ]

@@ -33,8 +33,11 @@ gradient (grid (P, B/bb, Q/bq), output blocks last) gathers the same corners and
 
 Departure from DESIGN.md §5 (tables `(P, C_pad, Q)`, a portable interpolation-matrix forward, gathers
 on GPU only): the matrix form costs C_pad/4 × 3 times the sparse lookup's FLOPs on the MXU, and
-the kernels issue (#18) asks for at most 4×; so the TPU rows gather too, on a corners-last table
-(transposed per call by `ops.py`), and the matrix form stays as `variant="portable"`.
+the kernels issue (#18) asked for at most 4×; so this kernel gathers on TPU too, on a corners-last
+table (transposed per call by `ops.py`). It is `variant="gather"` (block sizes in
+`blocks.ALTERNATIVE_TABLE`), not the production TPU row: counted per unit (#30), its cross-lane ops
+below, at the third-party rate of one every 8 cycles on 2 units, make its roofline *estimate* 6-8×
+the matrix form's (`blocks.py` has the numbers; only a chip can settle it).
 
 Compiled by libtpu for v5e (final LLO, `LIBTPU_INIT_ARGS=--xla_mosaic_dump_to=DIR`), each lane gather
 is a vsetperm + vperm + vpermres on the cross-lane unit per (8, 128) vreg; per output vreg and pair the

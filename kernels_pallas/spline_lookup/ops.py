@@ -13,7 +13,9 @@ Dispatch (`impl`):
   cells and weights are recomputed): variant "portable" (`kernel_portable.py`, TPU and GPU) or
   "gather" (`kernel_triton_gather.py` on GPU, `kernel_tpu_gather.py` on TPU: forward and dx by
   gathers, dT by the owner-computes portable kernel unless the GPU's atomic one is asked for) —
-  chosen from the block table by backend (every production row is "gather");
+  chosen from the block table by backend (GPU rows "gather"; TPU rows "portable", the smaller
+  per-unit roofline estimate, see `blocks.py`; `block_sizes` with variant="gather" picks the TPU
+  gather kernels);
 * "auto": the kernels on TPU and on CUDA GPUs with compute capability ≥ 8.0 (Triton's floor), the XLA
   path elsewhere (CPU included). The chosen path is logged once per configuration at trace time.
 

@@ -2,9 +2,11 @@
 
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; github.com/schwallergroup/lmkan). Variants, run through the
 public op with `impl="pallas", interpret=True`:
-  * "tpu-gather"        the TPU row: Mosaic lane-gather fwd and dx (f32 VPU arithmetic; G = 12, so
-                        the corner axis spans two 128-lane chunks), owner-computes dT;
-  * "tpu-portable"      interpolation-matrix fwd / owner-computes dT / dx, Mosaic parameters;
+  * "tpu-gather"        the TPU alternative (variant="gather", `blocks.table_row("tpu", 12,
+                        variant="gather")`): Mosaic lane-gather fwd and dx (f32 VPU arithmetic;
+                        G = 12, so the corner axis spans two 128-lane chunks), owner-computes dT;
+  * "tpu-portable"      the TPU table row: interpolation-matrix fwd / owner-computes dT / dx, Mosaic
+                        parameters;
   * "gpu-portable"      the same bodies with Triton parameters and in-kernel reduction loops;
   * "gpu-gather"        Triton gather fwd and dx, owner-computes dT;
   * "gpu-gather-atomic" Triton gather fwd and dx, row-segment atomic dT (one table row per atomic call,
@@ -57,7 +59,8 @@ F32 = jnp.float32
 # programs and in-kernel windows; TPU blocks come from the table, clamped to the problem.
 _GPU_SMALL = dict(fwd_bq=16, fwd_bb=16, dt_bq=16, dt_bb=16, dx_bb=16, dx_bq=16)
 CASES = {
-  "tpu-gather": ("tpu", None, 12),  # the TPU table row: lane gathers, C_pad = 256 (two lane chunks)
+  # The TPU alternative: lane gathers, C_pad = 256 (two lane chunks).
+  "tpu-gather": ("tpu", blocks.table_row("tpu", 12, variant="gather").config, 12),
   "tpu-portable": ("tpu", blocks.BlockSizes("portable"), 8),  # bf16x3 dots
   "gpu-portable": ("gpu", blocks.BlockSizes("portable", **_GPU_SMALL), 3),
   "gpu-gather": ("gpu", blocks.BlockSizes("gather", **_GPU_SMALL), 10),
@@ -351,3 +354,27 @@ def test_tpu_forward_resident_output_equals_tiled_forward_bitwise():
   resident, tiled = fwd(None), fwd(4096)
   np.testing.assert_array_equal(resident, tiled)
   assert np.max(np.abs(resident)) > 1.0
+
+
+@pytest.mark.parametrize("G", [8, 14, 26, 40])  # one grid size per bucket
+@pytest.mark.parametrize("b", [4096, 65536])
+def test_tpu_row_variant_is_the_faster_roofline_estimate(b, G):
+  """The TPU table row's variant is the forward with the smaller per-unit roofline estimate
+  (`_roofline.spline_tpu_choice`: MXU, VALU, cross-lane and HBM, each variant with its own row's
+  batch block) at 512 -> 512. An estimate that rests on the third-party cross-lane rate, not a
+  measurement: by it the matrix form wins at every bucket (2.1 vs 16.8 ms at G = 8, B = 4096)."""
+  from experiments.bench import _roofline
+
+  pairs, q, c_pad = 256, 512, blocks.corner_pad(G)
+  row = blocks.table_row("tpu", G).config
+  gather = blocks.table_row("tpu", G, variant="gather").config
+  assert (
+    gather.variant == "gather" and blocks.table_row("tpu", G, variant=row.variant).config == row
+  )
+  est = _roofline.spline_tpu_forward_estimates(b, pairs, q, G, c_pad, row.fwd_bb, gather.fwd_bb)
+  assert row.variant == _roofline.spline_tpu_choice(
+    b, pairs, q, G, c_pad, row.fwd_bb, gather.fwd_bb
+  ), est
+  if (b, G) == (4096, 8):
+    assert est["portable"] == (pytest.approx(2.09e-3, rel=0.01), "compute"), est
+    assert est["gather"] == (pytest.approx(16.8e-3, rel=0.01), "xlane"), est

@@ -6,9 +6,9 @@ with the Triton parameters run the real Pallas front ends, which interpret mode 
 ((8, 128) or full dims), Triton power-of-two and dot-size rules, integer ref indexing (gathers) on TPU,
 value slices and scratch on Triton, mismatched `compiler_params`. Every row of `blocks.BLOCK_TABLE` is
 lowered forward and backward (the `jax.grad` graph through the custom_vjp: dT and dx kernels) at the
-benchmark's 512→512 layer shape with a grid size in the row's bucket, plus the opt-in atomic table
-gradient. Only the front end runs here: Mosaic layout passes, VMEM capacity and Triton→PTX need the
-hardware.
+benchmark's 512→512 layer shape with a grid size in the row's bucket, and so is every row of
+`blocks.ALTERNATIVE_TABLE` (the TPU lane-gather kernels), plus the opt-in atomic table gradient. Only
+the front end runs here: Mosaic layout passes, VMEM capacity and Triton→PTX need the hardware.
 """
 
 import dataclasses
@@ -72,6 +72,11 @@ ROWS = [
   pytest.param(plat, bucket, cfg, id=f"{plat}-{bucket}")
   for plat, bucket, cfg in blocks.production_configs()
 ]
+# The TPU lane-gather rows (variant="gather"), the alternative to the production TPU rows.
+ALTERNATIVE_ROWS = [
+  pytest.param(plat, bucket, cfg, id=f"{plat}-{bucket}-{cfg.variant}")
+  for plat, bucket, cfg in blocks.alternative_configs()
+]
 
 
 @pytest.mark.parametrize("platform,bucket,config", ROWS)
@@ -81,6 +86,13 @@ def test_production_config_lowers_forward_and_backward(platform, bucket, config)
   picked = blocks.plan(platform, G, B, P, Q)
   assert picked.config == config
   _lower(platform, G, None)
+
+
+@pytest.mark.parametrize("platform,bucket,config", ALTERNATIVE_ROWS)
+def test_alternative_config_lowers_forward_and_backward(platform, bucket, config):
+  G = BUCKET_G[bucket]
+  assert blocks.plan(platform, G, B, P, Q, config).config == config  # unclamped at this shape
+  _lower(platform, G, config)
 
 
 def test_atomic_table_gradient_lowers_for_triton():
