@@ -268,6 +268,31 @@ def spline_tpu_matrix_bytes(
   return itemsize * (pairs * (g + 1) ** 2 * q + padded * (1 + -(-b // bb)) + b * pairs * 2 + b * q)
 
 
+def spline_tpu_forward_times(
+  b: int, pairs: int, q: int, g: int, c_pad: int, portable_bb: int, gather_bb: int
+) -> dict:
+  """{"portable" | "gather": {unit: seconds}} on TPU v5e, units "memory" (HBM), "compute" (MXU
+  FLOPs) and those of ``UNIT_RATES`` ("valu", "xlane"); see ``spline_tpu_forward_estimates``."""
+  dev = "TPU v5e"
+  bw, peak = PEAKS[dev]
+  work = {
+    "portable": (
+      spline_tpu_matrix_bytes(b, pairs, q, g, c_pad, portable_bb),
+      spline_matrix_flops(b, pairs, q, c_pad, passes=3),
+      {"valu": SPLINE_TPU_MATRIX_BUILD_OPS * b * pairs * c_pad},
+    ),
+    "gather": (
+      spline_tpu_gather_bytes(b, pairs, q, g, c_pad, gather_bb),
+      spline_gather_flops(b, pairs, q),
+      spline_tpu_gather_unit_ops(b, pairs, q, c_pad),
+    ),
+  }
+  return {
+    v: {"memory": nb / bw, "compute": fl / peak, **_unit_times(dev, ops)}
+    for v, (nb, fl, ops) in work.items()
+  }
+
+
 def spline_tpu_forward_estimates(
   b: int, pairs: int, q: int, g: int, c_pad: int, portable_bb: int, gather_bb: int
 ) -> dict:
@@ -282,20 +307,12 @@ def spline_tpu_forward_estimates(
 
   Estimates, not measurements: the cross-lane rate decides the gather form's figure, and only a chip
   can settle it."""
-  dev = "TPU v5e"
-  portable = implied_seconds(
-    spline_tpu_matrix_bytes(b, pairs, q, g, c_pad, portable_bb),
-    spline_matrix_flops(b, pairs, q, c_pad, passes=3),
-    dev,
-    {dev: {"valu": SPLINE_TPU_MATRIX_BUILD_OPS * b * pairs * c_pad}},
-  )
-  gather = implied_seconds(
-    spline_tpu_gather_bytes(b, pairs, q, g, c_pad, gather_bb),
-    spline_gather_flops(b, pairs, q),
-    dev,
-    {dev: spline_tpu_gather_unit_ops(b, pairs, q, c_pad)},
-  )
-  return {"portable": portable, "gather": gather}
+  times = spline_tpu_forward_times(b, pairs, q, g, c_pad, portable_bb, gather_bb)
+  out = {}
+  for v, t in times.items():
+    bound = max(t, key=t.get)
+    out[v] = (t[bound], bound)
+  return out
 
 
 def spline_tpu_choice(

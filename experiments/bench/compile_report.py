@@ -1,4 +1,5 @@
-"""Compiled-code facts for every production block row of both kernels, on a host without a chip.
+"""Compiled-code facts for every production block row of both kernels (and the TPU spline gather rows),
+on a host without a chip.
 
     python -m experiments.bench.compile_report [--tpu=v5e,v6e] [--nogpu] [--only spline] [--out report.md]
 
@@ -79,7 +80,11 @@ def cases(platform: str):
       lambda x, a, b: jnp.sum(jnp.sin(op(x, pl_, a, b, p).astype(jnp.float32))), argnums=(0, 1, 2)
     )(x, a, b)
     out.append((f"bitplane {bucket} M={m} fwd+bwd", grad, specs))
-  for plat, bucket, cfg in sblocks.production_configs():
+  # Spline: the production rows, then (TPU) the lane-gather rows of blocks.ALTERNATIVE_TABLE; TPU
+  # labels name the variant (the production TPU rows are "portable", chosen by the roofline).
+  rows = [(plat, bucket, cfg, None) for plat, bucket, cfg in sblocks.production_configs()]
+  rows += [(plat, bucket, cfg, cfg) for plat, bucket, cfg in sblocks.alternative_configs()]
+  for plat, bucket, cfg, block_sizes in rows:
     if plat != platform:
       continue
     G = BUCKET_G[bucket]
@@ -87,12 +92,20 @@ def cases(platform: str):
     # TPU: a batch as wide as the row's widest block, so the compiled blocks are the row's own.
     b = max(cfg.fwd_bb, cfg.dt_bb, cfg.dx_bb, 512) if platform == "tpu" else 512
     op = functools.partial(
-      sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False, platform=platform
+      sops.spline_lookup,
+      grid=SigmaGrid(G),
+      impl="pallas",
+      interpret=False,
+      platform=platform,
+      block_sizes=block_sizes,
     )
     specs = (SDS((b, p, 2), jnp.float32), SDS((p, G + 1, G + 1, 512), jnp.float32))
-    out.append((f"spline {bucket} G={G} fwd", op, specs))
+    name = (
+      f"spline {bucket} ({cfg.variant}) G={G}" if platform == "tpu" else f"spline {bucket} G={G}"
+    )
+    out.append((f"{name} fwd", op, specs))
     vjp = lambda x, t, g, op=op: jax.vjp(op, x, t)[1](g)
-    out.append((f"spline {bucket} G={G} bwd", vjp, specs + (SDS((b, 512), jnp.float32),)))
+    out.append((f"{name} bwd", vjp, specs + (SDS((b, 512), jnp.float32),)))
   return out
 
 

@@ -164,10 +164,15 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
       else _roofline.spline_matrix_flops(b, pairs, q, c_pad, passes=3 if kplat == "tpu" else 1)
     )  # bf16x3 dots
     nbytes, vector_ops = _roofline.spline_bytes(b, pairs, q, G), 0
-    if kplat == "tpu" and variant == "gather":  # the lane permutes bound it, not the FLOPs
+    if kplat == "tpu":  # per-unit counts (`_roofline.spline_tpu_forward_times`), table per B-block
       bb = sblocks.plan("tpu", G, b, pairs, q).config.fwd_bb
-      nbytes = _roofline.spline_tpu_gather_bytes(b, pairs, q, G, c_pad, bb)
-      vector_ops = {"TPU v5e": _roofline.spline_tpu_gather_unit_ops(b, pairs, q, c_pad)}
+      if variant == "gather":  # the lane permutes bound it, not the FLOPs
+        nbytes = _roofline.spline_tpu_gather_bytes(b, pairs, q, G, c_pad, bb)
+        vector_ops = {"TPU v5e": _roofline.spline_tpu_gather_unit_ops(b, pairs, q, c_pad)}
+      else:  # the MXU passes, the matrix build on the VALU
+        nbytes = _roofline.spline_tpu_matrix_bytes(b, pairs, q, G, c_pad, bb)
+        build = _roofline.SPLINE_TPU_MATRIX_BUILD_OPS * b * pairs * c_pad
+        vector_ops = {"TPU v5e": {"valu": build}}
     out.append(
       dict(
         op="spline_lookup",

@@ -5,9 +5,11 @@ run at about 8–10x the time of a same-shape f32 linear layer on H100, independ
 batch B, layer N_in -> N_out and grid size G this script times, in the same run, the forward and the
 forward+backward (value and gradient of Σ y² w.r.t. x and the table) of
 
-  * portable: `spline_lookup(impl="pallas")` with the interpolation-matrix kernels (TPU and GPU);
+  * portable: `spline_lookup(impl="pallas")` with the interpolation-matrix kernels (TPU and GPU; the
+              production TPU rows, chosen by the per-unit roofline estimate printed below);
   * gather:   the gather forward and dx with the owner-computes dT (Triton pointer gathers on GPU,
-              Mosaic lane gathers on TPU: the production rows of both);
+              the production GPU rows; Mosaic lane gathers on TPU, `variant="gather"` with the
+              rows of `blocks.ALTERNATIVE_TABLE`);
   * gather+atomic: the same with the atomic table gradient (GPU only);
   * xla:      `spline_lookup(impl="xla")`, the pure-jnp gather reference with the closed-form backward;
   * xla-hat:  `reference.spline_lookup_dense`, the dense hat-matrix reference (plain autodiff), only
@@ -69,11 +71,10 @@ def _paths(platform: str, G: int, b: int, p: int):
   if b * p * (G + 1) ** 2 <= _HAT_LIMIT:
     out.append(("xla-hat", None))
   if platform == "tpu":
-    row = blocks.table_row("tpu", G).config
-    portable = dataclasses.replace(row, variant="portable", fwd_bb=min(row.fwd_bb, 512))
+    gather = blocks.table_row("tpu", G, variant="gather").config
     out[:0] = [
-      ("gather", dict(impl="pallas", platform="tpu")),
-      ("portable", dict(impl="pallas", platform="tpu", block_sizes=portable)),
+      ("portable", dict(impl="pallas", platform="tpu")),
+      ("gather", dict(impl="pallas", platform="tpu", block_sizes=gather)),
     ]
   elif platform == "gpu":
     row = blocks.table_row("gpu", G).config
@@ -103,6 +104,38 @@ def _time_path(fn_f, fn_fb, args, warmup, reps):
     )
   except Exception as e:  # pylint: disable=broad-except  (report and continue with other paths)
     return None, None, f"{type(e).__name__}: {str(e).splitlines()[0][:100]}"
+
+
+def tpu_forward_estimate_lines(G: int, b: int, p: int, q: int) -> list[str]:
+  """The TPU v5e per-unit roofline estimates of both forward forms, each with its own table row's
+  batch block, and the variant the production table picks (estimates, not measurements: the
+  gather form's figure rests on the third-party cross-lane rate of `_roofline.UNIT_RATES`)."""
+  c_pad = blocks.corner_pad(G)
+  bbs = {
+    v: blocks.plan("tpu", G, b, p, q, blocks.table_row("tpu", G, variant=v).config).config.fwd_bb
+    for v in ("portable", "gather")
+  }
+  times = _roofline.spline_tpu_forward_times(b, p, q, G, c_pad, bbs["portable"], bbs["gather"])
+  names = {"memory": "HBM", "compute": "MXU", "valu": "VALU", "xlane": "cross-lane"}
+  what = {
+    "portable": f"matrix form (C_pad={c_pad}, 3 bf16 MXU passes per f32 dot)",
+    "gather": "lane-gather form (12 cross-lane ops per 128-corner chunk)",
+  }
+  lines = []
+  for v, t in times.items():
+    bound = max(t, key=t.get)
+    units = ", ".join(f"{names[u]} {s * 1e3:.3g}" for u, s in t.items() if s)
+    lines.append(
+      f"TPU v5e estimate G={G} {v}: {what[v]}, bb={bbs[v]}: >= {t[bound] * 1e3:.3g} ms "
+      f"({names[bound]}; ms by unit: {units})"
+    )
+  chosen = blocks.table_row("tpu", G).config.variant
+  here = _roofline.spline_tpu_choice(b, p, q, G, c_pad, bbs["portable"], bbs["gather"])
+  lines.append(
+    f"TPU table row for G={G} (chosen by this estimate at B = 4096, 512 -> 512): {chosen}; "
+    f"the smaller estimate at this shape: {here}"
+  )
+  return lines
 
 
 NAMES = ("batches", "layers", "grids", "warmup", "reps", "quick")
@@ -182,30 +215,10 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
             f"{t_f / t_df:>9.2f} {t_fb / t_dfb:>9.2f} {bw:>8.1f}"
           )
         nbytes = _roofline.spline_bytes(b, p, q, G)
-        c_pad = blocks.corner_pad(G)
         flops = _roofline.spline_gather_flops(b, p, q)
         print("    " + _roofline.line(f"G={G} gather form (GPU kernels)", nbytes, flops))
-        bb = blocks.plan("tpu", G, b, p, q).config.fwd_bb
-        print(
-          "    "
-          + _roofline.line(
-            f"G={G} lane-gather form, TPU forward (table transposed per call, read B/{bb} "
-            f"times; {_roofline.spline_tpu_gather_vector_ops(1, 1, 1, c_pad)} vector ops per "
-            "(sample, pair, output), from the op counts of the compiled LLO)",
-            _roofline.spline_tpu_gather_bytes(b, p, q, G, c_pad, bb),
-            flops,
-            _roofline.spline_tpu_gather_vector_ops(b, p, q, c_pad),
-          )
-        )
-        print(
-          "    "
-          + _roofline.line(
-            f"G={G} matrix form, TPU kernels (C_pad={c_pad}, 3 bf16 MXU passes per f32 dot: "
-            f"{3 * c_pad // 4}x the gather's FLOPs)",
-            nbytes,
-            _roofline.spline_matrix_flops(b, p, q, c_pad, passes=3),
-          )
-        )
+        for line in tpu_forward_estimate_lines(G, b, p, q):
+          print("    " + line)
 
 
 if __name__ == "__main__":

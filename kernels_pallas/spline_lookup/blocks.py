@@ -54,7 +54,9 @@ Why:
   B = 65536): its lane permutes, not its FLOPs, bound it. The choice rests on the third-party
   cross-lane rate: it flips only if cross-lane ops issue 6-8× faster than that (counting only the
   `vperm` of each gather's three ops, the gather form is still 2-2.7× slower). Only a chip can
-  settle it.
+  settle it. The table is keyed by G only and chosen at that width: the matrix build's VALU work does
+  not grow with Q, so for narrow layers (Q below ~27, e.g. 16 → 16) the gather form's estimate is the
+  smaller (at a few µs per call either way).
 * TPU (Mosaic), matrix form (`kernel_portable.py`): the forward keeps the output column (Q_pad, bb)
   resident in VMEM (grid (B/bb, P/bp, Q/bq), `kernel_portable._fwd_kernel_resident`) and builds the
   (C_pad, bb) interpolation matrices of a pair block once per (pair block, B-block), into bf16
