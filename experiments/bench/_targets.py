@@ -410,11 +410,14 @@ def hlo_facts(hlo_text: str) -> dict:
   stage refresh, is counted as if it took every branch: an upper bound).
 
   Returns:
-    ``{"collectives": {kind: {"count", "bytes"}}, "matmul_flops", "kernel_bytes", "kernels"}``:
+    ``{"collectives": {kind: {"count", "bytes"}}, "matmul_flops", "kernel_bytes", "kernels"}``
+    (and, when the module has conditionals, the same under ``"without_conditionals"``: the work
+    outside every ``conditional``, a lower bound of a step that takes the cheap branch):
     collectives by kind (``-start`` / async forms folded in; bytes = result size), 2·M·N·K of every
     ``dot`` and ``convolution`` (elementwise work not counted), operand + result bytes of every
     instruction that runs as its own kernel outside fused computations (the HBM traffic of a fused
-    program, an estimate), and the number of such kernels.
+    program, an estimate; an operand read only through gathers / dynamic slices is charged the
+    slices' bytes), and the number of such kernels.
   """
   import re
 
@@ -444,8 +447,7 @@ def hlo_facts(hlo_text: str) -> dict:
       shapes[iname] = typ
       out.append((iname, typ, op, rest))
     parsed[name] = out
-  # Multiplicity of each computation (callers before callees: iterate to a fixed point).
-  mult = {entry: 1} if entry else {}
+  # Call edges (caller, callee, times per call or "cond"), then each computation's multiplicity.
   edges = []
   for name, insts in parsed.items():
     for _, _, op, rest in insts:
@@ -466,17 +468,64 @@ def hlo_facts(hlo_text: str) -> dict:
       elif op == "conditional":
         for group in re.findall(r"branch_computations=\{([^}]*)\}", rest):
           for callee in re.findall(r"%?([\w.\-]+)", group):
-            edges.append((name, callee, 1))
+            edges.append((name, callee, "cond"))
         for callee in re.findall(r"(?:true|false)_computation=%?([\w.\-]+)", rest):
-          edges.append((name, callee, 1))
+          edges.append((name, callee, "cond"))
+  full = _propagate(entry, edges)
+  out = _accumulate(parsed, shapes, fused, full)
+  if any(c for _, _, c in edges if c == "cond"):
+    out["without_conditionals"] = _accumulate(
+      parsed, shapes, fused, _propagate(entry, [e for e in edges if e[2] != "cond"])
+    )
+  return out
+
+
+def _propagate(entry: str | None, edges: list[tuple]) -> dict[str, int]:
+  """How often each computation runs per call of ``entry`` (a conditional's branches once)."""
+  mult = {entry: 1} if entry else {}
   for _ in range(64):
     new = dict(mult)
     for a, b, n in edges:
       if a in mult:
-        new[b] = max(new.get(b, 0), mult[a] * n)
+        new[b] = max(new.get(b, 0), mult[a] * (1 if n == "cond" else n))
     if new == mult:
       break
     mult = new
+  return mult
+
+
+_SLICING = ("gather", "dynamic-slice")
+
+
+def _sliced_params(insts: list[tuple], shapes: dict) -> dict[int, int]:
+  """Parameters of a fused computation that are only read through gathers / dynamic slices
+  (operand 0): ``{parameter index: bytes those slices read}`` (their results), so a kernel that
+  gathers a few rows of a large array is not charged the whole array."""
+  import re
+
+  params = {}
+  for iname, _, op, rest in insts:
+    if op == "parameter":
+      m = re.match(r"(\d+)\)", rest)
+      if m:
+        params[iname] = int(m.group(1))
+  out = {}
+  for pname, index in params.items():
+    users = [
+      (typ, op, re.findall(r"%([\w.\-]+)", rest.split("), ")[0]))
+      for _, typ, op, rest in insts
+      if re.search(r"%" + re.escape(pname) + r"\b", rest.split("), ")[0])
+    ]
+    if users and all(op in _SLICING and ops[:1] == [pname] for _, op, ops in users):
+      out[index] = sum(_shape_bytes_dims(typ)[0] for typ, _, _ in users)
+  return out
+
+
+def _accumulate(parsed: dict, shapes: dict, fused: set, mult: dict) -> dict:
+  """Collectives, matmul FLOPs, kernel bytes and kernels of ``parsed`` weighted by ``mult``."""
+  import re
+
+  sliced = {name: _sliced_params(insts, shapes) for name, insts in parsed.items() if name in fused}
   coll: dict[str, dict] = {}
   flops, kbytes, kernels = 0.0, 0, 0
   for name, insts in parsed.items():
@@ -488,27 +537,29 @@ def hlo_facts(hlo_text: str) -> dict:
       if base in _COLLECTIVES:
         c = coll.setdefault(base, {"count": 0, "bytes": 0})
         c["count"] += w
-        nbytes, dims = _shape_bytes_dims(typ)
+        nbytes, _ = _shape_bytes_dims(typ)
         if op.endswith("-start") and typ.startswith("("):  # async tuple: (operands, results)
           nbytes = nbytes // 2
         c["bytes"] += w * nbytes
       if op in ("dot", "convolution") or (op == "custom-call" and "gemm" in rest):
         flops += w * _matmul_flops(op, typ, rest, shapes)
-      if name in fused or op in _NO_KERNEL:
-        continue
-      if op.endswith("-done"):
+      if name in fused or op in _NO_KERNEL or op.endswith("-done"):
         continue
       kernels += w
       operands = re.findall(r"%([\w.\-]+)", rest.split("), ")[0])
-      kb = _shape_bytes_dims(typ)[0]
-      kb += sum(_shape_bytes_dims(shapes[o])[0] for o in operands if o in shapes)
+      out_bytes = _shape_bytes_dims(typ)[0]
+      cheap = {}
+      if op == "fusion":
+        callee = re.search(r"calls=%?([\w.\-]+)", rest)
+        cheap = sliced.get(callee.group(1), {}) if callee else {}
+      elif op in _SLICING:
+        cheap = {0: out_bytes}
+      kb = out_bytes
+      for i, o in enumerate(operands):
+        if o in shapes:
+          kb += cheap.get(i, _shape_bytes_dims(shapes[o])[0])
       kbytes += w * kb
-  return {
-    "collectives": coll,
-    "matmul_flops": flops,
-    "kernel_bytes": kbytes,
-    "kernels": kernels,
-  }
+  return {"collectives": coll, "matmul_flops": flops, "kernel_bytes": kbytes, "kernels": kernels}
 
 
 # ----------------------------------------------------------------------------------------------

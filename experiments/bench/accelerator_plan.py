@@ -29,6 +29,10 @@ environment once per process). Run from the repository root, in the compile venv
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu .venv-compile/bin/python -m \
       experiments.bench.accelerator_plan --out=experiments/bench/ACCELERATOR_PLAN
   ... --rooms=toy,qam --targets=h200x1,v5e-16 --scale=smoke
+  ... --config=experiments/configs/minpv/gaussian_mi.py:paper,batch_size=65536 --targets=h200x1
+
+``--config=FILE.py[:ARG]`` checks one config of your own (any file ``experiments.main`` takes)
+instead of the rooms' accelerator-scale ones: does it fit, and what would the run cost.
 """
 
 from __future__ import annotations
@@ -96,8 +100,10 @@ ROOMS = {
 
 # QAM's OGBench data: the trainer keeps the whole offline set on the devices. The plan does not
 # generate it (hours of MuJoCo); it takes the shapes: puzzle-3x3-play has 55-D observations and 5-D
-# actions (gymnasium.make("puzzle-3x3-v0") in ogbench 1.2.2), 1000 episodes x 1000 steps (spec §11).
-QAM_DATA = {"ogbench": (1_000_000, 55, 5), "smoke": (200, 55, 5)}
+# actions (gymnasium.make("puzzle-3x3-v0") in ogbench 1.2.2), 1000 episodes x 1000 steps (spec §11;
+# ``data.generate_episodes`` x ``data.generate_length`` when the config sets them).
+OGBENCH_DIMS = {"puzzle-3x3": (55, 5)}
+OGBENCH_EPISODES = 1000
 
 # Target -> family, devices, hosts, HBM bytes per device, dense matrix peak FLOP/s per device (bf16
 # on TPU, where f32 dots at default precision run as bf16 passes; TF32 on H200, which XLA uses for
@@ -145,28 +151,39 @@ LAUNCH_NOTE = (
 
 def load_config(room: str, arg: str):
   """The room's config from its file with ``arg`` applied, as ``experiments.main`` loads it."""
+  return load_config_file(os.path.join(CONFIGS, ROOMS[room][0]), arg)
+
+
+def load_config_file(path: str, arg: str):
+  """``get_config(arg)`` of the config file ``path`` (``arg`` "" for the defaults)."""
   import importlib.util
 
-  path = os.path.join(CONFIGS, ROOMS[room][0])
-  spec = importlib.util.spec_from_file_location(f"plan_config_{room}", path)
+  name = "plan_config_" + "".join(ch if ch.isalnum() else "_" for ch in path)
+  spec = importlib.util.spec_from_file_location(name, path)
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   return module.get_config(arg) if arg else module.get_config()
 
 
 def make_method(room: str, config, scale: str):
-  """``registry.get_method(config.method)(config)``; QAM's OGBench data replaced by zero-cost
-  arrays of the real shapes (``QAM_DATA``): only their shapes enter the compiled program."""
+  """``registry.get_method(config.method)(config)``; QAM's OGBench data (a known env of
+  ``OGBENCH_DIMS``) replaced by zero-cost arrays of the real shapes: only their shapes enter the
+  compiled program."""
+  del room, scale
   from experiments import registry
 
   registry.validate(config)
   cls = registry.get_method(config.method)
-  if room != "qam":
+  dims = None
+  if config.method == "qam":
+    dims = next((v for k, v in OGBENCH_DIMS.items() if k in str(config.data.name)), None)
+  if dims is None:
     return cls(config)
   import numpy as np
   from iclr26_jax.qam import method as qam_method
 
-  t, obs, act = QAM_DATA["smoke" if scale == "smoke" else "ogbench"]
+  episodes = int(config.data.generate_episodes) or OGBENCH_EPISODES
+  t, (obs, act) = episodes * int(config.data.generate_length), dims
   z = np.zeros((), np.float32)
   fake = {
     "observations": np.broadcast_to(z, (t, obs)),
@@ -274,15 +291,9 @@ def cell_facts(compiled, seconds: float, target: str) -> dict:
       xla_cost = {"flops": float(ca.get("flops", 0.0)), "bytes": float(ca.get("bytes accessed", 0))}
   except Exception:  # noqa: BLE001 - GPU compile-only: None
     pass
-  n = t["devices"]
-  comm = 0.0
-  for kind, c in hlo["collectives"].items():
-    factor = 2.0 * (n - 1) / n if kind == "all-reduce" else (n - 1) / n
-    comm += factor * c["bytes"] / t["link"] if t["link"] else 0.0
-  compute = hlo["matmul_flops"] / t["peak"]
-  memory = max(hlo["kernel_bytes"], arg + out - alias) / t["bw"]
-  launch = hlo["kernels"] * t["launch"]
-  step = max(compute, memory) + comm + launch
+  compute, memory, comm, launch, step = _roofline(hlo, t, arg + out - alias)
+  low = hlo.get("without_conditionals")
+  step_lo = _roofline(low, t, arg + out - alias)[-1] if low else step
   return dict(
     compile_s=round(seconds, 1),
     argument=arg,
@@ -301,11 +312,29 @@ def cell_facts(compiled, seconds: float, target: str) -> dict:
     est_comm_s=comm,
     est_launch_s=launch,
     est_step_s=step,
+    est_step_lo_s=step_lo,
+    cond_free=low,
   )
 
 
-def run_worker(family: str, rooms: list[str], targets: list[str], scale: str, out: str) -> None:
-  """Compiles every (room, target) of one family; appends one JSON line per cell to ``out``."""
+def _roofline(hlo: dict, t: dict, min_bytes: int) -> tuple[float, ...]:
+  """(compute, memory, collectives, launches, step) seconds: the estimate's terms for one step."""
+  n = t["devices"]
+  comm = 0.0
+  for kind, c in hlo["collectives"].items():
+    factor = 2.0 * (n - 1) / n if kind == "all-reduce" else (n - 1) / n
+    comm += factor * c["bytes"] / t["link"] if t["link"] else 0.0
+  compute = hlo["matmul_flops"] / t["peak"]
+  memory = max(hlo["kernel_bytes"], min_bytes) / t["bw"]
+  launch = hlo["kernels"] * t["launch"]
+  return compute, memory, comm, launch, max(compute, memory) + comm + launch
+
+
+def run_worker(
+  family: str, rooms: list[str], targets: list[str], scale: str, out: str, config_spec: str = ""
+) -> None:
+  """Compiles every (room, target) of one family; appends one JSON line per cell to ``out``.
+  With ``config_spec`` ("FILE.py[:ARG]") that one config is the only "room"."""
   import jax
 
   def emit(rec):
@@ -314,9 +343,13 @@ def run_worker(family: str, rooms: list[str], targets: list[str], scale: str, ou
 
   mine = [t for t in targets if TARGETS[t]["family"] == family]
   for room in rooms:
-    arg = ROOMS[room][1] if scale == "paper" else ROOMS[room][2]
+    if config_spec:
+      path, _, arg = config_spec.partition(":")
+    else:
+      arg = ROOMS[room][1] if scale == "paper" else ROOMS[room][2]
+      path = os.path.join(CONFIGS, ROOMS[room][0])
     try:
-      config = load_config(room, arg)
+      config = load_config_file(path, arg)
       method = make_method(room, config, scale)
     except Exception as e:  # noqa: BLE001 - one line per cell
       for target in mine:
@@ -391,8 +424,15 @@ def cell_text(rec: dict) -> str:
   t = TARGETS[rec["target"]]
   fit = "fits" if rec["fits"] else "does not fit"
   mode = " (fsdp)" if rec["mode"] == "fsdp" else ""
-  run = rec["num_steps"] * rec["est_step_s"]
-  return f"{fit}{mode}: {_fmt_bytes(rec['total'])} / {_fmt_bytes(t['hbm'])}; run ≈ {_fmt_s(run)}"
+  return f"{fit}{mode}: {_fmt_bytes(rec['total'])} / {_fmt_bytes(t['hbm'])}; run ≈ {run_text(rec)}"
+
+
+def run_text(rec: dict) -> str:
+  """The estimated run time, a range "lo – hi" when the step has conditionals (lo: no branch
+  taken, hi: every branch on every step)."""
+  hi = rec["num_steps"] * rec["est_step_s"]
+  lo = rec["num_steps"] * rec.get("est_step_lo_s", rec["est_step_s"])
+  return _fmt_s(hi) if lo >= 0.95 * hi else f"{_fmt_s(lo)} – {_fmt_s(hi)}"
 
 
 def table(records: list[dict], rooms: list[str], targets: list[str]) -> str:
@@ -426,6 +466,14 @@ def details(records: list[dict]) -> str:
       out.append(f"{head}: not compiled: {r['error']}")
       continue
     t = TARGETS[r["target"]]
+    cond = ""
+    if r.get("cond_free"):
+      c = r["cond_free"]
+      cond = (
+        f" with every conditional branch taken; without the work under conditionals "
+        f"{c['matmul_flops'] / 1e9:.3g} GFLOP, {_fmt_bytes(c['kernel_bytes'])}, {c['kernels']} "
+        f"kernels → step ≈ {_fmt_s(r['est_step_lo_s'])}"
+      )
     xla = ""
     if r.get("xla_cost"):
       xla = (
@@ -441,8 +489,9 @@ def details(records: list[dict]) -> str:
       f"GFLOP matmul, {_fmt_bytes(r['kernel_bytes'])} kernel traffic, {r['kernels']} kernels"
       f"{xla}. Estimates: compute {_fmt_s(r['est_compute_s'])}, memory "
       f"{_fmt_s(r['est_memory_s'])}, collectives {_fmt_s(r['est_comm_s'])}, launches "
-      f"{_fmt_s(r['est_launch_s'])} → step ≈ {_fmt_s(r['est_step_s'])}; {r['num_steps']} steps ≈ "
-      f"{_fmt_s(r['num_steps'] * r['est_step_s'])} (estimate)."
+      f"{_fmt_s(r['est_launch_s'])} → step ≈ {_fmt_s(r['est_step_s'])}"
+      + cond
+      + f"; {r['num_steps']} steps ≈ {run_text(r)} (estimate)."
     )
   return "\n".join(out)
 
@@ -463,7 +512,9 @@ def report(records, rooms, targets, command: str, versions: dict, wall_s: float)
     "`max(FLOPs / peak, bytes / HBM bandwidth) + collectives / link bandwidth + kernels × launch` "
     f"({LAUNCH_NOTE}) and the run time `num_steps × step` of the config (no evaluation, "
     "checkpoints or input pipeline). Small steps are launch- or latency-bound, which a roofline "
-    "does not see well: read the run times as order-of-magnitude estimates.",
+    "does not see well: read the run times as order-of-magnitude estimates. A step with "
+    "`lax.cond` (PDNS's stage and epoch refresh, DSB's direction switch) gets a range: from the "
+    "work outside every conditional to every branch taken on every step.",
     "",
     "Cells: fits / does not fit (per-device peak ≈ arguments + outputs − donated + temporaries, "
     "against HBM) and the estimated run time. `fsdp`: compiled again with "
@@ -475,6 +526,9 @@ def report(records, rooms, targets, command: str, versions: dict, wall_s: float)
     "",
   ]
   for room in rooms:
+    if room not in ROOMS:
+      lines.append(f"- **{room}**: the config given with `--config`.")
+      continue
     path, arg, _, what = ROOMS[room]
     lines.append(f"- **{room}**: `{CONFIGS}/{path}{':' + arg if arg else ''}`: {what}.")
   lines += ["", "## Targets (peak figures and their sources)", ""]
@@ -502,7 +556,7 @@ def _versions() -> dict:
   return out
 
 
-def plan(rooms, targets, scale: str, timeout_s: int) -> tuple[list[dict], float]:
+def plan(rooms, targets, scale: str, timeout_s: int, config_spec: str = "") -> tuple[list, float]:
   """Runs one worker subprocess per target family (sequentially) and collects their records."""
   families = []
   for t in targets:
@@ -523,6 +577,7 @@ def plan(rooms, targets, scale: str, timeout_s: int) -> tuple[list[dict], float]
         f"--rooms={','.join(rooms)}",
         f"--targets={','.join(targets)}",
         f"--scale={scale}",
+        f"--config={config_spec}",
       ]
       print(f"[plan] compiling for {fam} ...", flush=True)
       try:
@@ -549,7 +604,7 @@ def plan(rooms, targets, scale: str, timeout_s: int) -> tuple[list[dict], float]
   return records, time.perf_counter() - t0
 
 
-NAMES = ("rooms", "targets", "scale", "out", "timeout", "worker", "worker_out")
+NAMES = ("rooms", "targets", "scale", "config", "out", "timeout", "worker", "worker_out")
 
 
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
@@ -558,6 +613,12 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   flags.DEFINE_list("targets", list(TARGETS), f"Subset of {','.join(TARGETS)}.", flag_values=fv)
   flags.DEFINE_enum(
     "scale", "paper", ["paper", "smoke"], "Accelerator-scale configs or smoke.", flag_values=fv
+  )
+  flags.DEFINE_string(
+    "config",
+    "",
+    "FILE.py[:ARG]: check this config (as experiments.main takes it) instead of the rooms'.",
+    flag_values=fv,
   )
   flags.DEFINE_string(
     "out", "", "Write OUT.md (the report) and OUT.json (the records).", flag_values=fv
@@ -575,14 +636,18 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
   a = _cli.values(fv, NAMES)
   rooms = [r for r in a["rooms"] if r]
   targets = [t for t in a["targets"] if t]
-  if not rooms or set(rooms) - set(ROOMS):
+  if a["config"]:
+    if not os.path.isfile(a["config"].partition(":")[0]):
+      raise app.UsageError(f"--config: no file {a['config'].partition(':')[0]!r}")
+    rooms = [os.path.basename(a["config"].partition(":")[0])[: -len(".py")]]
+  elif not rooms or set(rooms) - set(ROOMS):
     raise app.UsageError(f"--rooms must name some of {tuple(ROOMS)}; got {a['rooms']!r}")
   if not targets or set(targets) - set(TARGETS):
     raise app.UsageError(f"--targets must name some of {tuple(TARGETS)}; got {a['targets']!r}")
   if a["worker"]:
-    run_worker(a["worker"], rooms, targets, a["scale"], a["worker_out"])
+    run_worker(a["worker"], rooms, targets, a["scale"], a["worker_out"], a["config"])
     return
-  records, wall = plan(rooms, targets, a["scale"], a["timeout"])
+  records, wall = plan(rooms, targets, a["scale"], a["timeout"], a["config"])
   command = "python -m experiments.bench.accelerator_plan" + "".join(
     f" {arg}" for arg in sys.argv[1:]
   )
