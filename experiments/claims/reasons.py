@@ -13,8 +13,9 @@ reason is shown only beside a FAIL.
   Without such evidence the class is ``"open"``. A FAIL with no entry reads "open (no reason
   recorded)"; a claim that raised, or measured nothing (NaN), says so instead.
 * ``FULL_RUN_ESTIMATES``: claim name -> ``{"h200": "...", "v5e-16": "..."}``, the estimated wall
-  time of the claim's ``--full`` run on one H200 and on a TPU v5e-16 slice. Empty here: an
-  accelerator plan fills it, either by updating the dict or by defining the same dict in a module
+  time of the claim's ``--full`` run on one H200 and on a TPU v5e-16 slice, filled from the
+  accelerator plan (``experiments/bench/ACCELERATOR_PLAN.md``) where a claim's ``--full`` config
+  is one the plan compiled; it may also be given by defining the same dict in a module
   ``experiments/accelerator_plan.py``, which ``full_run_estimates`` merges when it exists. Until
   then the report prints "–"; claims without a ``--full`` setting (``NO_FULL_SETTING``) print
   "n/a".
@@ -162,7 +163,19 @@ REASONS: dict[str, Reason] = {
 # Every claim reads ``ctx.full`` except these.
 NO_FULL_SETTING = frozenset({"qam/analytic_tilt"})
 
-FULL_RUN_ESTIMATES: dict[str, dict[str, str]] = {}
+# From experiments/bench/ACCELERATOR_PLAN.md (#29): runs x steps x the estimated step time of the
+# room's accelerator-scale config compiled for one H200 and a v5e-16 slice (roofline + launches,
+# never measured). "≤": the plan's config is the claim's largest run (QAM: 12 seeds x QAM / FQL /
+# BC at QAM's step; lmKAN: 3 seeds x 7 models at h = 128's step); "≈": the claim's own config
+# (MinPV: 2 paths x 3 seeds of gaussian_mi.py:paper's step; toy: 8000 steps). Data generation
+# (QAM: 1000 OGBench episodes) and evaluation are not included. Claims whose --full config is not a
+# compiled one (PDNS 8 x 8, DSB D = 2, AnyBCQ's calibration) stay "–".
+FULL_RUN_ESTIMATES: dict[str, dict[str, str]] = {
+  "core/toy_ols_recovery": {"h200": "≈ 160 ms (est.)", "v5e-16": "≈ 448 ms (est.)"},
+  "qam/ogbench_puzzle3x3": {"h200": "≤ 21.8 h (est.)", "v5e-16": "≤ 46.1 h (est.)"},
+  "minpv/minpv_vs_fixed_d10": {"h200": "≈ 18.6 s (est.)", "v5e-16": "≈ 13.7 s (est.)"},
+  "lmkan/teacher_flop_ratio": {"h200": "≤ 27.3 s (est.)", "v5e-16": "≤ 3.63 min (est.)"},
+}
 
 
 def full_run_estimates() -> dict[str, dict[str, str]]:
