@@ -45,6 +45,7 @@ def rollout(
   x0: jax.Array,
   noise: jax.Array,
   num_steps: int,
+  unroll: int | bool = 1,
 ) -> jax.Array:
   """Forward memoryless rollout (spec §5 item 2), no stop-gradient applied here.
 
@@ -58,6 +59,8 @@ def rollout(
     x0: ``(B, D)`` initial noise X_0.
     noise: ``(N−1, B, D)`` standard normal ε_k.
     num_steps: N ≥ 2.
+    unroll: ``jax.lax.scan``'s ``unroll`` (1: a rolled loop; ``True``: the N − 1 steps traced
+      as straight-line code, which XLA schedules and buffers as one graph; same arithmetic).
   Returns:
     ``(N+1, B, D)`` the states X_0..X_N.
   """
@@ -73,7 +76,7 @@ def rollout(
     x_next = x + h * drift + jnp.sqrt(h) * sig[k] * eps
     return x_next, x_next
 
-  x_last, xs = jax.lax.scan(step, x0, (jnp.arange(num_steps - 1), noise))
+  x_last, xs = jax.lax.scan(step, x0, (jnp.arange(num_steps - 1), noise), unroll=unroll)
   t_last = jnp.full((b,), (num_steps - 1) * h, x0.dtype)
   x_n = x_last + h * v_base(obs, x_last, t_last)
   return jnp.concatenate([x0[None], xs, x_n[None]], axis=0)
@@ -152,8 +155,37 @@ def terminal_adjoint(
   return -inv_temp * jax.grad(total_q)(x_n)
 
 
+def terminal_adjoint_by_member(
+  member: Callable, members, obs: jax.Array, x_n: jax.Array, inv_temp
+) -> jax.Array:
+  """``terminal_adjoint`` with a ``jax.lax.scan`` over the K target members: one member's
+  forward and backward live at a time; equal to it up to the order of the f32 sum over members.
+
+  Args:
+    member: ``member(p_j, obs (B, S), actions (B, D)) -> (B,)`` (``networks.critic_member``).
+    members: the target members' parameters stacked on a leading K axis.
+    obs: ``(B, S)``; x_n: ``(B, D)``; inv_temp: λ.
+  Returns:
+    ``(B, D)`` ã_N = −λ·∇_a mean_j Q̄_j(s, clip(a, −1, 1)) at a = X_N.
+  """
+  _check_2d("x_n", x_n)
+  k = jax.tree.leaves(members)[0].shape[0]
+
+  def body(acc, p_j):
+    q_sum = lambda a: jnp.sum(member(p_j, obs, jnp.clip(a, -1.0, 1.0))) / k
+    return acc + jax.grad(q_sum)(x_n), None
+
+  acc, _ = jax.lax.scan(body, jnp.zeros_like(x_n), members)
+  return -inv_temp * acc
+
+
 def lean_adjoint(
-  v_base: Velocity, obs: jax.Array, xs: jax.Array, adj_terminal: jax.Array, num_steps: int
+  v_base: Velocity,
+  obs: jax.Array,
+  xs: jax.Array,
+  adj_terminal: jax.Array,
+  num_steps: int,
+  unroll: int | bool = 1,
 ) -> jax.Array:
   """Backward lean-adjoint sweep (spec §5 item 4).
 
@@ -166,6 +198,7 @@ def lean_adjoint(
     xs: ``(N+1, B, D)`` or ``(N, B, D)`` rollout states (only X_0..X_{N−1} are used).
     adj_terminal: ``(B, D)`` ã_N.
     num_steps: N.
+    unroll: ``jax.lax.scan``'s ``unroll`` (1 rolled, ``True`` straight-line; same arithmetic).
   Returns:
     ``(N, B, D)`` the adjoints ã_0..ã_{N−1}.
   """
@@ -185,7 +218,7 @@ def lean_adjoint(
     return adj_k, adj_k
 
   ks = jnp.arange(num_steps)
-  _, adjs = jax.lax.scan(step, adj_terminal, (ks, xs[:num_steps]), reverse=True)
+  _, adjs = jax.lax.scan(step, adj_terminal, (ks, xs[:num_steps]), reverse=True, unroll=unroll)
   return adjs
 
 
@@ -258,3 +291,53 @@ def base_velocities_on_grid(
   x_flat = xs[:n].reshape(n * b, d)
   t_flat = jnp.repeat(jnp.arange(n) * (1.0 / n), b)
   return jax.lax.stop_gradient(v_base(obs_rep, x_flat, t_flat)).reshape(n, b, d)
+
+
+def adjoint_matching_loss_and_grad_by_step(
+  v_fine: Callable,
+  params,
+  obs: jax.Array,
+  xs: jax.Array,
+  adjs: jax.Array,
+  v_base_at: jax.Array,
+  num_steps: int,
+  unroll: int | bool = 1,
+):
+  """Eq. 8 and its gradient in θ, one flow step at a time (a ``jax.lax.scan`` over k).
+
+  Step k runs v_θ's forward and backward on the B points (s, X_k, t_k) and adds its term
+  mean_B Σ_d [(2/σ_k)(v_θ − v_β̄) + σ_k·ã_k]² and its gradient to the sums, so one step's
+  activations are live instead of the N·B points' of ``grid_adjoint_matching_loss`` (same
+  arithmetic per point; the N terms and gradients are summed in another order).
+
+  Args:
+    v_fine: ``v_fine(params, obs, x, t) -> (B, D)``.
+    params: θ.
+    obs: ``(B, S)``; xs: ``(N + 1, B, D)`` or ``(N, B, D)`` (X_N unused).
+    adjs: ``(N, B, D)`` ã_k; v_base_at: ``(N, B, D)`` v_β̄(s, X_k, t_k) (both constant).
+    num_steps: N.
+    unroll: the scan's ``unroll``.
+  Returns:
+    ``(loss, grads)`` with ``grads`` shaped like ``params``.
+  """
+  n, b = num_steps, obs.shape[0]
+  sig = sigmas(n)
+  adjs, v_base_at = jax.lax.stop_gradient((adjs, v_base_at))
+
+  def body(carry, inp):
+    k, x_k, adj_k, vb_k = inp
+    t = jnp.full((b,), k * (1.0 / n), x_k.dtype)
+
+    def loss_k(p):
+      res = (2.0 / sig[k]) * (v_fine(p, obs, x_k, t) - vb_k) + sig[k] * adj_k
+      return jnp.mean(jnp.sum(jnp.square(res), axis=-1))
+
+    l_k, g_k = jax.value_and_grad(loss_k)(params)
+    loss, grads = carry
+    return (loss + l_k, jax.tree.map(jnp.add, grads, g_k)), None
+
+  init = (jnp.zeros((), v_base_at.dtype), jax.tree.map(jnp.zeros_like, params))
+  (loss, grads), _ = jax.lax.scan(
+    body, init, (jnp.arange(n), xs[:n], adjs, v_base_at), unroll=unroll
+  )
+  return loss, grads

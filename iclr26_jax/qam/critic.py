@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -54,3 +56,36 @@ def td_loss(q: jax.Array, target: jax.Array, valid: jax.Array) -> jax.Array:
     [target, valid], (q.shape[1],), exception_type=ValueError, custom_message=message
   )
   return jnp.mean(valid[None] * jnp.square(q - jax.lax.stop_gradient(target)[None]))
+
+
+def td_loss_and_grad_by_member(
+  member: Callable, members, obs: jax.Array, actions: jax.Array, target: jax.Array, valid: jax.Array
+):
+  """``td_loss`` and its gradient, one ensemble member at a time (a ``jax.lax.scan`` over K).
+
+  Each step runs one member's forward and backward, so only one member's activations are live at
+  a time (the vmapped ensemble keeps all K members' for the backward pass). The members'
+  parameters are independent, so member j's gradient is that of its own term
+  mean_B valid·(Q_j − y)²/K; the loss is the sum of the K terms (equal to ``td_loss`` up to
+  the order of the f32 summation).
+
+  Args:
+    member: ``member(p_j, obs (B, S), actions (B, D)) -> (B,)`` (``networks.critic_member``).
+    members: the members' parameters stacked on a leading K axis.
+    obs: ``(B, S)``; actions: ``(B, D)``; target: ``(B,)`` y (constant); valid: ``(B,)``.
+  Returns:
+    ``(loss, q (K, B), grads)`` with ``grads`` shaped like ``members``.
+  """
+  k = jax.tree.leaves(members)[0].shape[0]
+  target = jax.lax.stop_gradient(target)
+
+  def body(_, p_j):
+    def loss_j(p):
+      q_j = member(p, obs, actions)
+      return jnp.mean(valid * jnp.square(q_j - target)) / k, q_j
+
+    (l_j, q_j), g_j = jax.value_and_grad(loss_j, has_aux=True)(p_j)
+    return None, (l_j, q_j, g_j)
+
+  _, (losses, q, grads) = jax.lax.scan(body, None, members)
+  return jnp.sum(losses), q, grads

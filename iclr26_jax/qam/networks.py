@@ -159,3 +159,10 @@ class CriticEnsemble(nn.Module):
       axis_size=self.num_qs,
     )
     return ens(self.hidden_dims, self.compute_dtype)(obs, actions)
+
+
+def critic_member(hidden_dims: Sequence[int], compute_dtype: str = "float32"):
+  """``apply(member_params, obs (B, S), actions (B, D)) -> (B,)``: one member of a
+  ``CriticEnsemble`` (the same module the ensemble vmaps), for loops over the members."""
+  net = _Critic(tuple(hidden_dims), compute_dtype)
+  return lambda p, obs, actions: net.apply({"params": p}, obs, actions)
