@@ -31,7 +31,13 @@ from iclr26_jax.core import optim
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.qam import adjoint, baselines, critic, flows, variants
 from iclr26_jax.qam import config as config_lib
-from iclr26_jax.qam.networks import CriticEnsemble, EditPolicy, OneStepPolicy, VelocityField
+from iclr26_jax.qam.networks import (
+  CriticEnsemble,
+  EditPolicy,
+  OneStepPolicy,
+  VelocityField,
+  critic_member,
+)
 
 
 def _normal(key, shape):
@@ -52,6 +58,32 @@ def _nets(config, action_dim: int):
 
 def _edit_net(config, action_dim: int):
   return EditPolicy(tuple(config.actor_hidden_dims), action_dim, compute_dtype=config.compute_dtype)
+
+
+def _grad_in_forward(value_aux_grad):
+  """``value_aux_grad(p, c) -> (value, aux, dvalue/dp)`` as ``f(p, c) -> (value, aux)`` whose VJP
+  in ``p`` is the cotangent times the gradient computed in the forward pass.
+
+  For losses whose gradient is cheapest computed inside a loop (per critic member, per flow
+  step): the loop runs once, keeps no activations for a later backward pass, and ``jax.grad``
+  of a sum that contains ``f`` sees the ordinary gradient. ``c`` (constants) gets no cotangent;
+  ``aux`` is for diagnostics (its cotangent is ignored).
+  """
+
+  @jax.custom_vjp
+  def f(p, c):
+    value, aux, _ = value_aux_grad(p, c)
+    return value, aux
+
+  def fwd(p, c):
+    value, aux, grads = value_aux_grad(p, c)
+    return (value, aux), grads
+
+  def bwd(grads, ct):
+    return jax.tree.map(lambda g: (ct[0] * g).astype(g.dtype), grads), None
+
+  f.defvjp(fwd, bwd)
+  return f
 
 
 def _uses_edit(config) -> bool:
@@ -169,12 +201,16 @@ class QAMAgent(flax.struct.PyTreeNode):
       )
     return lambda o, x, t: vel.apply({"params": actor_params}, o, x, t)
 
+  def _critic_member(self):
+    return critic_member(tuple(self.config.critic_hidden_dims), self.config.compute_dtype)
+
   def _q_fn(self, critic_params):
     _, crit, _ = _nets(self.config, self.chunk_dim)
     return lambda o, a: crit.apply({"params": critic_params}, o, a)
 
-  def _policy_chunks(self, params, extras, obs, key):
-    """Clipped flattened chunks ``(B, D_a)`` of the acting policy (no gradient)."""
+  def _policy_chunks(self, params, extras, obs, key, unroll: int | bool = 1):
+    """Clipped flattened chunks ``(B, D_a)`` of the acting policy (no gradient); ``unroll`` is
+    the ODE scan's (``flows.euler_ode``)."""
     cfg = self.config
     params = jax.lax.stop_gradient(params)
     b = obs.shape[0]
@@ -186,10 +222,14 @@ class QAMAgent(flax.struct.PyTreeNode):
       a = one.apply({"params": params["one_step"]}, obs, z)
     elif cfg.agent_name == "qam" and cfg.inv_temp > 0:
       a = flows.euler_ode(
-        self._velocity(extras["target_bc_flow"], params["actor_flow"]), obs, z, cfg.flow_steps
+        self._velocity(extras["target_bc_flow"], params["actor_flow"]),
+        obs,
+        z,
+        cfg.flow_steps,
+        unroll,
       )
     else:  # BC flow, or QAM at λ = 0: sample v_β (spec §8)
-      a = flows.euler_ode(self._velocity(params["bc_flow"]), obs, z, cfg.flow_steps)
+      a = flows.euler_ode(self._velocity(params["bc_flow"]), obs, z, cfg.flow_steps, unroll)
     a = jnp.clip(a, -1.0, 1.0)
     if _uses_edit(cfg):  # QAM-E samples the edit (not its mode) for TD targets and evaluation
       a, _ = variants.edit_actions(
@@ -202,6 +242,59 @@ class QAMAgent(flax.struct.PyTreeNode):
     return lambda o, a: net.apply({"params": edit_params}, o, a)
 
   # ------------------------------------------------------------------ losses
+  def _constants(self, params, batch, key) -> dict:
+    """The losses' stop-gradient inputs: the TD target ``y (B,)`` (Eq. 9); for the flow actor
+    (``config.am_forward`` "scan" or "grid") the rollout ``xs (N+1, B, D_a)``, the lean
+    adjoints ``adjs (N, B, D_a)`` and v_β̄ on the grid ``v_base_at (N, B, D_a)``; QAM-F's and
+    FQL's ``teacher (B, D_a)``; QAM-E's ``a_flow (B, D_a)``. With ``"reuse"`` the rollout and
+    adjoints are computed in ``total_loss`` (the rollout's v_θ forward carries the gradient).
+    ``key`` is split as in ``total_loss``, so every layout draws the same numbers."""
+    cfg = self.config
+    extras = self.state.extras
+    params = jax.lax.stop_gradient(params)
+    obs = batch["observations"]
+    b = obs.shape[0]
+    k_next, _, k_x0, k_eps, k_one = jax.random.split(key, 5)
+    unroll = cfg.flow_unroll
+    out = {}
+    a_next = self._policy_chunks(params, extras, batch["next_observations"], k_next, unroll)
+    next_q = self._q_fn(extras["target_critic"])(batch["next_observations"], a_next)
+    out["y"] = critic.pessimistic_target(
+      next_q, batch["rewards"], batch["masks"], cfg.discount, cfg.horizon, cfg.rho
+    )
+    if _uses_flow_actor(cfg) and cfg.am_forward != "reuse":
+      n = cfg.flow_steps
+      v_base = self._velocity(extras["target_bc_flow"])
+      v_fine = self._velocity(extras["target_bc_flow"], params["actor_flow"])
+      x0 = _normal(k_x0, (b, self.chunk_dim))
+      eps = _normal(k_eps, (n - 1, b, self.chunk_dim))
+      xs = adjoint.rollout(v_fine, v_base, obs, x0, eps, n, unroll=unroll)
+      if cfg.critic_loop == "scan":
+        ((_, members),) = extras["target_critic"].items()
+        adj_n = adjoint.terminal_adjoint_by_member(
+          self._critic_member(), members, obs, xs[-1], cfg.inv_temp
+        )
+      else:
+        adj_n = adjoint.terminal_adjoint(
+          self._q_fn(extras["target_critic"]), obs, xs[-1], cfg.inv_temp
+        )
+      out["xs"] = xs
+      out["adjs"] = adjoint.lean_adjoint(v_base, obs, xs, adj_n, n, unroll=unroll)
+      out["v_base_at"] = adjoint.base_velocities_on_grid(v_base, obs, xs, n)
+    if _uses_one_step(cfg):
+      z = _normal(k_one, (b, self.chunk_dim))
+      if cfg.agent_name == "fql":
+        teacher_v = self._velocity(params["bc_flow"])
+      else:
+        teacher_v = self._velocity(extras["target_bc_flow"], params["actor_flow"])
+      out["teacher"] = flows.euler_ode(teacher_v, obs, z, cfg.flow_steps, unroll)
+    if _uses_edit(cfg):
+      k_z, _ = jax.random.split(k_one)
+      z = _normal(k_z, (b, self.chunk_dim))
+      v_sg = self._velocity(extras["target_bc_flow"], params["actor_flow"])
+      out["a_flow"] = jnp.clip(flows.euler_ode(v_sg, obs, z, cfg.flow_steps, unroll), -1.0, 1.0)
+    return jax.lax.stop_gradient(out)
+
   def total_loss(self, params, batch, key):
     """Sum of the losses of this agent and a dict of diagnostics.
 
@@ -215,20 +308,28 @@ class QAMAgent(flax.struct.PyTreeNode):
     """
     cfg = self.config
     extras = self.state.extras
+    consts = self._constants(params, batch, key)
     obs = batch["observations"]
     b = obs.shape[0]
     actions = batch["actions"].reshape(b, self.chunk_dim)
-    k_next, k_bc, k_x0, k_eps, k_one = jax.random.split(key, 5)
+    _, k_bc, k_x0, k_eps, k_one = jax.random.split(key, 5)
     info = {}
 
     # Critic (spec §6).
-    a_next = self._policy_chunks(params, extras, batch["next_observations"], k_next)
-    next_q = self._q_fn(extras["target_critic"])(batch["next_observations"], a_next)
-    y = critic.pessimistic_target(
-      next_q, batch["rewards"], batch["masks"], cfg.discount, cfg.horizon, cfg.rho
-    )
-    q = self._q_fn(params["critic"])(obs, actions)
-    q_loss = critic.td_loss(q, y, batch["valid"])
+    y = consts["y"]
+    if cfg.critic_loop == "scan":
+
+      def td_value_q_grad(cp, c):
+        ((name, members),) = cp.items()
+        loss, q, grads = critic.td_loss_and_grad_by_member(self._critic_member(), members, *c)
+        return loss, q, {name: grads}
+
+      q_loss, q = _grad_in_forward(td_value_q_grad)(
+        params["critic"], (obs, actions, y, batch["valid"])
+      )
+    else:
+      q = self._q_fn(params["critic"])(obs, actions)
+      q_loss = critic.td_loss(q, y, batch["valid"])
     info.update(
       {
         "critic/loss": q_loss,
@@ -250,20 +351,42 @@ class QAMAgent(flax.struct.PyTreeNode):
     if _uses_flow_actor(cfg):
       n = cfg.flow_steps
       v_base = self._velocity(extras["target_bc_flow"])
-      x0 = _normal(k_x0, (b, self.chunk_dim))
-      eps = _normal(k_eps, (n - 1, b, self.chunk_dim))
-      # The rollout's v_θ forward passes are the loss's (k ≤ N−2): their stored activations
-      # serve the backward pass, no second forward on N·B points (losses bitwise unchanged).
-      xs, v_fine_at = adjoint.rollout_with_velocities(
-        self._velocity(extras["target_bc_flow"], params["actor_flow"]), v_base, obs, x0, eps, n
-      )
-      adj_n = adjoint.terminal_adjoint(
-        self._q_fn(extras["target_critic"]), obs, xs[-1], cfg.inv_temp
-      )
-      adjs = jax.lax.stop_gradient(adjoint.lean_adjoint(v_base, obs, xs, adj_n, n))
-      am_loss = adjoint.adjoint_matching_loss(
-        v_fine_at, adjoint.base_velocities_on_grid(v_base, obs, xs, n), adjs, n
-      )
+      v_fine = self._velocity(extras["target_bc_flow"], params["actor_flow"])
+      if cfg.am_forward == "scan":
+        # v_θ's forward and backward one flow step at a time, gradients summed in the loop.
+        xs, adjs = consts["xs"], consts["adjs"]
+
+        def am_value_grad(p, c):
+          v_p = lambda pp, o, x, t: self._velocity(extras["target_bc_flow"], pp)(o, x, t)
+          loss, grads = adjoint.adjoint_matching_loss_and_grad_by_step(
+            v_p, p, *c, n, unroll=cfg.flow_unroll
+          )
+          return loss, (), grads
+
+        am_loss, _ = _grad_in_forward(am_value_grad)(
+          params["actor_flow"], (obs, xs, adjs, consts["v_base_at"])
+        )
+      elif cfg.am_forward == "grid":
+        # One batched v_θ forward on the N·B points (s, X_k, t_k) of the rollout.
+        xs, adjs = consts["xs"], consts["adjs"]
+        n_b = n * b
+        obs_rep = jnp.broadcast_to(obs[None], (n,) + obs.shape).reshape(n_b, -1)
+        t_flat = jnp.repeat(jnp.arange(n) * (1.0 / n), b)
+        v_fine_at = v_fine(obs_rep, xs[:n].reshape(n_b, -1), t_flat).reshape(n, b, -1)
+        am_loss = adjoint.adjoint_matching_loss(v_fine_at, consts["v_base_at"], adjs, n)
+      else:  # "reuse": the rollout's v_θ forward passes are the loss's (k ≤ N−2)
+        x0 = _normal(k_x0, (b, self.chunk_dim))
+        eps = _normal(k_eps, (n - 1, b, self.chunk_dim))
+        xs, v_fine_at = adjoint.rollout_with_velocities(v_fine, v_base, obs, x0, eps, n)
+        adj_n = adjoint.terminal_adjoint(
+          self._q_fn(extras["target_critic"]), obs, xs[-1], cfg.inv_temp
+        )
+        adjs = jax.lax.stop_gradient(
+          adjoint.lean_adjoint(v_base, obs, xs, adj_n, n, unroll=cfg.flow_unroll)
+        )
+        am_loss = adjoint.adjoint_matching_loss(
+          v_fine_at, adjoint.base_velocities_on_grid(v_base, obs, xs, n), adjs, n
+        )
       info.update(
         {
           "actor/am_loss": am_loss,
@@ -278,19 +401,12 @@ class QAMAgent(flax.struct.PyTreeNode):
     if _uses_one_step(cfg):
       _, _, one = _nets(cfg, self.chunk_dim)
       z = _normal(k_one, (b, self.chunk_dim))
-      if cfg.agent_name == "fql":
-        teacher_v = self._velocity(jax.lax.stop_gradient(params["bc_flow"]))
-      else:
-        teacher_v = self._velocity(
-          extras["target_bc_flow"], jax.lax.stop_gradient(params["actor_flow"])
-        )
-      teacher = jax.lax.stop_gradient(flows.euler_ode(teacher_v, obs, z, cfg.flow_steps))
       f_loss, f_info = baselines.one_step_policy_loss(
         lambda o, zz: one.apply({"params": params["one_step"]}, o, zz),
         self._q_fn(jax.lax.stop_gradient(params["critic"])),
         obs,
         z,
-        teacher,
+        consts["teacher"],
         cfg.fql_alpha,
       )
       info.update(
@@ -304,17 +420,12 @@ class QAMAgent(flax.struct.PyTreeNode):
 
     # QAM-E edit policy and its temperature (spec §9); gradients into ψ and log α_e only.
     if _uses_edit(cfg):
-      k_z, k_e = jax.random.split(k_one)
-      z = _normal(k_z, (b, self.chunk_dim))
-      v_sg = self._velocity(extras["target_bc_flow"], jax.lax.stop_gradient(params["actor_flow"]))
-      a_flow = jax.lax.stop_gradient(
-        jnp.clip(flows.euler_ode(v_sg, obs, z, cfg.flow_steps), -1.0, 1.0)
-      )
+      _, k_e = jax.random.split(k_one)
       e_loss, e_info = variants.edit_policy_loss(
         self._edit_dist(params["edit_policy"]),
         self._q_fn(jax.lax.stop_gradient(params["critic"])),
         obs,
-        a_flow,
+        consts["a_flow"],
         k_e,
         cfg.edit_scale,
         params["edit_log_temp"],

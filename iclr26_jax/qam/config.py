@@ -11,6 +11,8 @@ import ml_collections
 from iclr26_jax.core import optim
 
 AGENT_NAMES = ("qam", "bc", "fql")
+CRITIC_LOOPS = ("scan", "vmap")
+AM_FORWARDS = ("scan", "grid", "reuse")
 
 
 def default_config() -> ml_collections.ConfigDict:
@@ -33,6 +35,27 @@ def default_config() -> ml_collections.ConfigDict:
   c.compute_dtype = (
     "float32"  # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
   )
+  # Loop structure of the update (issue #34). Same losses and gradients up to f32 summation
+  # order (tests/qam/test_qam_layout.py); measured on XLA:CPU, one thread, donated update,
+  # B = 256, N = 10, D_a = 25, S = 40 (experiments/bench/qam_update.py, rows "small" 3×128, K = 2
+  # and "full" 4×512, K = 10). memory_analysis scratch, previous layout (reuse, vmap) →
+  # this default (scan, scan): small 34.1 → 5.3 MiB, full 335.8 → 75.8 MiB.
+  # critic_loop: "scan" runs L_Q's gradient and the terminal adjoint's ∇_a Q̄ one critic member
+  # at a time (jax.lax.scan over K, gradients formed inside the loop), so one member's
+  # activations are live instead of K's: full 272 → 113 MiB scratch with am_forward "grid",
+  # 1.2× faster there; "vmap" differentiates the vmapped ensemble as one program.
+  c.critic_loop = "scan"
+  # am_forward: L_AM's v_θ forward. "scan": forward and backward one flow step (B points) at a
+  # time inside a scan, gradients summed there (scratch small 21.7 → 10.8 MiB, full 113 → 76
+  # MiB with critic_loop "scan"); "grid": one batched forward on the N·B points after the
+  # rollout; "reuse": the rollout's own forward carries the gradient (the previous layout: it
+  # keeps N steps of activations and was 1.7–2× slower at the small size).
+  c.am_forward = "scan"
+  # flow_unroll: jax.lax.scan's ``unroll`` of the flow-step loops (ODE sampler, SDE rollout,
+  # lean-adjoint sweep, the L_AM step scan). Measured per loop, each fully unrolled: no loop
+  # faster beyond noise (±3%) at either size, the adjoint sweep and L_AM scan use 2–3× the
+  # scratch unrolled and compile time grows; hence rolled loops (1).
+  c.flow_unroll = 1
   c.optim = optim.optim_defaults()
   c.optim.name = "adam"
   c.optim.learning_rate = 3e-4  # Adam learning rate (one optimiser over all losses)
@@ -83,6 +106,11 @@ def validate(config: ml_collections.ConfigDict, prefix: str = "") -> None:
       f"mutually exclusive; got fql_alpha={config.fql_alpha}, "
       f"edit_scale={config.edit_scale}"
     )
+  for key, allowed in (("critic_loop", CRITIC_LOOPS), ("am_forward", AM_FORWARDS)):
+    if config[key] not in allowed:
+      raise err(f"config key '{{p}}{key}' must be one of {allowed}; got {config[key]!r}")
+  if not isinstance(config.flow_unroll, bool):  # True: fully unrolled (jax.lax.scan's unroll)
+    config_lib.check_range(cfg, prefix + "flow_unroll", ge=1)
   if config.compute_dtype not in ("float32", "bfloat16"):
     raise err(
       f"config key '{{p}}compute_dtype' must be 'float32' or 'bfloat16'; got {config.compute_dtype!r}"
