@@ -239,7 +239,7 @@ def build_step(method, config, devices, param_sharding: str | None = None):
   batch_specs = jax.tree.map(spec, batch)
   batch_sh = jax.tree.map(lambda x: shd.batch_sharding(mesh, len(x.shape)), batch_specs)
   fn = jax.jit(
-    trainer.make_step_fn(method.update),
+    trainer.make_step_fn(method.update, mesh),
     in_shardings=(state_sh, batch_sh, rep),
     out_shardings=(state_sh, rep, rep),
     donate_argnums=(0,),

@@ -188,3 +188,77 @@ def constrain_batch(batch: Any, mesh: Mesh, axis: str = DATA) -> Any:
     return jax.lax.with_sharding_constraint(x, batch_sharding(mesh, x.ndim, axis))
 
   return jax.tree.map(constrain, batch)
+
+
+# A batch drawn inside a step (from the state's key: PDNS's stage buffer and rollouts, DSB's
+# benchmark samplers) has no input sharding to start from: without a constraint every device runs
+# the whole step. ``make_step_fn(update, mesh)`` enters ``rows_mesh(mesh)`` while ``update`` is
+# traced, and the method marks the per-sample arrays it draws with ``shard_rows``. The mesh is held
+# in a ``jax.make_user_context`` (not a bare ContextVar): its value is part of JAX's trace and jit
+# cache keys, so a function traced by ``lax.cond`` / ``lax.scan`` / an inner ``jit`` under one mesh
+# (or none) is never reused under another.
+_ROWS_MESH = jax.make_user_context(default_value=None)
+
+
+def rows_mesh(mesh: Mesh | None):
+  """Context manager: ``shard_rows`` inside it (while a step is traced) splits rows over ``mesh``'s
+  ``data`` axis; ``None`` switches that off. Entered by ``trainer.make_step_fn``."""
+  return _ROWS_MESH(mesh)
+
+
+def current_rows_mesh() -> Mesh | None:
+  """The mesh of the innermost ``rows_mesh``, or None."""
+  return _ROWS_MESH.value
+
+
+def shard_rows(tree: Any, axis: str = DATA) -> Any:
+  """Inside a jitted step under ``rows_mesh(mesh)``: shards per-sample arrays over ``axis``.
+
+  The in-step counterpart of ``constrain_batch`` for batches a step draws itself: each leaf
+  ``(B, ...)`` whose ``B`` is divisible by the size of ``axis`` gets
+  ``with_sharding_constraint(x, batch_sharding(mesh, x.ndim, axis))``, so the partitioner splits
+  the per-sample work over the devices (and sums the gradients with an all-reduce).
+
+  It is the identity (the same traced value, nothing added to the program, so results stay
+  bitwise equal) when: no ``rows_mesh`` is active or it holds None; the mesh has no ``axis`` or
+  its size is 1; the leaf is a scalar or its leading dimension is not divisible by the axis size
+  (such a leaf stays replicated); the leaf is not a ``jax.Array`` (numpy constants); outside a
+  trace (a concrete array is left where it is).
+
+  Args:
+    tree: pytree of arrays, per-sample along the leading dimension.
+  Returns:
+    the same pytree, leaves constrained as above.
+  """
+  mesh = _ROWS_MESH.value
+  if mesh is None or axis not in mesh.shape or mesh.shape[axis] == 1:
+    return tree
+  n_axis = mesh.shape[axis]
+
+  def constrain(x):
+    if not isinstance(x, jax.core.Tracer) or x.ndim == 0 or x.shape[0] % n_axis:
+      return x
+    return jax.lax.with_sharding_constraint(x, batch_sharding(mesh, x.ndim, axis))
+
+  return jax.tree.map(constrain, tree)
+
+
+def gather_rows(tree: Any) -> Any:
+  """Inside a jitted step under ``rows_mesh(mesh)``: every array leaf replicated over the mesh.
+
+  For stage-level computations over a whole set of rows that ``shard_rows`` split (e.g. PDNS's
+  step-size bisection and weight normalisation over its stage buffer): one all-gather of the
+  rows, then every device computes the rest itself, instead of a collective per reduction. The
+  identity under the same conditions as ``shard_rows`` (no mesh, a ``data`` axis of size 1, not
+  traced).
+  """
+  mesh = _ROWS_MESH.value
+  if mesh is None or mesh.devices.size == 1:
+    return tree
+
+  def constrain(x):
+    if not isinstance(x, jax.core.Tracer):
+      return x
+    return jax.lax.with_sharding_constraint(x, replicated(mesh))
+
+  return jax.tree.map(constrain, tree)

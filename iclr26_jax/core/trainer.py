@@ -136,17 +136,20 @@ def _watched(key: str) -> bool:
   return "loss" in key or "grad_norm" in key
 
 
-def make_step_fn(update: Callable) -> Callable:
+def make_step_fn(update: Callable, mesh=None) -> Callable:
   """Wraps ``update`` with the non-finite guard.
 
   Returns ``step(state, batch, first_bad) -> (state, metrics, first_bad)`` where
   ``first_bad`` (int32 scalar, -1 while all is well) records the first step whose watched
-  metrics were not finite.
+  metrics were not finite. With ``mesh``, ``update`` is traced inside ``shd.rows_mesh(mesh)``:
+  the per-sample arrays it draws itself and marks with ``shd.shard_rows`` are split over the
+  mesh's ``data`` axis (PDNS, DSB).
   """
 
   def step(state, batch, first_bad):
     step_index = state.step
-    new_state, metrics = update(state, batch)
+    with shd.rows_mesh(mesh):
+      new_state, metrics = update(state, batch)
     ok = jnp.array(True)
     for k, v in metrics.items():
       if _watched(k):
@@ -164,7 +167,7 @@ def make_device_step_fn(method: Method, mesh) -> Callable:
   replicated ``device_data()``; the batch is ``method.device_batch(data, state.step)`` with its
   rows sharded over the mesh's ``data`` axis.
   """
-  inner = make_step_fn(method.update)
+  inner = make_step_fn(method.update, mesh)
 
   def step(state, data, first_bad):
     batch = shd.constrain_batch(method.device_batch(data, state.step), mesh)
@@ -477,7 +480,7 @@ def _run(
         if step_fn is None:
           batch_sh = jax.tree.map(lambda x: x.sharding, batch)
           step_fn = jax.jit(
-            make_step_fn(method.update),
+            make_step_fn(method.update, mesh),
             in_shardings=(state_sh, batch_sh, rep),
             out_shardings=(state_sh, rep, rep),
             donate_argnums=(0,),
