@@ -1,5 +1,6 @@
 """Meshes and shardings from the config; global batches from process-local data; replicated
-device data and the batch layout inside the jitted step (``replicate``, ``constrain_batch``).
+device data and the batch layout inside the jitted step (``replicate``, ``constrain_batch``; for
+rows a step draws itself, ``rows_mesh`` / ``shard_rows`` / ``gather_rows``).
 
 Nothing here touches a device at import time.
 """

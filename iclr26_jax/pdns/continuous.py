@@ -31,6 +31,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from iclr26_jax.core import sharding as shd
 from iclr26_jax.nn import fourier_time_features, mlp
 from iclr26_jax.pdns import metrics
 from iclr26_jax.pdns.proximal import StageSampler
@@ -185,9 +186,9 @@ def em_rollout(
     ell = ell + jnp.sum(-u * z - 0.5 * u**2 * dt, -1)
     return (x_new, ell), (x_new if return_path else None)
 
-  (x, ell), xs = jax.lax.scan(
-    step, (x0, jnp.zeros((n,), x0.dtype)), (jnp.arange(num_steps, dtype=x0.dtype), keys)
-  )
+  # Paths are independent: under the trainer's ``rows_mesh`` they are split over ``data``.
+  carry = shd.shard_rows((x0, jnp.zeros((n,), x0.dtype)))
+  (x, ell), xs = jax.lax.scan(step, carry, (jnp.arange(num_steps, dtype=x0.dtype), keys))
   path = jnp.concatenate([x0[None], xs], 0) if return_path else None
   return Rollout(x=x, log_ratio=ell, path=path)
 

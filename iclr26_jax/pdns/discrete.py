@@ -44,6 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from iclr26_jax.core import sharding as shd
 from iclr26_jax.nn import mlp
 from iclr26_jax.pdns.proximal import StageSampler
 
@@ -135,7 +136,7 @@ def _unmask_scan(
 ):
   """Shared scan over unmasking events: samples tokens (keys given) or forces ``tokens``."""
   n, dim = order.shape
-  rows = jnp.arange(n)
+  sites = jnp.arange(dim)[None, :]
   log_q = math.log(q)
 
   def step(carry, inp):
@@ -143,21 +144,24 @@ def _unmask_scan(
     j, key_j = inp
     site = order[:, j]
     lp = log_probs_fn(params, z)  # (n, D, q)
-    lp_site = lp[rows, site]  # (n, q)
+    # Row-wise gathers (take_along_axis) and a select, not lp[arange(n), site] / .at[].set: the
+    # same values, but the partitioner keeps them on each device's rows (no per-event collective).
+    lp_site = jnp.take_along_axis(lp, site[:, None, None], axis=1)[:, 0]  # (n, q)
     if tokens is None:
       g = jax.random.gumbel(key_j, (n * q,), lp_site.dtype).reshape(n, q)
       tok = jnp.argmax(lp_site + g, -1).astype(jnp.int32)
     else:
-      tok = tokens[rows, site]
-    z = z.at[rows, site].set(tok)
+      tok = jnp.take_along_axis(tokens, site[:, None], axis=1)[:, 0]
+    z = jnp.where(sites == site[:, None], tok[:, None], z)
     ell = ell - log_q - jnp.take_along_axis(lp_site, tok[:, None], -1)[:, 0]
     return (z, ell), None
 
-  z0 = jnp.full((n, dim), q, jnp.int32)
+  # Paths are independent: under the trainer's ``rows_mesh`` they are split over ``data``.
+  z0, ell0 = shd.shard_rows((jnp.full((n, dim), q, jnp.int32), jnp.zeros((n,), jnp.float32)))
   js = jnp.arange(dim)
   if keys is None:
     keys = jnp.zeros((dim, 2), jnp.uint32)
-  (z, ell), _ = jax.lax.scan(step, (z0, jnp.zeros((n,), jnp.float32)), (js, keys))
+  (z, ell), _ = jax.lax.scan(step, (z0, ell0), (js, keys))
   return z, ell
 
 
@@ -186,7 +190,7 @@ def ctmc_rollout(
     raise ValueError(f"n must be >= 1; got {n}")
   k_ord, k_tok = jax.random.split(key)
   u = jax.random.uniform(k_ord, (n * dim,)).reshape(n, dim)  # flat draw (compile time)
-  order = jnp.argsort(u, axis=-1).astype(jnp.int32)
+  order = shd.shard_rows(jnp.argsort(u, axis=-1).astype(jnp.int32))
   keys = jax.random.split(k_tok, dim)
   x, ell = _unmask_scan(log_probs_fn, params, order, q, keys, None)
   return DiscreteRollout(x=x, log_ratio=ell, order=order)

@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from iclr26_jax.core import optim as core_optim
+from iclr26_jax.core import sharding as shd
 from iclr26_jax.core import trainer as core_trainer
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.pdns import metrics
@@ -491,7 +492,10 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
       switch = (prev >= 1) & ((sc["lam"] < cfg.lambda_min) | (prev >= cfg.num_stages))
       refining = (sc["refining"] > 0) | switch
     frozen = ex["ema"]  # theta_{k-1}: the previous EMA model
-    x, ell, r = problem.rollout(frozen, state.step_key("stage/rollout"), n)
+    # The rollout's paths are split over ``data`` (the samplers mark them with ``shard_rows``);
+    # the buffer is then gathered: the step-size bisection, weight normalisation and stage
+    # statistics over all N samples run replicated on every device (one all-gather per stage).
+    x, ell, r = shd.gather_rows(problem.rollout(frozen, state.step_key("stage/rollout"), n))
     ell, r = ell.astype(jnp.float32), r.astype(jnp.float32)
     lam_prev = sc["lam"]
     if cfg.step_size == "adaptive":
@@ -585,6 +589,10 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
       wb = normalize_weights(ex["buf_log_w"][bidx], cfg.clamp_max, cfg.filter_max)[0]
     else:
       wb = ex["buf_w"][bidx]
+    # Data parallel (under the trainer's ``rows_mesh``): the minibatch rows and their weights are
+    # split over the mesh's ``data`` axis; each device takes its rows from the replicated buffer,
+    # the loss's per-sample draws follow, and the partitioner sums the gradients (all-reduce).
+    xb, wb = shd.shard_rows((xb, wb))
 
     def loss_fn(p):
       return problem.loss(p, state.step_key(), xb, wb)
