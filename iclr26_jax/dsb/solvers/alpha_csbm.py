@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 
 from iclr26_jax.core import optim as core_optim
+from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.dsb.solvers import csbm
 from iclr26_jax.dsb.solvers import dlightsb as dls
@@ -78,6 +79,9 @@ def alpha_csbm_train_step(
   k_src, k_tgt, k_rf, k_rb, k_lf, k_lb = jax.random.split(state.step_key(), 6)
   x0 = dls._draw_source(problem, k_src, half)
   y = dls._draw_target(problem, k_tgt, half)
+  # Data parallel under the trainer's ``rows_mesh``: each half's rows, the rollouts from them and
+  # the losses are split over ``data`` (a half not divisible by the axis size stays replicated).
+  x0, y = shd.shard_rows((x0, y))
   ema = state.extras["ema"]
   start_f = csbm.coupling_start(
     net, ema["backward"], refs["backward"], k_rf, y, x0, imf, cfg.chunk_elements
@@ -85,6 +89,7 @@ def alpha_csbm_train_step(
   start_b = csbm.coupling_start(
     net, ema["forward"], refs["forward"], k_rb, x0, y, imf, cfg.chunk_elements
   )
+  start_f, start_b = shd.shard_rows((start_f, start_b))
 
   def loss_fn(params):
     lf, info_f = csbm.direction_loss(net, params["forward"], refs["forward"], start_f, y, k_lf, cfg)

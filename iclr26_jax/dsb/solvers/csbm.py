@@ -65,6 +65,7 @@ import numpy as np
 import optax
 
 from iclr26_jax.core import optim as core_optim
+from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as dsb_metrics
@@ -554,6 +555,9 @@ def csbm_train_step(
   k_src, k_tgt, k_roll, k_loss = jax.random.split(state.step_key(), 4)
   x0 = dls._draw_source(problem, k_src, cfg.batch_size)
   y = dls._draw_target(problem, k_tgt, cfg.batch_size)
+  # Data parallel under the trainer's ``rows_mesh``: the drawn rows, the other direction's
+  # rollout from them (the IMF coupling) and the loss are split over ``data``.
+  x0, y = shd.shard_rows((x0, y))
   p, o, ema = state.params, state.opt_state, state.extras["ema"]
 
   # forward: p_0 -> p_1 (start x_0, end y); backward: p_1 -> p_0 (start y, end x_0).
@@ -567,6 +571,7 @@ def csbm_train_step(
     imf,
     cfg.chunk_elements,
   )
+  start = shd.shard_rows(start)
   params = _select(fwd, p["forward"], p["backward"])
   (loss, info), grads = jax.value_and_grad(direction_loss, argnums=1, has_aux=True)(
     net,

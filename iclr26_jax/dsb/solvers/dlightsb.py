@@ -46,6 +46,7 @@ import numpy as np
 from flax import struct
 
 from iclr26_jax.core import optim as core_optim
+from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb.benchmark import Benchmark, CPPotential
@@ -555,6 +556,8 @@ def _dlightsb_step_loss(
   k0, k1 = jax.random.split(key)
   x0 = _draw_source(problem, k0, cfg.batch_size)
   y = _draw_target(problem, k1, cfg.batch_size)
+  # Data parallel under the trainer's ``rows_mesh``: the drawn rows are split over ``data``.
+  x0, y = shd.shard_rows((x0, y))
   frac = jnp.clip(1.0 - step.astype(jnp.float32) / cfg.entropy_decay_steps, 0.0, 1.0)
   return dlightsb_loss(
     params,

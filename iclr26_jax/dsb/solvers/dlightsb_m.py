@@ -61,6 +61,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from iclr26_jax.core import sharding as shd
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as dsb_metrics
 from iclr26_jax.dsb import reference as ref_lib
@@ -229,6 +230,9 @@ def _dlightsb_m_step_loss(
   k_pairs, k_t, k_bridge = jax.random.split(key, 3)
   x0, y = _draw_pairs(problem, k_pairs, cfg)
   t = draw_times(k_t, reference.num_steps, cfg.batch_size, cfg.time_sampling)
+  # Data parallel under the trainer's ``rows_mesh``: the drawn pairs (and per-sample times) are
+  # split over ``data`` (a per-batch time is a scalar: left as it is).
+  x0, y, t = shd.shard_rows((x0, y, t))
   return dlightsb_m_loss(
     params, reference, x0, y, t, k_bridge, cfg.loss, cfg.chunk_elements, cfg.lse_impl
   )
