@@ -10,9 +10,9 @@ the parameters all-gathered. Skipped, with the reason, without libtpu or the CUD
 compile venv has both).
 
 PDNS and DSB draw their batch inside ``update`` from the state's key (``get_batch`` returns
-``{}``): on a mesh every device runs the whole step and nothing is data parallel. Their tests
-compile both targets, then xfail saying so, and fail once a target turns data parallel (drop
-the room from ``NOT_DATA_PARALLEL`` then).
+``{}``): there is no batch argument to shard; the step marks the rows it draws with
+``core.sharding.shard_rows`` (split over ``data`` under the trainer's ``rows_mesh``), and the
+all-reduce of the gradients shows that the per-sample work is split.
 """
 
 import functools
@@ -30,10 +30,6 @@ _GPU, _GPU_WHY = _targets.cuda_available()
 # One test per room (its method built once, both targets compiled): spread over both workers.
 pytestmark = pytest.mark.split_params
 
-NOT_DATA_PARALLEL = {
-  "pdns": "PDNS draws its batch inside update (get_batch returns {}): every device runs it all",
-  "dsb": "DSB draws its batch inside update (get_batch returns {}): every device runs it all",
-}
 TARGETS = {"v5e-16": (_TPU, _TPU_WHY), "h200x8": (_GPU, _GPU_WHY)}
 
 
@@ -44,8 +40,14 @@ def _method(room: str):
 
 
 def _param_bytes(method) -> int:
+  """Bytes of the parameters one step differentiates."""
   abstract = jax.eval_shape(method.init_state, jax.random.PRNGKey(0))
-  return int(sum(np.prod(x.shape) * x.dtype.itemsize for x in jax.tree.leaves(abstract.params)))
+  params = abstract.params
+  if getattr(method, "csbm_type", False) and not method.solver.joint_optimizer:
+    # CSBM (DSB's plan config) trains one direction per step (the other's parameters are
+    # selected away): its gradient is one network's, half of {"forward", "backward"}.
+    params = params["forward"]
+  return int(sum(np.prod(x.shape) * x.dtype.itemsize for x in jax.tree.leaves(params)))
 
 
 def _data_parallel(room: str, method, compiled, path: str) -> str | None:
@@ -53,7 +55,8 @@ def _data_parallel(room: str, method, compiled, path: str) -> str | None:
   facts = _targets.hlo_facts(compiled.as_text())
   if path == "host batch":  # the batch enters sharded over `data` along its rows
     batch_sh = jax.tree.leaves(compiled.input_shardings[0][1])
-    if not batch_sh or any(s.spec[0] != "data" for s in batch_sh):
+    drawn_in_step = not jax.tree.leaves(method.get_batch(0))  # PDNS, DSB: ``shard_rows`` inside
+    if (not batch_sh and not drawn_in_step) or any(s.spec[0] != "data" for s in batch_sh):
       return f"batch not sharded over data: {batch_sh}"
   reduce = facts["collectives"].get("all-reduce", {"count": 0, "bytes": 0})
   if not reduce["count"]:
@@ -91,11 +94,6 @@ def test_room_step_compiles_data_parallel(room):
     why_not = _data_parallel(room, method, compiled, path)
     if why_not:
       problems.append(f"{target}: {why_not}")
-  if room in NOT_DATA_PARALLEL:
-    assert len(problems) == len(TARGETS), (
-      f"{room} is data parallel on some target now ({problems}): drop it from NOT_DATA_PARALLEL"
-    )
-    pytest.xfail(NOT_DATA_PARALLEL[room])
   assert not problems, problems
 
 
