@@ -244,6 +244,15 @@ def shard_rows(tree: Any, axis: str = DATA) -> Any:
   return jax.tree.map(constrain, tree)
 
 
+def rows_split(rows: int, axis: str = DATA) -> int:
+  """Over how many devices ``shard_rows`` splits ``rows`` rows here: the size of ``axis`` under
+  ``rows_mesh`` when it divides ``rows``, else 1 (e.g. to bound per-device chunks)."""
+  mesh = _ROWS_MESH.value
+  if mesh is None or axis not in mesh.shape or rows % mesh.shape[axis]:
+    return 1
+  return int(mesh.shape[axis])
+
+
 def gather_rows(tree: Any) -> Any:
   """Inside a jitted step under ``rows_mesh(mesh)``: every array leaf replicated over the mesh.
 

@@ -48,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from iclr26_jax.core import sharding as shd
 from iclr26_jax.dsb import reference as ref_lib
 from iclr26_jax.dsb.reference import ReferenceProcess, check_states, check_time
 
@@ -176,7 +177,7 @@ def _check_chunk(chunk_elements: Any) -> int:
   return ref_lib._check_positive_int(chunk_elements, "chunk_elements", 1)
 
 
-def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int):
+def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int, split: bool = False):
   """Applies the per-row ``fn`` to each row of ``xs``, vmapped over chunks of rows.
 
   Chunks hold at most ``chunk_elements // per_row_elements`` rows (at least one), mapped
@@ -184,10 +185,12 @@ def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int):
   The chunk body is rematerialised (``jax.checkpoint``): under differentiation the backward
   pass recomputes each chunk's intermediates instead of storing all of them, so the bound
   holds for training steps too (measured by ``experiments/bench/dsb_solvers.py``).
+  ``split=True`` (rows marked with ``shd.shard_rows``): the bound is per device, each holding
+  ``batch / shd.rows_split(batch)`` rows; a chunked ``lax.map`` over split rows would reshard them.
   """
   batch = jax.tree.leaves(xs)[0].shape[0]
   rows = max(1, chunk_elements // max(1, per_row_elements))
-  if rows >= batch:
+  if rows * (shd.rows_split(batch) if split else 1) >= batch:
     return jax.vmap(fn)(xs)
   return jax.lax.map(jax.checkpoint(fn), xs, batch_size=rows)
 

@@ -87,6 +87,8 @@ def test_shard_rows_is_the_identity_without_a_split():
     assert _constraints(f, x, s) == 1  # the scalar stays as it is
     concrete = np.zeros((16, 2))
     assert shd.shard_rows(concrete) is concrete  # not traced: left alone
+    assert (shd.rows_split(16), shd.rows_split(12)) == (8, 1)
+  assert shd.rows_split(16) == 1
 
 
 def test_shard_rows_splits_the_rows_and_keys_the_trace_caches():

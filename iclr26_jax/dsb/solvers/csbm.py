@@ -313,7 +313,8 @@ def sample_endpoints(
     x_end, _ = jax.lax.scan(step, x_row, jnp.arange(n + 1, dtype=jnp.int32))
     return x_end
 
-  return bm._map_rows(row, (keys, x0.astype(jnp.int32)), d * s * s, chunk_elements)
+  # The rows are split over ``data`` in a training step (``shd.shard_rows``): bound per device.
+  return bm._map_rows(row, (keys, x0.astype(jnp.int32)), d * s * s, chunk_elements, split=True)
 
 
 # --------------------------------------------------------------------------------------------
