@@ -39,11 +39,14 @@ def default_config() -> ml_collections.ConfigDict:
   # order (tests/qam/test_qam_layout.py); measured on XLA:CPU, one thread, donated update,
   # B = 256, N = 10, D_a = 25, S = 40 (experiments/bench/qam_update.py, rows "small" 3×128, K = 2
   # and "full" 4×512, K = 10). memory_analysis scratch, previous layout (reuse, vmap) →
-  # this default (scan, scan): small 34.1 → 5.3 MiB, full 335.8 → 75.8 MiB.
+  # this default (scan, scan): small 34.1 → 5.0 MiB, full 335.8 → 75.8 MiB; CPU-ms per update
+  # small 39.2 → 19.1 (2.05×), full 585.2 → 444.5 (1.32×) in one bench run (README).
   # critic_loop: "scan" runs L_Q's gradient and the terminal adjoint's ∇_a Q̄ one critic member
   # at a time (jax.lax.scan over K, gradients formed inside the loop), so one member's
   # activations are live instead of K's: full 272 → 113 MiB scratch with am_forward "grid",
-  # 1.2× faster there; "vmap" differentiates the vmapped ensemble as one program.
+  # 1.2× faster there; "vmap" differentiates the vmapped ensemble as one program. (jax.checkpoint
+  # of the critic or v_θ, policies dots_saveable / nothing_saveable, left the scratch at 272.4 MiB:
+  # XLA:CPU drops the barriers that keep a recomputation apart, so there is no remat field.)
   c.critic_loop = "scan"
   # am_forward: L_AM's v_θ forward. "scan": forward and backward one flow step (B points) at a
   # time inside a scan, gradients summed there (scratch small 21.7 → 10.8 MiB, full 113 → 76
