@@ -14,6 +14,12 @@ Agents (``config.agent_name``):
 All losses are summed and take one clipped Adam step on the joint parameter tree (they touch
 disjoint parameter sets); the target critic and target BC flow are Polyak-averaged after it.
 Randomness comes from ``TrainState.step_key`` so a resumed run draws the same numbers.
+
+Loop layout (issue #34, ``config.critic_loop`` / ``am_forward`` / ``flow_unroll``): by default
+the TD loss and the terminal adjoint loop over the critic members and L_AM over the flow steps,
+each piece's gradient formed inside its loop and handed to ``jax.grad`` by a custom VJP
+(``_grad_in_forward``), so only one member's or one step's activations are live at a time. The
+stop-gradient inputs (TD target, rollout, adjoints, teachers) come from ``_constants``.
 """
 
 from __future__ import annotations
