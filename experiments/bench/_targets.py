@@ -405,7 +405,7 @@ def hlo_facts(hlo_text: str) -> dict:
   """Per-device facts of a compiled (SPMD-partitioned, optimised) HLO module, from its text.
 
   Every count is weighted by how often its computation runs per call: a ``while`` body by its
-  ``known_trip_count`` (1 when the compiler did not record one), fusions and calls as their
+  ``known_trip_count`` (else the ``counter < N`` bound of its condition, else 1), fusions and calls as their
   caller, each ``conditional`` branch once (so a step with a rarely taken branch, e.g. PDNS's
   stage refresh, is counted as if it took every branch: an upper bound).
 
@@ -457,7 +457,12 @@ def hlo_facts(hlo_text: str) -> dict:
           edges.append((name, callee, 1))
       elif op == "while":
         trip = re.search(r'"known_trip_count":\{"n":"(\d+)"', rest)
-        n = int(trip.group(1)) if trip else 1
+        cond = re.search(r"condition=%?([\w.\-]+)", rest)
+        n = (
+          int(trip.group(1))
+          if trip
+          else _trip_from_condition(parsed.get(cond.group(1), []) if cond else [])
+        )
         for key in ("body", "condition"):
           for callee in re.findall(key + r"=%?([\w.\-]+)", rest):
             edges.append((name, callee, n))
@@ -478,6 +483,24 @@ def hlo_facts(hlo_text: str) -> dict:
       parsed, shapes, fused, _propagate(entry, [e for e in edges if e[2] != "cond"])
     )
   return out
+
+
+def _trip_from_condition(insts: list[tuple]) -> int:
+  """A ``while`` loop's trip count read off its condition when the compiler recorded none (TPU
+  HLO carries no ``known_trip_count``): ``counter < N`` with one integer scalar constant N, the
+  form jax's ``scan`` and ``fori_loop`` lower to (counter from 0); 1 when the condition is
+  anything else."""
+  import re
+
+  consts = [
+    int(m.group(1))
+    for _, typ, op, rest in insts
+    if op == "constant" and re.match(r"[su](8|16|32|64)\[\]", typ)
+    for m in [re.match(r"(-?\d+)\)", rest)]
+    if m
+  ]
+  less = any(op == "compare" and "direction=LT" in rest for _, _, op, rest in insts)
+  return consts[0] if less and len(consts) == 1 and consts[0] > 0 else 1
 
 
 def _propagate(entry: str | None, edges: list[tuple]) -> dict[str, int]:

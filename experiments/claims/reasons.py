@@ -172,7 +172,7 @@ NO_FULL_SETTING = frozenset({"qam/analytic_tilt"})
 # compiled one (PDNS 8 x 8, DSB D = 2, AnyBCQ's calibration) stay "–".
 FULL_RUN_ESTIMATES: dict[str, dict[str, str]] = {
   "core/toy_ols_recovery": {"h200": "≈ 160 ms (est.)", "v5e-16": "≈ 448 ms (est.)"},
-  "qam/ogbench_puzzle3x3": {"h200": "≤ 55.3 h (est.)", "v5e-16": "≤ 43.3 h (est.)"},
+  "qam/ogbench_puzzle3x3": {"h200": "≤ 55.3 h (est.)", "v5e-16": "≤ 91.1 h (est.)"},
   "minpv/minpv_vs_fixed_d10": {"h200": "≈ 18.6 s (est.)", "v5e-16": "≈ 13.7 s (est.)"},
   "lmkan/teacher_flop_ratio": {"h200": "≤ 27.3 s (est.)", "v5e-16": "≤ 3.63 min (est.)"},
 }
