@@ -133,6 +133,11 @@ def cheap_data(monkeypatch):
   except ImportError:  # the optional [rl] extra: its configs fail to build below
     return
   monkeypatch.setattr(ogbench_generate, "generate_to_dir", lambda *a, **k: None)
+  # No cached dataset counts: the generation branch (and the fields it reads) is always taken,
+  # whatever files earlier runs left in the configs' dataset_dir (the walk was machine-dependent).
+  monkeypatch.setattr(
+    ogbench_generate, "dataset_paths", lambda *a, **k: ["/nonexistent/iclr26_walk.npz"]
+  )
   monkeypatch.setattr(ogbench_env, "load", lambda *a, **k: (None, small[0], None))
 
 
