@@ -2,6 +2,8 @@
 
   python -m experiments.reproduce [--only=METHOD|CLAIM[,...]] [--out=DIR] [--full] [--fresh]
   python -m experiments.reproduce --out=DIR --report_only    # rebuild REPORT.md from results.json
+  python -m experiments.reproduce --only=CLAIM --budget=K     # K x the claim's budget
+  python -m experiments.reproduce --only=CLAIM --budget_curve=0.5,1,2   # a measured budget curve
 
 Each claim runs in ``<out>/<claim name>/``; the report is a table (claim, reference, ours,
 pass/fail, why it fails, seconds, the estimated time of its ``--full`` run on one H200 and on a
@@ -17,6 +19,16 @@ after every claim. So ``--only=a`` then ``--only=b`` into one folder gives a rep
 and a run killed half-way keeps the claims it finished. ``--fresh`` starts the folder's report over. The "why (if
 FAIL)" column and the "Authors' code at this budget" paragraphs come from
 ``experiments/claims/reasons.py``; they never change a verdict.
+
+Budget. ``--budget=K`` runs each selected claim at K times its budget (what that is, the claim's
+``Claim.budget`` says: its step / update counts; a claim without one refuses K != 1); the row's
+scale reads ``laptop ×K``. ``--budget_curve=K1,K2,...`` runs every selected claim once per budget
+(in ``<out>/budget_<K>/``) and records each point, with its value, the value of each of the claim's
+seeds, seconds, commit, dirty flag and date, into ``--curves_file`` (default
+``experiments/claims/budget_curves.json``: ``{claim: {"direction", "threshold", "points": [...]}}``;
+a point replaces an earlier one at the same budget) with a plot per claim beside it
+(``budget_curves/<claim>.png``); ``REPORT.md`` shows each claim's curve in its section and what
+``reasons.curve_trend`` reads from it (toward passing beyond the seed spread, flat or away).
 """
 
 import datetime
@@ -49,6 +61,23 @@ _FRESH = flags.DEFINE_bool(
 )
 _REPORT_ONLY = flags.DEFINE_bool(
   "report_only", False, "Run nothing: rebuild REPORT.md from --out's results.json."
+)
+_BUDGET = flags.DEFINE_float(
+  "budget",
+  1.0,
+  "Run each claim at this multiple of its budget (its Claim.budget says what scales: "
+  "step / update counts); fractions allowed. A claim without a budget knob refuses K != 1.",
+)
+_BUDGET_CURVE = flags.DEFINE_list(
+  "budget_curve",
+  [],
+  "Budgets (multiples, e.g. 0.5,1,2) to run every selected claim at, one after another; each "
+  "point is recorded into --curves_file with a plot per claim. Excludes --budget.",
+)
+_CURVES_FILE = flags.DEFINE_string(
+  "curves_file",
+  None,
+  "Budget curves JSON (default experiments/claims/budget_curves.json in the repository).",
 )
 _CACHE = flags.DEFINE_string(
   "compile_cache",
@@ -90,13 +119,16 @@ def git_state(repo: str = _REPO) -> dict:
   return {"commit": commit, "dirty": dirty}
 
 
-def run_info(full: bool, seed: int) -> dict:
-  """What every row of one run records about it: UTC date, commit, dirty flag, scale, seed."""
+def run_info(full: bool, seed: int, budget: float = 1.0) -> dict:
+  """What every row of one run records about it: UTC date, commit, dirty flag, scale (with
+  ``×K`` when ``budget`` K is not 1), seed and budget."""
+  scale = "full" if full else "laptop"
   return dict(
     date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     **git_state(),
-    scale="full" if full else "laptop",
+    scale=scale if budget == 1 else f"{scale} ×{budget:g}",
     seed=seed,
+    budget=float(budget),
   )
 
 
@@ -155,12 +187,21 @@ def _atomic_write(path: str, text: str) -> None:
 
 
 def write_report(
-  out: str, rows: list[dict], full: bool, total_s: float, ran: int | None = None
+  out: str,
+  rows: list[dict],
+  full: bool,
+  total_s: float,
+  ran: int | None = None,
+  curves_file: str | None = None,
 ) -> str:
   """Writes ``REPORT.md`` and ``results.json`` into ``out`` from ``rows`` (every row the folder
   holds); ``full``, ``total_s`` and ``ran`` (claims run this time, default all rows) describe the
-  last run. Returns the report path."""
+  last run; each claim's section shows its budget curve from ``curves_file`` (default
+  ``DEFAULT_CURVES``) when it has one. Returns the report path."""
   from experiments.claims import reasons
+
+  curves = read_curves(DEFAULT_CURVES if curves_file is None else curves_file)
+  curve_plots = os.path.splitext(DEFAULT_CURVES if curves_file is None else curves_file)[0]
 
   ran = len(rows) if ran is None else ran
   n_pass = sum(bool(r["passed"]) for r in rows)
@@ -226,6 +267,8 @@ def write_report(
       lines.append("")
       if reason and reason.authors_code:
         lines += [f"**Authors' code at this budget.** {reason.authors_code}", ""]
+      if r["name"] in curves:
+        lines += curve_section(r["name"], curves[r["name"]], curve_plots, out)
       if r["details"]:
         lines += [r["details"], ""]
       if r.get("error"):
@@ -240,17 +283,26 @@ def write_report(
 
 
 def run_claims(
-  claims, out: str, full: bool, seed: int, info: dict | None = None, on_row=None
+  claims,
+  out: str,
+  full: bool,
+  seed: int,
+  info: dict | None = None,
+  on_row=None,
+  budget: float = 1.0,
 ) -> list[dict]:
   """Runs each claim with a progress bar; returns one row per claim.
 
-  Each row carries ``info`` (default ``run_info(full, seed)``: date, commit, dirty, scale, seed);
+  Each row carries ``info`` (default ``run_info(full, seed, budget)``: date, commit, dirty,
+  scale, seed, budget) and the claim's ``seed_values`` (None when it gives none); ``budget`` is
+  the multiple of each claim's budget (``check_budget`` first: a claim without a knob raises).
   ``on_row(rows so far)`` is called after every claim (``main`` rewrites the report there)."""
   from tqdm.auto import tqdm
 
   from experiments.claims import ClaimContext
 
-  info = run_info(full, seed) if info is None else info
+  check_budget(claims, budget)
+  info = run_info(full, seed, budget) if info is None else info
   rows = []
   bar = tqdm(claims, desc="claims", unit="claim", file=sys.stderr)
   for claim in bar:
@@ -260,9 +312,12 @@ def run_claims(
     os.makedirs(cdir, exist_ok=True)
     t0 = time.time()
     error = None
+    seed_values = None
     try:
-      res = claim.run(ClaimContext(outdir=cdir, full=full, seed=seed))
+      res = claim.run(ClaimContext(outdir=cdir, full=full, seed=seed, budget=budget))
       value, details, plots = float(res.value), res.details, list(res.plots)
+      if res.seed_values is not None:
+        seed_values = {str(k): float(v) for k, v in res.seed_values.items()}
     except Exception:  # noqa: BLE001 — report the failure, keep running the others.
       value, details, plots = float("nan"), "The claim raised an error.", []
       error = traceback.format_exc()
@@ -282,6 +337,7 @@ def run_claims(
       details=details,
       plots=plots,
       error=error,
+      seed_values=seed_values,
       **info,
     )
     rows.append(row)
@@ -293,6 +349,155 @@ def run_claims(
     if on_row is not None:
       on_row(rows)
   return rows
+
+
+def check_budget(claims, budget: float) -> None:
+  """Raises ValueError when ``budget`` is not a positive finite number, or is not 1 and one of
+  ``claims`` has no budget knob (``Claim.budget`` empty): it names those claims."""
+  if not (budget > 0 and budget < float("inf")):
+    raise ValueError(f"--budget must be a positive finite number; got {budget!r}")
+  if budget != 1:
+    knobless = [c.name for c in claims if not c.budget]
+    if knobless:
+      raise ValueError(
+        f"--budget={budget:g}: claim(s) {knobless} have no budget knob (Claim.budget empty); "
+        "claims with one: "
+        + (",".join(c.name for c in claims if c.budget) or "none of those selected")
+      )
+
+
+# -- budget curves (#40) ----------------------------------------------------------------------------
+
+DEFAULT_CURVES = os.path.join(_REPO, "experiments", "claims", "budget_curves.json")
+
+
+def parse_budgets(values) -> list[float]:
+  """``--budget_curve``'s entries as sorted distinct floats; ValueError naming a bad entry."""
+  out = []
+  for v in values:
+    try:
+      k = float(v)
+    except (TypeError, ValueError):
+      raise ValueError(f"--budget_curve entry {v!r} is not a number") from None
+    if not (k > 0 and k < float("inf")):
+      raise ValueError(f"--budget_curve entry {v!r} must be a positive finite number")
+    out.append(k)
+  if not out:
+    raise ValueError("--budget_curve needs at least one budget")
+  return sorted(set(out))
+
+
+def read_curves(path: str) -> dict:
+  """The curves JSON at ``path`` ({} when there is none)."""
+  if not os.path.exists(path):
+    return {}
+  with open(path) as f:
+    curves = json.load(f)
+  if not isinstance(curves, dict):
+    raise ValueError(f"{path}: expected {{claim: curve}}, got {type(curves).__name__}")
+  return curves
+
+
+def curve_point(row: dict) -> dict:
+  """A budget-curve point from a claim row: budget, value, the value per seed, seconds, commit,
+  dirty flag, date, and the error's last line when the claim raised."""
+  point = dict(
+    budget=row["budget"],
+    value=row["value"],
+    seeds=row.get("seed_values"),
+    seconds=round(row["seconds"], 1),
+    commit=row["commit"],
+    dirty=row["dirty"],
+    date=row["date"],
+    seed_arg=row["seed"],
+  )
+  if row.get("error"):
+    point["error"] = row["error"].strip().splitlines()[-1]
+  return point
+
+
+def record_point(curves: dict, claim, point: dict, note: str | None = None) -> dict:
+  """Adds ``point`` to ``claim``'s curve in ``curves`` (replacing a point at the same budget),
+  points sorted by budget; ``note`` (when given) is stored as the curve's ``"note"``."""
+  curve = curves.setdefault(
+    claim.name, {"direction": claim.direction, "threshold": claim.threshold, "points": []}
+  )
+  curve["direction"], curve["threshold"] = claim.direction, claim.threshold
+  curve["points"] = sorted(
+    [p for p in curve["points"] if p["budget"] != point["budget"]] + [point],
+    key=lambda p: p["budget"],
+  )
+  if note:
+    curve["note"] = note
+  return curves
+
+
+def plot_curve(name: str, curve: dict, path: str) -> str:
+  """A small PNG of ``curve``: value per budget (log-2 axis), each seed's value as dots, the
+  pass threshold dashed. Returns ``path``."""
+  import matplotlib
+
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+
+  pts = curve["points"]
+  fig, ax = plt.subplots(figsize=(4.2, 2.8))
+  ax.plot(
+    [p["budget"] for p in pts],
+    [p["value"] for p in pts],
+    marker="o",
+    c="tab:blue",
+    label="claim value",
+  )
+  for p in pts:
+    seeds = p.get("seeds") or {}
+    ax.scatter([p["budget"]] * len(seeds), list(seeds.values()), s=12, c="gray", zorder=3)
+  ax.axhline(
+    curve["threshold"],
+    ls="--",
+    c="tab:red",
+    lw=1,
+    label=f"pass: {curve['direction']} than {curve['threshold']:g}",
+  )
+  ax.set_xscale("log", base=2)
+  ax.set_xlabel("budget (× laptop)")
+  ax.set_ylabel("value")
+  ax.set_title(name, fontsize=9)
+  ax.legend(fontsize=7)
+  fig.tight_layout()
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  fig.savefig(path, dpi=80)
+  plt.close(fig)
+  return path
+
+
+def curve_plot_path(plot_dir: str, name: str) -> str:
+  return os.path.join(plot_dir, name.replace("/", "__") + ".png")
+
+
+def curve_section(name: str, curve: dict, plot_dir: str, out: str) -> list[str]:
+  """The report lines for ``name``'s budget curve: what ``reasons.curve_trend`` reads, a table
+  of the points (value, each seed's, seconds, run) and the plot when it exists."""
+  from experiments.claims import reasons
+
+  trend, why = reasons.curve_trend(curve)
+  lines = [f"**Budget curve** ({trend}): {why}"]
+  if curve.get("note"):
+    lines[0] += f" Note: {curve['note']}"
+  lines += [
+    "",
+    "| budget | value | per seed | seconds | run |",
+    "| --- | --- | --- | --- | --- |",
+  ]
+  for p in curve["points"]:
+    seeds = p.get("seeds")
+    per = " / ".join(f"{k}: {_fmt(v)}" for k, v in seeds.items()) if seeds else "–"
+    run = f"{p['date'][:16]} {p['commit'][:10]}" + (" dirty" if p.get("dirty") else "")
+    lines.append(f"| ×{p['budget']:g} | {_fmt(p['value'])} | {per} | {p['seconds']:.0f} | {run} |")
+  plot = curve_plot_path(plot_dir, name)
+  if os.path.exists(plot):
+    lines += ["", f"![budget curve]({os.path.relpath(plot, out)})"]
+  return lines + [""]
 
 
 def select_claims(claims: list, only: list[str]) -> list:
@@ -328,12 +533,18 @@ def main(argv):
     path = write_report(out, rows, False, 0.0, ran=0)
     print(f"rebuilt {path} from {len(rows)} row(s)", file=sys.stderr)
     return
-  if _ONLY.value:
-    try:
+  try:
+    if _ONLY.value:
       claims = select_claims(claims, _ONLY.value)
-    except ValueError as e:
-      print(f"error: {e}", file=sys.stderr)
-      sys.exit(2)
+    budgets = parse_budgets(_BUDGET_CURVE.value) if _BUDGET_CURVE.value else None
+    if budgets and _BUDGET.value != 1:
+      raise ValueError("--budget and --budget_curve exclude each other")
+    for k in budgets or [_BUDGET.value]:
+      check_budget(claims, k)
+  except ValueError as e:
+    print(f"error: {e}", file=sys.stderr)
+    sys.exit(2)
+  curves_file = _CURVES_FILE.value or DEFAULT_CURVES
   os.makedirs(out, exist_ok=True)
   cache = os.path.join(out, ".jax_cache") if _CACHE.value is None else _CACHE.value
   if cache:
@@ -348,9 +559,15 @@ def main(argv):
 
   def report(rows_so_far):
     merged = merge_rows(previous, rows_so_far, order)
-    return write_report(out, merged, _FULL.value, time.time() - t0, ran=len(rows_so_far)), merged
+    path = write_report(
+      out, merged, _FULL.value, time.time() - t0, ran=len(rows_so_far), curves_file=curves_file
+    )
+    return path, merged
 
-  rows = run_claims(claims, out, _FULL.value, _SEED.value, on_row=report)
+  if budgets:
+    run_curves(claims, out, budgets, curves_file, report, previous)
+    return
+  rows = run_claims(claims, out, _FULL.value, _SEED.value, on_row=report, budget=_BUDGET.value)
   path, merged = report(rows)
   n_pass = sum(r["passed"] for r in rows)
   kept = len(merged) - len(rows)
@@ -361,6 +578,33 @@ def main(argv):
   )
   if _STRICT.value and n_pass < len(rows):
     sys.exit(1)
+
+
+def run_curves(claims, out: str, budgets, curves_file: str, report, previous) -> None:
+  """``--budget_curve``: each claim at each budget in turn; every point is written to
+  ``curves_file`` (and the claim's plot redrawn) as soon as it is measured, then REPORT.md is
+  rebuilt from ``previous`` rows with the curves."""
+  plot_dir = os.path.splitext(curves_file)[0]
+  at_one = []  # a point at budget 1 is a laptop-scale run: its row joins results.json
+  for claim in claims:
+    for k in budgets:
+      row = run_claims(
+        [claim], os.path.join(out, f"budget_{k:g}"), _FULL.value, _SEED.value, budget=k
+      )[0]
+      curves = read_curves(curves_file)
+      record_point(curves, claim, curve_point(row))
+      _atomic_write(curves_file, json.dumps(curves, indent=2, ensure_ascii=False) + "\n")
+      plot_curve(claim.name, curves[claim.name], curve_plot_path(plot_dir, claim.name))
+      if k == 1:
+        at_one.append(row)
+      report(at_one)
+      seeds = row.get("seed_values") or {}
+      print(
+        f"budget ×{k:g} {claim.name}: {_fmt(row['value'])} (seeds "
+        + ", ".join(f"{s}: {_fmt(v)}" for s, v in seeds.items())
+        + f") in {row['seconds']:.1f} s -> {curves_file}",
+        file=sys.stderr,
+      )
 
 
 if __name__ == "__main__":

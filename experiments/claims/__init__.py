@@ -21,20 +21,51 @@ from typing import Callable
 
 @dataclasses.dataclass
 class ClaimContext:
-  """What a claim's ``run`` gets: an output directory of its own and the scale."""
+  """What a claim's ``run`` gets: an output directory of its own, the scale and the budget.
+
+  Attributes:
+    outdir: the claim's own output directory.
+    full: run the larger (``--full``) version.
+    seed: the ``--seed`` flag (claims with a seed tuple of their own may ignore it).
+    budget: ``--budget``: the multiple of the claim's budget to run at (1 = as registered). Read
+      by claims whose ``Claim.budget`` says what it scales (their step / update counts), through
+      ``steps``.
+  """
 
   outdir: str
   full: bool = False
   seed: int = 0
+  budget: float = 1.0
+
+  def __post_init__(self):
+    if not (self.budget > 0 and self.budget < float("inf")):
+      raise ValueError(f"ClaimContext.budget must be a positive finite number; got {self.budget!r}")
+
+  def steps(self, n: int) -> int:
+    """``n`` (a step / update count of the claim at budget 1) times ``budget``, rounded, >= 1."""
+    return max(1, int(round(n * self.budget)))
+
+  def scale_steps(self, sc: dict, keys) -> dict:
+    """A copy of the scale dict ``sc`` with each entry named in ``keys`` passed through ``steps``.
+    Raises KeyError naming a key ``sc`` lacks (a renamed budget entry must not go unscaled)."""
+    missing = [k for k in keys if k not in sc]
+    if missing:
+      raise KeyError(f"scale_steps: {missing} not in the claim's scale ({sorted(sc)})")
+    return {**sc, **{k: self.steps(sc[k]) for k in keys}}
 
 
 @dataclasses.dataclass
 class ClaimResult:
-  """A measured value, a few lines of detail (Markdown) and the plots written to outdir."""
+  """A measured value, a few lines of detail (Markdown) and the plots written to outdir.
+
+  ``seed_values`` (optional): ``{seed: the claim's value computed from that seed's runs alone}``,
+  the seed spread a budget curve is judged against (``reasons.curve_trend``).
+  """
 
   value: float
   details: str = ""
   plots: list[str] = dataclasses.field(default_factory=list)
+  seed_values: dict | None = None
 
 
 @dataclasses.dataclass
@@ -51,6 +82,8 @@ class Claim:
     direction: "higher" (value >= threshold passes) or "lower" (value <= threshold passes).
     threshold: the pass boundary (defaults to the reference).
     run: ``run(ctx) -> ClaimResult``.
+    budget: what ``--budget=K`` scales in this claim, in words (e.g. "training steps of every
+      run"); "" (default): the claim has no budget knob and ``--budget`` other than 1 is refused.
   """
 
   name: str
@@ -62,6 +95,7 @@ class Claim:
   direction: str
   run: Callable[[ClaimContext], ClaimResult]
   threshold: float | None = None
+  budget: str = ""
 
   def __post_init__(self):
     if self.direction not in ("higher", "lower"):

@@ -250,6 +250,8 @@ def _d2_scale(ctx: ClaimContext) -> dict:
 
 def _equal_steps(ctx: ClaimContext) -> ClaimResult:
   sc = _d2_scale(ctx)
+  # --budget=K (#40) scales every solver's step count B (and so 2B); seeds, K, batch unchanged.
+  sc["budgets"] = {s: ctx.steps(b) for s, b in sc["budgets"].items()}
   rows, table, secs = _equal_steps_table(
     ctx, _D2, _SOLVERS4, sc["budgets"], sc["seeds"], sc["k"], "cond_shape", sc["eval_kwargs"]
   )
@@ -284,7 +286,23 @@ def _equal_steps(ctx: ClaimContext) -> ClaimResult:
   )
   with open(os.path.join(ctx.outdir, "equal_steps.md"), "w") as f:
     f.write(details + "\n")
-  return ClaimResult(float(value), details)
+  with open(os.path.join(ctx.outdir, f"{_D2}_x1", "results.json")) as f:
+    runs = json.load(f)["runs"]  # per-seed rows at B: each seed's own value (budget curve)
+  cond = {(r["solver"], r["seed"]): r.get("cond_shape") for r in runs}
+  nan = float("nan")
+  per_seed = {  # NaN when a solver (or the baseline) measured nothing at that seed
+    s: float(
+      np.min(
+        [
+          (cond.get((v, s)) if cond.get((v, s)) is not None else nan)
+          - (cond.get(("independent", s)) if cond.get(("independent", s)) is not None else nan)
+          for v in _SOLVERS4
+        ]
+      )
+    )
+    for s in sc["seeds"]
+  }
+  return ClaimResult(float(value), details, seed_values=per_seed)
 
 
 def _tiny(ctx: ClaimContext) -> ClaimResult:
@@ -357,6 +375,7 @@ CLAIMS = [
     direction="higher",
     threshold=0.0,
     run=_equal_steps,
+    budget="every solver's step count B (and 2B); seeds, potentials and batch unchanged",
   ),
   Claim(
     name="dsb/tiny_exact_kl",

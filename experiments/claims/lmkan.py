@@ -43,7 +43,24 @@ def _target(ctx, task):
   return (TARGETS if ctx.full else LAPTOP_TARGETS)[task]
 
 
+# --budget=K (#40) scales every training run's step count (widths, seeds, batch unchanged).
+_BUDGET_KEYS = ("steps", "digits_steps", "teacher_steps", "ablation_steps")
+
+
 def _scale(ctx: ClaimContext) -> dict:
+  return ctx.scale_steps(_scale_1x(ctx), _BUDGET_KEYS)
+
+
+def _per_seed(model: dict, base: dict, target: float, seeds) -> dict:
+  """{seed: the claim's value from that seed's runs alone} (for the budget curve's seed spread)."""
+  one = lambda fam, i: {w: dict(v, err=[v["err"][i]]) for w, v in fam.items()}
+  return {
+    s: _value(_ratios(one(model, i), one(base, i), target)["best_total"])
+    for i, s in enumerate(seeds)
+  }
+
+
+def _scale_1x(ctx: ClaimContext) -> dict:
   if ctx.full:
     return dict(
       steps=6000,
@@ -335,7 +352,10 @@ def _teacher(ctx: ClaimContext) -> ClaimResult:
     extra=_teacher_note(lm, lin),
   )
   return ClaimResult(
-    value, _seeds_note(sc, steps, sc["seeds"], 6000) + ", batch 512.\n\n" + table, plots
+    value,
+    _seeds_note(sc, steps, sc["seeds"], 6000) + ", batch 512.\n\n" + table,
+    plots,
+    seed_values=_per_seed(lm, mlp, _target(ctx, "teacher"), sc["seeds"]),
   )
 
 
@@ -366,7 +386,11 @@ def _penalty(ctx: ClaimContext) -> ClaimResult:
     f"(standard error). Value = without / with. Linear regression: "
     f"{_linear_regression('tanh'):.4f}."
   )
-  return ClaimResult(float(np.mean(off) / np.mean(on)), details)
+  return ClaimResult(
+    float(np.mean(off) / np.mean(on)),
+    details,
+    seed_values={s: float(a / b) for s, a, b in zip(seeds, off, on)},
+  )
 
 
 def _digits(ctx: ClaimContext) -> ClaimResult:
@@ -416,6 +440,7 @@ def _digits(ctx: ClaimContext) -> ClaimResult:
     + ", batch 128 (1347 training images).\n\n"
     + table,
     plots,
+    seed_values=_per_seed(lm, cnn, _target(ctx, "digits"), seeds),
   )
 
 
@@ -443,6 +468,7 @@ CLAIMS = [
     reference_source="spec R2: training without the penalty is clearly worse (> 10% here)",
     direction="higher",
     run=_penalty,
+    budget="training steps of every run (widths, seeds, batch unchanged)",
   ),
   Claim(
     name="lmkan/digits_flop_ratio",
@@ -455,6 +481,7 @@ CLAIMS = [
     direction="higher",
     threshold=1.0,
     run=_digits,
+    budget="training steps of every run (widths, seeds, batch unchanged)",
   ),
   Claim(
     name="lmkan/teacher_flop_ratio",
@@ -467,5 +494,6 @@ CLAIMS = [
     direction="higher",
     threshold=1.0,
     run=_teacher,
+    budget="training steps of every run (widths, seeds, batch unchanged)",
   ),
 ]

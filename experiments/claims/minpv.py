@@ -54,7 +54,16 @@ COMPARE = {
 MINPV, FIXED = "KMM-MinPV (learned path)", "trig (fixed path)"
 
 
+# --budget=K (#40) scales every run's step count (batch, network, seeds unchanged).
+_BUDGET_KEYS = ("steps", "compare_steps", "quad_steps")
+
+
 def _scale(ctx: ClaimContext) -> dict:
+  """``_scale_1x`` with its step counts times ``ctx.budget``."""
+  return ctx.scale_steps(_scale_1x(ctx), _BUDGET_KEYS)
+
+
+def _scale_1x(ctx: ClaimContext) -> dict:
   """Budgets. Laptop: every row of a claim at the same steps / batch / 2 × 64 network."""
   if ctx.full:
     return dict(
@@ -225,7 +234,10 @@ def _worst_row(ctx, table, dim, steps, plot_name, title, model_note=""):
     f"{model_note}\n\n{_table(res, table)}\n\nValue = the worst mean relative error "
     f"({worst}: {err[worst]:.3f})."
   )
-  return ClaimResult(err[worst], details, [plot])
+  per_seed = {
+    s: max(_rel_err(v[i]) for v in res.values()) for i, s in enumerate(sc["seeds"])
+  }  # each seed's worst row
+  return ClaimResult(err[worst], details, [plot], seed_values=per_seed)
 
 
 def _objectives(ctx: ClaimContext) -> ClaimResult:
@@ -293,7 +305,10 @@ def _compare(ctx: ClaimContext) -> ClaimResult:
       else ""
     )
   )
-  return ClaimResult(value, details, [plot])
+  per_seed = {
+    s: res[MINPV][i]["eval/mae"] - res[FIXED][i]["eval/mae"] for i, s in enumerate(sc["seeds"])
+  }
+  return ClaimResult(value, details, [plot], seed_values=per_seed)
 
 
 def _quadratic(ctx: ClaimContext) -> ClaimResult:
@@ -405,6 +420,7 @@ CLAIMS = [
     direction="lower",
     threshold=0.10,
     run=_objectives,
+    budget="training steps of every run (batch, network, seeds unchanged)",
   ),
   Claim(
     name="minpv/negative_controls_d10",
@@ -427,6 +443,7 @@ CLAIMS = [
     direction="lower",
     threshold=0.0,
     run=_compare,
+    budget="training steps of every run (batch, network, seeds unchanged)",
   ),
   Claim(
     name="minpv/quadratic_mi_d40",

@@ -178,6 +178,80 @@ FULL_RUN_ESTIMATES: dict[str, dict[str, str]] = {
 }
 
 
+# -- budget curves (#40) ----------------------------------------------------------------------------
+# ``experiments/claims/budget_curves.json`` (written by ``python -m experiments.reproduce
+# --budget_curve=...``) holds a measured curve per claim. ``curve_trend`` reads one; a claim may be
+# classed ``budget`` only when its curve, where it has one, reads "toward passing".
+
+CURVE_MIN_POINTS = 3
+CURVE_MIN_SPAN = 4.0
+
+
+def _spread(point: dict) -> float:
+  seeds = [v for v in (point.get("seeds") or {}).values() if v == v]
+  return float(max(seeds) - min(seeds)) if len(seeds) >= 2 else float("nan")
+
+
+def curve_trend(curve: dict) -> tuple[str, str]:
+  """What a budget curve shows: ``(trend, sentence)``.
+
+  The trend compares the points at the smallest and the largest budget: the change of the claim's
+  value, signed so that positive is toward passing, against the seed spread (max - min of the
+  per-seed values) of those two points, the larger of the two:
+
+  * ``"toward passing"``: the change exceeds the spread;
+  * ``"away from passing"``: the change is below minus the spread;
+  * ``"flat"``: within the spread either way;
+  * ``"too short"``: fewer than ``CURVE_MIN_POINTS`` measured points, a span under
+    ``CURVE_MIN_SPAN``x, or a NaN value / no per-seed values at an end point (no spread to judge
+    a change against).
+
+  Args:
+    curve: ``{"direction": "higher" | "lower", "threshold": float, "points": [{"budget",
+      "value", "seeds": {seed: value} | None, ...}]}``.
+
+  Returns:
+    (trend, one sentence with the numbers).
+  """
+  if curve.get("direction") not in ("higher", "lower"):
+    raise ValueError(f"curve direction must be 'higher' or 'lower'; got {curve.get('direction')!r}")
+  pts = sorted((p for p in curve.get("points", []) if "error" not in p), key=lambda p: p["budget"])
+  if len(pts) < CURVE_MIN_POINTS:
+    return "too short", f"{len(pts)} measured point(s); a curve needs {CURVE_MIN_POINTS}."
+  lo, hi = pts[0], pts[-1]
+  span = hi["budget"] / lo["budget"]
+  if span < CURVE_MIN_SPAN:
+    return "too short", f"budgets span {span:g}x; a curve needs {CURVE_MIN_SPAN:g}x."
+  sign = 1.0 if curve["direction"] == "higher" else -1.0
+  spread = max(_spread(lo), _spread(hi))
+  values = ", ".join(f"×{p['budget']:g}: {p['value']:.4g}" for p in pts)
+  if not (lo["value"] == lo["value"] and hi["value"] == hi["value"] and spread == spread):
+    return "too short", f"values {values}: a NaN value or no per-seed values at an end point."
+  change = sign * (hi["value"] - lo["value"])
+  passes = sign * (hi["value"] - curve["threshold"]) >= 0
+  trend = (
+    "toward passing" if change > spread else "away from passing" if change < -spread else "flat"
+  )
+  return trend, (
+    f"values {values}; from ×{lo['budget']:g} to ×{hi['budget']:g} the value moves "
+    f"{change:+.3g} toward passing against a seed spread of {spread:.3g} (threshold "
+    f"{curve['threshold']:g}, {'passed' if passes else 'not passed'} at ×{hi['budget']:g})."
+  )
+
+
+def class_conflicts(curves: dict, reasons: dict | None = None) -> list[str]:
+  """Claims classed ``budget`` in ``reasons`` (default ``REASONS``) whose curve in ``curves``
+  does not read "toward passing"; one line each (empty: consistent)."""
+  reasons = REASONS if reasons is None else reasons
+  out = []
+  for name, reason in reasons.items():
+    if reason.cls == "budget" and name in curves:
+      trend, why = curve_trend(curves[name])
+      if trend != "toward passing":
+        out.append(f"{name}: classed budget but its curve reads {trend}: {why}")
+  return out
+
+
 def full_run_estimates() -> dict[str, dict[str, str]]:
   """``FULL_RUN_ESTIMATES`` merged with ``experiments.accelerator_plan.FULL_RUN_ESTIMATES`` (the
   plan wins) when that module exists."""

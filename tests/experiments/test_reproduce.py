@@ -357,3 +357,211 @@ def test_readme_claim_table_follows_the_report():
       for t, _ in reasons.ESTIMATE_TARGETS
     ]
   assert sum(r[3] == "PASS" for r in rows.values()) == 17
+
+
+# -- budget knob and budget curves (#40) ------------------------------------------------------------
+
+
+def test_budget_scales_the_claims_budget(tmp_path):
+  from experiments.claims import ClaimContext
+
+  seen = []
+
+  def run(ctx):
+    seen.append((ctx.budget, ctx.steps(1000), ctx.steps(3)))
+    return ClaimResult(value=float(ctx.steps(1000)), seed_values={0: 1.0, 1: 2.0})
+
+  knob = Claim("t/knob", "t", "c", "m", 1.0, "ref", "higher", run=run, budget="steps")
+  rows = reproduce.run_claims([knob], str(tmp_path), full=False, seed=0, budget=0.25)
+  assert seen == [(0.25, 250, 1)]  # rounded, never below one step
+  assert rows[0]["value"] == 250.0 and rows[0]["budget"] == 0.25
+  assert rows[0]["scale"] == "laptop ×0.25" and rows[0]["seed_values"] == {"0": 1.0, "1": 2.0}
+  rows = reproduce.run_claims([knob], str(tmp_path), full=False, seed=0)
+  assert rows[0]["value"] == 1000.0 and rows[0]["scale"] == "laptop"
+  knobless = Claim("t/none", "t", "c", "m", 1.0, "ref", "higher", run=run)
+  with pytest.raises(ValueError, match=r"\['t/none'\] have no budget knob"):
+    reproduce.run_claims([knob, knobless], str(tmp_path), full=False, seed=0, budget=2.0)
+  reproduce.run_claims([knobless], str(tmp_path), full=False, seed=0, budget=1.0)  # 1 is fine
+  with pytest.raises(ValueError, match="positive finite"):
+    ClaimContext(outdir=str(tmp_path), budget=0.0)
+  with pytest.raises(ValueError, match="'x' is not a number"):
+    reproduce.parse_budgets(["1", "x"])
+  assert reproduce.parse_budgets(["2", "0.5", "1", "2"]) == [0.5, 1.0, 2.0]
+  with pytest.raises(KeyError, match="nope"):
+    ClaimContext(outdir=str(tmp_path), budget=2).scale_steps({"steps": 1}, ("steps", "nope"))
+
+
+def test_room_budget_knobs_scale_their_step_counts(tmp_path):
+  from experiments.claims import ClaimContext, lmkan, minpv
+
+  for mod, keys in ((lmkan, lmkan._BUDGET_KEYS), (minpv, minpv._BUDGET_KEYS)):
+    one = mod._scale(ClaimContext(outdir=str(tmp_path)))
+    four = mod._scale(ClaimContext(outdir=str(tmp_path), budget=4))
+    for k in keys:
+      assert four[k] == 4 * one[k], (mod.__name__, k)
+    assert {k: v for k, v in four.items() if k not in keys} == {
+      k: v for k, v in one.items() if k not in keys
+    }
+  knobs = {c.name for c in all_claims() if c.budget}
+  assert {  # the seven claims that fail at laptop scale have a knob
+    "minpv/objectives_mi_d10",
+    "minpv/minpv_vs_fixed_d10",
+    "lmkan/teacher_flop_ratio",
+    "lmkan/hessian_penalty_helps",
+    "lmkan/digits_flop_ratio",
+    "qam/ogbench_puzzle3x3",
+    "dsb/equal_steps_d2",
+  } <= knobs
+
+
+_FAKE_CURVE_CLI = """
+from absl import app
+import experiments.claims as c
+from experiments import reproduce
+
+
+def run(ctx):
+  # value grows with the budget; seeds 0 / 1 sit 0.1 either side of it
+  v = 0.2 * ctx.budget
+  return c.ClaimResult(value=v, details="d", seed_values={0: v - 0.1, 1: v + 0.1})
+
+
+c.all_claims = lambda: [
+  c.Claim("t/a", "t", "cfg", "how", 1.0, "ref", "higher", run=run, budget="steps"),
+  c.Claim("t/b", "t", "cfg", "how", 1.0, "ref", "higher", run=run),
+]
+app.run(reproduce.main)
+"""
+
+
+def _curve_cli(tmp_path, *flags):
+  return subprocess.run(
+    [
+      sys.executable,
+      "-c",
+      _FAKE_CURVE_CLI,
+      f"--out={tmp_path / 'out'}",
+      "--compile_cache=",
+      f"--curves_file={tmp_path / 'curves.json'}",
+      *flags,
+    ],
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    env=subprocess_env(),
+    timeout=120,
+  )
+
+
+def test_budget_curve_writes_the_json_schema_and_the_report(tmp_path):
+  from experiments.claims import reasons
+
+  res = _curve_cli(tmp_path, "--only=t/a", "--budget_curve=1,0.5,2")
+  assert res.returncode == 0, res.stderr[-3000:]
+  curves = json.load(open(tmp_path / "curves.json"))
+  assert set(curves) == {"t/a"}
+  curve = curves["t/a"]
+  assert curve["direction"] == "higher" and curve["threshold"] == 1.0
+  assert [p["budget"] for p in curve["points"]] == [0.5, 1.0, 2.0]
+  for p in curve["points"]:
+    assert {"budget", "value", "seeds", "commit", "date", "seconds", "dirty"} <= set(p)
+    assert p["value"] == pytest.approx(0.2 * p["budget"])
+    assert p["seeds"] == pytest.approx({"0": p["value"] - 0.1, "1": p["value"] + 0.1})
+    assert len(p["commit"]) == 40 and p["date"].endswith("Z")
+  assert (tmp_path / "curves" / "t__a.png").exists()
+  # 0.1 -> 0.4 over a seed spread of 0.2: toward passing (not yet passed).
+  assert reasons.curve_trend(curve)[0] == "toward passing"
+  report = (tmp_path / "out" / "REPORT.md").read_text()
+  section = report.split("## t/a")[1]
+  assert "**Budget curve** (toward passing)" in section and "| ×0.5 | 0.1 |" in section
+  assert "![budget curve](../curves/t__a.png)" in section
+  # The budget-1 point is a laptop run: its row is the report's; a rerun at one budget replaces
+  # that point only.
+  assert [r["budget"] for r in json.load(open(tmp_path / "out" / "results.json"))] == [1.0]
+  date_half = curve["points"][0]["date"]
+  assert _curve_cli(tmp_path, "--only=t/a", "--budget_curve=2").returncode == 0
+  again = json.load(open(tmp_path / "curves.json"))["t/a"]["points"]
+  assert [p["budget"] for p in again] == [0.5, 1.0, 2.0] and again[0]["date"] == date_half
+  # A claim without a knob refuses a curve, before running anything.
+  res = _curve_cli(tmp_path, "--only=t/b", "--budget_curve=1,2")
+  assert res.returncode == 2 and "['t/b'] have no budget knob" in res.stderr
+  res = _curve_cli(tmp_path, "--only=t/a", "--budget_curve=1,2", "--budget=2")
+  assert res.returncode == 2 and "exclude each other" in res.stderr
+
+
+def _curve(values, seeds_halfwidth, budgets=(1, 2, 4), direction="higher", threshold=1.0):
+  return dict(
+    direction=direction,
+    threshold=threshold,
+    points=[
+      dict(budget=b, value=v, seeds={"0": v - seeds_halfwidth, "1": v + seeds_halfwidth})
+      for b, v in zip(budgets, values)
+    ],
+  )
+
+
+def test_curve_trend_against_the_seed_spread():
+  from experiments.claims import reasons
+
+  assert reasons.curve_trend(_curve([0.1, 0.3, 0.5], 0.1))[0] == "toward passing"
+  assert reasons.curve_trend(_curve([0.1, 0.3, 0.25], 0.1))[0] == "flat"  # 0.15 < spread 0.2
+  assert reasons.curve_trend(_curve([0.5, 0.3, 0.1], 0.1))[0] == "away from passing"
+  # "lower" passes: falling values move toward it.
+  assert reasons.curve_trend(_curve([0.5, 0.3, 0.1], 0.1, direction="lower"))[0] == (
+    "toward passing"
+  )
+  assert reasons.curve_trend(_curve([0.1, 0.5], 0.1, budgets=(1, 4)))[0] == "too short"
+  assert reasons.curve_trend(_curve([0.1, 0.3, 0.5], 0.1, budgets=(1, 1.5, 2)))[0] == "too short"
+  nan = _curve([0.1, 0.3, float("nan")], 0.1)
+  assert reasons.curve_trend(nan)[0] == "too short"
+  no_seeds = _curve([0.1, 0.3, 0.5], 0.1)
+  for p in no_seeds["points"]:
+    p["seeds"] = None
+  assert reasons.curve_trend(no_seeds)[0] == "too short"
+  # A budget class with a flat curve is flagged; an open one is not.
+  curves = {"m/flat": _curve([0.1, 0.3, 0.25], 0.1), "m/up": _curve([0.1, 0.3, 0.5], 0.1)}
+  cls = {
+    "m/flat": reasons.Reason("budget", "s", "e"),
+    "m/up": reasons.Reason("budget", "s", "e"),
+  }
+  assert [c.split(":")[0] for c in reasons.class_conflicts(curves, cls)] == ["m/flat"]
+  cls["m/flat"] = reasons.Reason("open", "s", "e")
+  assert reasons.class_conflicts(curves, cls) == []
+
+
+_FAILING_AT_LAPTOP = (
+  "minpv/objectives_mi_d10",
+  "minpv/minpv_vs_fixed_d10",
+  "lmkan/teacher_flop_ratio",
+  "lmkan/hessian_penalty_helps",
+  "lmkan/digits_flop_ratio",
+  "qam/ogbench_puzzle3x3",
+  "dsb/equal_steps_d2",
+)
+
+
+def test_committed_budget_curves_and_reason_classes_agree():
+  # Every claim that fails at laptop scale has a measured curve (>= 3 points spanning >= 4x, a
+  # value per seed at each, run at a commit of this history), and none is classed budget while
+  # its curve does not move toward passing beyond the seed spread.
+  from experiments.claims import reasons
+
+  curves = reproduce.read_curves(reproduce.DEFAULT_CURVES)
+  claims = {c.name: c for c in all_claims()}
+  for name in _FAILING_AT_LAPTOP:
+    assert name in curves, f"{name} has no budget curve"
+    curve = curves[name]
+    assert curve["direction"] == claims[name].direction
+    assert curve["threshold"] == claims[name].threshold
+    pts = [p for p in curve["points"] if "error" not in p]
+    assert len(pts) >= 3 and pts[-1]["budget"] / pts[0]["budget"] >= 4, name
+    for p in pts:
+      assert p["seeds"] and len(p["seeds"]) >= 2, (name, p["budget"])
+      assert (
+        subprocess.run(
+          ["git", "-C", REPO, "merge-base", "--is-ancestor", p["commit"], "HEAD"]
+        ).returncode
+        == 0
+      ), (name, p["commit"])
+    assert reasons.curve_trend(curve)[0] != "too short", name
+  assert reasons.class_conflicts(curves) == []
