@@ -2,7 +2,7 @@
 puzzle-3x3, an OGBench smoke run.
 
 Li & Levine, "Q-learning with Adjoint Matching" (ICLR 2026), reference code
-github.com/ColinQiyangLi/qam. Spec: ``shared/specs/qam.md`` §14 A, E and F.
+github.com/ColinQiyangLi/qam.
 
 Claim ``qam/analytic_tilt`` (spec §14 A): the adjoint-matching fine-tuning of an affine v_θ against
 the exact Gaussian behaviour velocity and analytic critics (quadratic k = 10, c = (0.4, 0.2) at

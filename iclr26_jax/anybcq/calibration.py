@@ -2,7 +2,7 @@
 
 AnyBCQ (Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; official code github.com/naver-aics/anybcq,
 ``AnyBCQ.minimize`` / ``blockReconstruction``) fits the scales of every quantized linear of a block to
-the full-precision block output, one precision stage at a time (specs/anybcq.md sections 5-6):
+the full-precision block output, one precision stage at a time (as in the AnyBCQ paper):
 
 * codes are constants (no straight-through estimator); only alpha^(p) (and beta^(p) when ``train_beta``)
   of the current precision train, with optax Adam and a cosine decay to 0 over the stage;
@@ -220,14 +220,16 @@ def output_error(w, w_hat, x) -> float:
 class BlockCalibration(NamedTuple):
   """Result of ``calibrate_block`` (dicts keyed by precision p unless stated).
 
-  quantized: ``{name: QuantizedWeight}`` with every precision's calibrated scales.
-  mse_init: block-output MSE on ``x_q`` before stage p (base quantizer at p_L, expansion from the
-    calibrated alpha^(p-1) afterwards).
-  mse_calibrated: the same after stage p.
-  losses: ``(steps,)`` mini-batch training losses of stage p.
-  snapshots: ``{name: (alpha^(p) (N, G, p), beta^(p) (N, G) or None)}`` saved at the end of stage p.
-  outputs_q: block outputs on ``x_q`` at precision p with the calibrated scales (the next block's
-    quantized-path inputs).
+  Attributes:
+    quantized: ``{name: QuantizedWeight}`` with every precision's calibrated scales.
+    mse_init: block-output MSE on ``x_q`` before stage p (base quantizer at p_L, expansion from
+      the calibrated alpha^(p-1) afterwards).
+    mse_calibrated: the same after stage p.
+    losses: ``(steps,)`` mini-batch training losses of stage p.
+    snapshots: ``{name: (alpha^(p) (N, G, p), beta^(p) (N, G) or None)}`` saved at the end of
+      stage p.
+    outputs_q: block outputs on ``x_q`` at precision p with the calibrated scales (the next
+      block's quantized-path inputs).
   """
 
   quantized: dict

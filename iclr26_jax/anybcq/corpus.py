@@ -1,7 +1,7 @@
 """An offline text corpus from the Python standard library's docstrings, and a byte-level tokenizer.
 
-Used by the AnyBCQ room's tiny-LM evaluation (specs/anybcq.md section 11: "a tiny causal LM trained by
-the project for a few minutes on the same offline text"). Nothing is downloaded: the text is the
+Used by the AnyBCQ room's tiny-LM evaluation (a tiny causal LM trained by the
+project for a few minutes on offline text). Nothing is downloaded: the text is the
 docstrings of a fixed list of standard-library modules, read with ``inspect``.
 
 * Order is deterministic: modules in the listed order; inside a module, the module docstring, then its

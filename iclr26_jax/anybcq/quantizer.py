@@ -8,7 +8,7 @@ along K; for output row n and group G the group's weights w in R^g are approxima
     w_hat^(p) = beta^(p) * 1 + sum_{i <= p} alpha^(p)_i * b_i,      b_i in {-1, +1}^g
 
 with planes b_1..b_{p_H} shared by every precision and a separate scale set (alpha^(p), beta^(p)) per
-precision. Precisions P = (p_L, ..., p_H) are built as follows (specs/anybcq.md sections 2-3):
+precision. Precisions P = (p_L, ..., p_H) are built as follows (as in the AnyBCQ paper):
 
 * base p_L: greedy initialisation, then T rounds of alternating refinement (exact least-squares scales
   with a tiny trace-scaled ridge, |alpha| sorted descending, exact nearest-level code search over all
@@ -556,7 +556,7 @@ class QuantizedWeight(struct.PyTreeNode):
   def nbytes(
     self, precision: int | None = None, *, padded: bool = False, scale_bytes: int = 2
   ) -> int:
-    """Storage accounting (specs/anybcq.md section 7), see ``memory.linear_nbytes``.
+    """Storage accounting (the paper's Table 1 arithmetic), see ``memory.linear_nbytes``.
 
     ``precision=None``: bytes stored (all planes, every precision's scales). ``precision=p``: bytes a
     precision-p matmul reads (p planes, alpha^(p), beta^(p)). ``padded``: K rounded up to the 256-input
@@ -640,10 +640,12 @@ class QuantizedWeight(struct.PyTreeNode):
 class QuantizeInfo(NamedTuple):
   """Diagnostics of ``quantize_with_info`` (per-group squared errors, G = K / g).
 
-  base_errors: ``(T + 1, N, G)``: greedy (row 0), then after each refinement round.
-  expand_errors: one ``(max(T,1) + 1, N, G)`` per expansion p -> p+1 (row 0 = error at p).
-  negative_alpha: per expansion, the number of groups whose new scale alpha_{p+1} ended negative (the
-    case in which the sign step is no longer the exact minimiser; reported, not hidden).
+  Attributes:
+    base_errors: ``(T + 1, N, G)``: greedy (row 0), then after each refinement round.
+    expand_errors: one ``(max(T,1) + 1, N, G)`` per expansion p -> p+1 (row 0 = error at p).
+    negative_alpha: per expansion, the number of groups whose new scale alpha_{p+1} ended
+      negative (the case in which the sign step is no longer the exact minimiser; reported, not
+      hidden).
   """
 
   base_errors: jax.Array

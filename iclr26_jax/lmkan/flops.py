@@ -166,7 +166,8 @@ def count_model(module: nn.Module, x, *args, **kwargs) -> ModelCost:
   Args:
     module: a Flax Linen module.
     x: an example batch, leading dim B (an array or `jax.ShapeDtypeStruct`).
-    *args, **kwargs: extra arguments of the module's `__call__` (e.g. `train=False`).
+    *args: extra positional arguments of the module's `__call__`.
+    **kwargs: extra keyword arguments of the module's `__call__` (e.g. `train=False`).
   Returns:
     ModelCost per sample.
   """

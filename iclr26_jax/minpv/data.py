@@ -41,10 +41,10 @@ LOGIT_LAMBDA = 0.05  # RealNVP logit-transform margin
 def sample_toy(name: str, rng: np.random.Generator, n: int) -> np.ndarray:
   """(n, 2) float64 draws of a 2-D toy density.
 
-  two_moons: (cos θ, sin θ) or (1 − cos θ, ½ − sin θ) with equal probability, θ ~ U(0, π),
+  - two_moons: (cos θ, sin θ) or (1 − cos θ, ½ − sin θ) with equal probability, θ ~ U(0, π),
     minus the mean (½, ¼), plus N(0, MOONS_NOISE² I).
-  eight_gaussians: equal mixture of N(R (cos 2πk/8, sin 2πk/8), EIGHT_STD² I), R = EIGHT_RADIUS.
-  checkerboard: uniform on the 8 dark 2 × 2 squares of [−4, 4]² where ⌊x/2⌋ + ⌊y/2⌋ is even
+  - eight_gaussians: equal mixture of N(R (cos 2πk/8, sin 2πk/8), EIGHT_STD² I), R = EIGHT_RADIUS.
+  - checkerboard: uniform on the 8 dark 2 × 2 squares of [−4, 4]² where ⌊x/2⌋ + ⌊y/2⌋ is even
     (density 1/32 there).
   """
   n = int(n)

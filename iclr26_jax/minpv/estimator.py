@@ -229,7 +229,7 @@ def integrate_dopri5(
   ``diffrax.diffeqsolve(ODETerm, Dopri5(), PIDController(rtol, atol))`` from t_start to t_end
   (forward in t) with y(t_start) = 0 and first step ``first_step``. The state is the whole batch
   (B,), so one step size is shared by the batch; a step is accepted when the RMS over the batch
-  of err / (atol + rtol · max(|y|, |y_new|)) is ≤ 1, and h is rescaled by
+  of err / (atol + rtol · max(``|y|``, ``|y_new|``)) is ≤ 1, and h is rescaled by
   clip(0.9 · err^(−1/5), 0.2, 10) (diffrax's defaults: the integral controller of torchdiffeq).
 
   Cost: Dopri5 is first-same-as-last, so the solve evaluates s once at t_start and six times per

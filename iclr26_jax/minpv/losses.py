@@ -445,6 +445,7 @@ def implicit_loss(
   ½ ∫ E λ (s − s*)² dt minus a path constant. x0 and x1 are used as independent draws.
 
   Two facts govern training with it (measured on the d = 10 Gaussian MI task, issue #15):
+
   - the λ ∂_t s term differentiates the network's time embedding, so the embedding's frequency
     scale enters the gradient: with the reference's 1000·t the median gradient norm was 25–137
     against a clip of 1 and the learned score stayed flat (MI 0.03 for a truth of 2.0); the

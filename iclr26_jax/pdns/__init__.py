@@ -1,6 +1,6 @@
 """PDNS: Proximal Diffusion Neural Sampler (Guo, Choi, Zhu, Tao, Chen; ICLR 2026).
 
-Reference PyTorch code: github.com/AlexandreGUO2001/PDNS. Spec: ``shared/specs/pdns.md``.
+Reference PyTorch code: github.com/AlexandreGUO2001/PDNS.
 
 Modules: ``references`` (OU / Brownian references, bridges, terminal scores), ``continuous``
 (controlled SDE, EM rollout with the Girsanov log-ratio, bridge-matching loss, analytic GMM

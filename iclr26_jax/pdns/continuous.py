@@ -3,7 +3,6 @@ proximal weighted bridge-matching loss.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS (``continuous/``).
-Spec: ``shared/specs/pdns.md`` §2.2, §2.3, §6.1, §14.
 
 * Controlled SDE dX_t = (b_t(X_t) + sigma_t u_t(X_t)) dt + sigma_t dW_t, X_0 ~ mu.
   ``param="control"``: the network outputs u; ``param="adjoint"``: it outputs a score-like field a
@@ -141,7 +140,7 @@ def em_rollout(
 ) -> Rollout:
   """Euler–Maruyama rollout with the Girsanov log-ratio accumulated from the same noise.
 
-  X_{k+1} = X_k + (b + sigma u) dt + sigma z_k,  l += -u . z_k - 1/2 |u|^2 dt,  z_k ~ N(0, dt I),
+  X_{k+1} = X_k + (b + sigma u) dt + sigma z_k,  l += -u . z_k - 1/2 ‖u‖² dt,  z_k ~ N(0, dt I),
   on the uniform grid t_k = k / num_steps. Noise is never switched off on the last step (that
   would make l undefined; spec §2.3). u and z are projected with ``reference.project`` (identity
   unless the reference is centre-of-mass-free), in the state update and in l alike.

@@ -3,7 +3,7 @@ of token choices, and the proximal weighted denoising cross-entropy.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS (``discrete/``, which
-descends from MDNS). Spec: ``shared/specs/pdns.md`` §3, §6.2, §14.
+descends from MDNS).
 
 Conventions: tokens are 0..q-1, the mask symbol is the integer q; a state is (D,) int32.
 A denoiser is ``log_probs_fn(params, z) -> (B, D, q)``: for each site the log-softmax over the

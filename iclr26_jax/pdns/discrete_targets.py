@@ -296,6 +296,7 @@ def lattice_exact_stats(
     chunk: states per scan step (a power of q dividing q^D is required).
   Returns:
     dict with ``log_z``, ``mean_energy``, and
+
     * Ising: ``mag_dist`` (D + 1,) P(M = 2k - D), ``abs_mag`` E|M| / D, ``p_neg`` P(M < 0),
       ``p_pos`` P(M > 0), ``corr`` (D, D) E s_i s_j;
     * Potts: ``majority_dist`` (D + 1,) P(max_v #{i: x_i = v} = k), ``corr`` (D, D)

@@ -1,8 +1,7 @@
 """PDNS through the shared trainer: ``python -m experiments.main --config=experiments/configs/pdns/...``.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
-(arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS. Spec:
-``shared/specs/pdns.md`` §9, §12, §16, §17.
+(arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS.
 
 ``PDNSMethod.update`` is ``proximal.make_stage_fns(...).update``, the same pure step that
 ``StageSampler.fit`` scans, so the trainer adds checkpoint / resume, metrics JSONL and the NaN

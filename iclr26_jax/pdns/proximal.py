@@ -2,7 +2,6 @@
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS.
-Spec: ``shared/specs/pdns.md`` §4–§9.
 
 Stage k minimises F(P) + (1/eta_k) KL(P || P_{theta_{k-1}}); with c_k = eta_k / (1 + eta_k) the
 stage optimum is the previous model tilted by (dP*/dP_{theta_{k-1}})^{c_k} (Eq. 6) and the ideal

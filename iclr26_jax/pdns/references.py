@@ -2,7 +2,6 @@
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS (``continuous/``).
-Spec: ``shared/specs/pdns.md`` §2.1 and §2.4.
 
 Two references, both with horizon T = 1 and the same interface:
 

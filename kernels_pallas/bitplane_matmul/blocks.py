@@ -1,7 +1,8 @@
 """Block-size table for the AnyBCQ bit-plane matmul kernels (one small table per backend).
 
-Starting points from ``specs/kernels.md`` section 8; none is tuned on hardware yet (run
-``python -m experiments.bench.bitplane_matmul`` on the device and edit the rows). Rows are keyed by
+Starting points, reasoned below; none is
+tuned on hardware yet (run ``python -m experiments.bench.bitplane_matmul`` on the device and edit
+the rows). Rows are keyed by
 a shape bucket on M (the number of activation rows); ``pick_config`` clamps a row to the problem
 (small M, N and K that the blocks must divide) so every call gets legal blocks.
 

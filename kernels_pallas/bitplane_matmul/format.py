@@ -6,7 +6,7 @@ shared by every precision, and per-precision scales. Precision p reads planes 0.
 
     W^(p)[k, n] = beta^(p)[k // g, n] + sum_{b < p} alpha^(p)_b[k // g, n] * B_b[k, n]
 
-Layout used by every path in this package (see ``specs/anybcq.md`` section 8):
+Layout used by every path in this package (the AnyBCQ paper's shared bit-planes, packed as below):
 
 * ``planes``: uint32 ``(NB, K_pad / 32, N)``, plane-major, ``K_pad`` = K rounded up to a multiple
   of the 256-input pack tile. Bit value 1 means +1 and 0 means -1.
