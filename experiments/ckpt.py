@@ -5,7 +5,8 @@
 For each checkpoint in ``WORKDIR/checkpoints`` (or the one ``--step`` names) it prints the step,
 the number of leaves and bytes, and whether the arrays as read now match the digests written at
 save time (``ok``, ``DAMAGED: <leaves>``, ``unreadable: <error>``, or ``no digest`` for a
-checkpoint written before digests existed; see ``iclr26_jax.core.checkpoint``). ``--leaves``
+checkpoint of a directory that never wrote digests; see ``iclr26_jax.core.checkpoint``). In a
+directory that writes digests, a step whose digests cannot be read is ``DAMAGED``. ``--leaves``
 lists every leaf's path, shape and dtype. ``--compare`` reads the same step (default: the newest
 step both hold) of another workdir and prints, per leaf, the largest absolute difference
 (``bitwise equal`` when all are zero) — how a resumed run is checked against an uninterrupted one.
@@ -48,8 +49,11 @@ def _checkpoint_dir(workdir: str) -> str:
 
 
 def read(directory: str, step: int):
-  """``(tree of numpy arrays, stored digest or None)`` of ``step`` in a checkpoint directory,
-  read onto the first local device. Raises what Orbax raises for unreadable files."""
+  """``(tree of numpy arrays, verdict, digest)`` of ``step`` in a checkpoint directory, read onto
+  the first local device: ``verdict`` is None when the arrays match their stored digests,
+  ``"unverified"`` in a directory that never wrote digests, else why the step is damaged (see
+  ``Checkpointer.check_digest``); ``digest`` is the ``tree_digest`` of what was read. Raises
+  what Orbax raises for unreadable files."""
   import jax
   import numpy as np
   import orbax.checkpoint as ocp
@@ -66,8 +70,8 @@ def read(directory: str, step: int):
     )
     with ckpt_lib._tolerant_event_loops():
       tree = ck._mgr.restore(int(step), args=ocp.args.StandardRestore(target))
-    stored = ck.stored_digest(step)
     digest = ckpt_lib.tree_digest(tree)
+    stored = ck.check_digest(step, digest)
   finally:
     ck._mgr.close()
 
@@ -79,13 +83,13 @@ def read(directory: str, step: int):
   return jax.tree.map(to_numpy, tree), stored, digest
 
 
-def verdict(stored, digest) -> str:
-  from iclr26_jax.core import checkpoint as ckpt_lib
-
-  if stored is None:
+def verdict(why: str | None) -> str:
+  """``ok``, ``no digest (...)`` or ``DAMAGED: <why>`` from ``read``'s verdict."""
+  if why is None:
+    return "ok"
+  if why == "unverified":
     return "no digest (written before digests; not verifiable)"
-  bad = ckpt_lib.digest_diff(stored, digest)
-  return "ok" if not bad else f"DAMAGED: {', '.join(bad)}"
+  return f"DAMAGED: {why}"
 
 
 def inspect(workdir: str, step: int | None = None, leaves: bool = False) -> tuple[list[str], bool]:
@@ -114,7 +118,7 @@ def inspect(workdir: str, step: int | None = None, leaves: bool = False) -> tupl
       continue
     flat = ckpt_lib.structure(tree)
     nbytes = sum(int(np.asarray(x).nbytes) for x in _leaves(tree))
-    v = verdict(stored, digest)
+    v = verdict(stored)
     good = good and not v.startswith("DAMAGED")
     lines.append(f"  step {s}: {len(flat)} leaves, {_size(nbytes)}, digest {v}")
     if leaves:

@@ -19,7 +19,14 @@ treats a mismatch like an unreadable checkpoint (flipped bytes no longer restore
 moved to ``corrupt/`` and the previous one tried, with one warning line. When no checkpoint
 verifies and at least one failed its digest, restore raises ``CheckpointCorruptError`` and moves
 nothing: the run stops and the files stay for inspection (``python -m experiments.ckpt``).
-Checkpoints written before digests existed restore as before (nothing to check).
+
+No single fault switches verification off: the digests are kept in two places, the step's own
+metadata and ``<dir>/digests/<step>.json`` (written, atomically, before the step is committed),
+and ``<dir>/digests/`` records that the directory writes digests. Once a directory has written
+digests (a marker, a digest file or a step's metadata says so), a checkpoint with no readable
+digest in either place is damaged, not old: it falls back like any other damage. When both
+digests are readable they must both match what was read. Checkpoints written before digests
+existed (in a directory with no trace of digests) restore as before (nothing to check).
 
 Failed saves: ``save`` checks the free space first (the state's bytes plus 10 %), and
 ``poll`` / ``wait`` surface a failed background save as ``CheckpointSaveError`` (one line naming
@@ -31,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging as std_logging
 import os
 import shutil
@@ -59,17 +67,20 @@ class CheckpointSaveError(OSError):
 
 
 DIGEST_KEY = "iclr26_digest"  # custom_metadata key: {leaf path: [sum1, sum2]}
+DIGEST_DIR = "digests"  # <dir>/digests/<step>.json: the second copy of each step's digests
+DIGEST_MARKER = "WRITES_DIGESTS"  # <dir>/digests/WRITES_DIGESTS: this directory writes digests
 _TMP_MARK = ".orbax-checkpoint-tmp"  # Orbax's in-progress folder suffix
 
 
 class _QuietOrbaxErrors(std_logging.Filter):
-  """Drops Orbax's and TensorStore's ERROR records about a failed save or read (each failure is
-  logged several times with tracebacks, once per writer thread: ~470 lines for one full disk).
+  """Drops Orbax's and TensorStore's WARNING and ERROR records about a failed save or read (each
+  failure is logged several times with tracebacks, once per writer thread: ~470 lines for one
+  full disk; a missing step metadata file is warned about once per read).
   ``Checkpointer`` turns every such failure into one line (``CheckpointSaveError`` or the
   restore warning) that carries the first line of the cause."""
 
   def filter(self, record: std_logging.LogRecord) -> bool:
-    if record.levelno < std_logging.ERROR:
+    if record.levelno < std_logging.WARNING:
       return True
     return "orbax" not in record.pathname and "tensorstore" not in record.pathname
 
@@ -249,6 +260,21 @@ def _tolerant_event_loops():
     asyncio.set_event_loop_policy(previous)
 
 
+def _atomic_write(path: str, text: str) -> None:
+  """Writes ``text`` to ``path`` through a temporary file and a rename (never half written)."""
+  tmp = f"{path}.tmp{os.getpid()}"
+  try:
+    with open(tmp, "w") as f:
+      f.write(text)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, path)
+  except OSError:
+    with contextlib.suppress(OSError):
+      os.remove(tmp)
+    raise
+
+
 def abstract_like(tree: Any, shardings: Any | None = None) -> Any:
   """``ShapeDtypeStruct`` leaves (with ``shardings`` when given) for an Orbax restore target."""
   if shardings is None:
@@ -317,6 +343,7 @@ class Checkpointer:
         "before are intact; free space and run the same command to resume"
       )
     digest = tree_digest(tree)
+    self._write_digest(int(step), digest)
     self._pending = int(step)
     try:
       self._mgr.save(
@@ -357,6 +384,7 @@ class Checkpointer:
       if not os.path.isdir(os.path.join(self.directory, str(step))):
         self._save_failed(RuntimeError("the save ended without its step folder"))
     self._pending = None
+    self._prune_digests()
 
   def _save_failed(self, error: Exception) -> None:
     step, self._pending = self._pending, None
@@ -380,12 +408,122 @@ class Checkpointer:
         removed.append(path)
     return removed
 
+  # -- digests in two places ---------------------------------------------------------------
+
+  def _digest_dir(self) -> str:
+    return os.path.join(self.directory, DIGEST_DIR)
+
+  def _digest_path(self, step: int) -> str:
+    return os.path.join(self._digest_dir(), f"{int(step)}.json")
+
+  def _write_digest(self, step: int, digest: dict) -> None:
+    """Writes ``digests/<step>.json`` (and the marker, once) atomically, process 0 only.
+
+    Raises ``CheckpointSaveError`` when it cannot be written (nothing of the step is saved)."""
+    if jax.process_index() != 0:
+      return
+    try:
+      os.makedirs(self._digest_dir(), exist_ok=True)
+      first = self._first_digest_step()
+      if first is None or first > step:
+        marker = os.path.join(self._digest_dir(), DIGEST_MARKER)
+        _atomic_write(marker, json.dumps({"format": 1, "first_step": int(step)}) + "\n")
+      _atomic_write(self._digest_path(step), json.dumps({"step": int(step), "digest": digest}))
+    except OSError as e:
+      raise CheckpointSaveError(
+        f"saving checkpoint step {step} to {self.directory} failed (cannot write its digest "
+        f"file: {e.strerror or e}); the checkpoints saved before are intact (steps "
+        f"{self.steps()}); free space and run the same command to resume"
+      ) from e
+
+  def _prune_digests(self) -> None:
+    """Removes digest files of steps no longer kept (process 0; failures are ignored)."""
+    if jax.process_index() != 0 or not os.path.isdir(self._digest_dir()):
+      return
+    keep = set(self.steps())
+    if self._pending is not None:
+      keep.add(self._pending)
+    for name in os.listdir(self._digest_dir()):
+      stem, dot, ext = name.partition(".")
+      if stem.isdigit() and ext == "json" and int(stem) not in keep:
+        with contextlib.suppress(OSError):
+          os.remove(os.path.join(self._digest_dir(), name))
+
+  def _first_digest_step(self) -> int | None:
+    """The marker's first step saved with digests (None when it is missing or unreadable)."""
+    try:
+      with open(os.path.join(self._digest_dir(), DIGEST_MARKER)) as f:
+        first = json.load(f).get("first_step")
+    except (OSError, ValueError, AttributeError):
+      return None
+    return first if isinstance(first, int) else None
+
+  def writes_digests(self) -> bool:
+    """Whether this directory has written digests: its marker or a digest file exists, or a
+    step's metadata holds digests. Then a step without a readable digest is damaged."""
+    d = self._digest_dir()
+    if os.path.isdir(d) and os.listdir(d):
+      return True
+    return any(self._meta_digest(s) is not None for s in self.steps())
+
+  def _meta_digest(self, step: int) -> dict | None:
+    try:
+      with _tolerant_event_loops():
+        meta = self._mgr.metadata(int(step))
+      custom = getattr(meta, "custom_metadata", None) or {}
+      d = custom.get(DIGEST_KEY)
+    except Exception:  # noqa: BLE001 — unreadable step metadata: no digest from there
+      return None
+    return d if isinstance(d, dict) and d else None
+
+  def _file_digest(self, step: int) -> dict | None:
+    try:
+      with open(self._digest_path(step)) as f:
+        rec = json.load(f)
+    except (OSError, ValueError):
+      return None
+    if not isinstance(rec, dict) or rec.get("step") != int(step):
+      return None
+    d = rec.get("digest")
+    return d if isinstance(d, dict) and d else None
+
+  def stored_digests(self, step: int) -> dict[str, dict]:
+    """``{"metadata": digest, "file": digest}`` for the readable copies of ``step``'s digests."""
+    out = {}
+    for where, d in (("metadata", self._meta_digest(step)), ("file", self._file_digest(step))):
+      if d is not None:
+        out[where] = d
+    return out
+
   def stored_digest(self, step: int) -> dict[str, list[int]] | None:
-    """The digests written with ``step`` (None for a checkpoint written before digests)."""
-    with _tolerant_event_loops():
-      meta = self._mgr.metadata(int(step))
-    custom = getattr(meta, "custom_metadata", None) or {}
-    return custom.get(DIGEST_KEY)
+    """A readable copy of the digests written with ``step`` (None when neither is readable)."""
+    copies = self.stored_digests(step)
+    return copies.get("metadata", copies.get("file"))
+
+  def check_digest(self, step: int, actual: dict, writes: bool | None = None) -> str | None:
+    """Why ``step``'s arrays (their ``tree_digest`` is ``actual``) do not verify, or None.
+
+    Returns ``"unverified"`` for a checkpoint of a directory that never wrote digests.
+    Otherwise a damage description: no readable digest in either place, or leaves whose digest
+    differs from a readable copy."""
+    copies = self.stored_digests(step)
+    if not copies:
+      if writes is None:
+        writes = self.writes_digests()
+      first = self._first_digest_step()
+      if not writes or (first is not None and step < first):
+        return "unverified"  # written before this directory wrote digests
+      return (
+        f"no readable digest (its _CHECKPOINT_METADATA and {DIGEST_DIR}/{step}.json are missing "
+        "or damaged, in a directory that writes digests)"
+      )
+    for where, d in copies.items():
+      bad = digest_diff(d, actual)
+      if bad:
+        return f"digest mismatch in {', '.join(bad)}" + (
+          f" (against its {where} copy)" if len(copies) > 1 else ""
+        )
+    return None
 
   def _quarantine(self, step: int) -> None:
     """Moves a bad checkpoint out of the manager's sight (process 0 only)."""
@@ -396,6 +534,9 @@ class Checkpointer:
       dst = os.path.join(dst_dir, f"{step}.{int(time.time())}")
       if os.path.exists(src):
         shutil.move(src, dst)
+        if os.path.exists(self._digest_path(step)):  # its digest goes along, for inspection
+          with contextlib.suppress(OSError):
+            shutil.move(self._digest_path(step), os.path.join(dst, "digest.json"))
     if jax.process_count() > 1:
       multihost_utils.sync_global_devices(f"ckpt_quarantine_{step}")
     self._mgr.close()
@@ -431,7 +572,9 @@ class Checkpointer:
     )
     want = structure(target)
     candidates = [step] if step is not None else list(reversed(self.steps()))
-    failed: list[tuple[int, list[str]]] = []  # (step, leaves) whose digest did not match
+    writes = self.writes_digests()
+    failed: list[tuple[int, str]] = []  # (step, why) of checkpoints that did not verify
+    moved: list[int] = []  # unreadable steps moved to corrupt/ by this call
     for s in candidates:
       try:
         saved = self.structure(s)
@@ -439,6 +582,7 @@ class Checkpointer:
         if step is not None:
           raise
         self._give_up(s, e)
+        moved.append(s)
         continue
       diff = structure_diff(saved, want)
       if diff:
@@ -449,30 +593,33 @@ class Checkpointer:
       try:
         with _tolerant_event_loops():
           tree = self._mgr.restore(s, args=ocp.args.StandardRestore(target))
-        stored = self.stored_digest(s)
       except Exception as e:  # noqa: BLE001 — any read failure means this step is unusable.
         if step is not None:
           raise
         self._give_up(s, e)
+        moved.append(s)
         continue
-      if stored is not None:
-        bad = digest_diff(stored, tree_digest(tree))
-        if bad:
-          if step is not None:
-            raise CheckpointCorruptError(
-              f"checkpoint step {s} in {self.directory} fails its digest (leaves {', '.join(bad)})"
-            )
-          failed.append((s, bad))
-          continue
-      for f, leaves in failed:  # a good one exists: the damaged newer ones go to corrupt/
-        self._give_up(f, ValueError(f"digest mismatch in {', '.join(leaves)}"), what="damaged")
+      why = self.check_digest(s, tree_digest(tree), writes)
+      if why is not None and why != "unverified":
+        if step is not None:
+          raise CheckpointCorruptError(f"checkpoint step {s} in {self.directory} fails: {why}")
+        failed.append((s, why))
+        continue
+      for f, reason in failed:  # a good one exists: the damaged newer ones go to corrupt/
+        self._give_up(f, ValueError(reason), what="damaged")
       return s, tree
     if failed:
-      names = "; ".join(f"step {f}: {', '.join(leaves)}" for f, leaves in failed)
+      names = "; ".join(f"step {f}: {why}" for f, why in failed)
+      what = (
+        f"the checkpoints that fail their digest were not moved or deleted (unreadable step(s) "
+        f"{moved} were moved to corrupt/)"
+        if moved
+        else "Nothing was moved or deleted"
+      )
       raise CheckpointCorruptError(
         f"no checkpoint in {self.directory} verifies against its digest ({names}): the stored "
-        "arrays were altered after they were written (disk or copy damage). Nothing was moved or "
-        "deleted; inspect with `python -m experiments.ckpt` and restore a copy, or use another "
+        f"arrays or their digests were altered after they were written (disk or copy damage). "
+        f"{what}; inspect with `python -m experiments.ckpt` and restore a copy, or use another "
         "--workdir"
       )
     return None
