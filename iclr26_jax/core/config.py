@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
+import math
 import os
 from typing import Any, Callable, Iterable, Mapping, Union
 
@@ -218,9 +219,12 @@ def _coerce(key: str, old: Any, raw: str) -> Any:
       raise ConfigError(f"config key '{key}' is an int; got {raw!r}") from None
   if isinstance(old, float):
     try:
-      return float(raw)
+      value = float(raw)
     except ValueError:
       raise ConfigError(f"config key '{key}' is a float; got {raw!r}") from None
+    if not math.isfinite(value):
+      raise ConfigError(f"config key '{key}' must be a finite number; got {raw!r}")
+    return value
   if isinstance(old, str):
     return raw
   try:
@@ -482,9 +486,27 @@ def fraction(cfg: ml_collections.ConfigDict, *keys: str, optional: bool = False)
   check_range(cfg, *keys, ge=0, le=1, optional=optional)
 
 
+def check_finite(cfg: ml_collections.ConfigDict) -> None:
+  """Every float field (and every float item of a tuple or list field), at any depth, is finite.
+
+  NaN compares false with every bound, so a range check alone lets it through (a NaN MI target
+  silently became the default rule; an infinite learning rate surfaced as a divergence).
+
+  Raises:
+    ConfigError: one line naming the first dotted key (sorted) holding NaN or +-inf.
+  """
+  for key, value in flat_fields(cfg).items():
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    for v in items:
+      if isinstance(v, float) and not math.isfinite(v):
+        raise ConfigError(f"config key '{key}' must be a finite number; got {value!r}")
+
+
 def check_run(cfg: ml_collections.ConfigDict) -> None:
   """The trainer-level fields every trained config carries (``trainer_defaults``), and the
-  run's optimiser when it has one: a negative learning rate is an error (it would ascend)."""
+  run's optimiser when it has one: a negative learning rate is an error (it would ascend).
+  Every float field of the config must be finite (``check_finite``)."""
+  check_finite(cfg)
   positive(cfg, "num_steps", "batch_size", "log_every", "checkpoint_every", "keep_checkpoints")
   nonneg(cfg, "eval_every")
   nonneg(cfg, "optim.learning_rate", "optim.warmup_steps", "optim.weight_decay", optional=True)

@@ -85,6 +85,34 @@ def test_room_values_out_of_range_name_the_dotted_key(path, arg, message):
   assert message in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: os.path.relpath(p, REPO))
+def test_nan_or_inf_in_any_float_field_stops_at_the_door(path):
+  # Every float field of the shipped config (and float items of tuples), each set to NaN, +inf
+  # and -inf in turn: the door names exactly that key (#39.3: a NaN MI target was silently
+  # replaced by the default rule, an infinite learning rate passed).
+  base = _load(path, "smoke")
+  fields = {
+    k: v
+    for k, v in config_lib.flat_fields(base).items()
+    if isinstance(v, float) or (isinstance(v, tuple) and any(isinstance(x, float) for x in v))
+  }
+  assert fields or "toy" in path, path  # every room but the toy one has a float field
+  for key, value in fields.items():
+    for bad in (float("nan"), float("inf"), -float("inf")):
+      cfg = _load(path, "smoke")
+      new = bad if isinstance(value, float) else tuple(bad for _ in value)
+      config_lib.apply_overrides(cfg, {key: new})
+      with pytest.raises(config_lib.ConfigError) as e:
+        registry.validate(cfg)
+      assert str(e.value).startswith(f"config key '{key}' must be a finite number"), (key, e.value)
+  cfg = _load(path, "smoke")
+  if fields:
+    key = next(iter(fields))
+    if isinstance(fields[key], float):
+      with pytest.raises(config_lib.ConfigError, match=f"'{key}' must be a finite number"):
+        config_lib.apply_overrides(cfg, {key: "nan"})  # the :key=value text, at parse time
+
+
 def _main(tmp_path, *args):
   return subprocess.run(
     [sys.executable, "-m", "experiments.main", *args],
@@ -103,6 +131,15 @@ def _main(tmp_path, *args):
     ((f"--config={TOY}:smoke,toy.num_examples=0",), "'toy.num_examples' must be >= 1; got 0"),
     ((f"--config={TOY}:smoke", "--config.toy.nosuch=1"), "unknown config key 'toy.nosuch'"),
     (("--config={bad}",), "cannot load config file {bad}:2: invalid syntax"),
+    # NaN / inf in a float field (#39.3): the right key and value, at the door.
+    (
+      (f"--config={TOY}:smoke", "--config.optim.learning_rate=inf"),
+      "config key 'optim.learning_rate' must be a finite number; got inf",
+    ),
+    (
+      ("--config=experiments/configs/minpv/gaussian_mi.py:smoke,data.mi=inf",),
+      "config key 'data.mi' must be a finite number; got 'inf'",
+    ),
   ],
 )
 def test_main_stops_at_the_door_in_one_line(tmp_path, args, expected):
