@@ -44,6 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from kernels_pallas import _backend
+from kernels_pallas import _selfcheck
 from kernels_pallas.bitplane_matmul import blocks
 from kernels_pallas.bitplane_matmul import format as fmt
 from kernels_pallas.bitplane_matmul import kernel_gpu
@@ -227,6 +228,51 @@ def _kernel_op_bwd(st, res, dy):
 _kernel_op.defvjp(_kernel_op_fwd, _kernel_op_bwd)
 
 
+def _self_check(st: _Static, m: int, x_dtype, alpha_dtype, beta_dtype) -> tuple[float, float]:
+  """The forward kernel of ``st`` against ``reference.bitplane_matmul_reference`` on a random
+  layer of ``st``'s layout and ``m`` random rows (the smallest and the largest stored precision;
+  per-row precisions cycling through them for the mixed variant): ``(max |error| / max |y_ref|,
+  tolerance)``. The backward is the reference's own. Run eagerly by ``_selfcheck.trusted``."""
+  lay = st.layout
+  g, words = lay.group_size, lay.k_pad // fmt.BITS
+  kp_, ka, kb, kx = jax.random.split(jax.random.PRNGKey(20260), 4)
+  planes = jax.random.bits(kp_, (lay.num_planes, words, lay.n), jnp.uint32)
+  planes = jnp.where(jnp.arange(words)[None, :, None] < lay.k // fmt.BITS, planes, 0)
+  groups = jnp.arange(lay.k_pad // g)[None, :, None] < lay.k // g
+  decay = jnp.asarray(np.concatenate([0.5 ** np.arange(p) for p in lay.precisions]), jnp.float32)
+  alpha = 0.05 * jax.random.uniform(
+    ka, (sum(lay.precisions), lay.k_pad // g, lay.n), minval=0.5, maxval=1.5
+  )
+  alpha = jnp.where(groups, alpha * decay[:, None, None], 0.0).astype(alpha_dtype)
+  beta = None
+  if lay.has_beta:
+    beta = 0.01 * jax.random.normal(kb, (len(lay.precisions), lay.k_pad // g, lay.n))
+    beta = jnp.where(groups, beta, 0.0).astype(beta_dtype)
+  x = jax.random.normal(kx, (m, lay.k)).astype(x_dtype)
+  table = lay.precisions
+  if st.mixed:
+    precs = [jnp.asarray([table[i % len(table)] for i in range(m)], jnp.int32)]
+  else:
+    precs = [jnp.int32(p) for p in sorted({min(table), max(table)})]
+  kern = jax.jit(functools.partial(_forward, st))
+  ref = jax.jit(
+    functools.partial(
+      reference.bitplane_matmul_reference,
+      precisions=table,
+      group_size=g,
+      out_dtype=jnp.float32,
+    )
+  )
+  err = 0.0
+  for prec in precs:
+    y = kern(x, planes, alpha, beta, prec).astype(jnp.float32)
+    y_ref = ref(x, planes, alpha, beta, prec)
+    scale = jnp.maximum(jnp.max(jnp.abs(y_ref)), 1e-30)
+    err = max(err, float(jnp.max(jnp.abs(y - y_ref)) / scale))
+  low = min(jnp.dtype(x_dtype).itemsize, jnp.dtype(st.out_dtype).itemsize) < 4
+  return err, (5e-2 if low else 1e-2)
+
+
 def bitplane_matmul(
   x,
   planes,
@@ -329,6 +375,29 @@ def bitplane_matmul(
     f"bitplane_matmul: Pallas {plat} kernel, {'mixed' if mixed else cfg.variant} variant, "
     f"{cfg}{' (interpret mode)' if interpret else ''}",
   )
+  beta_dtype = None if beta is None else jnp.dtype(beta.dtype)
+  if not _selfcheck.trusted(
+    "bitplane_matmul",
+    f"{plat} {'mixed' if mixed else cfg.variant} bm={cfg.bm} bn={cfg.bn} bk={cfg.bk} "
+    f"x={jnp.dtype(x.dtype).name} out={out_dtype.name}{' interpret' if interpret else ''}",
+    (st, jnp.dtype(x.dtype).name, jnp.dtype(alpha.dtype).name, str(beta_dtype)),
+    functools.partial(
+      _self_check, st, min(x2.shape[0], 64), x.dtype, alpha.dtype, beta_dtype or jnp.float32
+    ),
+    platform=plat,
+    interpret=interpret,
+    package="bitplane_matmul",
+  ):
+    return reference.bitplane_matmul_reference(
+      x,
+      planes,
+      alpha,
+      beta,
+      prec,
+      precisions=layout.precisions,
+      group_size=layout.group_size,
+      out_dtype=out_dtype,
+    )
   y = _kernel_op(st, x2, planes, alpha, beta, prec2)
   y = reference.nan_invalid(y, prec2, layout.precisions)
   return y.reshape(*batch, layout.n)
