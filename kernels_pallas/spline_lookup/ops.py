@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 
 from kernels_pallas import _backend
+from kernels_pallas import _selfcheck
 from kernels_pallas.spline_lookup import blocks
 from kernels_pallas.spline_lookup import kernel_portable as kp
 from kernels_pallas.spline_lookup import kernel_tpu_gather as ktg
@@ -272,6 +273,33 @@ def _lookup_bwd(st, res, g):
 
 _lookup.defvjp(_lookup_fwd, _lookup_bwd)
 
+def _self_check(st: _Static, b: int, p: int, q: int, dtype) -> tuple[float, float]:
+  """The kernels of ``st`` (forward, dx and dT) against the XLA reference on random operands of
+  ``(b, p, 2)`` / ``(p, G+1, G+1, q)`` (``b`` ≤ the plan's padded batch: the same compiled
+  kernels): ``(max relative error, tolerance)``, each error relative to the reference's max |·|.
+  Run eagerly by ``_selfcheck.trusted``."""
+  kx, kt, kg = jax.random.split(jax.random.PRNGKey(20261), 3)
+  g1 = st.grid.G + 1
+  x = (1.5 * jax.random.normal(kx, (b, p, 2))).astype(dtype)  # some outside the grid
+  table = jax.random.uniform(kt, (p, g1, g1, q), minval=-0.1, maxval=0.1).astype(dtype)
+  cot = jax.random.normal(kg, (b, q)).astype(dtype)
+
+  def both(fn, x, table, cot):
+    y, vjp = jax.vjp(fn, x, table)
+    return (y, *vjp(cot))
+
+  got = jax.jit(functools.partial(both, functools.partial(_lookup, st)))(x, table, cot)
+  ref = jax.jit(functools.partial(both, lambda x, t: reference.spline_lookup_xla(x, t, st.grid)))(
+    x, table, cot
+  )
+  err = 0.0
+  for a, r in zip(got, ref):
+    a, r = a.astype(jnp.float32), r.astype(jnp.float32)
+    scale = jnp.maximum(jnp.max(jnp.abs(r)), 1e-30)
+    err = max(err, float(jnp.max(jnp.abs(a - r)) / scale))
+  return err, (1e-2 if jnp.dtype(dtype).itemsize >= 4 else 5e-2)
+
+
 
 def spline_lookup(
   x,
@@ -328,4 +356,15 @@ def spline_lookup(
     f"spline_lookup: Pallas {pl_.config.variant} kernels for {kplat} (G={grid.G}, "
     f"interpret={interp}, blocks={pl_.config})",
   )
+  kdt = jnp.dtype(jnp.float32 if jnp.dtype(x.dtype).itemsize < 4 else x.dtype)  # the kernels' dtype
+  if not _selfcheck.trusted(
+    "spline_lookup",
+    f"{kplat} {pl_.config.variant} G={grid.G} {kdt.name}{' interpret' if interp else ''}",
+    (st, kdt.name),
+    functools.partial(_self_check, st, min(b, 256), p, q, kdt),
+    platform=kplat,
+    interpret=interp,
+    package="spline_lookup",
+  ):
+    return reference.spline_lookup_xla(x, table, grid)
   return _lookup(st, x, table)
