@@ -273,6 +273,7 @@ def _lookup_bwd(st, res, g):
 
 _lookup.defvjp(_lookup_fwd, _lookup_bwd)
 
+
 def _self_check(st: _Static, b: int, p: int, q: int, dtype) -> tuple[float, float]:
   """The kernels of ``st`` (forward, dx and dT) against the XLA reference on random operands of
   ``(b, p, 2)`` / ``(p, G+1, G+1, q)`` (``b`` ≤ the plan's padded batch: the same compiled
@@ -298,7 +299,6 @@ def _self_check(st: _Static, b: int, p: int, q: int, dtype) -> tuple[float, floa
     scale = jnp.maximum(jnp.max(jnp.abs(r)), 1e-30)
     err = max(err, float(jnp.max(jnp.abs(a - r)) / scale))
   return err, (1e-2 if jnp.dtype(dtype).itemsize >= 4 else 5e-2)
-
 
 
 def spline_lookup(
