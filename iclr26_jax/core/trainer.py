@@ -226,8 +226,8 @@ def train(
     ``TrainResult`` with the final state and the last logged and evaluation metrics.
   Raises:
     NonFiniteError: a watched metric became NaN/inf; the newest checkpoint is the last good one.
-    workdir_lib.WorkdirBusyError: another run holds the workdir.
-    workdir_lib.ConfigChangedError: the config differs from the stored run (see above).
+    WorkdirBusyError: another run holds the workdir (``core.workdir``).
+    ConfigChangedError: the config differs from the stored run (see above).
   """
   _validate(config)
   workdir = os.path.abspath(workdir)
@@ -547,6 +547,11 @@ def _run(
     )
   if start >= num_steps and not eval_metrics:
     eval_metrics = dict(method.evaluate(state))
+  if primary and start < num_steps:
+    # The finished run's learning curves, <workdir>/curves.png (a failure only warns).
+    from iclr26_jax.core import curves
+
+    curves.write_run_curves(workdir)
   return TrainResult(
     state=state,
     metrics=last_metrics,

@@ -1,0 +1,132 @@
+"""Curves without code: a finished run writes WORKDIR/curves.png, and `python -m experiments.plot`
+draws any set of runs into one valid PNG (one panel per metric group, runs overlaid)."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+from experiments import plot
+from experiments.configs.toy import regression
+from iclr26_jax.core import curves, toy, trainer
+from tests.conftest import REPO
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_size(path):
+  """(width, height) of a PNG after checking its signature and every chunk's CRC-32."""
+  data = open(path, "rb").read()
+  assert data[:8] == PNG_MAGIC, f"{path} is not a PNG"
+  pos, size, kinds = 8, None, []
+  while pos < len(data):
+    (length,) = struct.unpack(">I", data[pos : pos + 4])
+    kind = data[pos + 4 : pos + 8]
+    body = data[pos + 8 : pos + 8 + length]
+    (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
+    assert zlib.crc32(kind + body) & 0xFFFFFFFF == crc, f"bad CRC in chunk {kind!r}"
+    if kind == b"IHDR":
+      size = struct.unpack(">II", body[:8])
+    kinds.append(kind)
+    pos += 12 + length
+  assert kinds[0] == b"IHDR" and kinds[-1] == b"IEND" and b"IDAT" in kinds
+  return size
+
+
+@pytest.fixture(scope="module")
+def toy_runs(tmp_path_factory):
+  """Two finished toy runs (different learning rates) through the trainer, with the end-of-run
+  picture on (tests/conftest.py turns it off for the rest of the suite)."""
+  root = tmp_path_factory.mktemp("runs")
+  works = []
+  mp = pytest.MonkeyPatch()
+  mp.setenv(curves.ENV_SWITCH, "1")
+  request_cleanup = mp.undo
+  for lr in ("0.05", "0.005"):
+    cfg = regression.get_config(
+      f"smoke,num_steps=40,log_every=5,eval_every=20,checkpoint_every=40,batch_size=32,"
+      f"progress_bar=False,optim.learning_rate={lr}"
+    )
+    work = str(root / f"lr{lr}")
+    trainer.train(toy.ToyRegression(cfg), cfg, work)
+    works.append(work)
+  request_cleanup()
+  # Off: the trainer writes no picture.
+  mp.setenv(curves.ENV_SWITCH, "0")
+  cfg = regression.get_config("smoke,num_steps=5,log_every=5,checkpoint_every=5,progress_bar=False")
+  trainer.train(toy.ToyRegression(cfg), cfg, str(root / "off"))
+  mp.undo()
+  assert not os.path.exists(root / "off" / curves.CURVES_FILE)
+  assert os.path.exists(root / "off" / curves.METRICS_FILE)
+  return works
+
+
+def test_finished_run_writes_its_curves(toy_runs):
+  for work in toy_runs:
+    path = os.path.join(work, curves.CURVES_FILE)
+    assert os.path.exists(path), "the trainer did not write curves.png"
+    w, h = _png_size(path)
+    assert w > 100 and h > 100
+
+
+def test_cli_overlays_runs_into_one_png(toy_runs, tmp_path):
+  out = str(tmp_path / "both.png")
+  proc = subprocess.run(
+    [sys.executable, "-m", "experiments.plot", *toy_runs, "--out", out],
+    cwd=REPO,
+    capture_output=True,
+    text=True,
+    env={**os.environ, "JAX_PLATFORMS": "cpu"},
+  )
+  assert proc.returncode == 0, proc.stderr
+  assert proc.stdout.strip() == out
+  w_all, _ = _png_size(out)
+  # --keys narrows to one group: one panel, so a narrower picture than the 3-column grid.
+  one = str(tmp_path / "train.png")
+  assert plot.main([*toy_runs, "--keys", "train/loss", "--out", one]) == 0
+  w_one, _ = _png_size(one)
+  assert w_one < w_all
+
+
+def test_cli_errors_name_the_problem(toy_runs, tmp_path, capsys):
+  assert plot.main([str(tmp_path / "nowhere"), "--out", str(tmp_path / "x.png")]) == 2
+  assert "no metrics file" in capsys.readouterr().err
+  assert plot.main([toy_runs[0], "--keys", "nosuch/*", "--out", str(tmp_path / "x.png")]) == 2
+  err = capsys.readouterr().err
+  assert "no metric to plot" in err and "train/loss" in err
+  assert not os.path.exists(tmp_path / "x.png")
+
+
+def test_series_groups_and_log_scale_rule(tmp_path):
+  # A hand-written metrics file: event lines, NaN and strings are skipped; groups are the
+  # prefixes; a positive series over > 2 decades gets the log axis, one that crosses 0 does not.
+  lines = [
+    {"step": 1, "train/loss": 100.0, "eval/acc": 0.1, "grad_norm": -1.0, "note": "x"},
+    {"step": 2, "event": "config_change"},
+    {"step": 2, "train/loss": float("nan"), "grad_norm": 1.0},
+    {"step": 3, "train/loss": 0.5, "eval/acc": 0.9},
+  ]
+  with open(tmp_path / "metrics.jsonl", "w") as f:
+    for rec in lines:
+      f.write(json.dumps(rec) + "\n")
+  s = curves.read_series(str(tmp_path))
+  assert s == {
+    "train/loss": ([1, 3], [100.0, 0.5]),
+    "eval/acc": ([1, 3], [0.1, 0.9]),
+    "grad_norm": ([1, 2], [-1.0, 1.0]),
+  }
+  assert curves.group_keys(s) == [
+    ("eval", ["eval/acc"]),
+    ("grad_norm", ["grad_norm"]),
+    ("train", ["train/loss"]),
+  ]
+  assert curves.spans_decades(s["train/loss"][1])  # 100 / 0.5 = 200 > 100
+  assert not curves.spans_decades(s["eval/acc"][1])  # 9x
+  assert not curves.spans_decades(s["grad_norm"][1])  # not positive
+  assert curves.select_keys(s, ["train", "eval/*"]) == ["eval/acc", "train/loss"]
+  with pytest.raises(ValueError, match="labels: got 2 names for 1 workdirs"):
+    curves.plot_runs([str(tmp_path)], out=str(tmp_path / "p.png"), labels=["a", "b"])
