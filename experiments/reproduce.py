@@ -290,12 +290,15 @@ def run_claims(
   info: dict | None = None,
   on_row=None,
   budget: float = 1.0,
+  cache_dir: str | None = None,
 ) -> list[dict]:
   """Runs each claim with a progress bar; returns one row per claim.
 
   Each row carries ``info`` (default ``run_info(full, seed, budget)``: date, commit, dirty,
   scale, seed, budget) and the claim's ``seed_values`` (None when it gives none); ``budget`` is
-  the multiple of each claim's budget (``check_budget`` first: a claim without a knob raises).
+  the multiple of each claim's budget (``check_budget`` first: a claim without a knob raises);
+  ``cache_dir`` is passed to each claim as ``ClaimContext.cache_dir`` (a budget curve's shared
+  inputs).
   ``on_row(rows so far)`` is called after every claim (``main`` rewrites the report there)."""
   from tqdm.auto import tqdm
 
@@ -314,7 +317,8 @@ def run_claims(
     error = None
     seed_values = None
     try:
-      res = claim.run(ClaimContext(outdir=cdir, full=full, seed=seed, budget=budget))
+      ctx = ClaimContext(outdir=cdir, full=full, seed=seed, budget=budget, cache_dir=cache_dir)
+      res = claim.run(ctx)
       value, details, plots = float(res.value), res.details, list(res.plots)
       if res.seed_values is not None:
         seed_values = {str(k): float(v) for k, v in res.seed_values.items()}
@@ -588,8 +592,15 @@ def run_curves(claims, out: str, budgets, curves_file: str, report, previous) ->
   at_one = []  # a point at budget 1 is a laptop-scale run: its row joins results.json
   for claim in claims:
     for k in budgets:
+      cache = os.path.join(out, "budget_cache", claim.name.replace("/", "__"))
+      os.makedirs(cache, exist_ok=True)
       row = run_claims(
-        [claim], os.path.join(out, f"budget_{k:g}"), _FULL.value, _SEED.value, budget=k
+        [claim],
+        os.path.join(out, f"budget_{k:g}"),
+        _FULL.value,
+        _SEED.value,
+        budget=k,
+        cache_dir=cache,
       )[0]
       curves = read_curves(curves_file)
       record_point(curves, claim, curve_point(row))

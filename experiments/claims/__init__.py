@@ -30,12 +30,15 @@ class ClaimContext:
     budget: ``--budget``: the multiple of the claim's budget to run at (1 = as registered). Read
       by claims whose ``Claim.budget`` says what it scales (their step / update counts), through
       ``steps``.
+    cache_dir: a folder shared by the points of one budget curve for inputs that do not depend
+      on the budget (generated data); None (a plain run): everything is made afresh in outdir.
   """
 
   outdir: str
   full: bool = False
   seed: int = 0
   budget: float = 1.0
+  cache_dir: str | None = None
 
   def __post_init__(self):
     if not (self.budget > 0 and self.budget < float("inf")):

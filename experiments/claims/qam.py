@@ -36,6 +36,7 @@ updates, 12 seeds, 50 episodes): an accelerator job. Skipped (NaN) without the `
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -267,10 +268,18 @@ def _p3x3_table(ctx: ClaimContext) -> ClaimResult:
 
   # --budget=K scales the number of updates of every method (data, networks, seeds unchanged).
   sc = ctx.scale_steps(_P3X3_FULL if ctx.full else _P3X3_LAPTOP, ("steps",))
-  folder = os.path.join(ctx.outdir, "ogbench_p3x3_data")
-  gen = ogbench_generate.generate_to_dir(
-    "puzzle-3x3-play-v0", folder, sc["episodes"], 1000, seed=0, val_fraction=0.0
-  )
+  # A budget curve's points share the generated data (seed 0: the same episodes at every budget).
+  folder = os.path.join(ctx.cache_dir or ctx.outdir, f"ogbench_p3x3_data_{sc['episodes']}")
+  done = os.path.join(folder, "generated.json")
+  if ctx.cache_dir and os.path.exists(done):
+    with open(done) as f:
+      gen = json.load(f)
+  else:
+    gen = ogbench_generate.generate_to_dir(
+      "puzzle-3x3-play-v0", folder, sc["episodes"], 1000, seed=0, val_fraction=0.0
+    )
+    with open(done, "w") as f:
+      json.dump(gen, f)
   env, train, _ = ogbench_env.load(_P3X3_TASK, folder, sparse=True, disable_env_checker=True)
   goal_frac = float(np.mean(train["rewards"] == 0))
   evaluator = compare.ogbench_evaluator(
