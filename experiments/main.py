@@ -220,7 +220,7 @@ def main(argv):
 
   from experiments import registry  # after distributed init: nothing touches devices first
   from iclr26_jax.core import checkpoint as ckpt_lib
-  from iclr26_jax.core import trainer
+  from iclr26_jax.core import datacheck, trainer
   from iclr26_jax.core import workdir as workdir_lib
 
   config = _CONFIG.value
@@ -240,6 +240,9 @@ def main(argv):
   except config_lib.ConfigError as e:
     print(f"config error: {_config_error_message(e)}", file=sys.stderr)
     sys.exit(2)
+  except (datacheck.DataError, FileNotFoundError) as e:  # the room's data, read at construction
+    print(f"error: {e}", file=sys.stderr)
+    sys.exit(1)
   try:
     try:
       result = trainer.train(
@@ -256,6 +259,7 @@ def main(argv):
     ckpt_lib.CheckpointCorruptError,
     ckpt_lib.CheckpointMismatchError,
     trainer.NonFiniteError,
+    datacheck.DataError,
   ) as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)

@@ -28,6 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from iclr26_jax.core.datacheck import DataError
+
 __all__ = [
   "METHANE_RECORD",
   "methane_energy",
@@ -550,8 +552,11 @@ def load_cifar10_batch(file):
   file = os.fspath(file)
   if not os.path.isfile(file):
     raise FileNotFoundError(f"CIFAR-10 batch not found: {file!r}. {CIFAR10_HELP}")
-  with open(file, "rb") as f:
-    d = pickle.load(f, encoding="bytes")
+  try:
+    with open(file, "rb") as f:
+      d = pickle.load(f, encoding="bytes")
+  except Exception as e:  # noqa: BLE001 — garbage or truncated: one line naming the file
+    raise DataError(f"{file!r} is not a readable CIFAR-10 python batch ({type(e).__name__})") from e
   try:
     data = np.asarray(_get(d, "data"), np.uint8)
     labels = np.asarray(_get(d, "labels"), np.int64)

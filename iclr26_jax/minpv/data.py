@@ -27,7 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from iclr26_jax.core.datacheck import require_finite
+from iclr26_jax.core.datacheck import DataError, load_npy, open_npz, require_array, require_finite
+
+SPLITS = ("train", "val", "test")
 
 TOYS = ("two_moons", "eight_gaussians", "checkerboard")
 EIGHT_RADIUS = 2.0  # eight_gaussians: centres on the circle of this radius
@@ -184,17 +186,14 @@ def load_uci(path: str) -> dict[str, np.ndarray]:
     for split in ("train", "val", "test"):
       f = os.path.join(path, f"{split}.npy")
       if os.path.exists(f):
-        out[split] = np.load(f)
+        out[split] = load_npy(f)  # a garbage or pickled file: one line naming it
     missing = [s for s in ("train", "test") if s not in out]
     if missing:
       raise FileNotFoundError(
         f"{path!r} lacks {', '.join(s + '.npy' for s in missing)}; expected {UCI_LAYOUT}"
       )
   elif path.endswith(".npz"):
-    with np.load(path) as z:
-      out = {k: z[k] for k in ("train", "val", "test") if k in z.files}
-    if "train" not in out or "test" not in out:
-      raise ValueError(f"{path!r} must hold arrays 'train' and 'test'; has {sorted(out)}")
+    out = {k: v for k, v in open_npz(path, required=("train", "test")).items() if k in SPLITS}
   elif path.endswith(".csv"):
     try:
       arr = np.loadtxt(path, delimiter=",", dtype=np.float64)
@@ -212,9 +211,11 @@ def load_uci(path: str) -> dict[str, np.ndarray]:
   out.setdefault("val", out["train"][:0])
   widths = {k: (v.ndim, v.shape[-1] if v.ndim else 0) for k, v in out.items()}
   if any(nd != 2 for nd, _ in widths.values()) or len({w for _, w in widths.values()}) != 1:
-    raise ValueError(
+    raise DataError(
       f"UCI splits must be 2-D arrays of one width; got { {k: v.shape for k, v in out.items()} }"
     )
   for k, v in out.items():  # NaN/inf would otherwise surface as a NonFiniteError at step 1
-    require_finite(v, os.path.join(path, f"{k}.npy") if os.path.isdir(path) else f"{path}[{k!r}]")
+    src = os.path.join(path, f"{k}.npy") if os.path.isdir(path) else f"{path}[{k!r}]"
+    require_array(v, src, kind="floating", min_rows=0 if k == "val" else 1)  # no int cast
+    require_finite(v, src)
   return {k: np.asarray(v, np.float64) for k, v in out.items()}

@@ -7,16 +7,37 @@ errors injected (``ENOSPC`` / ``EDQUOT`` raised by a patched ``os`` function, by
 known file, a signal sent at a known moment).
 """
 
-import errno
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from experiments import ckpt as ckpt_tool
 from iclr26_jax.core import checkpoint as ckpt_lib
+from iclr26_jax.core import datacheck
+from tests.conftest import REPO, subprocess_env
 from tests.core.test_integrity import _assert_same_state, _cfg, _flip_leaf_bytes, _train
+
+
+def _main(*args, timeout=300, **popen):
+  return subprocess.run(
+    [sys.executable, "-m", "experiments.main", *args],
+    capture_output=True,
+    text=True,
+    cwd=REPO,
+    env=subprocess_env(XLA_FLAGS=""),
+    timeout=timeout,
+    **popen,
+  )
+
+
+def _lines(stderr: str) -> list[str]:
+  """stderr without absl's own log lines (none are expected; kept to see them on failure)."""
+  return [ln for ln in stderr.splitlines() if ln.strip()]
+
 
 # -- 1. no single fault switches verification off ----------------------------------------------
 
@@ -115,4 +136,109 @@ def test_moved_unreadable_step_is_not_called_nothing_moved(run_copy):
   assert os.path.isdir(run_copy / "checkpoints" / "10")
 
 
-del errno
+# -- 2. data loaders check dtype, widths, rows, keys; a garbage file is one line ----------------
+
+PUZZLE = "puzzle-3x3-play-singletask-task1-v0"
+
+
+def _ogbench_files(folder, mode="ok"):
+  """Tiny ``puzzle-3x3-play-v0{,-val}.npz`` (2 episodes of 20 rows), damaged as ``mode``."""
+  from iclr26_jax.qam.envs import ogbench_generate as og
+
+  paths = og.dataset_paths("puzzle-3x3-play-v0", str(folder))
+  os.makedirs(folder, exist_ok=True)
+  for path in paths:
+    rng = np.random.default_rng(0)
+    n = 40
+    d = {
+      "observations": rng.standard_normal((n, 55)).astype(np.float32),
+      "actions": rng.uniform(-1, 1, (n, 5)).astype(np.float32),
+      "terminals": (np.arange(n) % 20 == 19).astype(np.float32),
+      "button_states": np.zeros((n, 9), np.int64),
+      "qpos": np.zeros((n, 30), np.float32),
+      "qvel": np.zeros((n, 30), np.float32),
+    }
+    if mode == "int32":
+      d["observations"] = (d["observations"] * 5).astype(np.int32)
+    elif mode == "width":
+      d["observations"] = d["observations"][:, :54]
+    elif mode == "cut":
+      d = {k: v[:33] for k, v in d.items()}
+    elif mode == "empty":
+      d = {k: v[:0] for k, v in d.items()}
+    elif mode == "nokey":
+      del d["actions"]
+    elif mode == "rows":
+      d["actions"] = d["actions"][:-20]
+    np.savez_compressed(path, **d)
+    if mode == "garbage":
+      with open(path, "wb") as f:
+        f.write(b"\x00not an archive" * 50)
+  return paths
+
+
+@pytest.mark.parametrize(
+  "mode,expected",
+  [
+    ("int32", "['observations']: expected floating values; got dtype int32"),
+    (
+      "cut",
+      "['terminals']: the last row is not an episode's end (the file was cut short, 33 rows)",
+    ),
+    ("empty", "['observations']: expected at least 2 row(s); got shape (0, 55) (empty)"),
+    ("nokey", ": missing required array(s) ['actions']"),
+    ("rows", ": arrays must have the same number of rows"),
+    ("garbage", ": cannot be read as a .npz archive"),
+  ],
+)
+def test_ogbench_files_are_checked_at_load(tmp_path, mode, expected):
+  from iclr26_jax.qam.envs import ogbench_env as oe
+
+  paths = _ogbench_files(tmp_path, mode)
+  with pytest.raises(datacheck.DataError) as e:
+    oe.check_files(paths, "puzzle-3x3")
+  assert str(e.value).startswith(paths[0]) and expected in str(e.value), e.value
+  assert "\n" not in str(e.value)
+
+
+def test_ogbench_width_is_checked_against_the_environment_at_load(tmp_path):
+  pytest.importorskip("ogbench", reason='OGBench tests need the [rl] extra: pip install -e ".[rl]"')
+  from iclr26_jax.qam.envs import ogbench_env as oe
+
+  paths = _ogbench_files(tmp_path, "width")
+  with pytest.raises(datacheck.DataError) as e:
+    oe.load(PUZZLE, str(tmp_path))
+  assert str(e.value) == (
+    f"{paths[0]}['observations']: expected 55 columns (the observation size of {PUZZLE}); got 54: "
+    "the file was written for another environment"
+  )
+
+
+def test_int32_observations_stop_main_in_one_line_with_no_workdir(tmp_path):
+  pytest.importorskip("ogbench", reason='OGBench tests need the [rl] extra: pip install -e ".[rl]"')
+  paths = _ogbench_files(tmp_path / "data", "int32")
+  work = tmp_path / "w"
+  out = _main(
+    "--config=experiments/configs/qam/ogbench_puzzle3x3.py:smoke,data.generate_episodes=0,"
+    f"data.dataset_dir={tmp_path / 'data'}",
+    f"--workdir={work}",
+  )
+  assert out.returncode == 1, out.stderr[-3000:]
+  lines = [ln for ln in _lines(out.stderr) if "GLFW" not in ln and "DISPLAY" not in ln]
+  assert lines == [
+    f"error: {paths[0]}['observations']: expected floating values; got dtype int32 (a cast "
+    "would truncate or change the values)"
+  ], out.stderr
+  assert not work.exists()
+
+
+def test_minpv_uci_integer_file_is_refused(tmp_path):
+  from iclr26_jax.minpv import data as minpv_data
+
+  f = tmp_path / "uci.npz"
+  np.savez(f, train=np.arange(40, dtype=np.int32).reshape(20, 2), test=np.zeros((5, 2)))
+  with pytest.raises(datacheck.DataError, match=r"uci.npz\['train'\]: expected floating values"):
+    minpv_data.load_uci(str(f))
+  f.write_bytes(b"garbage")
+  with pytest.raises(datacheck.DataError, match="cannot be read as a .npz archive"):
+    minpv_data.load_uci(str(f))

@@ -25,6 +25,8 @@ def _write(dataset_dir, train_bad=None, val_bad=None):
       "actions": rng.uniform(-1, 1, (8, 5)).astype(np.float32),
       "terminals": (np.arange(8) == 7).astype(np.float32),
       "button_states": np.zeros((8, 9), np.int64),
+      "qpos": np.zeros((8, 30), np.float32),
+      "qvel": np.zeros((8, 30), np.float32),
     }
     if bad is not None:
       key, row, col, value = bad

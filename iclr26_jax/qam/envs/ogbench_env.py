@@ -6,30 +6,41 @@ single-task relabelling turns the recorded qpos / button states into rewards and
 converts them to the dict layout of ``iclr26_jax.qam.datasets``: ``observations (T, S)``,
 ``actions (T, d)``, ``rewards (T,)``, ``masks (T,)``, ``terminals (T,)`` (1 on the last
 transition of each episode) and ``next_observations (T, S)``. Nothing is ever downloaded:
-missing files raise FileNotFoundError naming the generator command. A NaN or inf in a file is a
-ValueError at load time naming the file, the array and the first bad row (``check_finite_files``),
-not a divergence many steps into training.
+missing files raise FileNotFoundError naming the generator command. A damaged file is a
+``DataError`` at load time naming the file, the array and what was expected (``check_files``:
+keys, dtypes, widths against the environment, row counts, NaN / inf with the first bad row),
+not a traceback or a divergence many steps into training.
 
 Rewards (§13.2): manipulation r = #satisfied sub-tasks − #sub-tasks ∈ {−k, …, 0}, mask 0
 iff all sub-tasks are satisfied; ``sparse=True`` (puzzle and scene only) maps r → −1·[r ≠ 0].
 Actions are clipped to ±(1 − 1e-5).
 
-Headless use needs no ``MUJOCO_GL``: state-based environments never render (importing prints a
-harmless GLFW "DISPLAY missing" warning).
+Headless use needs no ``MUJOCO_GL``: state-based environments never render (the GLFW "DISPLAY missing"
+warning of the import is filtered in ``ogbench_generate``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import warnings
 from typing import Callable
 
 import numpy as np
 
-from iclr26_jax.core.datacheck import require_finite
+from iclr26_jax.core.datacheck import (
+  DataError,
+  open_npz,
+  require_array,
+  require_finite,
+  require_same_rows,
+)
 from iclr26_jax.qam.envs import ogbench_generate as gen
 
 ACTION_CLIP = 1.0 - 1e-5
+# OGBench's manipulation environments build a float32 Box from float64 bounds on every
+# ``action_space`` read; gymnasium warns each time (harmless: the bounds are +-1).
+warnings.filterwarnings("ignore", message=r".*Box (low|high)'s precision lowered by casting")
 _TASK_RE = re.compile(r"^task\d+$")
 
 
@@ -75,8 +86,10 @@ def load(
   Raises:
     ImportError: ``ogbench`` is not installed (names ``pip install -e ".[rl]"``).
     FileNotFoundError: a dataset file is missing (names the generator command).
-    ValueError: malformed name, ``sparse`` for a domain other than puzzle / scene, or a NaN / inf
-      in a dataset file (names the file, the array and the first bad row).
+    ValueError: malformed name, or ``sparse`` for a domain other than puzzle / scene.
+    DataError: a dataset file is unreadable, lacks an array, holds one of the wrong dtype
+      (integer observations), width (not the environment's) or row count, or a NaN / inf
+      (``check_files``; names the file, the array and what was expected).
   """
   gen.require_ogbench()
   import ogbench
@@ -95,24 +108,86 @@ def load(
       f"with:\n  {gen.generator_command(name, dataset_dir)}\n(official size: 1000 episodes "
       f"of 1000 transitions; use fewer --episodes for a quick run)"
     )
-  check_finite_files(paths)
+  widths = check_files(paths, domain)
   env, train, val = ogbench.make_env_and_datasets(
     env_name, dataset_dir=os.path.expanduser(dataset_dir), add_info=add_info, **env_kwargs
   )
+  dims = env_dims(env)
+  for path, (obs_w, act_w) in zip(paths, widths):
+    for key, got, want, what in (
+      ("observations", obs_w, dims["obs_dim"], "observation"),
+      ("actions", act_w, dims["action_dim"], "action"),
+    ):
+      if got != want:
+        env.close()
+        raise DataError(
+          f"{path}[{key!r}]: expected {want} columns (the {what} size of {env_name}); got "
+          f"{got}: the file was written for another environment"
+        )
   return env, convert(train, sparse, action_clip), convert(val, sparse, action_clip)
 
 
-def check_finite_files(paths) -> None:
-  """Raises ValueError at the first array of the ``.npz`` files ``paths`` holding a NaN or inf,
-  naming the file, the array key and the first bad row (0-based, as stored in the file).
+# The arrays OGBench's single-task loader reads from a file (``button_states`` for puzzle and
+# scene, whose rewards it relabels from them), and the kind of values each must hold.
+FILE_KEYS = {
+  "observations": "floating",
+  "actions": "floating",
+  "terminals": "numeric",
+  "qpos": "floating",
+  "qvel": "floating",
+}
+
+
+def check_files(paths, domain: str = "") -> list[tuple[int, int]]:
+  """Checks the ``.npz`` files ``paths`` before OGBench reads them; returns their
+  ``(observation width, action width)``.
+
+  Each file must be a readable archive holding ``FILE_KEYS`` (plus ``button_states`` for puzzle
+  and scene domains) as 2-d float arrays (``terminals`` 1-d, 0 / 1) with the same number of
+  rows, at least one full episode, ending on a terminal row (a file cut short ends mid-episode),
+  the same widths in every file, and no NaN or inf (the first bad row is named, 0-based as
+  stored). Integer observations are refused, not cast.
 
   Every array is decompressed once more (OGBench reads the files again after this): measured
   3.3 s per million transitions of the puzzle layout (observations 55, qpos 30, qvel 30 float32)
-  on a loaded 2-core host, against the ~45 s a NaN took to surface as a divergence "at step 8"."""
+  on a loaded 2-core host, against the ~45 s a NaN took to surface as a divergence "at step 8".
+
+  Raises:
+    DataError: one line naming the file, the array and what was expected.
+  """
+  required = dict(FILE_KEYS)
+  if domain.startswith("puzzle") or domain == "scene":
+    required["button_states"] = "numeric"
+  widths = []
   for path in paths:
-    with np.load(path) as z:
-      for key in z.files:
-        require_finite(z[key], f"{path}[{key!r}]")
+    z = open_npz(path, required=tuple(required))
+    arrays = {}
+    for key, kind in required.items():
+      src = f"{path}[{key!r}]"
+      shape = (None,) if key == "terminals" else (None, None)
+      arrays[key] = require_array(z[key], src, kind=kind, shape=shape, min_rows=2)
+      require_finite(arrays[key], src)
+    require_same_rows(arrays, path)
+    term = arrays["terminals"]
+    if not np.isin(term, (0, 1)).all():
+      raise DataError(f"{path}['terminals']: expected 0 / 1 values; got {np.unique(term)[:5]}")
+    if term[-1] != 1:
+      raise DataError(
+        f"{path}['terminals']: the last row is not an episode's end (the file was cut short, "
+        f"{term.shape[0]} rows); regenerate it"
+      )
+    widths.append((arrays["observations"].shape[1], arrays["actions"].shape[1]))
+  if len(set(widths)) > 1:
+    raise DataError(f"the files {list(paths)} have different (observation, action) widths {widths}")
+  return widths
+
+
+def check_finite_files(paths) -> None:
+  """Raises ``DataError`` at the first array of the ``.npz`` files ``paths`` holding a NaN or
+  inf, naming the file, the array key and the first bad row (0-based, as stored in the file)."""
+  for path in paths:
+    for key, value in open_npz(path).items():
+      require_finite(value, f"{path}[{key!r}]")
 
 
 def convert(ds: dict, sparse: bool = False, action_clip: float = ACTION_CLIP) -> dict:

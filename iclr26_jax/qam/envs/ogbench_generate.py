@@ -45,8 +45,13 @@ import os
 import re
 import sys
 import time
+import warnings
 
 import numpy as np
+
+# Importing MuJoCo's GLFW binding without a display warns once; state-based environments never
+# render, so the note is noise on a headless host.
+warnings.filterwarnings("ignore", message=r".*DISPLAY environment variable is missing")
 
 try:  # Optional dependency: the ``[rl]`` extra.
   import gymnasium
