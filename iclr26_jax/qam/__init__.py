@@ -1,18 +1,23 @@
 """QAM: Q-learning with Adjoint Matching (Qiyang Li and Sergey Levine, ICLR 2026).
 
 Reference implementation: github.com/ColinQiyangLi/qam (JAX). This room is an independent
-implementation following ``shared/specs/qam.md``: a flow policy fine-tuned against a critic
-ensemble by lean adjoint matching on the memoryless SDE of the flow, with the BC-flow and FQL
-baselines on the same critic and action-chunking machinery.
+implementation of the paper: a flow policy fine-tuned against a critic ensemble by lean adjoint
+matching on the memoryless SDE of the flow, with the BC-flow and FQL baselines on the same critic
+and action-chunking machinery.
 
-Modules: ``config`` (agent hyperparameters), ``flows`` (flow matching, Euler ODE), ``adjoint``
-(memoryless rollout, lean adjoint, adjoint-matching loss), ``critic`` (pessimistic chunked TD),
-``variants`` (QAM-E edit policy), ``baselines`` (FQL one-step policy), ``networks``, ``agent``
-(``QAMAgent``: create / update / sample_actions), ``datasets`` (chunk sampling, point-maze play
-data), ``method`` (``QAMMethod`` on the trainer, offline and online phases; the ``online`` and
-``smoke`` variants of the experiment configs), ``compare`` (seed-vmapped comparisons, point-maze
-and OGBench evaluation), ``known_answers``, ``envs`` (JAX point maze; OGBench generator, loader
-and host environment; the ``[rl]`` extra).
+Front door: ``train_offline(dataset, *, key, num_updates, config=None)`` trains an agent on a
+dict of your own offline arrays and returns one with ``sample_actions(obs, key)`` (``api``);
+``resolve_layout(agent_config, platform)`` gives the update's loop layout for a backend.
+
+Modules: ``api`` (``train_offline``), ``config`` (agent hyperparameters, ``resolve_layout``),
+``flows`` (flow matching, Euler ODE), ``adjoint`` (memoryless rollout, lean adjoint,
+adjoint-matching loss), ``critic`` (pessimistic chunked TD), ``variants`` (QAM-E edit policy),
+``baselines`` (FQL one-step policy), ``networks``, ``agent`` (``QAMAgent``: create / update /
+sample_actions), ``datasets`` (chunk sampling, point-maze play data), ``method`` (``QAMMethod``
+on the trainer, offline and online phases; the ``online`` and ``smoke`` variants of the
+experiment configs), ``compare`` (seed-vmapped comparisons, point-maze and OGBench evaluation),
+``known_answers``, ``envs`` (JAX point maze; OGBench generator, loader and host environment; the
+``[rl]`` extra).
 
 Exports are imported from their module on first access (PEP 562), so ``import iclr26_jax.qam``
 imports neither jax nor the trainer. The two config builders keep their module names
@@ -23,6 +28,9 @@ from iclr26_jax._lazy import lazy_exports
 
 # Exported name -> the module that defines it.
 _EXPORTS = {
+  "train_offline": "api",
+  "OfflineAgent": "api",
+  "resolve_layout": "config",
   "QAMAgent": "agent",
   "QAMMethod": "method",
   "load_data": "method",
@@ -45,6 +53,7 @@ _EXPORTS = {
 __all__ = [
   "CriticEnsemble",
   "MLP",
+  "OfflineAgent",
   "QAMAgent",
   "QAMMethod",
   "VelocityField",
@@ -56,9 +65,11 @@ __all__ = [
   "load_data",
   "ogbench_evaluator",
   "pessimistic_target",
+  "resolve_layout",
   "rollout",
   "sample_chunks",
   "td_loss",
+  "train_offline",
   "train_seeds",
 ]
 

@@ -15,7 +15,8 @@ All losses are summed and take one clipped Adam step on the joint parameter tree
 disjoint parameter sets); the target critic and target BC flow are Polyak-averaged after it.
 Randomness comes from ``TrainState.step_key`` so a resumed run draws the same numbers.
 
-Loop layout (issue #34, ``config.critic_loop`` / ``am_forward`` / ``flow_unroll``): by default
+Loop layout (issue #34, ``config.critic_loop`` / ``am_forward`` / ``flow_unroll``; the first two
+default to ``"auto"``, resolved per backend by ``config.resolve_layout`` in ``create``): on CPU
 the TD loss and the terminal adjoint loop over the critic members and L_AM over the flow steps,
 each piece's gradient formed inside its loop and handed to ``jax.grad`` by a custom VJP
 (``_grad_in_forward``), so only one member's or one step's activations are live at a time. The
@@ -135,8 +136,13 @@ class QAMAgent(flax.struct.PyTreeNode):
     example_actions: jax.Array,
     config: ml_collections.ConfigDict,
     tx: optax.GradientTransformation | None = None,
+    platform: str | None = None,
   ) -> "QAMAgent":
     """A fresh agent.
+
+    The config's ``"auto"`` loop-layout fields are resolved here (``config.resolve_layout``
+    for ``platform``): the agent's ``config`` holds the resolved layout, the caller's config
+    (and a run's stored ``config.json``) keeps ``"auto"``.
 
     Args:
       rng: PRNG key (the run's root key).
@@ -145,8 +151,10 @@ class QAMAgent(flax.struct.PyTreeNode):
       config: ``default_config()``-shaped ConfigDict.
       tx: the optimiser; default ``core.optim.make_optimizer(config.optim, config.num_updates)``
         (``QAMMethod`` passes the run's chain, built once from the run's ``config.optim``).
+      platform: the backend the layout is resolved for; default ``jax.default_backend()``.
     """
     config_lib.validate(config)
+    config = config_lib.resolve_layout(config, platform)
     example_obs = jnp.asarray(example_obs)
     example_actions = jnp.asarray(example_actions)
     chex.assert_rank(

@@ -13,6 +13,17 @@ from iclr26_jax.core import optim
 AGENT_NAMES = ("qam", "bc", "fql")
 CRITIC_LOOPS = ("scan", "vmap")
 AM_FORWARDS = ("scan", "grid", "reuse")
+AUTO = "auto"
+LAYOUT_FIELDS = ("critic_loop", "am_forward")
+# What "auto" resolves to, per backend (``resolve_layout``). CPU: measured (bench qam_update,
+# README). GPU and TPU: the accelerator plan's compiled estimates (kernel launches and the
+# collectives inside the loops), not yet a device timing: replace them when a device measures.
+LAYOUTS = {
+  "cpu": {"critic_loop": "scan", "am_forward": "scan"},
+  "gpu": {"critic_loop": "vmap", "am_forward": "reuse"},
+  "tpu": {"critic_loop": "vmap", "am_forward": "reuse"},
+}
+_PLATFORM_ALIASES = {"cuda": "gpu", "rocm": "gpu", "gpu": "gpu", "cpu": "cpu", "tpu": "tpu"}
 
 
 def default_config() -> ml_collections.ConfigDict:
@@ -35,29 +46,35 @@ def default_config() -> ml_collections.ConfigDict:
   c.compute_dtype = (
     "float32"  # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
   )
-  # Loop structure of the update (issue #34). Same losses and gradients up to f32 summation
-  # order (tests/qam/test_qam_layout.py); measured on XLA:CPU, one thread, donated update,
+  # Loop structure of the update (issue #34): "auto" (the default) is resolved per backend when
+  # the agent is built (``resolve_layout``); the resolved values are the agent's, the run's
+  # stored config keeps "auto". Same losses and gradients in every layout up to f32 summation
+  # order (tests/qam/test_qam_layout.py). Measured on XLA:CPU, one thread, donated update,
   # B = 256, N = 10, D_a = 25, S = 40 (experiments/bench/qam_update.py, rows "small" 3×128, K = 2
-  # and "full" 4×512, K = 10). memory_analysis scratch, previous layout (reuse, vmap) →
-  # this default (scan, scan): small 34.1 → 5.0 MiB, full 335.8 → 75.8 MiB; CPU-ms per update
-  # small 39.2 → 19.1 (2.05×), full 585.2 → 444.5 (1.32×) in one bench run (README).
+  # and "full" 4×512, K = 10): memory_analysis scratch, layout (reuse, vmap) → (scan, scan):
+  # small 34.1 → 5.0 MiB, full 335.8 → 75.8 MiB; CPU-ms per update small 39.2 → 19.1 (2.05×),
+  # full 585.2 → 444.5 (1.32×) in one bench run (README). Hence scan / scan on CPU.
   # critic_loop: "scan" runs L_Q's gradient and the terminal adjoint's ∇_a Q̄ one critic member
   # at a time (jax.lax.scan over K, gradients formed inside the loop), so one member's
   # activations are live instead of K's: full 272 → 113 MiB scratch with am_forward "grid",
   # 1.2× faster there; "vmap" differentiates the vmapped ensemble as one program. (jax.checkpoint
   # of the critic or v_θ, policies dots_saveable / nothing_saveable, left the scratch at 272.4 MiB:
   # XLA:CPU drops the barriers that keep a recomputation apart, so there is no remat field.)
-  c.critic_loop = "scan"
+  c.critic_loop = "auto"
   # am_forward: L_AM's v_θ forward. "scan": forward and backward one flow step (B points) at a
   # time inside a scan, gradients summed there (scratch small 21.7 → 10.8 MiB, full 113 → 76
   # MiB with critic_loop "scan"); "grid": one batched forward on the N·B points after the
   # rollout; "reuse": the rollout's own forward carries the gradient (the previous layout: it
-  # keeps N steps of activations and was 1.7–2× slower at the small size).
-  c.am_forward = "scan"
+  # keeps N steps of activations and was 1.7–2× slower at the small size on CPU). On GPU / TPU
+  # the accelerator plan's compiled estimates favour (critic_loop "vmap", am_forward "reuse"):
+  # the scans launch ~2273 kernels per step on one H200 (puzzle-3x3 run ≈ 92 vs 66 min), and on
+  # v5e-16 the partitioner all-gathers inside them (≈ 2.5 h vs 94 min); estimates, not timings.
+  c.am_forward = "auto"
   # flow_unroll: jax.lax.scan's ``unroll`` of the flow-step loops (ODE sampler, SDE rollout,
   # lean-adjoint sweep, the L_AM step scan). Measured per loop, each fully unrolled: no loop
   # faster beyond noise (±3%) at either size, the adjoint sweep and L_AM scan use 2–3× the
-  # scratch unrolled and compile time grows; hence rolled loops (1).
+  # scratch unrolled and compile time grows; hence rolled loops (1). Not an "auto" field: the
+  # accelerator plan estimated the two layouts above with rolled loops too.
   c.flow_unroll = 1
   c.optim = optim.optim_defaults()
   c.optim.name = "adam"
@@ -110,11 +127,55 @@ def validate(config: ml_collections.ConfigDict, prefix: str = "") -> None:
       f"edit_scale={config.edit_scale}"
     )
   for key, allowed in (("critic_loop", CRITIC_LOOPS), ("am_forward", AM_FORWARDS)):
-    if config[key] not in allowed:
-      raise err(f"config key '{{p}}{key}' must be one of {allowed}; got {config[key]!r}")
+    if config[key] not in allowed + (AUTO,):
+      raise err(f"config key '{{p}}{key}' must be one of {allowed + (AUTO,)}; got {config[key]!r}")
   if not isinstance(config.flow_unroll, bool):  # True: fully unrolled (jax.lax.scan's unroll)
     config_lib.check_range(cfg, prefix + "flow_unroll", ge=1)
   if config.compute_dtype not in ("float32", "bfloat16"):
     raise err(
       f"config key '{{p}}compute_dtype' must be 'float32' or 'bfloat16'; got {config.compute_dtype!r}"
     )
+
+
+def resolve_layout(agent_config: ml_collections.ConfigDict, platform: str | None = None):
+  """The agent config with its ``"auto"`` loop-layout fields resolved for ``platform``.
+
+  ``critic_loop`` and ``am_forward`` set to ``"auto"`` take the values of ``LAYOUTS[platform]``:
+  on CPU the measured faster (scan, scan); on GPU and TPU the layout the accelerator plan's
+  compiled estimates favour (vmap, reuse) until a device measures otherwise. Fields set to a
+  value are kept. The layouts compute the same losses and gradients up to f32 summation order.
+
+  Args:
+    agent_config: a ``default_config()``-shaped ConfigDict (or FrozenConfigDict).
+    platform: "cpu", "gpu" (also "cuda", "rocm") or "tpu"; default ``jax.default_backend()``.
+
+  Returns:
+    An unlocked ``ConfigDict`` copy (the input is not changed).
+
+  Raises:
+    ValueError: an unknown platform.
+
+  Examples:
+    >>> from iclr26_jax.qam import config
+    >>> c = config.resolve_layout(config.default_config(), "cpu")
+    >>> c.critic_loop, c.am_forward
+    ('scan', 'scan')
+    >>> c = config.resolve_layout(config.default_config(), "cuda")
+    >>> c.critic_loop, c.am_forward
+    ('vmap', 'reuse')
+    >>> config.resolve_layout(config.with_fields(config.default_config(), am_forward="grid"),
+    ...                       "tpu").am_forward
+    'grid'
+  """
+  if platform is None:
+    import jax
+
+    platform = jax.default_backend()
+  kind = _PLATFORM_ALIASES.get(str(platform).lower())
+  if kind is None:
+    raise ValueError(f"platform must be one of {sorted(_PLATFORM_ALIASES)}; got {platform!r}")
+  c = ml_collections.ConfigDict(agent_config.to_dict())
+  for field in LAYOUT_FIELDS:
+    if isinstance(c[field], str) and c[field] == AUTO:
+      c[field] = LAYOUTS[kind][field]
+  return c

@@ -40,6 +40,7 @@ import functools
 import os
 import tempfile
 
+from absl import logging
 import jax
 import jax.numpy as jnp
 import ml_collections
@@ -178,6 +179,17 @@ class QAMMethod(trainer.Method):
     super().__init__(config)
     validate(config)
     self.agent_config = agent_config(config)
+    # The loop layout the agent runs (``qam_config.resolve_layout``; the stored run config keeps
+    # "auto", so resuming on another backend is no config change). Logged with every training
+    # line as ``layout/critic_loop`` (index into ``CRITIC_LOOPS``: 0 scan, 1 vmap) and
+    # ``layout/am_forward`` (index into ``AM_FORWARDS``: 0 scan, 1 grid, 2 reuse).
+    resolved = qam_config.resolve_layout(self.agent_config)
+    self.layout = {k: resolved[k] for k in qam_config.LAYOUT_FIELDS}
+    logging.info("QAM loop layout on %s: %s", jax.default_backend(), self.layout)
+    self._layout_metrics = {
+      "layout/critic_loop": float(qam_config.CRITIC_LOOPS.index(self.layout["critic_loop"])),
+      "layout/am_forward": float(qam_config.AM_FORWARDS.index(self.layout["am_forward"])),
+    }
     self.data, self.env = load_data(config)
     self.horizon = int(config.agent.horizon)
     self.num_offline = int(self.data["rewards"].shape[0])
@@ -263,6 +275,7 @@ class QAMMethod(trainer.Method):
 
   def _agent_update(self, state, batch):
     new_agent, info = self.agent(state).update(batch)
+    info = {**info, **{k: jnp.float32(v) for k, v in self._layout_metrics.items()}}
     return new_agent.state, info
 
   def update(self, state, batch):

@@ -105,3 +105,68 @@ def test_layout_fields_checked(field, value):
   cfg[field] = value
   with pytest.raises(core_config.ConfigError, match=field):
     config_lib.validate(cfg)
+
+
+# -- "auto" (issue #41): resolved per backend by config.resolve_layout -----------------------
+
+
+def test_resolve_layout_per_platform():
+  base = config_lib.default_config()
+  assert (base.critic_loop, base.am_forward) == ("auto", "auto")  # the library default
+  cpu = config_lib.resolve_layout(base, "cpu")
+  assert (cpu.critic_loop, cpu.am_forward, cpu.flow_unroll) == ("scan", "scan", 1)
+  for platform in ("gpu", "cuda", "rocm", "tpu", "TPU"):
+    acc = config_lib.resolve_layout(base, platform)
+    assert (acc.critic_loop, acc.am_forward) == ("vmap", "reuse"), platform
+  assert (base.critic_loop, base.am_forward) == ("auto", "auto")  # the input is not changed
+  # a field set by hand is kept on every platform
+  hand = config_lib.with_fields(base, am_forward="grid")
+  assert config_lib.resolve_layout(hand, "tpu").am_forward == "grid"
+  assert config_lib.resolve_layout(hand, "tpu").critic_loop == "vmap"
+  assert config_lib.resolve_layout(hand, "cpu").am_forward == "grid"
+  # default platform: this process's backend
+  assert (
+    config_lib.resolve_layout(base).critic_loop
+    == config_lib.resolve_layout(base, jax.default_backend()).critic_loop
+  )
+  with pytest.raises(ValueError, match="platform.*'metal'"):
+    config_lib.resolve_layout(base, "metal")
+  config_lib.validate(base)  # "auto" is a valid value
+
+
+def test_auto_is_bitwise_scan_scan_on_cpu():
+  """On CPU "auto" is the scan / scan layout: the same program, so the same bits."""
+  assert jax.default_backend() == "cpu"
+  g_s, i_s, _ = _losses_and_grads(("scan", "scan"))
+  g_a, i_a, _ = _losses_and_grads(("auto", "auto"))
+  assert set(i_a) == set(i_s)
+  for k in i_s:
+    np.testing.assert_array_equal(np.asarray(i_a[k]), np.asarray(i_s[k]), err_msg=k)
+  for a, b in zip(jax.tree.leaves(g_s), jax.tree.leaves(g_a), strict=True):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_agent_holds_resolved_layout_run_config_keeps_auto():
+  cfg = _config("auto", "auto")
+  ag = QAMAgent.create(jax.random.PRNGKey(0), jnp.zeros((1, S)), jnp.zeros((1, ACT)), cfg)
+  assert (ag.config.critic_loop, ag.config.am_forward) == ("scan", "scan")
+  gpu = QAMAgent.create(
+    jax.random.PRNGKey(0), jnp.zeros((1, S)), jnp.zeros((1, ACT)), cfg, platform="gpu"
+  )
+  assert (gpu.config.critic_loop, gpu.config.am_forward) == ("vmap", "reuse")
+  assert (cfg.critic_loop, cfg.am_forward) == ("auto", "auto")
+
+
+def test_method_records_the_layout():
+  """The run config keeps "auto" (what config.json stores and a resume compares), the agent and
+  the logged metrics hold the resolved layout."""
+  from experiments.configs.qam import pointmaze_qam
+  from iclr26_jax.qam.method import QAMMethod
+
+  c = pointmaze_qam.get_config("smoke")
+  assert (c.agent.critic_loop, c.agent.am_forward) == ("auto", "auto")
+  m = QAMMethod(c)
+  assert m.layout == {"critic_loop": "scan", "am_forward": "scan"}
+  assert (m.template.config.critic_loop, m.template.config.am_forward) == ("scan", "scan")
+  assert m._layout_metrics == {"layout/critic_loop": 0.0, "layout/am_forward": 0.0}
+  assert c.agent.critic_loop == "auto"
