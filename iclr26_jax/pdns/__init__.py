@@ -2,6 +2,11 @@
 
 Reference PyTorch code: github.com/AlexandreGUO2001/PDNS.
 
+Front door (``api``): ``fit_sampler(log_density, dim, *, key, **options)`` for an unnormalised
+density on R^dim and ``fit_discrete_sampler(log_prob, num_sites, num_states, *, key, **options)``
+for one on {0..num_states-1}^num_sites; both return a ``FittedSampler`` with ``.sample(key, n)``,
+``.log_z`` and ``.ess``, at the settings the project's claims use.
+
 Modules: ``references`` (OU / Brownian references, bridges, terminal scores), ``continuous``
 (controlled SDE, EM rollout with the Girsanov log-ratio, bridge-matching loss, analytic GMM
 control, ``ContinuousSampler``), ``proximal`` (stage targets, weights, adaptive step size, the
@@ -59,6 +64,9 @@ from iclr26_jax.pdns.targets import (
 
 # Exported name -> the module that defines it, imported on first access.
 _LAZY = {
+  "fit_sampler": "api",
+  "fit_discrete_sampler": "api",
+  "FittedSampler": "api",
   "ContinuousSampler": "continuous",
   "ControlNet": "continuous",
   "Rollout": "continuous",
@@ -124,6 +132,7 @@ __all__ = [
   "DiscreteRollout",
   "DiscreteSampler",
   "EGNNControl",
+  "FittedSampler",
   "PDNSMethod",
   "ProxConfig",
   "ProxResult",
@@ -134,6 +143,8 @@ __all__ = [
   "bridge_matching_loss",
   "ctmc_rollout",
   "em_rollout",
+  "fit_discrete_sampler",
+  "fit_sampler",
   "gmm_optimal_control",
   "make_sampler",
   "make_target",

@@ -330,8 +330,10 @@ def log_weight_stats(log_w: jax.Array) -> dict:
 class ContinuousSampler(StageSampler):
   """The continuous PDNS sampler: network, control, rollout and loss as ``StageProblem`` hooks.
 
-  ``fit(target_log_prob, cfg, key)`` runs ``proximal.run_stages``; ``sample(params, key, n)``
-  returns terminal samples and their path weights W = l + r (spec §16: ``fit`` / ``sample``).
+  ``fit(cfg, key, callback=None)`` runs ``proximal.run_stages`` with a ``proximal.ProxConfig``
+  and returns a ``ProxResult`` (``params``, per-stage ``history``, ``final`` diagnostics);
+  ``sample(params, key, n)`` returns ``(x (n, d), W (n,))``, terminal samples and their path
+  log-weights W = l + r. ``api.fit_sampler`` wraps both for a density of one's own.
 
   Args:
     reference: ``OUReference`` or ``BMReference``.

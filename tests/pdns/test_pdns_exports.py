@@ -11,6 +11,7 @@ import pytest
 import iclr26_jax.pdns as pdns
 
 _MODULES = (
+  "api",
   "continuous",
   "discrete",
   "discrete_targets",
