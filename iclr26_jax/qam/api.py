@@ -351,8 +351,8 @@ def train_offline(
     config: agent fields replacing ``qam.config.default_config()``'s (the paper's settings:
       4 x 512 networks, K = 10 critics, H = 5, N = 10, lambda = 0.3, Adam 3e-4), e.g.
       ``{"horizon": 1, "num_qs": 2, "optim": {"learning_rate": 1e-3}}``; a misspelt key raises.
-      The loop layout fields (``critic_loop``, ``am_forward``, ``flow_unroll``) default to
-      ``"auto"`` (``qam.resolve_layout`` for the running backend).
+      The loop layout fields ``critic_loop`` and ``am_forward`` default to ``"auto"``
+      (``qam.resolve_layout`` for the running backend).
     batch_size: chunks per update.
     log_every: updates per logged block (default: num_updates // 10, at most 1000).
     progress: False for silence; default a bar / lines as above.
