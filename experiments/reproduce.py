@@ -74,6 +74,11 @@ _BUDGET_CURVE = flags.DEFINE_list(
   "Budgets (multiples, e.g. 0.5,1,2) to run every selected claim at, one after another; each "
   "point is recorded into --curves_file with a plot per claim. Excludes --budget.",
 )
+_CURVE_NOTE = flags.DEFINE_string(
+  "curve_note",
+  "",
+  'With --budget_curve: a note stored as each curve\'s "note" (e.g. why its points sit below 1x).',
+)
 _CURVES_FILE = flags.DEFINE_string(
   "curves_file",
   None,
@@ -603,7 +608,7 @@ def run_curves(claims, out: str, budgets, curves_file: str, report, previous) ->
         cache_dir=cache,
       )[0]
       curves = read_curves(curves_file)
-      record_point(curves, claim, curve_point(row))
+      record_point(curves, claim, curve_point(row), note=_CURVE_NOTE.value or None)
       _atomic_write(curves_file, json.dumps(curves, indent=2, ensure_ascii=False) + "\n")
       plot_curve(claim.name, curves[claim.name], curve_plot_path(plot_dir, claim.name))
       if k == 1:
