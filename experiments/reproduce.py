@@ -32,11 +32,14 @@ a point replaces an earlier one at the same budget) with a plot per claim beside
 """
 
 import datetime
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -607,9 +610,16 @@ def run_curves(claims, out: str, budgets, curves_file: str, report, previous) ->
         budget=k,
         cache_dir=cache,
       )[0]
-      curves = read_curves(curves_file)
-      record_point(curves, claim, curve_point(row), note=_CURVE_NOTE.value or None)
-      _atomic_write(curves_file, json.dumps(curves, indent=2, ensure_ascii=False) + "\n")
+      # Two curve runs may record into one file: read-modify-write under an exclusive lock.
+      lock_path = os.path.join(
+        tempfile.gettempdir(),
+        f"budget_curves-{hashlib.sha1(os.path.abspath(curves_file).encode()).hexdigest()[:12]}.lock",
+      )
+      with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        curves = read_curves(curves_file)
+        record_point(curves, claim, curve_point(row), note=_CURVE_NOTE.value or None)
+        _atomic_write(curves_file, json.dumps(curves, indent=2, ensure_ascii=False) + "\n")
       plot_curve(claim.name, curves[claim.name], curve_plot_path(plot_dir, claim.name))
       if k == 1:
         at_one.append(row)
