@@ -6,6 +6,12 @@ every pair of consecutive inputs feeds a learned 2-D function stored as a (G+1)�
 static Laplace-CDF ("sigma") grid, evaluated by bilinear lookup — 2x the FLOPs of a linear layer of the
 same shape, whatever G.
 
+Entry points for one's own code: `LMKANDense` (a `flax.linen.Dense`-like layer with `dtype` /
+`param_dtype`, bfloat16 compute on float32 tables included), `make_network` (BatchNorm before every lmKAN
+layer, as the paper places it, or the same-shape ReLU MLP), and the training recipe for a plain optax
+loop: `recipe_optimizer` (Adam on `two_phase_schedule` with `add_hessian_penalty`), or the pieces
+`two_phase_schedule` and `hessian_penalty`.
+
 Modules: `grid` (SigmaGrid), `reference` (pure-jnp lookup, gather and dense forms, closed-form
 `custom_vjp`), `layer` (LMKANDense, inits, layout converters), `regularizers` (Hessian penalty, two-phase
 schedule), `refine` (exact G → m·G refinement), `networks` (LMKANNet, LMKANConv, LMKANCNN and MLP/CNN
@@ -34,7 +40,15 @@ from iclr26_jax.lmkan.layer import (
   resolve_impl,
   to_reference_layout,
 )
-from iclr26_jax.lmkan.networks import CNN, LMKANCNN, LMKANConv, LMKANNet, MLP, patches_kkc
+from iclr26_jax.lmkan.networks import (
+  CNN,
+  LMKANCNN,
+  LMKANConv,
+  LMKANNet,
+  MLP,
+  make_network,
+  patches_kkc,
+)
 from iclr26_jax.lmkan.reference import (
   spline_lookup_dense,
   spline_lookup_gather,
@@ -44,9 +58,11 @@ from iclr26_jax.lmkan.reference import (
 from iclr26_jax.lmkan.refine import refine_grid, refine_table, refinement_matrix
 from iclr26_jax.lmkan.regularizers import (
   TwoPhaseSchedule,
+  add_hessian_penalty,
   hessian_operator,
   hessian_penalty,
   hessian_penalty_table,
+  recipe_optimizer,
   two_phase_schedule,
   two_phase_schedule_from_config,
 )
@@ -61,6 +77,7 @@ __all__ = [
   "ModelCost",
   "SigmaGrid",
   "TwoPhaseSchedule",
+  "add_hessian_penalty",
   "affine_init",
   "affine_table",
   "count_model",
@@ -77,10 +94,12 @@ __all__ = [
   "lmkan_net_flops",
   "lmkan_overhead",
   "lmkan_params",
+  "make_network",
   "mlp_flops",
   "noise_init",
   "out_of_grid_fraction",
   "patches_kkc",
+  "recipe_optimizer",
   "refine_grid",
   "refine_table",
   "refinement_matrix",

@@ -18,8 +18,10 @@ import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+from flax.linen import dtypes as flax_dtypes
 
 from iclr26_jax.lmkan import reference
+from kernels_pallas.spline_lookup.reference import FLOAT_DTYPES
 from kernels_pallas import _backend
 from kernels_pallas.spline_lookup import ops as spline_ops
 from iclr26_jax.lmkan.grid import SigmaGrid, out_of_grid_fraction, validate_grid_size
@@ -38,7 +40,8 @@ __all__ = [
 ]
 
 IMPLS = ("auto", "xla", "pallas")
-INITS = ("noise", "affine")
+INITS = ("affine", "noise")
+DEFAULT_INIT = "affine"  # the project's recommended start (exactly linear, zero Hessian penalty)
 
 
 def resolve_impl(impl: str) -> str:
@@ -182,13 +185,26 @@ def to_reference_layout(table):
 
 
 class LMKANDense(nn.Module):
-  """An lmKAN layer: y_q = Σ_p f_qp(x_{2p}, x_{2p+1}), batch-first, no bias.
+  """An lmKAN layer (Flax Linen): y_q = Σ_p f_qp(x_{2p}, x_{2p+1}), batch-first, no bias.
 
-  Input `(..., N_in)` with any N_in ≥ 1 (odd widths get one constant-zero input), output
-  `(..., features)`. Leading dims are flattened to a batch, inputs are paired to (B, P, 2) and passed to
-  the lookup (`impl="xla"`: `reference.spline_lookup_xla`, pure jnp with the closed-form `custom_vjp`;
-  `impl="pallas"`: `kernels_pallas.spline_lookup.ops.spline_lookup`; `impl="auto"`: the kernel on GPU/TPU
-  when it is installed, else the reference). Inputs are cast to `param_dtype`.
+  The drop-in for `flax.linen.Dense(features, use_bias=False)`: every pair of consecutive inputs feeds a
+  learned 2-D function per output, stored as a (G+1)×(G+1) table on the static sigma grid and evaluated
+  by bilinear lookup (lmKAN, Pozdnyakov & Schwaller, ICLR 2026), at 2x the FLOPs of a linear layer of the
+  same shape whatever G. Input `(..., N_in)` with any N_in ≥ 1 (odd widths get one constant-zero
+  input), output `(..., features)`. Leading dims are flattened to a batch, inputs are paired to
+  (B, P, 2) and passed to the lookup (`impl="xla"`: `reference.spline_lookup_xla`, pure jnp with the
+  closed-form `custom_vjp`; `impl="pallas"`: `kernels_pallas.spline_lookup.ops.spline_lookup`;
+  `impl="auto"`: the kernel on GPU/TPU when it is installed, else the reference).
+
+  Dtypes follow `flax.linen.Dense`: the table is stored in `param_dtype`; the inputs and the table are
+  cast to `dtype` for the computation (None: promoted from the input's and `param_dtype`'s, so float32
+  tables with bfloat16 inputs compute in float32 unless `dtype=jnp.bfloat16` is asked for). A bfloat16
+  or float16 `dtype` rounds x and the table to it, computes the lookup in float32 and rounds the output
+  once (both paths; see `spline_lookup`); the table's gradient comes back in `param_dtype`.
+
+  Train lmKAN networks the paper's way: BatchNorm without scale and bias before every layer
+  (`LMKANNet` / `make_network`), the two-phase schedule and the Hessian penalty (`two_phase_schedule`,
+  `hessian_penalty`, `add_hessian_penalty` / `recipe_optimizer` in `iclr26_jax.lmkan.regularizers`).
 
   Sows the fraction of inputs outside [t_0, t_G] as `intermediates/out_of_grid_frac` (a no-op unless the
   collection is mutable).
@@ -196,21 +212,50 @@ class LMKANDense(nn.Module):
   Attributes:
     features: N_out ≥ 1.
     grid_size: G ≥ 3 intervals per axis (8–10 to start).
-    table_init: "noise" (reference: U(±init_scale/√N_in)) or "affine" (exactly linear start). (The spec
-      calls this option `init`; a Linen field of that name would shadow `Module.init`.)
-    init_scale: s of the noise init.
+    table_init: "affine" (default, the recommended start: the tables of a random linear map
+      W ~ N(0, 1/N_in), so the layer is exactly linear everywhere with zero Hessian penalty) or "noise"
+      (the reference code's U(±init_scale/√N_in), which stalled deep nets in this project's runs).
+      (The spec calls this option `init`; a Linen field of that name would shadow `Module.init`.)
+    init_scale: s of the noise init (unused by "affine").
     impl: "auto" | "xla" | "pallas".
-    param_dtype: table dtype (float32 or float64); also the compute dtype.
+    dtype: computation dtype (None: promote the input's and `param_dtype`), float32 / float64 /
+      bfloat16 / float16.
+    param_dtype: dtype of the stored table (float32 default; float64, bfloat16, float16 allowed).
     chunk_pairs: pairs per gather chunk in the reference path (None: automatic).
     interpret: Pallas interpret mode for the kernel path (None: interpret on a CPU host, compiled on
       GPU/TPU); ignored by the XLA path.
+
+  Examples:
+    bfloat16 compute on float32 tables, in a jitted gradient step:
+
+    >>> import jax, jax.numpy as jnp
+    >>> from iclr26_jax.lmkan import LMKANDense
+    >>> layer = LMKANDense(3, grid_size=8, dtype=jnp.bfloat16)
+    >>> x = jax.random.normal(jax.random.key(0), (4, 5))
+    >>> params = layer.init(jax.random.key(1), x)
+    >>> params["params"]["table"].shape, params["params"]["table"].dtype  # (P, G+1, G+1, Q)
+    ((3, 9, 9, 3), dtype('float32'))
+    >>> y = layer.apply(params, x)
+    >>> y.shape, y.dtype
+    ((4, 3), dtype(bfloat16))
+    >>> g = jax.jit(jax.grad(lambda p: jnp.sum(layer.apply(p, x).astype(jnp.float32) ** 2)))(params)
+    >>> g["params"]["table"].dtype
+    dtype('float32')
+
+    The default (affine) init makes a float32 layer exactly linear, also far outside the grid:
+
+    >>> lin = LMKANDense(3)
+    >>> p32 = lin.init(jax.random.key(1), x)
+    >>> bool(jnp.allclose(lin.apply(p32, 10.0 * x), 10.0 * lin.apply(p32, x), atol=1e-3))
+    True
   """
 
   features: int
   grid_size: int = 8
-  table_init: str = "noise"
+  table_init: str = DEFAULT_INIT
   init_scale: float = 0.1
   impl: str = "auto"
+  dtype: Any = None
   param_dtype: Any = jnp.float32
   chunk_pairs: int | None = None
   interpret: bool | None = None
@@ -227,8 +272,12 @@ class LMKANDense(nn.Module):
     grid = self.grid
     if self.table_init not in INITS:
       raise ValueError(f"table_init must be one of {INITS}, got {self.table_init!r}.")
-    if jnp.dtype(self.param_dtype) not in (jnp.float32, jnp.float64):
-      raise ValueError(f"param_dtype must be float32 or float64, got {self.param_dtype}.")
+    for name, dt in (("param_dtype", self.param_dtype), ("dtype", self.dtype)):
+      if (dt is not None or name == "param_dtype") and jnp.dtype(dt) not in FLOAT_DTYPES:
+        raise ValueError(
+          f"{name} must be float32, float64, bfloat16 or float16"
+          f"{' (or None)' if name == 'dtype' else ''}, got {dt}."
+        )
     impl = resolve_impl(self.impl)
     x = jnp.asarray(x)
     if x.ndim < 1 or x.shape[-1] < 1:
@@ -255,7 +304,8 @@ class LMKANDense(nn.Module):
           f"features = {self.features}, grid_size = {grid.G}; got {got}."
         )
     table = self.param("table", init_fn, shape, self.param_dtype)
-    xb = x.reshape((-1, n_in)).astype(table.dtype)
+    # As flax.linen.Dense: cast inputs and parameters to `dtype`, or promote them when it is None.
+    xb, table = flax_dtypes.promote_dtype(x.reshape((-1, n_in)), table, dtype=self.dtype)
     self.sow("intermediates", "out_of_grid_frac", out_of_grid_fraction(xb, grid))
     pairs = pair_inputs(xb)
     if impl == "xla":

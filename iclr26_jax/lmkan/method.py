@@ -69,10 +69,8 @@ def build_model(cfg):
     if lc.model == "cnn":
       return networks.CNN(tuple(lc.channels), dense)
     return networks.LMKANCNN(tuple(lc.channels), dense, **kw)
-  widths = tuple(lc.hidden) + (1,)
-  if lc.model == "mlp":
-    return networks.MLP(widths)
-  return networks.LMKANNet(widths, **kw)
+  # The library's builder (BatchNorm before every lmKAN layer, or the same-shape ReLU MLP).
+  return networks.make_network(tuple(lc.hidden) + (1,), baseline=lc.model == "mlp", **kw)
 
 
 def input_example(cfg) -> jax.ShapeDtypeStruct:

@@ -26,9 +26,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from iclr26_jax.lmkan.layer import LMKANDense
+from iclr26_jax.lmkan.layer import DEFAULT_INIT, LMKANDense
 
-__all__ = ["LMKANNet", "MLP", "LMKANConv", "LMKANCNN", "CNN", "patches_kkc"]
+__all__ = ["LMKANNet", "MLP", "LMKANConv", "LMKANCNN", "CNN", "make_network", "patches_kkc"]
 
 _POOLS = ("max", "avg", "none")
 
@@ -49,13 +49,15 @@ def _pair(v, name):
   return v
 
 
-def _bn(train, momentum, epsilon, name=None):
+def _bn(train, momentum, epsilon, name=None, dtype=None):
+  # Flax computes the batch statistics in at least float32 whatever `dtype` is.
   return nn.BatchNorm(
     use_running_average=not train,
     momentum=momentum,
     epsilon=epsilon,
     use_scale=False,
     use_bias=False,
+    dtype=dtype,
     name=name,
   )
 
@@ -109,15 +111,17 @@ class LMKANNet(nn.Module):
 
   Attributes:
     widths: output width of every layer (the input width comes from the data), e.g. (h, h, 1).
-    grid_size, table_init, init_scale, impl, param_dtype: forwarded to every LMKANDense.
+    grid_size, table_init, init_scale, impl, dtype, param_dtype: forwarded to every LMKANDense
+      (`dtype` also to the BatchNorms).
     bn_momentum: Flax momentum (0.9 = PyTorch's 0.1). bn_epsilon: 1e-5 as in PyTorch.
   """
 
   widths: Sequence[int]
   grid_size: int = 8
-  table_init: str = "noise"
+  table_init: str = DEFAULT_INIT
   init_scale: float = 0.1
   impl: str = "auto"
+  dtype: Any = None
   param_dtype: Any = jnp.float32
   bn_momentum: float = 0.9
   bn_epsilon: float = 1e-5
@@ -127,13 +131,14 @@ class LMKANNet(nn.Module):
     """x: (..., N_in) → (..., widths[-1]); `train` selects batch statistics (and updates them)."""
     widths = _check_widths(self.widths)
     for i, w in enumerate(widths):
-      x = _bn(train, self.bn_momentum, self.bn_epsilon, name=f"bn_{i}")(x)
+      x = _bn(train, self.bn_momentum, self.bn_epsilon, name=f"bn_{i}", dtype=self.dtype)(x)
       x = LMKANDense(
         w,
         grid_size=self.grid_size,
         table_init=self.table_init,
         init_scale=self.init_scale,
         impl=self.impl,
+        dtype=self.dtype,
         param_dtype=self.param_dtype,
         name=f"lmkan_{i}",
       )(x)
@@ -147,11 +152,13 @@ class MLP(nn.Module):
     widths: output width of every layer, e.g. (H, H, 1).
     use_bias: Dense biases (excluded from the FLOP count by convention).
     use_batch_norm: put BatchNorm(no affine) before every Dense, like `LMKANNet` (off by default).
+    dtype, param_dtype: as in `flax.linen.Dense`.
   """
 
   widths: Sequence[int]
   use_bias: bool = True
   use_batch_norm: bool = False
+  dtype: Any = None
   param_dtype: Any = jnp.float32
   bn_momentum: float = 0.9
   bn_epsilon: float = 1e-5
@@ -162,8 +169,14 @@ class MLP(nn.Module):
     widths = _check_widths(self.widths)
     for i, w in enumerate(widths):
       if self.use_batch_norm:
-        x = _bn(train, self.bn_momentum, self.bn_epsilon, name=f"bn_{i}")(x)
-      x = nn.Dense(w, use_bias=self.use_bias, param_dtype=self.param_dtype, name=f"dense_{i}")(x)
+        x = _bn(train, self.bn_momentum, self.bn_epsilon, name=f"bn_{i}", dtype=self.dtype)(x)
+      x = nn.Dense(
+        w,
+        use_bias=self.use_bias,
+        dtype=self.dtype,
+        param_dtype=self.param_dtype,
+        name=f"dense_{i}",
+      )(x)
       if i < len(widths) - 1:
         x = nn.relu(x)
     return x
@@ -180,7 +193,7 @@ class LMKANConv(nn.Module):
     kernel_size: int or (kh, kw).
     strides: int or (sh, sw).
     padding: "SAME", "VALID" or explicit pairs (zero padding is applied after the BatchNorm).
-    grid_size, table_init, init_scale, impl, param_dtype: forwarded to LMKANDense.
+    grid_size, table_init, init_scale, impl, dtype, param_dtype: forwarded to LMKANDense.
   """
 
   features: int
@@ -188,9 +201,10 @@ class LMKANConv(nn.Module):
   strides: Any = 1
   padding: Any = "SAME"
   grid_size: int = 8
-  table_init: str = "noise"
+  table_init: str = DEFAULT_INIT
   init_scale: float = 0.1
   impl: str = "auto"
+  dtype: Any = None
   param_dtype: Any = jnp.float32
   bn_momentum: float = 0.9
   bn_epsilon: float = 1e-5
@@ -204,7 +218,7 @@ class LMKANConv(nn.Module):
       exception_type=ValueError,
       custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
     )
-    x = _bn(train, self.bn_momentum, self.bn_epsilon, name="bn")(x)
+    x = _bn(train, self.bn_momentum, self.bn_epsilon, name="bn", dtype=self.dtype)(x)
     p = patches_kkc(x, self.kernel_size, self.strides, self.padding)
     return LMKANDense(
       self.features,
@@ -212,6 +226,7 @@ class LMKANConv(nn.Module):
       table_init=self.table_init,
       init_scale=self.init_scale,
       impl=self.impl,
+      dtype=self.dtype,
       param_dtype=self.param_dtype,
       name="lmkan",
     )(p)
@@ -274,9 +289,10 @@ class LMKANCNN(nn.Module):
   pool: str = "max"
   pool_window: int = 2
   grid_size: int = 8
-  table_init: str = "noise"
+  table_init: str = DEFAULT_INIT
   init_scale: float = 0.1
   impl: str = "auto"
+  dtype: Any = None
   param_dtype: Any = jnp.float32
   bn_momentum: float = 0.9
   bn_epsilon: float = 1e-5
@@ -299,6 +315,7 @@ class LMKANCNN(nn.Module):
       table_init=self.table_init,
       init_scale=self.init_scale,
       impl=self.impl,
+      dtype=self.dtype,
       param_dtype=self.param_dtype,
       bn_momentum=self.bn_momentum,
       bn_epsilon=self.bn_epsilon,
@@ -308,3 +325,67 @@ class LMKANCNN(nn.Module):
       x = _pool(x, self.pool, self.pool_window)
     x = x.reshape(x.shape[0], -1)
     return LMKANNet(widths, name="head", **kw)(x, train)
+
+
+def make_network(
+  widths: Sequence[int],
+  *,
+  baseline: bool = False,
+  grid_size: int = 8,
+  table_init: str = DEFAULT_INIT,
+  init_scale: float = 0.1,
+  impl: str = "auto",
+  dtype: Any = None,
+  param_dtype: Any = jnp.float32,
+  bn_momentum: float = 0.9,
+  bn_epsilon: float = 1e-5,
+) -> nn.Module:
+  """The paper's lmKAN network for a vector input, or its same-shape ReLU MLP baseline.
+
+  lmKAN (Pozdnyakov & Schwaller, ICLR 2026) places BatchNorm without scale and bias before every
+  lmKAN layer, the first included, and uses no activations (the grid is static, so every layer's
+  inputs must be normalised onto it): `LMKANNet(widths, ...)`. The baseline (`baseline=True`) is the
+  ReLU MLP of the same widths (Dense with biases, ReLU between layers), which costs half the FLOPs.
+  The trainer's regression models are built by this function.
+
+  Call the returned module as `net.apply(variables, x, train=True, mutable=["batch_stats"])` in
+  training (batch statistics, updated running averages) and `net.apply(variables, x)` at evaluation.
+
+  Args:
+    widths: output width of every layer, the input width comes from the data, e.g. (h, h, 1).
+    baseline: return the ReLU MLP baseline instead.
+    grid_size, table_init, init_scale, impl: lmKAN layer options (`LMKANDense`).
+    dtype: computation dtype of the layers and BatchNorms (None: promoted from inputs and params).
+    param_dtype: parameter dtype.
+    bn_momentum, bn_epsilon: BatchNorm statistics settings (Flax momentum 0.9 = PyTorch's 0.1).
+  Returns:
+    a Flax module mapping (..., N_in) to (..., widths[-1]).
+
+  Examples:
+    >>> import jax, jax.numpy as jnp
+    >>> from iclr26_jax import lmkan
+    >>> net = lmkan.make_network((8, 1), grid_size=6)
+    >>> x = jax.random.normal(jax.random.key(0), (16, 4))
+    >>> v = net.init(jax.random.key(1), x)
+    >>> sorted(v), sorted(v["params"])
+    (['batch_stats', 'params'], ['lmkan_0', 'lmkan_1'])
+    >>> y, upd = net.apply(v, x, train=True, mutable=["batch_stats"])
+    >>> y.shape
+    (16, 1)
+    >>> sorted(lmkan.make_network((8, 1), baseline=True).init(jax.random.key(1), x)["params"])
+    ['dense_0', 'dense_1']
+  """
+  widths = _check_widths(widths)
+  if baseline:
+    return MLP(widths, dtype=dtype, param_dtype=param_dtype)
+  return LMKANNet(
+    widths,
+    grid_size=grid_size,
+    table_init=table_init,
+    init_scale=init_scale,
+    impl=impl,
+    dtype=dtype,
+    param_dtype=param_dtype,
+    bn_momentum=bn_momentum,
+    bn_epsilon=bn_epsilon,
+  )

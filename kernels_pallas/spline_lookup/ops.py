@@ -314,8 +314,10 @@ def spline_lookup(
   """The lmKAN lookup y[b, q] = Σ_p f_qp(x[b, p, 0], x[b, p, 1]), differentiable in x and the table.
 
   Args:
-    x: (B, P, 2) float32 (float64 on the XLA path or in interpret mode), batch-first pairs of
-      consecutive inputs.
+    x: (B, P, 2) float32, bfloat16 or float16 (float64 on the XLA path or in interpret mode),
+      batch-first pairs of consecutive inputs. bfloat16 / float16 operands compute in float32 (the
+      XLA path: the reference's `accumulation_dtype`; the Pallas path: both operands are upcast to
+      float32 for the float32 kernels) and y, dx and dT are rounded once to the operands' dtype.
     table: (P, G+1, G+1, Q), x's dtype; first grid axis ↔ first input of the pair.
     grid: `SigmaGrid` (or an int G ≥ 3).
     impl: "auto" | "xla" | "pallas" (see the module docstring).
@@ -344,9 +346,9 @@ def spline_lookup(
   # ("tpu",))`) traces the real kernels; running such a call on CPU fails in Pallas with "Only interpret
   # mode is supported on CPU backend".
   interp = _backend.resolve_interpret(interpret)
-  if x.dtype != jnp.float32 and not interp:
+  if x.dtype == jnp.float64 and not interp:
     raise ValueError(
-      f"x must be float32 for the compiled Pallas kernels, got {x.dtype} "
+      f"x must be float32, bfloat16 or float16 for the compiled Pallas kernels, got {x.dtype} "
       "(float64 runs on impl='xla' or in interpret mode)."
     )
   pl_ = blocks.plan(kplat, grid.G, b, p, q, block_sizes)
@@ -367,4 +369,8 @@ def spline_lookup(
     package="spline_lookup",
   ):
     return reference.spline_lookup_xla(x, table, grid)
+  if x.dtype in reference.LOW_PRECISION_DTYPES:
+    # The kernels compute in float32: upcast both operands, round y once. Autodiff through the casts
+    # returns dx and dT in the operands' low-precision dtype (each rounded once from the f32 kernels).
+    return _lookup(st, x.astype(jnp.float32), table.astype(jnp.float32)).astype(x.dtype)
   return _lookup(st, x, table)

@@ -22,6 +22,13 @@ Three forms live here:
   Residuals are x and the table only; cells and weights are recomputed. Only reverse mode is defined
   (a `custom_vjp` has no forward-mode rule).
 
+Dtypes: x and the table share one floating dtype — float32, float64, or a low-precision float
+(bfloat16, float16). Low-precision operands are read as they are (the corner gathers move the table's
+own dtype) but everything else — σ, cells, local coordinates, bilinear weights, the sum over pairs and
+the backward's sums over the batch and outputs — runs in float32 (`accumulation_dtype`), and each result
+is rounded once to its operand's dtype (y and dx to x's, dT to the table's), as a bf16 matmul with f32
+accumulation does. float32 and float64 compute in their own dtype throughout.
+
 This is the oracle of the Pallas kernels in this package (`kernel_portable.py`, `kernel_triton_gather.py`)
 and the `impl="xla"` path of `ops.spline_lookup`; `iclr26_jax.lmkan.reference` re-exports it unchanged.
 """
@@ -38,6 +45,9 @@ import jax.numpy as jnp
 from kernels_pallas.spline_lookup.grid import SigmaGrid
 
 __all__ = [
+  "FLOAT_DTYPES",
+  "LOW_PRECISION_DTYPES",
+  "accumulation_dtype",
   "check_lookup_args",
   "corner_weights",
   "spline_lookup_xla",
@@ -47,6 +57,18 @@ __all__ = [
   "hat_matrix",
 ]
 
+# Operand dtypes the lookup accepts; the low-precision ones compute in float32 (module docstring).
+LOW_PRECISION_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+FLOAT_DTYPES = (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)) + LOW_PRECISION_DTYPES
+
+
+def accumulation_dtype(dtype):
+  """The dtype the lookup computes in for operands of `dtype`: float32 for bfloat16 / float16, else
+  `dtype` itself (float32 or float64)."""
+  dtype = jnp.dtype(dtype)
+  return jnp.dtype(jnp.float32) if dtype in LOW_PRECISION_DTYPES else dtype
+
+
 # Above this many elements per corner gather (B·P_chunk·Q), the gather paths loop over chunks of pairs.
 _DEFAULT_CHUNK_ELEMENTS = 1 << 22
 
@@ -55,7 +77,7 @@ def check_lookup_args(x, table, grid):
   """Validates the arguments of the lookup and returns (B, P, Q).
 
   Args:
-    x: (B, P, 2) float32 or float64.
+    x: (B, P, 2) float32, float64, bfloat16 or float16.
     table: (P, G+1, G+1, Q), same dtype as x.
     grid: SigmaGrid with G intervals.
   Raises:
@@ -76,8 +98,8 @@ def check_lookup_args(x, table, grid):
       f"{tuple(x.shape)} and G = {grid.G}, got {tuple(table.shape)}."
     )
   for name, a in (("x", x), ("table", table)):
-    if a.dtype not in (jnp.float32, jnp.float64):
-      raise ValueError(f"{name} must be float32 or float64, got {a.dtype}.")
+    if a.dtype not in FLOAT_DTYPES:
+      raise ValueError(f"{name} must be float32, float64, bfloat16 or float16, got {a.dtype}.")
   if x.dtype != table.dtype:
     raise ValueError(
       f"x and table must have the same dtype, got x {x.dtype} and table {table.dtype}."
@@ -89,13 +111,15 @@ def corner_weights(x, grid: SigmaGrid):
   """Cells, local coordinates and the four bilinear weights of every (sample, pair).
 
   Args:
-    x: (B, P, 2) floating.
+    x: (B, P, 2) floating (bfloat16 / float16 are upcast to float32 first).
     grid: SigmaGrid.
   Returns:
-    dict with c1, c2 (B, P) int32; d1, d2 (B, P) local coordinates (unclamped);
+    dict with c1, c2 (B, P) int32; d1, d2 (B, P) local coordinates (unclamped), in
+    `accumulation_dtype(x.dtype)`;
     w (4, B, P) weights in corner order (00, 01, 10, 11); flat (B, P) int32 flat index
     c1·(G+1) + c2 of the 00 corner in a (G+1)²-long flattened table.
   """
+  x = x.astype(accumulation_dtype(x.dtype))
   c1, d1 = grid.cell_and_delta(x[..., 0])
   c2, d2 = grid.cell_and_delta(x[..., 1])
   e1, e2 = 1.0 - d1, 1.0 - d2
@@ -144,13 +168,15 @@ def _split_pairs(x, table, chunk):
 
 
 def _forward_block(x, table, grid):
-  """Gather forward on one block of pairs: x (B, p, 2), table (p, G+1, G+1, Q) → (B, Q)."""
+  """Gather forward on one block of pairs: x (B, p, 2), table (p, G+1, G+1, Q) → (B, Q) in
+  `accumulation_dtype(x.dtype)` (corners gathered in the table's dtype, summed in that dtype)."""
   p, g1, _, q = table.shape
+  acc = accumulation_dtype(x.dtype)
   cw = corner_weights(x, grid)
   corners = _gather_corners(table.reshape(p, g1 * g1, q), cw["flat"], grid)
   y = 0.0
   for k in range(4):
-    y = y + jnp.einsum("bp,bpq->bq", cw["w"][k], corners[k])
+    y = y + jnp.einsum("bp,bpq->bq", cw["w"][k], corners[k].astype(acc))
   return y
 
 
@@ -158,7 +184,7 @@ def spline_lookup_gather(x, table, grid: SigmaGrid, *, chunk_pairs=None):
   """Gather-form lookup, differentiable by plain autodiff.
 
   Args:
-    x: (B, P, 2) float32/float64, batch-first pairs of consecutive inputs.
+    x: (B, P, 2) float32/float64/bfloat16/float16, batch-first pairs of consecutive inputs.
     table: (P, G+1, G+1, Q) same dtype; first grid axis ↔ first input of the pair.
     grid: SigmaGrid with G intervals.
     chunk_pairs: pairs per chunk of the corner gathers (None: chosen so one gather holds at most
@@ -169,14 +195,14 @@ def spline_lookup_gather(x, table, grid: SigmaGrid, *, chunk_pairs=None):
   b, p, q = check_lookup_args(x, table, grid)
   chunk = _pair_chunks(b, p, q, chunk_pairs)
   if chunk >= p:
-    return _forward_block(x, table, grid)
+    return _forward_block(x, table, grid).astype(x.dtype)
   xs, ts, _ = _split_pairs(x, table, chunk)
 
   def body(acc, xt):
     return acc + _forward_block(xt[0], xt[1], grid), None
 
-  y, _ = jax.lax.scan(body, jnp.zeros((b, q), x.dtype), (xs, ts))
-  return y
+  y, _ = jax.lax.scan(body, jnp.zeros((b, q), accumulation_dtype(x.dtype)), (xs, ts))
+  return y.astype(x.dtype)
 
 
 def hat_matrix(v, grid: SigmaGrid):
@@ -189,9 +215,10 @@ def hat_matrix(v, grid: SigmaGrid):
     v: floating array of any shape S.
     grid: SigmaGrid.
   Returns:
-    (*S, G+1) array of v's dtype.
+    (*S, G+1) array of `accumulation_dtype(v.dtype)` (v's dtype unless bfloat16 / float16).
   """
-  c, d = grid.cell_and_delta(v)
+  v = jnp.asarray(v)
+  c, d = grid.cell_and_delta(v.astype(accumulation_dtype(v.dtype)))
   oh0 = jax.nn.one_hot(c, grid.G + 1, dtype=d.dtype)
   oh1 = jax.nn.one_hot(c + 1, grid.G + 1, dtype=d.dtype)
   return (1.0 - d)[..., None] * oh0 + d[..., None] * oh1
@@ -204,40 +231,43 @@ def spline_lookup_dense(x, table, grid: SigmaGrid):
   a second, independent formulation for tests. Differentiable by plain autodiff.
 
   Args:
-    x: (B, P, 2) float32/float64.
+    x: (B, P, 2) floating (see the module docstring for the dtypes).
     table: (P, G+1, G+1, Q) same dtype.
     grid: SigmaGrid.
   Returns:
-    y: (B, Q).
+    y: (B, Q) in x's dtype.
   """
   check_lookup_args(x, table, grid)
   h1 = hat_matrix(x[..., 0], grid)
   h2 = hat_matrix(x[..., 1], grid)
-  return jnp.einsum("bpi,bpj,pijq->bq", h1, h2, table)
+  y = jnp.einsum("bpi,bpj,pijq->bq", h1, h2, table.astype(h1.dtype))
+  return y.astype(x.dtype)
 
 
 def _vjp_block(x, table, g, grid):
-  """Closed-form VJP on one block of pairs. Returns dx (B, p, 2) and dT (p, G+1, G+1, Q)."""
+  """Closed-form VJP on one block of pairs. Returns dx (B, p, 2) in x's dtype and dT (p, G+1, G+1, Q)
+  in the table's dtype, both summed in `accumulation_dtype` (g is already in it)."""
   b = x.shape[0]
   p, g1, _, q = table.shape
   c = g1 * g1
+  acc = accumulation_dtype(x.dtype)
   cw = corner_weights(x, grid)
   table_flat = table.reshape(p, c, q)
-  corners = _gather_corners(table_flat, cw["flat"], grid)
+  corners = [t.astype(acc) for t in _gather_corners(table_flat, cw["flat"], grid)]
   # Table gradient: segment-sum of g[b, q]·w_uv[b, p] into row p·C + flat + offset_uv.
   pidx = jnp.arange(p, dtype=jnp.int32)[None, :] * c
   seg = jnp.stack([pidx + cw["flat"] + o for o in _corner_offsets(grid)])  # (4, B, p)
   data = cw["w"][..., None] * g[None, :, None, :]  # (4, B, p, Q)
   dt = jax.ops.segment_sum(data.reshape(4 * b * p, q), seg.reshape(-1), num_segments=p * c)
-  dt = dt.reshape(p, g1, g1, q)
+  dt = dt.reshape(p, g1, g1, q).astype(table.dtype)
   # Input gradient, closed form: a_uv[b, p] = Σ_q g[b, q]·T_uv[b, p, q].
   a00, a01, a10, a11 = (jnp.einsum("bq,bpq->bp", g, t) for t in corners)
-  r = grid.inv_width_array(x.dtype)
+  r = grid.inv_width_array(acc)
   r1, r2 = r[cw["c1"]], r[cw["c2"]]
   d1, d2 = cw["d1"], cw["d2"]
   dx1 = r1 * ((1.0 - d2) * (a10 - a00) + d2 * (a11 - a01))
   dx2 = r2 * ((1.0 - d1) * (a01 - a00) + d1 * (a11 - a10))
-  return jnp.stack([dx1, dx2], axis=-1), dt
+  return jnp.stack([dx1, dx2], axis=-1).astype(x.dtype), dt
 
 
 def spline_lookup_vjp(x, table, grid: SigmaGrid, g, *, chunk_pairs=None):
@@ -248,12 +278,13 @@ def spline_lookup_vjp(x, table, grid: SigmaGrid, g, *, chunk_pairs=None):
     g: (B, Q) upstream cotangent ∂L/∂y.
     chunk_pairs: as in `spline_lookup_gather`.
   Returns:
-    (dx, dT): dx (B, P, 2) = ∂L/∂x by the closed form; dT (P, G+1, G+1, Q) = ∂L/∂T by segment-sum.
+    (dx, dT): dx (B, P, 2) = ∂L/∂x by the closed form, in x's dtype; dT (P, G+1, G+1, Q) = ∂L/∂T
+    by segment-sum, in the table's dtype (both summed in `accumulation_dtype`).
   """
   b, p, q = check_lookup_args(x, table, grid)
   if g.shape != (b, q):
     raise ValueError(f"g must have shape (B, Q) = {(b, q)}, got {tuple(g.shape)}.")
-  g = g.astype(x.dtype)
+  g = g.astype(accumulation_dtype(x.dtype))
   chunk = _pair_chunks(b, p, q, chunk_pairs)
   if chunk >= p:
     return _vjp_block(x, table, g, grid)
@@ -286,12 +317,13 @@ def spline_lookup_xla(x, table, grid: SigmaGrid, *, chunk_pairs=None):
   """The reference lookup with the closed-form backward (`jax.custom_vjp`): the `impl="xla"` path.
 
   Args:
-    x: (B, P, 2) float32/float64, batch-first.
+    x: (B, P, 2) float32/float64/bfloat16/float16, batch-first.
     table: (P, G+1, G+1, Q) same dtype.
     grid: SigmaGrid (static; passed through `nondiff_argnums`).
     chunk_pairs: pairs per gather chunk (None: automatic), see `spline_lookup_gather`.
   Returns:
-    y: (B, Q). Gradients w.r.t. x and table by `spline_lookup_vjp` (reverse mode only).
+    y: (B, Q) in x's dtype (low precision: computed in float32, rounded once). Gradients w.r.t. x
+    and table by `spline_lookup_vjp` (reverse mode only).
   """
   b, p, q = check_lookup_args(x, table, grid)
   chunk = _pair_chunks(b, p, q, chunk_pairs)

@@ -234,8 +234,10 @@ def test_affine_tables_reproduce_linear_map_far_outside_grid():
     (dict(x=(B, P), table=(P, 9, 9, Q)), r"x must have shape \(B, P, 2\)"),
     (dict(x=(B, P, 2), table=(P, 9, 9)), r"table must have shape \(P, G\+1, G\+1, Q\)"),
     (dict(x=(B, P, 2), table=(P + 1, 9, 9, Q)), r"table must have shape"),
-    (dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.int32), "float32 or float64"),
-    (dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.bfloat16), "float32 or float64"),
+    (
+      dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.int32),
+      "float32, float64, bfloat16 or float16",
+    ),
     (dict(x=(B, P, 2), table=(P, 4, 4, Q), G=2), r"must be >= 3"),
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), impl="cuda"), "impl must be one of"),
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), platform="rocm"), "platform must be"),
@@ -243,7 +245,7 @@ def test_affine_tables_reproduce_linear_map_far_outside_grid():
     (dict(x=(B, P, 2), table=(P, 9, 9, Q), block_sizes="atomic-tpu"), "atomic' is Triton-only"),
     (
       dict(x=(B, P, 2), table=(P, 9, 9, Q), dtype=jnp.float64, interpret=False),
-      "float32 for the compiled",
+      "float32, bfloat16 or float16 for the compiled",
     ),
   ],
 )

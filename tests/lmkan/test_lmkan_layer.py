@@ -44,8 +44,8 @@ def test_inits():
   # One compiled program builds both inits and evaluates the affine layer. Keys use the "rbg" PRNG:
   # threefry's XLA:CPU compile costs seconds, and the init math does not depend on the PRNG.
   x = jnp.asarray(np.random.default_rng(1).standard_normal((4, 10)))
-  m = LMKANDense(6, grid_size=8, init_scale=0.1, param_dtype=jnp.float64)
-  ma = LMKANDense(6, grid_size=8, table_init="affine", param_dtype=jnp.float64)
+  m = LMKANDense(6, grid_size=8, table_init="noise", init_scale=0.1, param_dtype=jnp.float64)
+  ma = LMKANDense(6, grid_size=8, param_dtype=jnp.float64)  # the default init is affine
   x1, x2 = x * 5.0, jnp.flip(x, 0) * 3.0
   xs = jnp.stack([0.7 * x1 - 1.3 * x2, x1, x2, 0 * x])
 
@@ -92,7 +92,8 @@ def test_reference_layout_round_trip():
     (dict(features=2, grid_size=8.0), (1, 4), "grid_size"),
     (dict(features=0), (1, 4), "features"),
     (dict(features=2, table_init="zeros"), (1, 4), "table_init"),
-    (dict(features=2, param_dtype=jnp.float16), (1, 4), "param_dtype"),
+    (dict(features=2, param_dtype=jnp.int32), (1, 4), "param_dtype"),
+    (dict(features=2, dtype=jnp.int8), (1, 4), "dtype must be float32"),
     (dict(features=2), (1, 0), "N_in"),
     (dict(features=2), (), "N_in"),
   ],

@@ -237,7 +237,7 @@ def test_invalid_shapes_and_dtypes_raise_clear_errors():
     spline_lookup_xla(x, jnp.zeros((3, 5, 5, 1)), grid)
   with pytest.raises(ValueError, match="same dtype"):
     spline_lookup_xla(x.astype(jnp.float32), good, grid)
-  with pytest.raises(ValueError, match="x must be float32 or float64"):
+  with pytest.raises(ValueError, match="x must be float32, float64, bfloat16 or float16"):
     spline_lookup_xla(x.astype(jnp.int32), good.astype(jnp.int32), grid)
   with pytest.raises(ValueError, match="grid must be a SigmaGrid"):
     spline_lookup_xla(x, good, 4)
