@@ -229,7 +229,7 @@ def two_phase_schedule(
     >>> [round(float(s.learning_rate(k)), 6) for k in (0, 499, 750, 1000)]  # then cosine to 0
     [0.003, 0.003, 0.0015, 0.0]
     >>> [round(float(s.hessian_lambda(k)), 8) for k in (0, 250, 499, 500)]  # 1 -> 1e-8, then 0
-    [1.0, 0.0001, 0.0, 0.0]
+    [1.0, 0.0001, 1e-08, 0.0]
   """
   total_steps = _positive_int(total_steps, "total_steps")
   if total_steps < 2:
