@@ -21,7 +21,7 @@ PAR := -n 2 --dist loadgroup --durations=15
 # pytest exits 5 when a tier collects no test; an empty tier is not a failure.
 OK5 := rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 
-.PHONY: reproduce lint test test-kernels test-core test-slow test-docs docs install clean
+.PHONY: reproduce lint test test-kernels test-core test-slow test-docs docs install clean device-wheels device-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -105,6 +105,16 @@ test-core: $(VENV)/.installed-test
 test-slow: $(VENV)/.installed-test
 	@echo "== tier 3: slow (known answers, two processes, notebooks) =="
 	@$(EIGHT) $(PYTEST) $(PAR) tests -m slow; $(OK5)
+
+# On a GPU / TPU host with its own Python stack and no registry (docs/accelerators_device_check.md):
+# the missing wheels carried in .whl/ (`make device-wheels` on a CPU machine with PyPI) and the
+# project installed --no-deps into /tmp, the imports checked, then the device check of every room's
+# step and every kernel row ($$OUT/device_check.md when OUT is set). PYTHON picks the interpreter.
+device-wheels:
+	PYTHON=$(PYTHON) bash tools/device_setup.sh --download
+
+device-check:
+	PYTHON=$(PYTHON) bash tools/device_setup.sh
 
 clean:
 	rm -rf $(VENV) $(VENV_COMPILE) *.egg-info reproduce_out docs/_build docs/notebooks

@@ -1,26 +1,55 @@
-"""One-command device check of both Pallas kernels: correctness, then timing, as a Markdown table.
+r"""One-command device check: every room's training step and both Pallas kernels, as Markdown tables.
 
-    python -m experiments.bench.device_check [--out device_check.md]      # on one GPU or TPU host
+    python -m experiments.bench.device_check --rooms [--out device_check.md]   # one GPU / TPU host
+    python -m experiments.bench.device_check --rooms --tiny                   # CPU: the test's run
 
-For every production block row of ``bitplane_matmul`` and ``spline_lookup`` on the host's backend
-(TPU: Mosaic kernels; CUDA GPU: Triton kernels, and on Hopper+ the Mosaic GPU lookup-table decode
-kernel as the "lut" bit-plane row, M = 1), at the benchmark shapes:
-1. correctness: the kernel (``impl="pallas"``) against the pure-jnp reference (``impl="xla"``):
-   max |error| divided by the error scale (bit-plane: max of |x|·|W|; spline: max |y|);
-2. timing (median of ``--reps``): the kernel, the XLA path and the same-shape dense op (bf16
-   (M, K)·(K, N) for the bit-plane op; f32 (B, 2P)·(2P, Q) for the spline layer), with the roofline
-   lower bound of the kernel call on this device class (experiments/bench/_roofline.py).
-Budget: about 2-4 minutes on one H200 or TPU v5e host (14 compiled functions, 10 timed calls each).
+Rows (each in isolation, see below), in this order:
 
-On a CPU host (``--tiny``, the test) the kernels run in interpret mode on tiny shapes: a code-path
-check, and the time columns say so.
+* ``--rooms``: for each room (toy, QAM, MinPV, PDNS, DSB, lmKAN, AnyBCQ) one training step at its
+  accelerator-scale config (``accelerator_plan.ROOMS``, the plan's one-device cell ``h200x1``),
+  built as the trainer builds it (``accelerator_plan.build_step``: the ``Method``, the one-device
+  mesh, the state donated), compiled (seconds), run on real arrays and timed: the median over 3
+  windows of ms per step, the steps of a window dispatched asynchronously and waited for at its
+  end, as in a run. Beside it the plan's estimate for that cell (``ACCELERATOR_PLAN.json``; a
+  range where the step has ``lax.cond``) and the ratio measured / estimate, the compiled per-device
+  bytes beside the plan's, and whether the step's watched metrics stayed finite. QAM's offline
+  set is the plan's: zeros of the real shapes (1M transitions of puzzle-3x3), so the timing holds
+  but the losses mean nothing; host-batch rooms get one batch placed on the device once (the
+  step alone is timed, as the estimate models it). On a device QAM runs in both loop layouts
+  (``qam@scan``: critic_loop=scan, am_forward=scan, the layout the plan compiled;
+  ``qam@vmap``: vmap / reuse), the note saying which one ``"auto"`` picks on this backend.
+* kernel rows (as before): per production block row of ``bitplane_matmul`` and
+  ``spline_lookup`` on the host's backend (TPU: Mosaic kernels; CUDA GPU: Triton kernels, and on
+  Hopper+ the Mosaic GPU lookup-table decode kernel as the "lut" bit-plane row, M = 1):
+  correctness, the kernel (``impl="pallas"``) against the pure-jnp reference (``impl="xla"``),
+  max |error| / error scale (bit-plane: max of |x|·|W|; spline: max |y|); then timing (median of
+  ``--reps``) of the kernel, the XLA path and the same-shape dense op (bf16 (M, K)·(K, N); f32
+  (B, 2P)·(2P, Q)), with the roofline lower bound (experiments/bench/_roofline.py). The kernels'
+  self-check (kernels_pallas/_selfcheck.py) is off in these rows: they measure the kernel itself.
+
+Isolation: the rows run in a worker subprocess, one row at a time, each under its own time limit
+(``--row_timeout``, ``--room_timeout``); a row that raises, crashes the worker or runs past its
+limit is recorded as such and the next row gets a fresh worker, so a failing or slow row costs
+only itself (and one worker start). ``--budget`` caps the whole command: rows not started by then
+are listed as skipped. Each row's line is appended to ``--out`` (and printed) as it finishes; the
+workers' stderr goes to ``OUT.log``. Budget: about 8 minutes on one H200 including compiles.
+
+On a CPU host (``--tiny``, the test) rooms run their ``smoke`` configs and the kernels run in
+interpret mode on tiny shapes (XLA at optimisation level 0 in the worker): a code-path check; the
+plan's estimates are still the paper-scale H200 cell's, so no ratio is given.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
+import queue
+import statistics
+import subprocess
 import sys
+import threading
+import time
 
 if __package__ in (None, ""):
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -41,6 +70,27 @@ from kernels_pallas.bitplane_matmul import reference as bref
 from kernels_pallas.spline_lookup import blocks as sblocks
 from kernels_pallas.spline_lookup import ops as sops
 from kernels_pallas.spline_lookup.grid import SigmaGrid
+
+ROOMS = ("toy", "qam", "minpv", "pdns", "dsb", "lmkan", "anybcq")
+# QAM's loop layouts timed on a device (``qam@NAME`` rows); the plan's cell was compiled with
+# "scan" (ACCELERATOR_PLAN.json as generated in commit 7095283: "QAM's scan layout launches 2273
+# kernels per step on one H200").
+QAM_LAYOUTS = {
+  "scan": {"critic_loop": "scan", "am_forward": "scan"},
+  "vmap": {"critic_loop": "vmap", "am_forward": "reuse"},
+}
+PLAN_QAM_LAYOUT = "scan"
+# Extra overrides of the smoke configs under --tiny (CPU compile time).
+TINY_OVERRIDES = {"qam": "agent.flow_steps=2,agent.horizon=2"}
+PLAN_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ACCELERATOR_PLAN.json")
+PLAN_TARGET = "h200x1"
+ROOM_HEADER = (
+  "| room | config | data | compile s | step ms | plan est. ms (h200x1) | measured / est. "
+  "| compiled MB (plan) | notes |"
+)
+ROOM_SEP = "|---|---|---|---|---|---|---|---|---|"
+KERNEL_SEP = "|---|---|---|---|---|---|---|---|---|"
+MARK = "@@device_check "  # the worker's protocol lines on stdout
 
 BUCKET_M = {"lut": 1, "decode": 1, "small": 64, "prefill": 512}
 BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
@@ -188,71 +238,574 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
   return out
 
 
-def run(*, tiny=False, bitplane_buckets=None, spline_buckets=None, reps=10, warmup=2):
-  """Returns (markdown lines, row dicts). On a CPU host the kernels run in interpret mode."""
+# ------------------------------------------------------------------------------------------------
+# Room rows (worker side).
+
+
+def _plan_records(path: str = PLAN_JSON) -> list[dict]:
+  try:
+    with open(path) as f:
+      return json.load(f)["records"]
+  except (OSError, ValueError, KeyError):
+    return []
+
+
+def plan_estimate(room: str, arg: str, layout: str = "", records=None) -> dict | None:
+  """The accelerator plan's ``h200x1`` record of ``room`` at its accelerator-scale ``arg`` (None:
+  no such cell, or a QAM layout other than the one the plan compiled)."""
+  if room == "qam" and layout and layout != PLAN_QAM_LAYOUT:
+    return None
+  for r in _plan_records() if records is None else records:
+    if r.get("room") == room and r.get("target") == PLAN_TARGET and r.get("arg", "") == arg:
+      return None if "error" in r else r
+  return None
+
+
+def _qam_layout(config) -> str:
+  """The loop layout the QAM agent runs with here (``"auto"`` resolved for this backend)."""
+  agent = config.agent
+  fields = {k: str(agent.get(k, "?")) for k in ("critic_loop", "am_forward")}
+  if "auto" in fields.values():
+    try:
+      from iclr26_jax.qam import config as qam_config
+
+      resolved = qam_config.resolve_layout(agent, jax.default_backend())
+      fields = {k: str(resolved[k]) for k in fields}
+      auto = True
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError):
+      auto = False
+  else:
+    auto = False
+  return f"{'auto → ' if auto else ''}critic_loop={fields['critic_loop']}, am_forward={fields['am_forward']}"
+
+
+def room_row(name: str, *, tiny: bool, min_time: float = 0.5) -> dict:
+  """Compiles and times one room's training step (``name``: a room or ``qam@LAYOUT``).
+
+  Returns:
+    a dict with the table cells' values: compile and step seconds, the plan's estimate, compiled
+    bytes, notes.
+  """
+  from experiments.bench import accelerator_plan as ap
+
+  room, _, layout = name.partition("@")
+  if room not in ap.ROOMS or (layout and (room != "qam" or layout not in QAM_LAYOUTS)):
+    raise ValueError(f"room row {name!r}: not one of {ROOMS} or qam@{{{','.join(QAM_LAYOUTS)}}}")
+  _, paper_arg, smoke_arg, _ = ap.ROOMS[room]
+  parts = [smoke_arg if tiny else paper_arg, TINY_OVERRIDES.get(room, "") if tiny else ""]
+  if layout:
+    parts += [f"agent.{k}={v}" for k, v in QAM_LAYOUTS[layout].items()]
+  arg = ",".join(p for p in parts if p)
+  config = ap.load_config(room, arg)
+  method = ap.make_method(room, config, "smoke" if tiny else "paper")
+  fn, specs, path = ap.build_step(method, config, jax.devices()[:1])
+  t0 = time.perf_counter()
+  compiled = fn.trace(*specs).lower().compile()
+  compile_s = time.perf_counter() - t0
+  state = method.init_state(jax.random.PRNGKey(int(config.seed)))
+  data = method.device_data() if path == "device data" else method.get_batch(0)
+  args = jax.device_put((state, data, jnp.array(-1, jnp.int32)), compiled.input_shardings[0])
+  del state
+  state, data, first_bad = args
+  t0 = time.perf_counter()
+  state, _, first_bad = compiled(state, data, first_bad)
+  jax.block_until_ready(state)
+  first_s = time.perf_counter() - t0
+  state, _, first_bad = compiled(state, data, first_bad)  # a second warm-up step
+  jax.block_until_ready(state)
+  n = 1 if tiny else int(min(200, max(3, min_time / max(first_s, 1e-6))))
+  windows = []
+  for _ in range(1 if tiny else 3):
+    t0 = time.perf_counter()
+    for _ in range(n):
+      state, _, first_bad = compiled(state, data, first_bad)
+    jax.block_until_ready(state)
+    windows.append((time.perf_counter() - t0) / n)
+  bad = int(jax.device_get(first_bad))
+  mem = compiled.memory_analysis()
+  total = None
+  if mem is not None:
+    total = (
+      mem.argument_size_in_bytes
+      + mem.output_size_in_bytes
+      - mem.alias_size_in_bytes
+      + mem.temp_size_in_bytes
+    )
+  peak = None
+  try:
+    peak = (jax.devices()[0].memory_stats() or {}).get("peak_bytes_in_use")
+  except Exception:  # noqa: BLE001 - not every backend reports it
+    pass
+  notes = [
+    f"{int(config.num_steps)} steps/run",
+    "finite" if bad < 0 else f"non-finite at step {bad}",
+  ]
+  if room == "qam":
+    notes.append(_qam_layout(config))
+    if not tiny:
+      notes.append("offline set: zeros of the real shapes")
+  if peak:
+    notes.append(f"peak in use {peak / 1e6:.0f} MB")
+  est = plan_estimate(room, paper_arg, layout)
+  return dict(
+    section="rooms",
+    row=name,
+    config=f"{ap.ROOMS[room][0]}{':' + arg if arg else ''}",
+    path=path,
+    compile_s=compile_s,
+    step_s=statistics.median(windows),
+    first_s=first_s,
+    steps_timed=n * len(windows),
+    est_s=None if est is None else est["est_step_s"],
+    est_lo_s=None if est is None else est.get("est_step_lo_s", est["est_step_s"]),
+    bytes=total,
+    plan_bytes=None if est is None else est.get("total"),
+    notes=notes,
+  )
+
+
+def _ms(s) -> str:
+  return "n/a" if s is None else f"{s * 1e3:.3g}"
+
+
+def room_line(r: dict, *, ratio: bool) -> str:
+  """One Markdown row of the rooms table (``ratio``: the device is the plan's cell's, H200)."""
+  if "error" in r:
+    return f"| {r['row']} | {r.get('config', '')} | | | **{r['error']}** | | | | |"
+  est, lo = r["est_s"], r["est_lo_s"]
+  if est is None:
+    est_txt, ratio_txt = "n/a (no plan cell)", "n/a"
+  else:
+    est_txt = _ms(est) if lo >= 0.95 * est else f"{_ms(lo)} – {_ms(est)}"
+    if not ratio:
+      ratio_txt = "n/a (not an H200 at paper scale)"
+    elif lo >= 0.95 * est:
+      ratio_txt = f"{r['step_s'] / est:.2f}"
+    else:
+      ratio_txt = f"{r['step_s'] / est:.2f} – {r['step_s'] / lo:.2f}"
+  mb = "n/a" if r["bytes"] is None else f"{r['bytes'] / 1e6:.4g}"
+  if r.get("plan_bytes"):
+    mb += f" ({r['plan_bytes'] / 1e6:.4g})"
+  notes = "; ".join(r["notes"] + r.get("warnings", [])).replace("|", "\\|")
+  return (
+    f"| {r['row']} | `{r['config']}` | {r['path']} | {r['compile_s']:.1f} | {_ms(r['step_s'])} "
+    f"| {est_txt} | {ratio_txt} | {mb} | {notes} |"
+  )
+
+
+def kernel_line(r: dict, *, interpret: bool) -> str:
+  """One Markdown row of the kernels table."""
+  if "error" in r:
+    return f"| {r['op']} | {r['row']} | | **{r['error']}** | | | | | |"
+  ratio = f"{r['kernel'] / r['dense']:.2f}" if not interpret else "n/a"
+  return (
+    f"| {r['op']} | {r['row']} | {r['shape']} | {r['err']:.2e} | {_us(r['kernel'])} "
+    f"| {_us(r['xla'])} | {_us(r['dense'])} | {ratio} | {r['roof']} |"
+  )
+
+
+# ------------------------------------------------------------------------------------------------
+# The worker: runs rows one at a time, one protocol line per event on stdout.
+
+
+def _emit(msg: dict) -> None:
+  sys.stdout.write(MARK + json.dumps(msg, default=str) + "\n")
+  sys.stdout.flush()
+
+
+def _platforms():
   plat = _platform()
   interpret = plat == "cpu"
-  kplat = "tpu" if plat == "cpu" else plat
-  lut = (
-    ["lut"]
-    if plat == "gpu"
-    and bblocks.lut_eligible(1, 4096, _backend.gpu_capability())
-    and not bitplane_buckets
-    else []
-  )
-  bitplane_buckets = bitplane_buckets or lut + [r.bucket for r in bblocks.BLOCK_TABLE[kplat]]
-  spline_buckets = spline_buckets or [r.bucket for r in sblocks.BLOCK_TABLE[kplat]]
-  rows = bitplane_rows(kplat, interpret, tiny, bitplane_buckets, reps, warmup) + spline_rows(
-    kplat, interpret, tiny, spline_buckets, reps, warmup
-  )
-  dev = jax.devices()[0].device_kind
-  lines = [
-    f"Device check on {dev} ({plat}; {kplat} kernels"
-    f"{', interpret mode: times are not timings' if interpret else ''}).",
-    "",
-    HEADER,
-    "|---|---|---|---|---|---|---|---|---|",
-  ]
-  for r in rows:
-    ratio = f"{r['kernel'] / r['dense']:.2f}" if not interpret else "n/a"
-    lines.append(
-      f"| {r['op']} | {r['row']} | {r['shape']} | {r['err']:.2e} | {_us(r['kernel'])} "
-      f"| {_us(r['xla'])} | {_us(r['dense'])} | {ratio} | {r['roof']} |"
+  return plat, interpret, ("tpu" if plat == "cpu" else plat)
+
+
+def run_row(name: str, *, tiny: bool, reps: int) -> list[dict]:
+  """One row of either kind (``room:NAME``, ``bitplane:BUCKET``, ``spline:BUCKET``)."""
+  import warnings
+
+  kind, _, what = name.partition(":")
+  plat, interpret, kplat = _platforms()
+  warmup = 1 if tiny else 2
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    if kind == "room":
+      out = [room_row(what, tiny=tiny)]
+    elif kind in ("bitplane", "spline"):
+      os.environ["ICLR26_KERNEL_SELFCHECK"] = "off"  # these rows measure the kernel itself
+      try:
+        rows = bitplane_rows if kind == "bitplane" else spline_rows
+        out = [
+          dict(r, section="kernels") for r in rows(kplat, interpret, tiny, [what], reps, warmup)
+        ]
+      finally:
+        os.environ.pop("ICLR26_KERNEL_SELFCHECK", None)
+    elif kind == "_hang":  # internal (isolation test): never finishes; its limit is `what` s
+      time.sleep(3600)
+    elif kind == "_crash":  # internal (isolation test): the worker dies mid-row
+      os._exit(3)
+    else:
+      raise ValueError(f"row {name!r}: kind must be room, bitplane or spline")
+  selfcheck = [str(w.message).split(";")[0] for w in caught if "SelfCheck" in w.category.__name__]
+  for r in out:
+    r["warnings"] = ["self-check: " + m for m in selfcheck]
+  return out
+
+
+def worker(rows: list[str] | None, *, tiny: bool, reps: int, rooms: bool, kernels: bool) -> None:
+  """Runs ``rows`` in order (None: ``default_rows`` for this device, announced in the "ready"
+  line); exits after the first row that raises (the next gets a fresh process: a device error can
+  leave this one's runtime unusable)."""
+  plat, interpret, kplat = _platforms()
+  dev = jax.devices()[0]
+  lut = bool(plat == "gpu" and bblocks.lut_eligible(1, 4096, _backend.gpu_capability()))
+  if rows is None:
+    rows = default_rows(rooms=rooms, kernels=kernels, tiny=tiny, platform=plat, lut=lut)
+  _emit(
+    dict(
+      event="ready",
+      device=dev.device_kind,
+      platform=plat,
+      kplat=kplat,
+      interpret=interpret,
+      jax=jax.__version__,
+      rows=rows,
     )
-  return lines, rows
+  )
+  for name in rows:
+    _emit(dict(event="start", row=name))
+    t0 = time.perf_counter()
+    try:
+      out = run_row(name, tiny=tiny, reps=reps)
+    except Exception as e:  # noqa: BLE001 - reported as the row's result
+      import traceback
+
+      traceback.print_exc()
+      lines = str(e).strip().splitlines()
+      _emit(
+        dict(event="done", row=name, error=f"{type(e).__name__}: {lines[0][:200] if lines else ''}")
+      )
+      return
+    _emit(dict(event="done", row=name, results=out, seconds=time.perf_counter() - t0))
+    jax.clear_caches()
 
 
-NAMES = ("out", "tiny", "bitplane_rows", "spline_rows", "reps")
+# ------------------------------------------------------------------------------------------------
+# The orchestrator (no device touched in this process: the workers own the accelerator).
+
+
+def default_rows(*, rooms: bool, kernels: bool, tiny: bool, platform: str, lut: bool) -> list[str]:
+  """The row names of a full check on a ``platform`` ("cpu", "gpu", "tpu") device (``lut``: the
+  GPU runs the lookup-table bit-plane kernel, Hopper+)."""
+  out = []
+  if rooms:
+    for room in ROOMS:
+      if room == "qam" and not tiny:
+        out += [f"room:qam@{k}" for k in QAM_LAYOUTS]
+      else:
+        out.append(f"room:{room}")
+  if kernels:
+    kplat = "tpu" if platform == "cpu" else platform
+    first = ["lut"] if lut else []
+    out += [f"bitplane:{b}" for b in first + [r.bucket for r in bblocks.BLOCK_TABLE[kplat]]]
+    out += [f"spline:{r.bucket}" for r in sblocks.BLOCK_TABLE[kplat]]
+  return out
+
+
+class _Worker:
+  """One worker subprocess and a reader thread feeding its protocol lines into a queue."""
+
+  def __init__(self, rows, *, tiny, reps, log, rooms, kernels):
+    cmd = [sys.executable, "-m", "experiments.bench.device_check", "--worker", f"--reps={reps}"]
+    cmd += ["--tiny"] if tiny else []
+    if rows is None:  # the worker picks the device's default rows
+      cmd += ["--rooms" if rooms else "--norooms", "--kernels" if kernels else "--nokernels"]
+    else:
+      cmd += [f"--worker_rows={','.join(rows)}"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if tiny:
+      env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    self.proc = subprocess.Popen(
+      cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1
+    )
+    self.q: queue.Queue = queue.Queue()
+    threading.Thread(target=self._read, daemon=True).start()
+
+  def _read(self):
+    for line in self.proc.stdout:
+      if line.startswith(MARK):
+        try:
+          self.q.put(json.loads(line[len(MARK) :]))
+        except ValueError:
+          pass
+    self.q.put(None)  # EOF
+
+  def get(self, timeout):
+    return self.q.get(timeout=max(timeout, 0.01))
+
+  def stop(self):
+    if self.proc.poll() is None:
+      self.proc.kill()
+    self.proc.wait()
+
+
+class Table:
+  """The Markdown report, appended to ``path`` (and printed) row by row."""
+
+  def __init__(self, path: str | None, echo: bool = True):
+    self.path, self.echo, self.lines, self.sections = path, echo, [], set()
+    if path:
+      os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+      open(path, "w").close()
+
+  def add(self, *lines: str) -> None:
+    for line in lines:
+      self.lines.append(line)
+      if self.echo:
+        print(line, flush=True)
+    if self.path:
+      with open(self.path, "a") as f:
+        f.write("".join(line + "\n" for line in lines))
+
+  def section(self, name: str, info: dict) -> None:
+    if name in self.sections:
+      return
+    self.sections.add(name)
+    if name == "rooms":
+      self.add(
+        "",
+        "Training steps (one device; `accelerator_plan` builds them as the trainer does):",
+        "",
+        ROOM_HEADER,
+        ROOM_SEP,
+      )
+    else:
+      mode = ", interpret mode: times are not timings" if info.get("interpret") else ""
+      self.add(
+        "",
+        f"Kernels ({info.get('kplat', '?')} kernels{mode}; correctness vs the jnp reference, "
+        "then timing):",
+        "",
+        HEADER,
+        KERNEL_SEP,
+      )
+
+
+def run(
+  rows: list[str] | None = None,
+  *,
+  rooms: bool = False,
+  kernels: bool = True,
+  tiny: bool = False,
+  out: str | None = None,
+  reps: int = 10,
+  row_timeout: float = 150.0,
+  room_timeout: float = 120.0,
+  budget: float = 480.0,
+  echo: bool = True,
+) -> tuple[list[str], list[dict]]:
+  """Runs the rows in worker subprocesses and writes the table as they finish.
+
+  Args:
+    rows: row names (``room:ROOM``, ``room:qam@LAYOUT``, ``bitplane:BUCKET``, ``spline:BUCKET``);
+      None: ``default_rows`` for the device the first worker reports.
+    rooms, kernels: which row kinds ``rows=None`` includes.
+    tiny: CPU code-path check (smoke configs, tiny kernel shapes, interpret mode).
+    out: the Markdown file (appended row by row); its ``.log`` sibling takes the workers' stderr.
+    reps: timed repetitions per kernel row.
+    row_timeout, room_timeout: seconds a kernel / room row may take (compile included).
+    budget: seconds for the whole command; rows not started by then are skipped.
+  Returns:
+    (the Markdown lines, every row's result dict; failed rows carry ``error``).
+  """
+  t_start = time.perf_counter()
+  table = Table(out, echo)
+  log_path = (os.path.splitext(out)[0] + ".log") if out else os.devnull
+  log = open(log_path, "w")
+  results: list[dict] = []
+  info: dict = {}
+  pending = list(rows) if rows is not None else None
+  started_title = False
+  try:
+    while pending is None or pending:
+      left = budget - (time.perf_counter() - t_start)
+      if left <= 0:
+        for name in pending or []:
+          results.append(_failed(name, f"skipped: the {budget:.0f} s budget was spent"))
+          _write(table, results[-1], info, tiny)
+        break
+      w = _Worker(pending, tiny=tiny, reps=reps, log=log, rooms=rooms, kernels=kernels)
+      current, deadline = None, time.perf_counter() + min(left, 180.0)  # start-up
+      while True:
+        try:
+          msg = w.get(deadline - time.perf_counter())
+        except queue.Empty:
+          w.stop()
+          if current is None:  # never became ready
+            name = pending[0] if pending else "worker start"
+            results.append(_failed(name, "worker start timed out"))
+          else:
+            lim = _limit(current, room_timeout, row_timeout)
+            results.append(_failed(current, f"timed out after {min(lim, left):.0f} s"))
+          name = results[-1]["row"]
+          _write(table, results[-1], info, tiny)
+          if pending:
+            pending = [p for p in pending if p != name]
+          break
+        if msg is None:  # the worker exited
+          rc = w.proc.wait()
+          if current is not None:
+            results.append(_failed(current, f"worker died (exit {rc}); see {log_path}"))
+            _write(table, results[-1], info, tiny)
+            pending = [p for p in pending if p != current]
+          elif pending and not info:
+            results.append(
+              _failed(pending[0], f"worker exited {rc} before starting; see {log_path}")
+            )
+            _write(table, results[-1], info, tiny)
+            pending = pending[1:]
+          break
+        ev = msg["event"]
+        if ev == "ready":
+          info = msg
+          if not started_title:
+            started_title = True
+            table.add(
+              f"Device check on {msg['device']} ({msg['platform']}; jax {msg['jax']}"
+              f"{'; --tiny: CPU code-path check, not timings' if tiny else ''}).",
+            )
+          if pending is None:  # the worker chose the device's default rows
+            pending = list(msg["rows"])
+          if not pending:
+            break
+          deadline = time.perf_counter() + left
+        elif ev == "start":
+          current = msg["row"]
+          lim = _limit(current, room_timeout, row_timeout)
+          left = budget - (time.perf_counter() - t_start)
+          deadline = time.perf_counter() + min(lim, left)
+        elif ev == "done":
+          name = msg["row"]
+          if "error" in msg:
+            results.append(_failed(name, msg["error"]))
+            _write(table, results[-1], info, tiny)
+          else:
+            for r in msg["results"]:
+              results.append(r)
+              _write(table, r, info, tiny)
+          pending = [p for p in pending if p != name]
+          current = None
+          if not pending:
+            break
+      w.stop()
+  finally:
+    log.close()
+  return table.lines, results
+
+
+def _limit(name: str, room_timeout: float, row_timeout: float) -> float:
+  if name.startswith("_hang:"):
+    return float(name.partition(":")[2])
+  return room_timeout if name.startswith("room:") else row_timeout
+
+
+def _failed(name: str, error: str) -> dict:
+  kind, _, what = name.partition(":")
+  if kind in ("room", "_hang", "_crash"):
+    return dict(section="rooms", row=what if kind == "room" else name, error=error)
+  op = {"bitplane": "bitplane_matmul", "spline": "spline_lookup"}.get(kind, kind)
+  return dict(section="kernels", op=op, row=what, error=error)
+
+
+def _write(table: Table, r: dict, info: dict, tiny: bool) -> None:
+  table.section(r["section"], info)
+  if r["section"] == "rooms":
+    h200 = "H200" in str(info.get("device", "")) and info.get("platform") == "gpu"
+    table.add(room_line(r, ratio=h200 and not tiny))
+  else:
+    table.add(kernel_line(r, interpret=bool(info.get("interpret"))))
+
+
+NAMES = (
+  "out",
+  "tiny",
+  "rooms",
+  "kernels",
+  "bitplane_rows",
+  "spline_rows",
+  "room_rows",
+  "reps",
+  "row_timeout",
+  "room_timeout",
+  "budget",
+  "worker",
+  "worker_rows",
+)
 
 
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
-  flags.DEFINE_string("out", "device_check.md", "The Markdown table's path.", flag_values=fv)
+  flags.DEFINE_string(
+    "out",
+    "",
+    "The Markdown table's path (default: $OUT/device_check.md when OUT is set, else "
+    "device_check.md).",
+    flag_values=fv,
+  )
   flags.DEFINE_boolean("tiny", False, "Tiny shapes (CPU interpret-mode check).", flag_values=fv)
+  flags.DEFINE_boolean("rooms", False, "Also time every room's training step.", flag_values=fv)
+  flags.DEFINE_boolean("kernels", True, "The kernel block rows.", flag_values=fv)
   flags.DEFINE_list(
     "bitplane_rows", [], "Bit-plane block buckets to run (default: all).", flag_values=fv
   )
   flags.DEFINE_list(
     "spline_rows", [], "Spline block buckets to run (default: all).", flag_values=fv
   )
-  flags.DEFINE_integer("reps", 10, "Timed repetitions per row.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_list(
+    "room_rows",
+    [],
+    f"Rooms to run (default with --rooms: all; of {ROOMS}, qam@scan, qam@vmap).",
+    flag_values=fv,
+  )
+  flags.DEFINE_integer(
+    "reps", 10, "Timed repetitions per kernel row.", lower_bound=1, flag_values=fv
+  )
+  flags.DEFINE_float("row_timeout", 150.0, "Seconds per kernel row.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_float("room_timeout", 120.0, "Seconds per room row.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_float(
+    "budget", 480.0, "Seconds for the whole command.", lower_bound=1, flag_values=fv
+  )
+  flags.DEFINE_boolean("worker", False, "(internal) run rows in this process.", flag_values=fv)
+  flags.DEFINE_list("worker_rows", [], "(internal) the worker's rows.", flag_values=fv)
 
 
 def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
-  """Runs the rows, prints the table and writes it to ``--out``."""
+  """Runs the rows (each in a worker subprocess), printing the table and writing ``--out``."""
   _cli.no_arguments(argv)
   a = _cli.values(fv, NAMES)
-  lines, _ = run(
+  if a["worker"]:
+    rows = [r for r in a["worker_rows"] if r] or None
+    worker(rows, tiny=a["tiny"], reps=a["reps"], rooms=a["rooms"], kernels=a["kernels"])
+    return
+  pick = {
+    "room": [v for v in a["room_rows"] if v],
+    "bitplane": [v for v in a["bitplane_rows"] if v],
+    "spline": [v for v in a["spline_rows"] if v],
+  }
+  rows = None
+  if any(pick.values()):
+    rows = [f"{kind}:{v}" for kind, vs in pick.items() for v in vs]
+  run(
+    rows,
+    rooms=a["rooms"],
+    kernels=a["kernels"],
     tiny=a["tiny"],
-    bitplane_buckets=[v for v in a["bitplane_rows"] if v] or None,
-    spline_buckets=[v for v in a["spline_rows"] if v] or None,
+    out=a["out"] or os.path.join(os.environ.get("OUT") or ".", "device_check.md"),
     reps=a["reps"],
-    warmup=1 if a["tiny"] else 2,
+    row_timeout=a["row_timeout"],
+    room_timeout=a["room_timeout"],
+    budget=a["budget"],
   )
-  text = "\n".join(lines) + "\n"
-  print(text)
-  with open(a["out"], "w") as fh:
-    fh.write(text)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""The one-command device check (experiments/bench/device_check.py) on a CPU host: tiny shapes,
-kernels in interpret mode, one block row per op. On a GPU/TPU host the same command runs every row
-compiled at the benchmark shapes."""
+"""The one-command device check (experiments/bench/device_check.py) on a CPU host: ``--tiny
+--rooms`` runs every room's smoke step and one block row per kernel op, in interpret mode, each row
+in a worker subprocess. On a GPU/TPU host the same command runs the paper-scale steps and every
+kernel row compiled at the benchmark shapes."""
 
 from absl import flags
 import jax
@@ -8,25 +9,49 @@ import jax
 from experiments.bench import device_check
 
 
-def test_device_check_tiny_interpret_writes_table(tmp_path):
+def _rows(text, prefix):
+  return [line for line in text.splitlines() if line.startswith(prefix)]
+
+
+def test_device_check_tiny_rooms_writes_a_row_per_room(tmp_path):
   out = tmp_path / "check.md"
   fv = flags.FlagValues()
   device_check.define_flags(fv)
   argv = fv(
-    ["device_check", "--tiny", f"--out={out}", "--bitplane_rows=decode", "--spline_rows=small"]
-    + ["--reps=1"]
+    ["device_check", "--tiny", "--rooms", f"--out={out}", "--reps=1"]
+    + [f"--room_rows={','.join(device_check.ROOMS)}"]
+    + ["--bitplane_rows=decode", "--spline_rows=small"]
   )
   device_check.main(argv, fv)
   text = out.read_text()
-  assert device_check.HEADER in text
+  assert device_check.ROOM_HEADER in text and device_check.HEADER in text
   if jax.default_backend() == "cpu":
     assert "interpret mode" in text
-  rows = [
-    l
-    for l in text.splitlines()
-    if l.startswith("| bitplane_matmul") or l.startswith("| spline_lookup")
-  ]
-  assert len(rows) == 3  # decode at p = 2 and p = 4, spline G = 8
-  for row in rows:
+  plan = {r["room"]: r for r in device_check._plan_records() if r["target"] == "h200x1"}
+  for room in device_check.ROOMS:
+    (line,) = _rows(text, f"| {room} |")
+    cells = [c.strip() for c in line.split("|")[1:-1]]
+    assert "error" not in line and "**" not in line, line
+    assert float(cells[3]) > 0 and float(cells[4]) > 0, line  # compile s, measured step ms
+    est_ms = plan[room]["est_step_s"] * 1e3  # the plan's h200x1 estimate sits beside it
+    assert f"{est_ms:.3g}" in cells[5], (line, est_ms)
+    assert "finite" in cells[8] and "non-finite" not in cells[8], line
+  kernel_rows = _rows(text, "| bitplane_matmul") + _rows(text, "| spline_lookup")
+  assert len(kernel_rows) == 3  # decode at p = 2 and p = 4, spline G = 8
+  for row in kernel_rows:
     err = float(row.split("|")[4])
     assert 0.0 <= err < 1e-4, row  # kernel vs reference, relative to the error scale
+
+
+def test_failing_and_slow_rows_cost_only_themselves(tmp_path):
+  """A row that hangs past its limit, one that kills its worker and one that raises are each
+  recorded, and the rows after them still run (each in a fresh worker)."""
+  out = tmp_path / "iso.md"
+  rows = ["_hang:3", "_crash:", "room:nosuch", "room:toy"]
+  lines, results = device_check.run(rows, tiny=True, out=str(out), echo=False)
+  by_row = {r["row"]: r for r in results}
+  assert "timed out after 3 s" in by_row["_hang:3"]["error"]
+  assert "worker died (exit 3)" in by_row["_crash:"]["error"]
+  assert "nosuch" in by_row["nosuch"]["error"]
+  assert "error" not in by_row["toy"] and by_row["toy"]["step_s"] > 0
+  assert out.read_text().splitlines() == lines  # written row by row as they finished
