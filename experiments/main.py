@@ -18,15 +18,27 @@ host with ``--multihost`` (or ICLR26_MULTIHOST=1). Dispatches on ``config.method
 ``experiments.registry``.
 """
 
-import importlib.util
+import errno
 import os
 import sys
 
-from absl import app, flags, logging
-from ml_collections import config_flags
+from iclr26_jax.core import interrupt
 
-from iclr26_jax.core import config as config_lib
-from iclr26_jax.core import distributed
+if __name__ == "__main__" and not (
+  "--multihost" in sys.argv or os.environ.get("ICLR26_MULTIHOST", "") not in ("", "0")
+):
+  # From here on a Ctrl-C or SIGTERM is one line and a prompt stop, at any moment (imports,
+  # JAX start-up, restore, compile, data load, the final save): see core.interrupt. Several
+  # processes leave SIGTERM to JAX's preemption sync manager.
+  interrupt.install()
+
+import importlib.util  # noqa: E402
+
+from absl import app, flags, logging  # noqa: E402
+from ml_collections import config_flags  # noqa: E402
+
+from iclr26_jax.core import config as config_lib  # noqa: E402
+from iclr26_jax.core import distributed  # noqa: E402
 
 _CONFIG = config_flags.DEFINE_config_file(
   "config",
@@ -259,10 +271,30 @@ def main(argv):
     ckpt_lib.CheckpointCorruptError,
     ckpt_lib.CheckpointMismatchError,
     trainer.NonFiniteError,
+    trainer.StepMemoryError,
     datacheck.DataError,
+    FileNotFoundError,
   ) as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)
+  except OSError as e:  # a full disk or file system outside the cases above (config.json, ...)
+    if e.errno not in _DISK_ERRNOS:
+      raise
+    print(f"error: {_disk_message(e, _WORKDIR.value)}", file=sys.stderr)
+    sys.exit(1)
+  except interrupt.Interrupted as e:
+    where = f" while {e.phase}" if e.phase else ""
+    print(
+      f"{e.signal_name} received{where}, before training started: stopped; nothing saved "
+      f"before was changed and the workdir is not locked; run the same command to resume",
+      file=sys.stderr,
+      flush=True,
+    )
+    # As a preemption in the loop: exit status 0. The trainer's cleanup has run (lock released,
+    # files closed); skip the interpreter's teardown, which can crash in a JAX or Orbax thread
+    # stopped mid-way (seen as a segmentation fault after a SIGTERM during the restore).
+    sys.stdout.flush()
+    os._exit(0)
   if result.preempted:
     return  # the trainer said where it stopped and how to resume; exit status 0
   if distributed.is_primary():
@@ -272,6 +304,33 @@ def main(argv):
     if result.eval_metrics:
       parts.append(summary(result.eval_metrics))
     print(" | ".join(parts) + " (all values in metrics.jsonl)", file=sys.stderr)
+    if interrupt.received():
+      print(
+        f"({interrupt.received()} received after training finished: ignored, the run is complete)",
+        file=sys.stderr,
+      )
+
+
+_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES}
+
+
+def _disk_message(e: OSError, workdir: str) -> str:
+  """One line for a write that failed: the file, the cause and what to do."""
+  if isinstance(e, (workdir_errors())) and e.strerror:
+    return str(e.strerror)
+  where = f" ({e.filename})" if e.filename else ""
+  return (
+    f"cannot write in {workdir}{where}: {e.strerror or e}; the checkpoints saved before are "
+    "intact: free space (or inodes) and run the same command to resume"
+  )
+
+
+def workdir_errors() -> tuple:
+  """The OSError subclasses whose message is already one complete line."""
+  from iclr26_jax.core import metrics as metrics_lib
+  from iclr26_jax.core import workdir as workdir_lib
+
+  return (workdir_lib.WorkdirWriteError, metrics_lib.MetricsWriteError)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ TensorBoard reads as "discard this run's events at steps >= step + 1 read so far
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import json
 import math
@@ -91,6 +92,22 @@ def format_line(step: int, metrics: Mapping[str, float], prefix: str = "") -> st
     v = metrics[k]
     parts.append(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}")
   return " | ".join(parts)
+
+
+class MetricsWriteError(OSError):
+  """A metrics line could not be written (full disk); the file holds no part of it."""
+
+  def __str__(self) -> str:
+    return str(self.strerror)
+
+
+def _write_error(path: str, step: int, error: OSError) -> MetricsWriteError:
+  return MetricsWriteError(
+    error.errno,
+    f"cannot write the metrics of step {step} to {path} ({error.strerror or error}); no partial "
+    "line was left; the checkpoints saved before are intact: free space and run the same "
+    "command to resume",
+  )
 
 
 class TensorBoardWriter:
@@ -212,9 +229,14 @@ class MetricWriter:
         records[(rec.get("step", 0), tuple(sorted(rec)))] = l
     keep = list(records.values())
     tmp = self.path + ".tmp"
-    with open(tmp, "w") as f:
-      f.writelines(keep)
-    os.replace(tmp, self.path)
+    try:
+      with open(tmp, "w") as f:
+        f.writelines(keep)
+      os.replace(tmp, self.path)
+    except OSError as e:
+      with contextlib.suppress(OSError):
+        os.remove(tmp)
+      raise _write_error(self.path, step, e) from e
 
   def write(self, step: int, metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     """Fetches, records and prints ``metrics`` at ``step``; returns them as floats."""
@@ -224,8 +246,7 @@ class MetricWriter:
     if "jsonl" in self.writers:
       record = {"step": int(step)}
       record.update({k: (v if math.isfinite(v) else str(v)) for k, v in values.items()})
-      with open(self.path, "a") as f:
-        f.write(json.dumps(record) + "\n")
+      self._append(json.dumps(record) + "\n", step)
     if "tensorboard" in self.writers:
       self._open_tb(purge_step=None)
       self._tb.write(step, values)
@@ -243,8 +264,31 @@ class MetricWriter:
     keys."""
     if not self.enabled or "jsonl" not in self.writers:
       return
-    with open(self.path, "a") as f:
-      f.write(json.dumps({"step": int(step), "event": name, **fields}) + "\n")
+    self._append(json.dumps({"step": int(step), "event": name, **fields}) + "\n", step)
+
+  def _append(self, line: str, step: int) -> None:
+    """Appends one line whole or not at all: a short or failed write (a full disk) is cut back
+    to the file's previous end, then ``MetricsWriteError`` says so in one line."""
+    data = line.encode()
+    try:
+      fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as e:
+      raise _write_error(self.path, step, e) from e
+    try:
+      end = os.fstat(fd).st_size
+      try:
+        done = 0
+        while done < len(data):
+          n = os.write(fd, data[done:])
+          if n <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+          done += n
+      except OSError as e:
+        with contextlib.suppress(OSError):
+          os.ftruncate(fd, end)
+        raise _write_error(self.path, step, e) from e
+    finally:
+      os.close(fd)
 
   def flush(self) -> None:
     """Flushes the TensorBoard file (JSON lines are closed after every write)."""

@@ -49,6 +49,7 @@ import numpy as np
 
 from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import interrupt
 from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import preemption
 from iclr26_jax.core import sharding as shd
@@ -231,12 +232,74 @@ def train(
   """
   _validate(config)
   workdir = os.path.abspath(workdir)
-  lock = _lock(workdir)
+  interrupt.set_phase("run", "starting the run")
+  # A run that stops before its first update leaves the workdir as it found it (no directory
+  # when there was none): nothing in it could be resumed from.
+  before = set(os.listdir(workdir)) if os.path.isdir(workdir) else None
+  updates: list[int] = []
+  lock = None
   try:
-    return _train(method, config, workdir, hooks, allow_config_change)
+    lock = _lock(workdir)
+    return _train(
+      method,
+      config,
+      workdir,
+      (*hooks, lambda step, state: updates.append(step)),
+      allow_config_change,
+    )
+  except BaseException as e:
+    fresh = before is None or not (before - {".run.lock.guard"})
+    if not updates and lock is not None and fresh:
+      _undo_workdir(workdir, before, lock)
+      lock = None
+    oom = isinstance(e, jax.errors.JaxRuntimeError) and (
+      "RESOURCE_EXHAUSTED" in str(e) or "out of memory" in str(e).lower()
+    )
+    if isinstance(e, MemoryError) and not isinstance(e, StepMemoryError) or oom:
+      raise _memory_error(config, workdir, e, bool(updates), fresh) from e
+    raise
   finally:
     if lock is not None:
       lock.release()
+
+
+class StepMemoryError(MemoryError):
+  """The batch or the training step does not fit in host or device memory."""
+
+
+def _memory_error(
+  config, workdir: str, error: BaseException, started: bool, fresh: bool
+) -> StepMemoryError:
+  first = str(error).strip().splitlines()[0][:300] if str(error).strip() else type(error).__name__
+  if started:
+    when = "training stopped; the checkpoints saved before are intact"
+  elif fresh:
+    when = "nothing was trained and no workdir was left behind"
+  else:
+    when = "nothing was trained; the workdir is as it was"
+  return StepMemoryError(
+    f"a training step does not fit in memory with batch_size={int(config.batch_size)} "
+    f"({type(error).__name__}: {first}); {when}; lower batch_size (or the model size) and run "
+    f"again with --workdir={workdir}"
+  )
+
+
+def _undo_workdir(workdir: str, before: set[str] | None, lock) -> None:
+  """Removes what a run that never updated wrote in ``workdir`` (all of it when this run made
+  the directory), then the lock."""
+  import shutil
+
+  lock.release()
+  if before is None:
+    shutil.rmtree(workdir, ignore_errors=True)
+    return
+  for name in set(os.listdir(workdir)) - before - {".run.lock.guard"}:
+    path = os.path.join(workdir, name)
+    if os.path.isdir(path):
+      shutil.rmtree(path, ignore_errors=True)
+    else:
+      with contextlib.suppress(OSError):
+        os.remove(path)
 
 
 def _lock(workdir: str) -> workdir_lib.WorkdirLock | None:
@@ -469,6 +532,7 @@ def _run(
 
   preempted = None
   stop = preemption.StopRequest()
+  interrupt.check()  # a signal a library swallowed while the run started
   try:
     stop.__enter__()
     for step in range(start + 1, num_steps + 1):
@@ -522,6 +586,7 @@ def _run(
         preempted = stop.signal_name
         break
   finally:
+    interrupt.set_phase("finish")  # from here a signal is recorded: the last save completes
     stop.__exit__()
     if bar is not None:
       bar.close()

@@ -39,6 +39,13 @@ class WorkdirBusyError(RuntimeError):
   """Another live run holds the workdir's lock."""
 
 
+class WorkdirWriteError(OSError):
+  """The workdir's lock cannot be written (no space or inodes, read-only file system)."""
+
+  def __str__(self) -> str:
+    return str(self.strerror)
+
+
 class ConfigChangedError(ValueError):
   """The new config differs from the run stored in the workdir; nothing was touched."""
 
@@ -68,7 +75,10 @@ def _owner_alive(info: dict) -> bool | None:
   """True/False for an owner on this host; None when it is on another host (unknown)."""
   if info.get("host") != socket.gethostname():
     return None
-  pid = int(info.get("pid", -1))
+  try:
+    pid = int(info.get("pid", -1))
+  except (TypeError, ValueError):
+    return False  # a damaged record on this host: no live owner can be named
   if pid <= 0 or not _pid_alive(pid):
     return False
   started = info.get("proc_start")
@@ -95,11 +105,12 @@ class WorkdirLock:
   def _read(self) -> dict | None:
     try:
       with open(self.path) as f:
-        return json.load(f)
+        info = json.load(f)
     except FileNotFoundError:
       return None
     except (OSError, ValueError):
       return {}  # being written or damaged
+    return info if isinstance(info, dict) else {}
 
   def _create(self) -> bool:
     """Takes the lock if free. The owner's record is written to a private temporary file first
@@ -121,22 +132,31 @@ class WorkdirLock:
     except OSError as e:
       with contextlib.suppress(OSError):
         os.remove(tmp)
-      raise OSError(e.errno, f"cannot write the workdir lock {self.path}: {e.strerror}") from e
+      raise WorkdirWriteError(
+        e.errno,
+        f"cannot write the workdir lock {self.path}: {e.strerror}; nothing was started: free "
+        "space (or inodes) and run the same command",
+      ) from e
+    self._info = info  # before the link: an interrupt right after it still releases the lock
     try:
       os.link(tmp, self.path)
     except FileExistsError:
+      self._info = None
       return False
     except OSError:  # a file system without hard links (some FUSE mounts): O_EXCL, then write
       try:
         fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
       except FileExistsError:
+        self._info = None
         return False
       with os.fdopen(fd, "w") as f:
         json.dump(info, f)
+    except BaseException:
+      self._info = None
+      raise
     finally:
       with contextlib.suppress(OSError):
         os.remove(tmp)
-    self._info = info
     return True
 
   @contextlib.contextmanager
@@ -154,6 +174,30 @@ class WorkdirLock:
         fcntl.flock(g, fcntl.LOCK_UN)
 
   def acquire(self) -> "WorkdirLock":
+    """Takes the lock (see the class docstring).
+
+    Raises:
+      WorkdirBusyError: another live run holds it, or the lock file cannot be parsed and is
+        recent (the message says how to clear it).
+      WorkdirWriteError: the workdir, the guard or the lock cannot be written (no space, no
+        inodes, read-only): one line naming the file and the cause.
+    """
+    try:
+      return self._acquire()
+    except OSError as e:
+      if isinstance(e, WorkdirWriteError):
+        raise
+      what = getattr(e, "filename", None) or self.path
+      raise WorkdirWriteError(
+        e.errno,
+        f"cannot take the workdir lock {self.path}: {e.strerror or e} ({what}); nothing was "
+        "started: free space (or inodes) and run the same command",
+      ) from e
+    except BaseException:
+      self.release()  # interrupted after the lock was written: do not leave it behind
+      raise
+
+  def _acquire(self) -> "WorkdirLock":
     os.makedirs(self.workdir, exist_ok=True)
     with self._guard():
       if self._create():
@@ -161,8 +205,9 @@ class WorkdirLock:
       info = self._read()
       if info is None and self._create():  # released meanwhile
         return self
-      info = info or {}
-      if info:
+      parsed = isinstance(info, dict) and "pid" in info and "host" in info
+      info = info if parsed else {}
+      if parsed:
         alive = _owner_alive(info)
       else:  # empty or damaged: an owner killed while writing it, unless it is brand new
         try:
@@ -175,6 +220,13 @@ class WorkdirLock:
         if self._create():
           return self
         info = self._read() or {}
+      if not (isinstance(info, dict) and "pid" in info and "host" in info):
+        raise WorkdirBusyError(
+          f"workdir {self.workdir}: its lock {self.path} cannot be parsed (empty or damaged) and "
+          "was written less than 30 s ago, so a starting run may be writing it. If no run uses "
+          f"this workdir, delete {self.path} and run the same command (a lock older than 30 s "
+          "that cannot be parsed is taken over)."
+        )
       who = (
         f"pid {info.get('pid', '?')} on host {info.get('host', '?')}, started "
         f"{info.get('started', '?')}"
