@@ -11,7 +11,8 @@ MinPV penalty, the two-group optimiser), `networks` (time-conditioned residual s
 `estimator` (quadrature or ODE solve of the time score: log-ratio, KL / MI, likelihood),
 `benchmarks` (block-diagonal Gaussian MI and its coordinate-wise mapped versions, with analytic
 truth), `data` (2-D toy densities, scikit-learn digits, UCI loader), `analysis` (path variance
-J, geodesic, path-only optimisation), `config` and `method` (trainer integration).
+J, geodesic, path-only optimisation), `config` and `method` (trainer integration), and the
+front door `api`: ``fit_log_ratio(x_p, x_q, key=...)`` and ``estimate_mi(x, y, key=...)``.
 """
 
 from iclr26_jax.minpv.analysis import (
@@ -24,6 +25,7 @@ from iclr26_jax.minpv.analysis import (
   path_variance_integral,
   t_grid,
 )
+from iclr26_jax.minpv.api import LogRatio, estimate_mi, fit_log_ratio
 from iclr26_jax.minpv.benchmarks import (
   MAPS,
   GaussianMITask,
@@ -98,6 +100,9 @@ from iclr26_jax.minpv.paths import (
 )
 
 __all__ = [
+  "LogRatio",
+  "estimate_mi",
+  "fit_log_ratio",
   "MAPS",
   "MappedMITask",
   "Standardizer",

@@ -83,6 +83,25 @@ class LossSettings:
   # target, ⟨μ̇, z⟩/√v in the bridge target and λ ∂_t s in
   # the implicit objective
 
+  @classmethod
+  def recommended(cls, **overrides) -> "LossSettings":
+    """The settings the project recommends (used by ``api.fit_log_ratio``): the dataclass
+    defaults above are the reference's faithful switches, this is the spec's ``fixed`` preset
+    on the bridge with γ = 1 — conditional objective, time-only weights, exact variance in the
+    weights, exact cross term. γ = 0.01 leaves v_t ≤ 0.0075 and a near-zero-signal target
+    (Gaussian KL −71 % at 1500 steps, −31 % at 5000; γ = 1: −21 %, −0.6 % on the trig path).
+    ``overrides`` replace any field."""
+    base = dict(
+      interpolant="bridge",
+      objective="conditional",
+      weights="time_only",
+      var_for_weights="exact",
+      cross_term="exact",
+      gamma=1.0,
+    )
+    base.update(overrides)
+    return cls(**base)
+
   def __post_init__(self):
     choices = {
       "interpolant": INTERPOLANTS,
