@@ -44,6 +44,7 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from typing import Any
 
 from absl import logging
@@ -93,6 +94,11 @@ def _quiet_orbax_errors() -> None:
   logger = logging.get_absl_logger()
   if not any(isinstance(f, _QuietOrbaxErrors) for f in logger.filters):
     logger.addFilter(_QuietOrbaxErrors())
+  # A failed write or read abandons Orbax's pending coroutines; Python warns about each one at
+  # exit ("coroutine '_async_serialize_shardings' was never awaited", 8 lines for one failure).
+  warnings.filterwarnings(
+    "ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning
+  )
   if (
     sys.platform != "win32"
     and type(asyncio.get_event_loop_policy()) is asyncio.DefaultEventLoopPolicy
@@ -331,6 +337,8 @@ class Checkpointer:
     or an earlier background save failed; nothing of this step is written then.
     """
     self.poll()
+    if self._pending is not None:
+      self.wait()  # a failure of the previous save is named with its own step, not this one
     need = int(tree_nbytes(tree) * 1.1) + (1 << 20)
     try:
       free = shutil.disk_usage(self.directory).free
@@ -378,6 +386,8 @@ class Checkpointer:
       self._mgr.wait_until_finished()
       self._mgr.check_for_errors()
     except Exception as e:  # noqa: BLE001
+      if self._pending is None:
+        return  # a failure already reported (Orbax raises it again on every later call)
       self._save_failed(e)
     step = self._pending
     if step is not None and jax.process_index() == 0:
@@ -639,5 +649,9 @@ class Checkpointer:
     self.quarantined.append(step)
 
   def close(self) -> None:
-    self.wait()
-    self._mgr.close()
+    """Waits for a pending save (raising ``CheckpointSaveError`` if it failed), then closes."""
+    try:
+      self.wait()
+    finally:
+      with contextlib.suppress(Exception):  # Orbax re-raises a failed save's error here too
+        self._mgr.close()

@@ -7,6 +7,7 @@ errors injected (``ENOSPC`` / ``EDQUOT`` raised by a patched ``os`` function, by
 known file, a signal sent at a known moment).
 """
 
+import errno
 import os
 import shutil
 import subprocess
@@ -242,3 +243,146 @@ def test_minpv_uci_integer_file_is_refused(tmp_path):
   f.write_bytes(b"garbage")
   with pytest.raises(datacheck.DataError, match="cannot be read as a .npz archive"):
     minpv_data.load_uci(str(f))
+
+
+# -- 4. one line, nothing half written: full disks, a step too large for memory -----------------
+
+
+def _enospc(*args, **kwargs):
+  raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("where", ["makedirs", "fsync"])
+def test_lock_on_a_full_disk_or_no_inodes_is_one_line(tmp_path, monkeypatch, where):
+  from iclr26_jax.core import workdir as workdir_lib
+
+  work = tmp_path / "w"
+  if where == "fsync":
+    work.mkdir()
+  monkeypatch.setattr(workdir_lib.os, where, _enospc)
+  with pytest.raises(workdir_lib.WorkdirWriteError) as e:
+    workdir_lib.WorkdirLock(str(work)).acquire()
+  monkeypatch.undo()
+  msg = str(e.value)
+  assert "\n" not in msg and "No space left on device" in msg and str(work) in msg, msg
+  assert not (work / workdir_lib.LOCK_NAME).exists()
+
+
+def test_a_metrics_line_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+  from iclr26_jax.core import metrics as metrics_lib
+
+  w = metrics_lib.MetricWriter(str(tmp_path), enabled=True, echo=False)
+  w.write(1, {"loss": 1.0})
+  before = (tmp_path / "metrics.jsonl").read_bytes()
+  real_write = os.write
+
+  def half_then_full(fd, data):
+    if len(data) > 4:
+      return real_write(fd, data[: len(data) // 2])  # the disk fills mid-line
+    _enospc()
+
+  monkeypatch.setattr(metrics_lib.os, "write", half_then_full)
+  with pytest.raises(metrics_lib.MetricsWriteError) as e:
+    w.write(2, {"loss": 2.0})
+  monkeypatch.undo()
+  assert "step 2" in str(e.value) and "\n" not in str(e.value)
+  assert (tmp_path / "metrics.jsonl").read_bytes() == before  # no half line left
+  w.write(3, {"loss": 3.0})
+  assert [r["step"] for r in metrics_lib.read_jsonl(str(tmp_path / "metrics.jsonl"))] == [1, 3]
+
+
+def test_a_batch_too_large_for_memory_is_one_line_and_leaves_no_workdir(tmp_path):
+  from iclr26_jax.core import trainer
+
+  work = tmp_path / "w"
+  cfg = _cfg(f"batch_size={10**12}")
+  with pytest.raises(trainer.StepMemoryError) as e:
+    _train(cfg, work)
+  msg = str(e.value)
+  assert "batch_size=1000000000000" in msg and "nothing was trained" in msg and "\n" not in msg
+  assert not work.exists()
+
+
+# -- 5. signals outside the loop ---------------------------------------------------------------
+
+
+def test_sigint_during_start_up_is_one_line_and_writes_nothing(tmp_path):
+  import signal
+  import time
+
+  work = tmp_path / "w"
+  proc = subprocess.Popen(
+    [
+      sys.executable,
+      "-m",
+      "experiments.main",
+      "--config=experiments/configs/toy/regression.py:smoke,progress_bar=False",
+      f"--workdir={work}",
+    ],
+    cwd=REPO,
+    env=subprocess_env(XLA_FLAGS=""),
+    stderr=subprocess.PIPE,
+    text=True,
+  )
+  time.sleep(1.0)  # imports: before, this was a KeyboardInterrupt traceback or lost
+  proc.send_signal(signal.SIGINT)
+  _, err = proc.communicate(timeout=120)
+  assert proc.returncode == 0, err
+  assert _lines(err) == [
+    "SIGINT received during start-up: stopped before anything was written; run the same "
+    "command to start"
+  ], err
+  assert not work.exists()
+
+
+def test_signal_while_the_run_starts_releases_the_lock_and_resumes(base_run, run_copy):
+  import signal
+
+  from iclr26_jax.core import interrupt, toy
+  from iclr26_jax.core import workdir as workdir_lib
+
+  class SignalledDuringDataLoad(toy.ToyRegression):
+    def device_data(self):
+      os.kill(os.getpid(), signal.SIGTERM)  # as a scheduler would, while the data loads
+      return super().device_data()
+
+  previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+  shutil.rmtree(run_copy / "checkpoints" / "10")  # resume from 5: the loop has work to do
+  interrupt.install()
+  try:
+    cfg = _cfg()
+    with pytest.raises(interrupt.Interrupted) as e:
+      from iclr26_jax.core import trainer
+
+      trainer.train(SignalledDuringDataLoad(cfg), cfg, str(run_copy))
+  finally:
+    for s, h in previous.items():
+      signal.signal(s, h)
+    interrupt._state.update(installed=False, phase="start", received=None)
+  assert e.value.signal_name == "SIGTERM"
+  assert not (run_copy / workdir_lib.LOCK_NAME).exists()  # no stale lock
+  res = _train(_cfg(), run_copy)  # the same command resumes
+  assert res.resumed_from == 5
+  _assert_same_state(res.state, base_run[1])
+
+
+# -- 6. an unparsable lock says how to clear it --------------------------------------------------
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00garbage", b"[1, 2]", b'{"pid": "x"}'])
+def test_an_unparsable_lock_says_how_to_clear_it_and_is_taken_over_when_old(tmp_path, content):
+  import time
+
+  from iclr26_jax.core import workdir as workdir_lib
+
+  lock = tmp_path / workdir_lib.LOCK_NAME
+  lock.write_bytes(content)
+  with pytest.raises(workdir_lib.WorkdirBusyError) as e:
+    workdir_lib.WorkdirLock(str(tmp_path)).acquire()
+  assert f"delete {lock}" in str(e.value) and "pid ?" not in str(e.value), e.value
+  old = time.time() - 60
+  os.utime(lock, (old, old))
+  got = workdir_lib.WorkdirLock(str(tmp_path)).acquire()
+  assert got.stale_owner == {}
+  got.release()
+  assert not lock.exists()
