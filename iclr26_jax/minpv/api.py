@@ -22,6 +22,12 @@ Recipe (the recommended settings, measured on Gaussian pairs with closed-form KL
   constraint β = 1 − α (the spherical one puts a singularity in β̇ at t = 0; see
   ``fit_log_ratio``); ``path="trig"`` gives the fixed baseline.
 - log r̂(x) = ∫ s_θ(x, t) dt by the trapezoid rule on 100 nodes (uniform for fixed paths).
+
+Measured at the defaults (2000 steps, lr 1e-3, 2 × 64 network, 10 000 samples a side): Gaussian
+KL d = 2 / 5 / 6 / 6 within +1.4 / −7.3 / −6.3 / −4.6 %; MI of correlated Gaussians d = 2…10
+within 10 % (+10.0 / −5.9 / −6.5 / −7.8 / −9.2 %). Known limit: large KL (7.6–10.8 nats at
+d = 10) is underestimated by 33–41 % (lr 3e-3 and 5000 steps: −20 %; lr 3e-3 at 2000 steps
+made the MI worse, −17.5 % at d = 5).
 """
 
 from __future__ import annotations
