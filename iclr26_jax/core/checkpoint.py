@@ -415,7 +415,8 @@ class Checkpointer:
       if _TMP_MARK in name:
         path = os.path.join(self.directory, name)
         shutil.rmtree(path, ignore_errors=True)
-        removed.append(path)
+        if not os.path.exists(path):  # a writer still running can recreate files in it
+          removed.append(path)
     return removed
 
   # -- digests in two places ---------------------------------------------------------------
