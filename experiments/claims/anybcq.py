@@ -6,7 +6,7 @@ AnyBCQ (Park et al., ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/any
 of binary planes shared by every precision 2..4 plus per-precision scales. The claims run on
 
 * a tiny byte-level causal LM (``iclr26_jax.anybcq.lm``) trained here on the offline docstring corpus
-  through the shared trainer (``lm.train_lm`` runs ``anybcq.method``; batch of step s drawn by
+  through the shared trainer (``anybcq.method.train_lm``; batch of step s drawn by
   ``np.random.default_rng([seed, s])``) (laptop: 1000 steps, batch 8, context 64; ``--full``: 1500
   steps, batch 32, context 128), with its
   block linears quantized weight-only (g = 128, T = 20, asymmetric, as in the paper);
@@ -89,6 +89,7 @@ def _lm(ctx: ClaimContext) -> dict:
   k = ("lm",) + _key(ctx)
   if k not in _CACHE:
     from iclr26_jax.anybcq import corpus, lm
+    from iclr26_jax.anybcq import method as method_lib
 
     sc = _scale(ctx)
     corp = corpus.load_corpus()
@@ -98,7 +99,7 @@ def _lm(ctx: ClaimContext) -> dict:
     if sc["eval_windows"] is not None:
       vw = vw[: sc["eval_windows"]]
     t0 = time.time()  # through the shared trainer (anybcq.method), in a temporary workdir
-    params, losses = lm.train_lm(
+    params, losses = method_lib.train_lm(
       train, cfg, sc["steps"], sc["batch"], seed=ctx.seed, valid_windows=vw
     )
     train_s = time.time() - t0
@@ -685,7 +686,7 @@ CLAIMS = [
   Claim(
     name="anybcq/lm_perplexity_table",
     method="anybcq",
-    config="iclr26_jax/anybcq/lm.py (train_lm, quantize_lm) + iclr26_jax/anybcq/minilm.py "
+    config="iclr26_jax/anybcq/method.py (train_lm) + lm.py (quantize_lm) + iclr26_jax/anybcq/minilm.py "
     "evaluate_quantized; g = 128, T = 20, asymmetric, weight-only",
     measure="tiny-LM validation perplexity of RTN at 2 bits over AnyBCQ at 2 bits (> 1: "
     "AnyBCQ better); the table has 2/3/4 bits for all three methods",

@@ -339,7 +339,7 @@ def calibrate_block(
   *,
   bits: Sequence[int] = (2, 3, 4),
   group_size: int = 128,
-  asymmetric: bool = False,
+  asymmetric: bool = True,
   rounds: int = 20,
   steps: int = 500,
   lr: float = 1e-4,

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from iclr26_jax.anybcq.lm import METHODS, quantize_kernels
+from iclr26_jax.anybcq.tree import METHODS, quantize_kernels
 from iclr26_jax.nn import mlp
 
 __all__ = ["MLP", "LAYERS", "load_split", "train_mlp", "accuracy", "evaluate"]

@@ -68,7 +68,8 @@ class QuantizedDense(nn.Module):
     features: N, output features.
     bits: stored precisions P (ascending); max(bits) planes are stored.
     group_size: g (the Pallas kernels take 64, 128 or 256; "auto" falls back to XLA otherwise).
-    asymmetric: hold per-precision offsets beta.
+    asymmetric: hold per-precision offsets beta (default True, as ``quantizer.quantize``; False
+      for a symmetric weight, whose ``dense_variables`` have no beta).
     use_bias: add a bias.
     impl: "auto" | "xla" | "pallas", forwarded to ``bitplane_matmul``.
     interpret: Pallas interpret mode (CPU testing); None = interpret on CPU only.
@@ -77,7 +78,7 @@ class QuantizedDense(nn.Module):
   features: int
   bits: Sequence[int] = (2, 3, 4)
   group_size: int = 128
-  asymmetric: bool = False
+  asymmetric: bool = True
   use_bias: bool = False
   impl: str = "auto"
   interpret: bool | None = False

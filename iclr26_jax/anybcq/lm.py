@@ -19,18 +19,19 @@ quantization: no block calibration (``anybcq.calibration``) is applied here.
 Model: token embedding + learned positions, ``depth`` pre-LayerNorm blocks (causal multi-head
 self-attention, GELU MLP), final LayerNorm, Dense head to the 256 byte logits.
 
-Training goes through the shared trainer (``anybcq.method.AnyBCQLMMethod``; ``train_lm`` runs it
-in a temporary or given workdir). Run ``python -m experiments.anybcq_lm --steps=2000`` for the table
-(progress on stderr; the table is also written to ``--out``, default ``anybcq_out/lm.md`` and
-``lm.json``), or ``python -m experiments.main --config=experiments/configs/anybcq/lm.py
---workdir=DIR`` for a resumable run that logs the same perplexities to ``DIR/metrics.jsonl``.
+Training goes through the shared trainer (``anybcq.method.AnyBCQLMMethod``; ``method.train_lm``
+runs it in a temporary or given workdir; this module imports no trainer code). ``quantize_kernels``,
+``get_path`` and ``set_path`` live in ``anybcq.tree`` and are re-exported here. Run
+``python -m experiments.anybcq_lm --steps=2000`` for the table (progress on stderr; the table is
+also written to ``--out``, default ``anybcq_out/lm.md`` and ``lm.json``), or ``python -m
+experiments.main --config=experiments/configs/anybcq/lm.py --workdir=DIR`` for a resumable run that
+logs the same perplexities to ``DIR/metrics.jsonl``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from typing import Sequence
 
 import flax.linen as nn
@@ -39,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from iclr26_jax.anybcq import corpus as corpus_lib
-from iclr26_jax.anybcq.quantizer import check_bits, fixed_bcq_quantize, quantize, rtn_quantize
+from iclr26_jax.anybcq.tree import METHODS, get_path, quantize_kernels, set_path
 
 __all__ = [
   "LMConfig",
@@ -50,15 +51,15 @@ __all__ = [
   "lm_logits",
   "perplexity",
   "token_nll",
-  "train_lm",
   "eval_windows",
+  "get_path",
+  "set_path",
   "quantize_kernels",
   "quantize_lm",
   "block_kernel_paths",
 ]
 
 BLOCK_LINEARS = ("qkv", "attn_out", "mlp_in", "mlp_out")
-METHODS = ("anybcq", "bcq", "rtn")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,132 +181,9 @@ def eval_windows(stream, context: int) -> np.ndarray:
   return stream[idx].astype(np.int32)
 
 
-def train_lm(
-  train_stream,
-  cfg: LMConfig = LMConfig(),
-  steps: int = 2000,
-  batch: int = 32,
-  lr: float = 3e-3,
-  weight_decay: float = 0.01,
-  seed: int = 0,
-  log_every: int = 0,
-  *,
-  workdir: str | None = None,
-  valid_windows=None,
-):
-  """Trains ``TinyLM(cfg)`` through the shared trainer (``anybcq.method.AnyBCQLMMethod``).
-
-  AdamW with a warm-up cosine schedule (``max(1, min(100, steps // 10))`` warm-up steps) and
-  global-norm clipping at 1 (``method.run_config``). The batch of step s is ``batch`` random
-  windows of length context + 1 from ``train_stream``, drawn by ``np.random.default_rng([seed,
-  s])``. The run's end evaluates the FP validation perplexity only (no quantization).
-
-  Args:
-    train_stream: token ids ``(n,)``, n > context + 1.
-    cfg, steps, batch, lr, weight_decay, seed: the model and the run.
-    log_every: steps between logged training losses (0: ``max(1, steps // 10)``).
-    workdir: run directory (checkpoint, ``metrics.jsonl``, ``config.json``); the same call on
-      the same workdir resumes or returns the finished run. Default: a temporary directory,
-      removed afterwards.
-    valid_windows: ``(n, L)`` validation windows for the run's ``eval/ppl_fp`` (default: the
-      corpus' validation bytes).
-  Returns:
-    ``(params, losses)``: final parameters and the training NLL (nats/byte) at every logged step
-    (every ``log_every``-th step and the last), ``(ceil(steps / log_every),)`` float32.
-  """
-  import tempfile
-
-  from iclr26_jax.anybcq import method as method_lib  # it imports this module
-  from iclr26_jax.core import metrics as metrics_lib
-  from iclr26_jax.core import trainer
-
-  config = method_lib.run_config(
-    cfg, steps=steps, batch=batch, lr=lr, weight_decay=weight_decay, seed=seed, log_every=log_every
-  )
-  method = method_lib.AnyBCQLMMethod(config, train_stream=train_stream, valid_windows=valid_windows)
-
-  def run(wd):
-    result = trainer.train(method, config, wd)
-    log = metrics_lib.read_jsonl(os.path.join(result.workdir, "metrics.jsonl"))
-    losses = np.asarray([r["train/loss"] for r in log if "train/loss" in r], np.float32)
-    return jax.device_get(result.state.params), losses
-
-  if workdir is not None:
-    return run(workdir)
-  with tempfile.TemporaryDirectory(prefix="anybcq_lm_") as wd:
-    return run(wd)
-
-
 def block_kernel_paths(cfg: LMConfig) -> list[tuple[str, str]]:
   """(block, linear) names of every quantized Dense kernel, in model order."""
   return [(f"block_{i}", name) for i in range(cfg.depth) for name in BLOCK_LINEARS]
-
-
-def get_path(tree, path):
-  """The leaf of a nested dict at ``path`` (a sequence of keys)."""
-  for p in path:
-    tree = tree[p]
-  return tree
-
-
-def set_path(tree, path, value):
-  """A copy of the nested dict ``tree`` with the leaf at ``path`` replaced; every subtree off the
-  path is the original object (not a copy). ``flax.traverse_util``'s flatten / unflatten would
-  rebuild every subtree and lose that sharing (tests/anybcq/test_anybcq_minilm.py checks it)."""
-  if len(path) == 1:
-    return {**tree, path[0]: value}
-  return {**tree, path[0]: set_path(tree[path[0]], path[1:], value)}
-
-
-def quantize_kernels(
-  params,
-  paths: Sequence[Sequence[str]],
-  method: str,
-  bits: Sequence[int] = (2, 3, 4),
-  group_size: int = 128,
-  rounds: int = 20,
-  asymmetric: bool = True,
-  progress=None,
-) -> dict[int, dict]:
-  """Replaces the Dense kernels at ``paths`` by their dequantized p-bit versions, for each p in bits.
-
-  A Flax kernel is ``(K, N)`` = (in, out); the quantizer's weight is its transpose ``(N, K)``, grouped
-  along K in groups of ``min(group_size, K)``.
-
-  Args:
-    params: a Flax variables tree ``{"params": ...}``.
-    paths: paths (under ``"params"``) of Dense modules whose ``"kernel"`` is quantized.
-    method: ``"anybcq"`` (one multi-precision weight per kernel, p-bit kernel =
-      ``quantize(W, bits).dequantize(p)``), ``"bcq"`` (``fixed_bcq_quantize`` per width) or ``"rtn"``
-      (``rtn_quantize`` per width).
-    bits: bit widths (ascending).
-    group_size, rounds, asymmetric: quantizer settings (``rounds`` / ``asymmetric`` are unused by RTN,
-      which is always asymmetric min-max).
-    progress: optional ``progress(done, total)`` called after each kernel (CLIs print it).
-  Returns:
-    ``{p: params_p}``: a full parameter tree per width (non-quantized leaves shared with ``params``).
-  """
-  if method not in METHODS:
-    raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-  bits = check_bits(bits)
-  out = {p: params for p in bits}
-  for done, path in enumerate(paths, 1):
-    full = ("params",) + tuple(path) + ("kernel",)
-    kernel = np.asarray(get_path(params, full), np.float32)
-    w = kernel.T
-    g = min(int(group_size), w.shape[1])
-    if method == "anybcq":
-      qw = quantize(w, bits, g, rounds, asymmetric)
-      hats = {p: qw.dequantize(p) for p in bits}
-    elif method == "bcq":
-      hats = {p: fixed_bcq_quantize(w, p, g, rounds, asymmetric).dequantize(p) for p in bits}
-    else:
-      hats = {p: rtn_quantize(w, p, g).dequantize(p) for p in bits}
-    for p in bits:
-      out[p] = set_path(out[p], full, jnp.asarray(hats[p]).T.astype(kernel.dtype))
-    if progress is not None:
-      progress(done, len(paths))
-  return out
 
 
 def quantize_lm(

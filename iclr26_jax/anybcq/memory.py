@@ -75,7 +75,7 @@ def linear_nbytes(
   bits: Sequence[int] = (2, 3, 4),
   group_size: int = 128,
   *,
-  asymmetric: bool = False,
+  asymmetric: bool = True,
   scale_bytes: int = 2,
   padded: bool = False,
 ) -> LinearMemory:
@@ -85,7 +85,8 @@ def linear_nbytes(
     out_features: N; in_features: K (K % g == 0).
     bits: stored precisions P (ascending); p_H = max(bits) planes are stored.
     group_size: g.
-    asymmetric: count one beta per (precision, row, group).
+    asymmetric: count one beta per (precision, row, group) (default True, as the quantizer's;
+      the paper's Table 1 headline sizes are alpha-only: False).
     scale_bytes: bytes per scale (2 for fp16/bf16 checkpoints).
     padded: use K_pad = round_up(K, 256) (the packed layout) instead of K.
   Returns:
@@ -134,7 +135,7 @@ def fixed_precision_nbytes(
   bits: Sequence[int] = (2, 3, 4),
   group_size: int = 128,
   *,
-  asymmetric: bool = False,
+  asymmetric: bool = True,
   scale_bytes: int = 2,
   padded: bool = False,
 ) -> LinearMemory:

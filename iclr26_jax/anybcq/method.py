@@ -21,6 +21,8 @@ Logged: ``train/loss`` (mean next-byte NLL, nats), ``train/grad_norm`` (before c
 
 from __future__ import annotations
 
+import os
+import tempfile
 from typing import Callable
 
 import jax
@@ -32,12 +34,22 @@ from iclr26_jax.anybcq import corpus as corpus_lib
 from iclr26_jax.anybcq import lm
 from iclr26_jax.anybcq.quantizer import check_bits
 from iclr26_jax.core import config as config_lib
+from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import optim
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
+from iclr26_jax.core import trainer
 from iclr26_jax.core.trainer import Method
 
-__all__ = ["AnyBCQLMMethod", "QUANT_EVAL", "default_config", "lm_config", "run_config", "validate"]
+__all__ = [
+  "AnyBCQLMMethod",
+  "QUANT_EVAL",
+  "default_config",
+  "lm_config",
+  "run_config",
+  "train_lm",
+  "validate",
+]
 
 QUANT_EVAL = ("final", "every", "never")
 _LM_FIELDS = ("width", "depth", "heads", "mlp_ratio", "context")
@@ -163,7 +175,7 @@ def run_config(
   asymmetric: bool = True,
   progress_bar: bool = False,
 ) -> ml_collections.ConfigDict:
-  """The locked run config of ``lm.train_lm`` and ``experiments.anybcq_lm`` (their arguments).
+  """The locked run config of ``train_lm`` and ``experiments.anybcq_lm`` (their arguments).
 
   Warm-up: ``max(1, min(100, steps // 10))`` steps, then cosine decay to 0 at ``steps``;
   ``log_every = 0`` logs every ``max(1, steps // 10)`` steps; one checkpoint, at the end.
@@ -201,7 +213,7 @@ class AnyBCQLMMethod(Method):
   Args:
     config: the locked run config (``default_config()`` shape); validated here.
     train_stream: optional token stream ``(n,)`` replacing the corpus' training bytes
-      (``lm.train_lm`` passes its argument; a run of ``experiments.main`` always reads
+      (``train_lm`` passes its argument; a run of ``experiments.main`` always reads
       ``config.data``).
     valid_windows: optional ``(n, context + 1)`` int windows replacing the corpus' validation
       windows.
@@ -288,3 +300,53 @@ class AnyBCQLMMethod(Method):
         for p in bits:
           out[f"eval/ppl_{m}_{p}"] = lm.perplexity(trees[p], self.valid, self.cfg)
     return out
+
+
+def train_lm(
+  train_stream,
+  cfg: lm.LMConfig = lm.LMConfig(),
+  steps: int = 2000,
+  batch: int = 32,
+  lr: float = 3e-3,
+  weight_decay: float = 0.01,
+  seed: int = 0,
+  log_every: int = 0,
+  *,
+  workdir: str | None = None,
+  valid_windows=None,
+):
+  """Trains ``TinyLM(cfg)`` through the shared trainer (``AnyBCQLMMethod``).
+
+  AdamW with a warm-up cosine schedule (``max(1, min(100, steps // 10))`` warm-up steps) and
+  global-norm clipping at 1 (``run_config``). The batch of step s is ``batch`` random
+  windows of length context + 1 from ``train_stream``, drawn by ``np.random.default_rng([seed,
+  s])``. The run's end evaluates the FP validation perplexity only (no quantization).
+
+  Args:
+    train_stream: token ids ``(n,)``, n > context + 1.
+    cfg, steps, batch, lr, weight_decay, seed: the model and the run.
+    log_every: steps between logged training losses (0: ``max(1, steps // 10)``).
+    workdir: run directory (checkpoint, ``metrics.jsonl``, ``config.json``); the same call on
+      the same workdir resumes or returns the finished run. Default: a temporary directory,
+      removed afterwards.
+    valid_windows: ``(n, L)`` validation windows for the run's ``eval/ppl_fp`` (default: the
+      corpus' validation bytes).
+  Returns:
+    ``(params, losses)``: final parameters and the training NLL (nats/byte) at every logged step
+    (every ``log_every``-th step and the last), ``(ceil(steps / log_every),)`` float32.
+  """
+  config = run_config(
+    cfg, steps=steps, batch=batch, lr=lr, weight_decay=weight_decay, seed=seed, log_every=log_every
+  )
+  method = AnyBCQLMMethod(config, train_stream=train_stream, valid_windows=valid_windows)
+
+  def run(wd):
+    result = trainer.train(method, config, wd)
+    log = metrics_lib.read_jsonl(os.path.join(result.workdir, "metrics.jsonl"))
+    losses = np.asarray([r["train/loss"] for r in log if "train/loss" in r], np.float32)
+    return jax.device_get(result.state.params), losses
+
+  if workdir is not None:
+    return run(workdir)
+  with tempfile.TemporaryDirectory(prefix="anybcq_lm_") as wd:
+    return run(wd)

@@ -42,6 +42,7 @@ import numpy as np
 
 from iclr26_jax.anybcq import corpus as corpus_lib
 from iclr26_jax.anybcq import lm as lm_lib
+from iclr26_jax.anybcq import tree as tree_lib
 from iclr26_jax.anybcq.quantizer import check_bits
 
 __all__ = [
@@ -556,7 +557,7 @@ def quantize_encoder(
   """
   if paths is None:
     paths = linear_paths(params)
-  out = lm_lib.quantize_kernels(
+  out = tree_lib.quantize_kernels(
     params, paths, method, bits, group_size, rounds, asymmetric, progress=progress
   )
   return jax.block_until_ready(out)

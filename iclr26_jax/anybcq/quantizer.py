@@ -689,7 +689,7 @@ def quantize_with_info(
   bits: Sequence[int] = (2, 3, 4),
   group_size: int = 128,
   rounds: int = 20,
-  asymmetric: bool = False,
+  asymmetric: bool = True,
 ):
   """``quantize`` plus per-group error histories (``QuantizeInfo``)."""
   g = _check_group_size(group_size)
@@ -724,7 +724,7 @@ def quantize(
   bits: Sequence[int] = (2, 3, 4),
   group_size: int = 128,
   rounds: int = 20,
-  asymmetric: bool = False,
+  asymmetric: bool = True,
 ) -> QuantizedWeight:
   """AnyBCQ multi-precision quantization of one weight matrix (Park et al., ICLR 2026).
 
@@ -736,8 +736,10 @@ def quantize(
     group_size: g, the group length along K.
     rounds: T, refinement rounds for the base and for every expansion (>= 0; an expansion runs at
       least one round).
-    asymmetric: fit a per-(row, group) offset beta (LUT-GEMM-style asymmetric BCQ); the paper's
-      default. The official README's command runs symmetric (beta = 0), the default here.
+    asymmetric: fit a per-(row, group) offset beta (LUT-GEMM-style asymmetric BCQ): the paper's
+      setting and the official code's argument default, and the default of every AnyBCQ function
+      here (``quantize_params``, ``calibrate_block``, ``QuantizedDense``, the baselines). The
+      official README's post-training command runs symmetric (beta = 0): pass False.
   Returns:
     ``QuantizedWeight`` with ``NB = bits[-1]`` shared planes and one scale set per precision.
   Raises:
@@ -781,7 +783,7 @@ def expand_precision(qw: QuantizedWeight, w, rounds: int = 20) -> QuantizedWeigh
 
 
 def fixed_bcq_quantize(
-  w, bits: int, group_size: int = 128, rounds: int = 20, asymmetric: bool = False
+  w, bits: int, group_size: int = 128, rounds: int = 20, asymmetric: bool = True
 ) -> QuantizedWeight:
   """Fixed-precision alternating BCQ baseline: the base procedure (greedy + T rounds) at one width.
 
@@ -793,7 +795,7 @@ def fixed_bcq_quantize(
 
 
 def greedy_bcq_quantize(
-  w, bits: int, group_size: int = 128, asymmetric: bool = False, refit: bool = False
+  w, bits: int, group_size: int = 128, asymmetric: bool = True, refit: bool = False
 ) -> QuantizedWeight:
   """Greedy BCQ baseline (``refit=True``: greedy + one exact LS scale refit, no alternation).
 

@@ -123,7 +123,7 @@ def _dense_lstsq_objective(w, signs, x, g):
 def test_closed_form_refit_is_the_output_optimum_and_beats_weight_space(data):
   ws, x = data
   w = ws["gate"]
-  qw = anybcq.quantize(w, (2, 3, 4), G, T)  # symmetric codes
+  qw = anybcq.quantize(w, (2, 3, 4), G, T, asymmetric=False)  # symmetric codes
   x64 = x.astype(np.float64)
   for p in (2, 3, 4):
     signs = np.asarray(qw.planes(p))
@@ -169,6 +169,7 @@ def test_adam_on_single_linear_converges_to_closed_form(data):
     lr=3e-2,
     batch_size=M,
     input_prob=0.0,
+    asymmetric=False,  # the closed form below is the symmetric (alpha-only) optimum
   )
   qf = res.quantized["fc"]
   alpha, _ = anybcq.activation_aware_scales(w, qf.planes(2), x, group_size=G)

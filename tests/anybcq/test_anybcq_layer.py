@@ -64,7 +64,7 @@ def test_packed_round_trip(qw):
 def test_packed_round_trip_padded_k():
   # K = 384 pads to K_pad = 512 with zero scales in the padded groups.
   w = np.random.default_rng(1).standard_normal((8, 384)).astype(np.float32)
-  q = anybcq.quantize(w, (1, 2), 128, 2)
+  q = anybcq.quantize(w, (1, 2), 128, 2, asymmetric=False)
   packed = q.to_packed()
   assert packed.planes.shape == (2, 512 // 32, 8) and packed.alpha.shape == (3, 4, 8)
   assert np.all(np.asarray(packed.alpha[:, 3:]) == 0) and packed.beta is None
@@ -136,6 +136,7 @@ def test_nbytes_matches_formula_and_packed_arrays(qw):
   rep = anybcq.linear_nbytes(8, 384, (2, 3, 4), 128, asymmetric=True, padded=True)
   assert rep.planes_bytes == 4 * 512 * 8 // 8 and rep.alpha_bytes == 9 * 4 * 8 * 2
   assert anybcq.linear_nbytes(8, 384, (2, 3, 4), 128).planes_bytes == 4 * 384 * 8 // 8
+  assert anybcq.linear_nbytes(8, 384).beta_bytes == 3 * 3 * 8 * 2  # asymmetric by default
 
 
 def test_table1_arithmetic():
@@ -143,9 +144,12 @@ def test_table1_arithmetic():
   assert len(shapes) == 224 and sum(n * k for n, k in shapes) == 6_979_321_856
   # bits per weight (section 7): 4 + 1.125 vs 9 + 1.125; beta adds 0.375
   n_w = sum(n * k for n, k in shapes)
-  m = anybcq.model_nbytes(shapes, (2, 3, 4), 128)
+  m = anybcq.model_nbytes(shapes, (2, 3, 4), 128, asymmetric=False)
   assert m.total_bytes * 8 == n_w * 5.125
-  assert anybcq.model_nbytes(shapes, (2, 3, 4), 128, fixed=True).total_bytes * 8 == n_w * 10.125
+  assert (
+    anybcq.model_nbytes(shapes, (2, 3, 4), 128, fixed=True, asymmetric=False).total_bytes * 8
+    == n_w * 10.125
+  )
   assert anybcq.model_nbytes(shapes, (2, 3, 4), 128, asymmetric=True).beta_bytes * 8 == n_w * 0.375
   paper = anybcq.memory.PAPER_TABLE1_GB
   ours = anybcq.table1(shapes)["alpha_only"]

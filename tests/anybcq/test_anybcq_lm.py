@@ -15,6 +15,7 @@ import pytest
 
 from iclr26_jax import anybcq
 from iclr26_jax.anybcq import corpus, digits_eval, lm
+from iclr26_jax.anybcq import method as method_lib
 
 CFG = lm.LMConfig(width=32, depth=1, heads=2, mlp_ratio=1, context=32)
 G, T = 32, 4
@@ -32,7 +33,7 @@ STEPS, BATCH, LR, SEED = 60, 16, 1e-2, 0
 def training(corp):
   """The shared run through the trainer: ``(params, losses at steps 10, 20, ..., 60)``."""
   valid = lm.eval_windows(corp.valid_bytes(), CFG.context)[:64]
-  params, losses = lm.train_lm(
+  params, losses = method_lib.train_lm(
     corp.train_bytes(),
     CFG,
     steps=STEPS,

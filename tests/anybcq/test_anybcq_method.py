@@ -1,6 +1,6 @@
 """AnyBCQ's tiny LM as a trainer ``Method`` (``anybcq.method``): batches and config validation.
 
-The run itself is tested elsewhere: ``tests/anybcq/test_anybcq_lm.py`` checks ``lm.train_lm``
+The run itself is tested elsewhere: ``tests/anybcq/test_anybcq_lm.py`` checks ``method.train_lm``
 (this method through ``core.trainer``) against a hand-written AdamW loop, and
 ``tests/experiments/test_main.py`` runs ``experiments/configs/anybcq/lm.py:smoke`` through
 ``experiments.main``, then resumes it. Exact resume rests on the batches below being a function

@@ -43,7 +43,10 @@ def test_one_bit_closed_form():
   # (8, 384), g = 128, rounds = 2: the shapes of the layer tests' padded-K case (shared compiles).
   w = _gauss(1, 8, 384)
   w[0, :5] = 0.0  # sign(0) must be +1
-  for qw in (anybcq.greedy_bcq_quantize(w, 1, 128), anybcq.quantize(w, (1,), 128, 2)):
+  for qw in (
+    anybcq.greedy_bcq_quantize(w, 1, 128, asymmetric=False),
+    anybcq.quantize(w, (1,), 128, 2, asymmetric=False),
+  ):
     np.testing.assert_array_equal(np.asarray(qw.planes(1))[0], np.where(w >= 0, 1, -1))
     want = np.abs(w.astype(np.float64)).reshape(8, -1, 128).mean(-1)
     # greedy: a float32 mean; after LS: B^T w / g with a ridge removed to O(1e-12) -> f32 rounding
