@@ -4,6 +4,12 @@ Benchmark pairs (p_0, p_1) on {0..S-1}^D whose Schrödinger-bridge / entropic-OT
 closed form (a rank-K CP Schrödinger potential under an independent-coordinate reference process),
 with exact plan log-densities, samplers, the Markov SB chain and the benchmark's metrics.
 
+Front door: ``Benchmark.from_preset(name)`` (``name in PRESETS``), ``bench.sample_source(key, n)``,
+``bench.sample_solution(key, x0)`` (the analytic plan's conditional) and ``evaluate(bench,
+sample_fn, key=...)`` scoring any sampler ``sample_fn(key, x0) -> x1`` with the benchmark's metrics.
+The solvers (``DLightSB``, ``DLightSBM``, ``CSBM``, ``AlphaCSBM`` and their configs, catsbench's
+defaults) and the runner's ``Model`` / ``evaluate_model`` / ``prepare_preset`` load on first use.
+
 Modules: ``reference`` (reference processes and bridges), ``benchmark`` (the CP potential, closed
 forms, the ``Benchmark`` pytree and the presets), ``metrics`` (shape / trend, conditional scores,
 SB perplexity, trajectory KLs, exact enumeration metrics, trivial baselines).
@@ -13,8 +19,10 @@ of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic 
 ICLR 2026 (arXiv 2509.23348). Reference PyTorch code: github.com/gregkseno/catsbench.
 """
 
+from iclr26_jax._lazy import lazy_exports
 from iclr26_jax.dsb.benchmark import (
   BASE_STEPS,
+  DEPRECATED_PRESET_NAMES,
   HD_PRESETS,
   IMAGE_PRESETS,
   PRESETS,
@@ -23,11 +31,30 @@ from iclr26_jax.dsb.benchmark import (
   build_benchmark,
   make_benchmark,
   make_preset,
+  resolve_preset,
 )
 from iclr26_jax.dsb.reference import ReferenceProcess, make_reference, reference_from_log_matrix
 
+_EXPORTS = {
+  "evaluate": "runner",
+  "Model": "runner",
+  "evaluate_model": "runner",
+  "prepare_preset": "runner",
+  "SOLVERS": "runner",
+  "DLightSB": "solvers",
+  "DLightSBConfig": "solvers",
+  "DLightSBM": "solvers",
+  "DLightSBMConfig": "solvers",
+  "CSBM": "solvers",
+  "CSBMConfig": "solvers",
+  "AlphaCSBM": "solvers",
+  "AlphaCSBMConfig": "solvers",
+  "DataProblem": "solvers",
+}
+
 __all__ = [
   "BASE_STEPS",
+  "DEPRECATED_PRESET_NAMES",
   "HD_PRESETS",
   "IMAGE_PRESETS",
   "PRESETS",
@@ -39,4 +66,21 @@ __all__ = [
   "make_preset",
   "make_reference",
   "reference_from_log_matrix",
+  "resolve_preset",
+  "evaluate",
+  "Model",
+  "evaluate_model",
+  "prepare_preset",
+  "SOLVERS",
+  "DLightSB",
+  "DLightSBConfig",
+  "DLightSBM",
+  "DLightSBMConfig",
+  "CSBM",
+  "CSBMConfig",
+  "AlphaCSBM",
+  "AlphaCSBMConfig",
+  "DataProblem",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

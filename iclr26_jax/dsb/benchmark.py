@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any
 
 import chex
@@ -89,6 +90,8 @@ __all__ = [
   "IMAGE_PRESETS",
   "TINY_PRESETS",
   "PRESETS",
+  "DEPRECATED_PRESET_NAMES",
+  "resolve_preset",
   "make_preset",
 ]
 
@@ -1188,6 +1191,51 @@ class Benchmark(struct.PyTreeNode):
     """
     return _jit_sample_plan(self, rng, self._states(x0, "x0"))
 
+  def sample_solution(self, rng: jax.Array, x0: jax.Array) -> jax.Array:
+    """x_1 ~ pi*(. | x_0), the analytic SB / EOT solution's conditional (``sample_plan``).
+
+    The reference a solver's ``sample_fn(key, x0) -> x1`` is scored against by ``dsb.evaluate``.
+
+    Args:
+      rng: PRNG key.
+      x0: (B, D) int source states in [0, S).
+
+    Returns:
+      (B, D) int32 target states.
+    """
+    return self.sample_plan(rng, x0)
+
+  @classmethod
+  def from_preset(cls, name: str, seed: Any = 0, **kwargs: Any) -> "Benchmark":
+    """The named preset, generated deterministically from ``seed`` (``make_preset``).
+
+    Args:
+      name: a key of ``PRESETS``: ``hd_d{2,16,64}_s50_prior_{gaussian,uniform}_a{alpha}`` (the
+        paper's 12 HD instances, catsbench's names), ``image_d3072_s256_prior_gaussian_a{0.01,
+        0.02}`` (need ``source_samples``) or a tiny enumerable ``tiny_d2_s{6,10}_uniform``. The
+        old short names (``gaussian_d2_a002``, ``DEPRECATED_PRESET_NAMES``) still work with a
+        FutureWarning.
+      seed: int seed or PRNG key of the instance.
+      **kwargs: ``make_preset`` keywords (``num_steps``, ``source_samples``, overrides).
+
+    Returns:
+      Benchmark.
+
+    Examples:
+      >>> import jax
+      >>> from iclr26_jax import dsb
+      >>> "hd_d2_s50_prior_gaussian_a0.02" in dsb.PRESETS
+      True
+      >>> bench = dsb.Benchmark.from_preset("tiny_d2_s6_uniform", seed=0)
+      >>> x0 = bench.sample_source(jax.random.key(0), 5)
+      >>> x0.shape, bench.sample_solution(jax.random.key(1), x0).shape
+      ((5, 2), (5, 2))
+    """
+    bench = make_preset(name, seed, **kwargs)
+    if not isinstance(bench, cls):
+      raise ValueError(f"from_preset builds a Benchmark, not a {cls.__name__}")
+    return bench
+
   def sample_pairs(self, rng: jax.Array, n: int) -> tuple[jax.Array, jax.Array]:
     """Draws n pairs (x_0, y) ~ pi*: x_0 ~ p_0, then y ~ pi*(. | x_0).
 
@@ -1676,6 +1724,38 @@ PRESETS: dict[str, dict[str, Any]] = {**HD_PRESETS, **IMAGE_PRESETS, **TINY_PRES
 """Every preset: the 12 HD, the 2 image and the tiny enumerable ones (one table for the
 experiment configs, the runner and the claims)."""
 
+
+def _short_name(name: str) -> str:
+  spec = HD_PRESETS[name]
+  return f"{spec['reference']}_d{spec['dim']}_a{format(spec['alpha'], 'g').replace('.', '')}"
+
+
+DEPRECATED_PRESET_NAMES: dict[str, str] = {_short_name(n): n for n in HD_PRESETS}
+"""The former short names of the HD presets (e.g. ``gaussian_d2_a002`` for
+``hd_d2_s50_prior_gaussian_a0.02``): accepted with a FutureWarning, mapped to ``PRESETS`` names."""
+
+
+def resolve_preset(name: str) -> str:
+  """The ``PRESETS`` name of ``name``; a deprecated short name maps with a FutureWarning.
+
+  Raises:
+    ValueError: not a string, or an unknown name (the message lists ``PRESETS``).
+  """
+  if not isinstance(name, str):
+    raise ValueError(f"preset must be a string, got {name!r}")
+  if name in PRESETS:
+    return name
+  if name in DEPRECATED_PRESET_NAMES:
+    new = DEPRECATED_PRESET_NAMES[name]
+    warnings.warn(
+      f"preset name {name!r} is deprecated; use {new!r} (one naming scheme: dsb.PRESETS)",
+      FutureWarning,
+      stacklevel=3,
+    )
+    return new
+  raise ValueError(f"unknown preset {name!r}; choose from {sorted(PRESETS)}")
+
+
 _PRESET_IDENTITY = ("dim", "num_categories", "reference", "alpha", "num_skip_steps")
 
 
@@ -1691,7 +1771,7 @@ def make_preset(
   or a tiny enumerable one, ``TINY_PRESETS``).
 
   Args:
-    name: a key of ``PRESETS``.
+    name: a key of ``PRESETS`` (a deprecated short name maps with a FutureWarning).
     seed: int seed or PRNG key.
     num_steps: optional re-gridding N; s becomes 128 / (N + 1), which must be an integer (the
       static problem is unchanged, M = 128).
@@ -1703,8 +1783,7 @@ def make_preset(
   Returns:
     Benchmark.
   """
-  if name not in PRESETS:
-    raise ValueError(f"name must be one of {sorted(PRESETS)}, got {name!r}")
+  name = resolve_preset(name)
   bad = sorted(set(overrides) & set(_PRESET_IDENTITY))
   if bad:
     raise ValueError(f"overrides may not change the preset's {bad}; use num_steps to re-grid")

@@ -86,6 +86,7 @@ __all__ = [
   "build_preset",
   "make_solver",
   "prepare_preset",
+  "evaluate",
   "evaluate_model",
   "evaluate_solver",
   "run_table",
@@ -99,29 +100,19 @@ __all__ = [
 TINY_PRESETS = bm.TINY_PRESETS  # the enumerable presets (part of ``benchmark.PRESETS``)
 
 
-def _alias(name: str) -> str:
-  spec = bm.HD_PRESETS[name]
-  return f"{spec['reference']}_d{spec['dim']}_a{format(spec['alpha'], 'g').replace('.', '')}"
-
-
-PRESET_ALIASES: dict[str, str] = {_alias(n): n for n in bm.HD_PRESETS}
-"""Short names of the HD presets, e.g. ``gaussian_d2_a002`` for
-``hd_d2_s50_prior_gaussian_a0.02``."""
+PRESET_ALIASES: dict[str, str] = bm.DEPRECATED_PRESET_NAMES
+"""Deprecated short names of the HD presets (``benchmark.DEPRECATED_PRESET_NAMES``)."""
 
 
 def preset_names() -> list[str]:
-  """Every accepted preset name (canonical names, tiny presets and aliases), sorted."""
-  return sorted(set(bm.PRESETS) | set(PRESET_ALIASES))
+  """Every preset name (``benchmark.PRESETS``: HD, image and tiny), sorted. The deprecated short
+  names (``PRESET_ALIASES``) are still accepted, with a FutureWarning."""
+  return sorted(bm.PRESETS)
 
 
 def resolve_preset(name: str) -> str:
-  """Canonical preset name for a name or alias; ValueError listing the choices otherwise."""
-  if not isinstance(name, str):
-    raise ValueError(f"preset must be a string, got {name!r}")
-  name = PRESET_ALIASES.get(name, name)
-  if name in bm.PRESETS:
-    return name
-  raise ValueError(f"unknown preset {name!r}; choose from {preset_names()}")
+  """The ``benchmark.PRESETS`` name of ``name`` (``benchmark.resolve_preset``)."""
+  return bm.resolve_preset(name)
 
 
 def build_preset(
@@ -130,7 +121,7 @@ def build_preset(
   """Builds a preset (HD, image, or a runner tiny preset) deterministically from a seed.
 
   Args:
-    name: a preset name or alias (``preset_names()``).
+    name: a ``benchmark.PRESETS`` name (``preset_names()``).
     seed: instance seed.
     source_samples: (n, 3072) int pixel array for the image presets (user-supplied; nothing is
       downloaded).
@@ -716,6 +707,98 @@ def evaluate_model(ctx: PresetContext, model: Model, rng: jax.Array) -> dict[str
     exact = M.exact_conditional_kl_tv(bench, log_prob)
     out["exact_kl"], out["exact_tv"] = float(exact.kl), float(exact.tv)
   return out
+
+
+def evaluate(
+  bench: Benchmark | str,
+  sample_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  *,
+  key: jax.Array,
+  log_prob_fn: Callable[[jax.Array, jax.Array], jax.Array] | None = None,
+  num_test: int = 4096,
+  num_points: int = 16,
+  cond_samples: int = 1000,
+  instance_seed: int = 0,
+  max_exact_pairs: int = 1 << 20,
+) -> dict[str, float]:
+  """The benchmark's metrics for any sampler ``sample_fn(key, x0) -> x1`` of a plan from p_0.
+
+  Test pairs (x_0, x_1) ~ pi* (``num_test``, drawn from ``instance_seed``) are compared with
+  (x_0, sample_fn(key, x_0)): ``shape`` / ``trend`` (catsbench 1.4 convention), the conditional
+  ``cond_shape`` / ``cond_trend`` at ``num_points`` conditioning sources with ``cond_samples``
+  samples of the truth (``bench.sample_solution``) and of ``sample_fn`` each, and
+  ``sb_perplexity`` of the samples under the true per-coordinate plan marginals (its ceiling,
+  the truth's own value, is ``sb_perplexity_truth``). With ``log_prob_fn(x0, x1) -> (B,)``
+  (the model's exact log pi(x1 | x0)) also ``mc_kl`` and, on instances with S^(2D) <=
+  ``max_exact_pairs``, ``exact_kl`` / ``exact_tv`` by enumeration. Higher is better for shape,
+  trend and their conditional versions (1 = the truth up to sampling noise), lower for the rest.
+
+  Args:
+    bench: a ``Benchmark`` (forward, not an image preset) or a ``PRESETS`` name.
+    sample_fn: ``(key, x0 (B, D) int32) -> (B, D)`` ints in [0, S); called with B = num_test
+      and B = cond_samples (the conditioning rows repeated).
+    key: PRNG key of the model's samples (and of the conditional truth's).
+    log_prob_fn: optional exact ``(x0 (B, D), x1 (B, D)) -> (B,)`` log-density.
+    num_test, num_points, cond_samples: evaluation sizes (paper: 20,000, 157, 1,000).
+    instance_seed: seed of the instance (for a name) and of the test pairs.
+    max_exact_pairs: enumerate when S^(2D) is at most this.
+
+  Returns:
+    ``{metric: float}`` for ``shape``, ``cond_shape``, ``sb_perplexity``,
+    ``sb_perplexity_truth``, where defined ``trend`` / ``cond_trend`` and, with a log-density,
+    ``mc_kl`` (and ``exact_kl`` / ``exact_tv``).
+
+  Examples:
+    >>> import jax
+    >>> from iclr26_jax import dsb
+    >>> bench = dsb.Benchmark.from_preset("hd_d2_s50_prior_gaussian_a0.02")
+    >>> sizes = dict(num_test=512, num_points=4, cond_samples=256)
+    >>> truth = dsb.evaluate(bench, bench.sample_solution, key=jax.random.key(0), **sizes)
+    >>> ident = dsb.evaluate(bench, lambda k, x0: x0, key=jax.random.key(0), **sizes)
+    >>> sorted(truth)[:4]
+    ['cond_shape', 'cond_trend', 'sb_perplexity', 'sb_perplexity_truth']
+    >>> truth["cond_shape"] > 0.8 > 0.2 > ident["cond_shape"]
+    True
+  """
+  if not callable(sample_fn):
+    raise ValueError(
+      f"sample_fn must be a callable (key, x0) -> x1; got {type(sample_fn).__name__}"
+    )
+  if log_prob_fn is not None and not callable(log_prob_fn):
+    raise ValueError(f"log_prob_fn must be None or callable; got {type(log_prob_fn).__name__}")
+  if (
+    isinstance(bench, Benchmark)
+    and bench.reverse
+    or (isinstance(bench, str) and bm.PRESETS.get(bm.resolve_preset(bench), {}).get("reverse"))
+  ):
+    raise ValueError("evaluate scores forward samplers; the image presets are reversed (y -> x_0)")
+  ctx = prepare_preset(
+    bench,
+    instance_seed,
+    num_test=num_test,
+    num_points=num_points,
+    cond_samples=cond_samples,
+    max_exact_pairs=max_exact_pairs,
+    eval_seed=instance_seed,
+  )
+  s, d = ctx.bench.num_categories, ctx.bench.dim
+
+  def checked(rng, x0):
+    x1 = jnp.asarray(sample_fn(rng, x0))
+    if x1.shape != x0.shape or not jnp.issubdtype(x1.dtype, jnp.integer):
+      raise ValueError(
+        f"sample_fn must return integer states of shape {tuple(x0.shape)} (B, D); got "
+        f"{x1.dtype} {tuple(x1.shape)}"
+      )
+    return x1.astype(jnp.int32)
+
+  model = Model(sample=checked, log_prob=log_prob_fn)
+  if log_prob_fn is None:
+    ctx.enumerable = False  # enumeration needs a log-density (or per-step transitions)
+  out = evaluate_model(ctx, model, key)
+  out["sb_perplexity_truth"] = float(M.sb_perplexity(ctx.bench, ctx.x0, ctx.y))
+  del s, d
+  return {k: v for k, v in out.items() if v == v}
 
 
 def _evaluate_reverse(ctx: PresetContext, model: Model, keys: jax.Array) -> dict[str, float]:

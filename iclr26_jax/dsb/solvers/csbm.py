@@ -79,7 +79,11 @@ __all__ = [
   "LOSS_KINDS",
   "DIRECTIONS",
   "KL_REDUCTIONS",
+  "INITS",
   "SimpleMLP",
+  "TorchLinear",
+  "TORCH_LINEAR_KERNEL_INIT",
+  "torch_linear_bias_init",
   "CSBMConfig",
   "CSBMOutput",
   "CSBM",
@@ -108,8 +112,47 @@ StepFn = Callable[[TrainState, Any, Any], tuple[TrainState, dict]]
 # --------------------------------------------------------------------------------------------
 
 
+INITS = ("torch", "flax")
+
+
+def torch_linear_bias_init(fan_in: int) -> Callable:
+  """PyTorch ``nn.Linear``'s default bias init: U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+  bound = 1.0 / float(np.sqrt(fan_in))
+
+  def init(key, shape, dtype=jnp.float32):
+    return jax.random.uniform(key, shape, dtype, -bound, bound)
+
+  return init
+
+
+TORCH_LINEAR_KERNEL_INIT = nn.initializers.variance_scaling(1.0 / 3.0, "fan_in", "uniform")
+"""PyTorch ``nn.Linear``'s default weight init, kaiming_uniform(a = sqrt(5)): gain^2 = 2 / (1 + 5)
+= 1/3, so U(-b, b) with b = sqrt(3 gain^2 / fan_in) = 1/sqrt(fan_in) (Flax kernel (in, out))."""
+
+
+class TorchLinear(nn.Module):
+  """A Dense layer initialised as PyTorch's ``nn.Linear`` (weights and bias U(+-1/sqrt(fan_in))).
+
+  Same variables as ``flax.linen.Dense`` (``kernel`` (in, out), ``bias`` (out,)); only the
+  initialisation differs (Flax: lecun_normal kernel, zero bias).
+
+  Attributes:
+    features: output width.
+  """
+
+  features: int
+
+  @nn.compact
+  def __call__(self, x: jax.Array) -> jax.Array:
+    """x (..., F) -> (..., features)."""
+    fan_in = x.shape[-1]
+    kernel = self.param("kernel", TORCH_LINEAR_KERNEL_INIT, (fan_in, self.features), jnp.float32)
+    bias = self.param("bias", torch_linear_bias_init(fan_in), (self.features,), jnp.float32)
+    return x @ kernel + bias
+
+
 class SimpleMLP(nn.Module):
-  """Endpoint-prediction MLP of the HD experiments (spec §8.3).
+  """Endpoint-prediction MLP of the HD experiments (spec §8.3; catsbench ``SimpleMLP``).
 
   Attributes:
     dim: D.
@@ -117,6 +160,11 @@ class SimpleMLP(nn.Module):
     num_times: N + 1 (one learned time embedding of size D per model step).
     hidden: hidden width (128).
     num_layers: hidden layers (3), ReLU.
+    linear_init: "torch" (default, the reference's: PyTorch ``nn.Linear``'s default U(+-1/sqrt(fan_in))
+      for weights and biases, ``TorchLinear``) or "flax" (``nn.Dense``'s lecun_normal kernels and
+      zero biases, ours before issue #40). The time embedding is N(0, 1) either way (Flax
+      ``nn.Embed`` and torch ``nn.Embedding`` defaults). On raw category indices in [0, S) the
+      Flax init gives endpoint logits about sqrt(3)^4 / 2^(3/2) ~ 3x larger than torch's.
   """
 
   dim: int
@@ -124,10 +172,13 @@ class SimpleMLP(nn.Module):
   num_times: int
   hidden: int = 128
   num_layers: int = 3
+  linear_init: str = "torch"
 
   @nn.compact
   def __call__(self, x: jax.Array, t: jax.Array) -> jax.Array:
     """x (B, D) int states, t (B,) int steps in [0, N] -> (B, D, S) endpoint logits."""
+    if self.linear_init not in INITS:
+      raise ValueError(f"linear_init must be one of {INITS}, got {self.linear_init!r}")
     emb = nn.Embed(self.num_times, self.dim, name="time_embedding")(t)
     h = jnp.concatenate([x.astype(jnp.float32), emb.astype(jnp.float32)], axis=-1)
     names = [f"hidden_{i}" for i in range(self.num_layers)] + ["logits"]
@@ -136,6 +187,7 @@ class SimpleMLP(nn.Module):
       (self.hidden,) * self.num_layers,
       self.dim * self.num_categories,
       activation=nn.relu,
+      dense=TorchLinear if self.linear_init == "torch" else nn.Dense,
       names=names,
     )
     return out.reshape(x.shape[0], self.dim, self.num_categories)

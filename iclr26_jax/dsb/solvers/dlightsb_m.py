@@ -89,15 +89,17 @@ class DLightSBMConfig(DLightSBConfig):
   """Hyperparameters of DLightSB-M: those of ``DLightSBConfig`` (spec §8.2: the same) plus
 
   Attributes:
-    loss: "joint" (exact joint-transition objective, Eq. 13), "kl" or "mse" (per-coordinate,
-      reference parity; biased under a non-EOT coupling, see the module docstring).
+    loss: "kl" (default, the reference's: catsbench ``DLightSB_M`` with kl_loss_coeff = 1,
+      mse_loss_coeff = 0, and the runner's ``dlightsb_m`` row) or "mse" (per-coordinate,
+      reference parity; both biased under a non-EOT coupling, see the module docstring), or
+      "joint" (the exact joint-transition objective, Eq. 13; the ``dlightsb_m_joint`` row).
     coupling: for Benchmark problems, "independent" (p_0 x p_1, the released configs) or "true"
       (pairs from pi*); ignored for DataProblem, whose rows are the pairs.
     time_sampling: "per_sample" (default, the reference's: t_b ~ U{0..N} for every sample) or
       "per_batch" (one t ~ U{0..N} shared by the batch; see the module docstring).
   """
 
-  loss: str = "joint"
+  loss: str = "kl"
   coupling: str = "independent"
   time_sampling: str = "per_sample"
 
