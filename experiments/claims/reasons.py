@@ -106,8 +106,12 @@ REASONS: dict[str, Reason] = {
     "lr 3e-3, +1.29 at lr 1e-3; ours +0.31.",
   ),
   "lmkan/teacher_flop_ratio": Reason(
-    "budget",
-    "authors' recipe does worse at this budget (eval MSE/Var 22.1 / 18.4)",
+    "open",
+    "budget curve flat (0.436 at ¼ / ½ / 1×: lmKAN stays worse than the smallest MLP)",
+    "Budget curve (#40, measured 2026-12-03 at a0e616a): 0.4363 at 250 / 500 / 1000 steps, both "
+    "seeds, i.e. the upper-bound reading (smallest MLP's 2,129 FLOPs over lmKAN h = 16's 4,880): "
+    "the most accurate lmKAN point stays less accurate than the smallest MLP (at 1×: 0.841 vs "
+    "0.731), so the ratio cannot move until it overtakes it; flat, so the class is open. "
     "lmKAN h = 16 reaches 0.841 (below least squares 0.891) but not the smallest MLP (0.731); "
     "spec §14 expects no advantage on the random teacher at this scale. The authors' recipe at "
     "the same 1000 steps: eval-mode 22.1 / 18.4 (train-mode 1.015 / 1.000, the mean), this "
