@@ -122,9 +122,12 @@ REASONS: dict[str, Reason] = {
     "0.856 / 0.838 (here 0.854). Matched-FLOPs MLP (H = 25): 0.659 / 0.665.",
   ),
   "lmkan/hessian_penalty_helps": Reason(
-    "budget",
-    "authors' recipe learns nothing either way (0.993–1.006)",
-    "Ratio 0.947 (3 seeds, tanh teacher, 500 steps): no effect of the penalty with the affine "
+    "open",
+    "budget curve flat (0.917 / 0.904 / 0.947 at ¼ / ½ / 1×, seed spread 0.05-0.13)",
+    "Budget curve (#40, measured 2026-12-03 at 0b2b850 / ebaf387): without / with the penalty "
+    "0.917 / 0.904 / 0.947 at 125 / 250 / 500 steps (seeds 0-2; change +0.03 against a seed "
+    "spread of 0.13): flat and below 1 (the penalty does not help at any budget measured), so the "
+    "class is open. Ratio 0.947 (3 seeds, tanh teacher, 500 steps): no effect of the penalty with the affine "
     "start. The authors' recipe on the same ablation learns nothing with or without the penalty "
     "(0.993–1.006); this project's recipe gives 0.998 in PyTorch (0.947 here).",
     _LMKAN
@@ -133,7 +136,10 @@ REASONS: dict[str, Reason] = {
   ),
   "lmkan/digits_flop_ratio": Reason(
     "open",
-    "no authors' run; seed spread as large as the gap",
+    "budget curve falls (0.97 / 0.62 / 0.45 at ¼ / ½ / 1×) within a seed spread of 1.3",
+    "Budget curve (#40, measured 2026-12-03 at a0e616a / 4e9f139 / 0b2b850): 0.969 / 0.622 / "
+    "0.450 at 125 / 250 / 500 steps (seeds 0-4; per-seed ratios 0.25-1.57 at 1×): the mean "
+    "moves away from passing as steps grow, within the seed spread (flat by the rule). "
     "Ratio 0.45 (lmKAN CNN c = 8 2.54 % vs 1.97 % for a CNN of equal FLOPs, 5 seeds). No authors' "
     "number at this budget (their repository has no training scripts), and no convergence column: "
     "seeds 0-4 of c = 8 range 1.8-4.0 %, and with two seeds the ratio was 0.30 or 1.57 by init draw.",
