@@ -119,7 +119,8 @@ def alpha_csbm_train_step(
 class AlphaCSBM(CSBM):
   """alpha-CSBM solver: configure once, then ``solve(problem, rng)`` (returns ``CSBMOutput``).
 
-  Example:
+  Usage (a sketch, not a doctest)::
+
     out = AlphaCSBM(AlphaCSBMConfig(train_steps=3000, epoch_steps=1000,
                                     num_first_iterations=1, steps_per_chunk=500)).solve(
         benchmark, jax.random.key(0))

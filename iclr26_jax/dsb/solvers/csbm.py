@@ -770,7 +770,8 @@ def solve_with(
 class CSBM:
   """CSBM solver (alternating D-IMF): configure once, then ``solve(problem, rng)``.
 
-  Example:
+  Usage (a sketch, not a doctest)::
+
     solver = CSBM(CSBMConfig(train_steps=4000, epoch_steps=500, num_first_iterations=1,
                              steps_per_chunk=500, learning_rate=1e-3))
     out = solver.solve(benchmark, jax.random.key(0))
