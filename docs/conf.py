@@ -91,6 +91,9 @@ nitpick_ignore_regex = [
   (r"py:class", r"[A-Z]([+\-*/]\w+)?"),
   # Private bases (shown by autodoc for a public subclass) have no page of their own.
   (r"py:class", r".*\._\w+"),
+  # Return types of the DSB entry points that live in internal modules (runner, solvers) and
+  # are not exported, so they have no page: PresetContext, DLightSBOutput.
+  (r"py:class", r"iclr26_jax\.dsb\.(runner|solvers\.\w+)\.\w+"),
   # Exceptions named in "Raises:" sections: the rooms' own exceptions are documented where they
   # are exported; one raised by an internal module (e.g. core.datacheck.DataError) has no page.
   (r"py:exc", r"[A-Za-z_.]*(Error|Exception|Warning)"),
