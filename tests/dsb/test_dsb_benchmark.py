@@ -465,7 +465,7 @@ def test_presets():
     dsb.make_preset("hd_d2_s50_prior_uniform_a0.01", num_steps=14)
   with pytest.raises(ValueError, match="source_samples"):
     dsb.make_preset("image_d3072_s256_prior_gaussian_a0.01")
-  with pytest.raises(ValueError, match="name"):
+  with pytest.raises(ValueError, match="unknown preset"):
     dsb.make_preset("hd_d3_s50_prior_uniform_a0.01")
   with pytest.raises(ValueError, match="alpha"):
     dsb.make_preset("hd_d2_s50_prior_uniform_a0.01", alpha=0.5)

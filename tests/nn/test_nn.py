@@ -113,9 +113,12 @@ class _CsbmRef(nn.Module):
   def __call__(self, x, t):
     emb = nn.Embed(3, 4, name="time_embedding")(t)
     h = jnp.concatenate([x.astype(jnp.float32), emb.astype(jnp.float32)], axis=-1)
-    h = nn.relu(nn.Dense(8, name="hidden_0")(h))
-    h = nn.relu(nn.Dense(8, name="hidden_1")(h))
-    return nn.Dense(4 * 5, name="logits")(h).reshape(x.shape[0], 4, 5)
+    # CSBM initialises its layers as torch's nn.Linear does (#40): same variables as nn.Dense.
+    from iclr26_jax.dsb.solvers.csbm import TorchLinear as Dense
+
+    h = nn.relu(Dense(8, name="hidden_0")(h))
+    h = nn.relu(Dense(8, name="hidden_1")(h))
+    return Dense(4 * 5, name="logits")(h).reshape(x.shape[0], 4, 5)
 
 
 def _sin_emb(t, n, scale):
