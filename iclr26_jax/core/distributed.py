@@ -142,6 +142,13 @@ class PeerWatch(threading.Thread):
       self.client.key_value_set(f"{_PREFIX}/done/{self.me}", "1", allow_overwrite=True)
     except Exception:  # noqa: BLE001 — the coordinator may be gone already; nothing to tell
       pass
+    # Wait for the watch to end (every peer done: within one interval of the last one; a dead
+    # peer: its one line and exit 1) before the interpreter tears down. A daemon thread still
+    # inside a key-value call when the interpreter finalises is unwound through JAX's C++ frames
+    # and aborts the process ("terminate called after throwing an instance of ''", exit -6:
+    # seen once in CI on the resume of tests/core/test_preemption.py's two-process run).
+    if self.is_alive() and threading.current_thread() is not self:
+      self.join(timeout=self.timeout + 5 * self.interval)
 
   def _die(self, what: str) -> None:
     print(
