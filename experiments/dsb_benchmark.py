@@ -1,14 +1,14 @@
 """Command line for the DSB benchmark runner (``iclr26_jax.dsb.runner``).
 
   python -m experiments.dsb_benchmark --solvers=dlightsb,independent \\
-      --presets=gaussian_d2_a002 --seeds=0,1 --steps=500 --out=/tmp/dsb_table \\
+      --presets=hd_d2_s50_prior_gaussian_a0.02 --seeds=0,1 --steps=500 --out=/tmp/dsb_table \\
       --set=dlightsb.num_potentials=64
 
 Trains every solver on every preset for every seed, prints the Markdown table (mean ± std over
 seeds) and writes ``table.md`` and ``results.json`` into ``--out``. Solvers: truth, independent,
 prior, featurewise_eot, dlightsb, dlightsb_m, dlightsb_m_joint, csbm, alpha_csbm. Presets: the HD
-names ``hd_d{2,16,64}_s50_prior_{gaussian,uniform}_a{alpha}``, their aliases
-(``gaussian_d2_a002``, ``uniform_d16_a0005``, ...) and the enumerable ``tiny_d2_s6_uniform`` /
+names ``hd_d{2,16,64}_s50_prior_{gaussian,uniform}_a{alpha}`` (the former short names such as
+``gaussian_d2_a002`` still work, with a FutureWarning) and the enumerable ``tiny_d2_s6_uniform`` /
 ``tiny_d2_s10_uniform`` (one preset table, ``iclr26_jax.dsb.benchmark.PRESETS``). The metric
 columns are ``iclr26_jax.dsb.runner.METRICS``, the names ``experiments.main`` logs as ``eval/...``;
 trend in the catsbench 1.4 (off-diagonal) convention.
@@ -22,7 +22,9 @@ from absl import app, flags
 _SOLVERS = flags.DEFINE_list(
   "solvers", ["independent", "prior", "featurewise_eot", "dlightsb"], "Solver names."
 )
-_PRESETS = flags.DEFINE_list("presets", ["gaussian_d2_a002"], "Preset names or aliases.")
+_PRESETS = flags.DEFINE_list(
+  "presets", ["hd_d2_s50_prior_gaussian_a0.02"], "Preset names (dsb.PRESETS)."
+)
 _SEEDS = flags.DEFINE_list("seeds", ["0"], "Solver seeds.")
 _STEPS = flags.DEFINE_integer(
   "steps", None, "train_steps of the trained solvers (default: each solver's paper default)."
