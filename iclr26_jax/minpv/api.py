@@ -25,9 +25,18 @@ Recipe (the recommended settings, measured on Gaussian pairs with closed-form KL
 
 Measured at the defaults (2000 steps, lr 1e-3, 2 × 64 network, 10 000 samples a side): Gaussian
 KL d = 2 / 5 / 6 / 6 within +1.4 / −7.3 / −6.3 / −4.6 %; MI of correlated Gaussians d = 2…10
-within 10 % (+10.0 / −5.9 / −6.5 / −7.8 / −9.2 %). Known limit: large KL (7.6–10.8 nats at
-d = 10) is underestimated by 33–41 % (lr 3e-3 and 5000 steps: −20 %; lr 3e-3 at 2000 steps
-made the MI worse, −17.5 % at d = 5).
+within 10 % (+10.0 / −5.9 / −6.5 / −7.8 / −9.2 %).
+
+Known limit: large KL (7–11 nats at d = 10) is underestimated by 20–41 %. Measured on the d = 10
+pair of ``tests/minpv/test_minpv_api.py`` (seed 0, KL 7.108): defaults −31.0 %; batch 1024
+−23.6 %; width 128 −22.3 %; depth 3 −30.3 %; 4000 steps at lr 2e-3 −19.5 % (lr 3e-3 at 2000
+steps made the MI worse, −17.5 % at d = 5, so the default stays). The analytic time score of the
+same bridge on the same trained path, integrated on the same 100 nodes, gives 7.090: the path and
+the quadrature are right. The learned score is biased low at every t in [0, 0.8] (integrated
+error −2.15 nats: −0.25 in t < 0.05, −0.55 in [0.05, 0.2], −0.86 in [0.2, 0.5], −0.43 in
+[0.5, 0.8]), not at one end: the network under-fits the mean of a conditional target whose noise
+grows with the KL, and more samples, width or steps close the gap only slowly
+(``python -m experiments.minpv_large_kl [--options=JSON]`` prints this comparison).
 """
 
 from __future__ import annotations
