@@ -321,7 +321,16 @@ def bitplane_matmul(
   path, plat = resolve_path(impl, platform, layout.group_size)
 
   def xla_reference():
-    return xla_reference()
+    return reference.bitplane_matmul_reference(
+      x,
+      planes,
+      alpha,
+      beta,
+      prec,
+      precisions=layout.precisions,
+      group_size=layout.group_size,
+      out_dtype=out_dtype,
+    )
 
   if path == "xla":
     _log_once(("xla",), "bitplane_matmul: XLA reference path (dequantize + matmul)")
