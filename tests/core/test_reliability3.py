@@ -303,6 +303,62 @@ def test_a_batch_too_large_for_memory_is_one_line_and_leaves_no_workdir(tmp_path
   assert not work.exists()
 
 
+class _SlowFailingManager:
+  """Stands in for Orbax's manager: a background save that is still writing when the next one
+  is asked for, and that then fails (what ``inodes exhausted during a background save`` did)."""
+
+  def __init__(self):
+    self.saved = []
+
+  def save(self, step, **kwargs):
+    del kwargs
+    self.saved.append(step)
+
+  def check_for_errors(self):
+    pass
+
+  def is_saving_in_progress(self):
+    return True
+
+  def wait_until_finished(self):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+  def all_steps(self):
+    return []
+
+  def close(self):
+    pass
+
+
+def test_a_failed_background_save_is_named_with_its_own_step(tmp_path):
+  # Item 4 / 6: the save of step 20 failed while training ran on, and the error named step 30.
+  # Now the next save waits for the pending one first, so the failure names step 20 and step 30
+  # is never handed to the writer.
+  import jax.numpy as jnp
+
+  ck = ckpt_lib.Checkpointer(str(tmp_path), async_save=True)
+  ck._mgr.close()
+  ck._mgr = _SlowFailingManager()
+  ck.save(20, {"w": jnp.arange(4.0)})
+  with pytest.raises(ckpt_lib.CheckpointSaveError, match="saving checkpoint step 20 ") as info:
+    ck.save(30, {"w": jnp.arange(4.0)})
+  assert "\n" not in str(info.value) and "No space left" in str(info.value)
+  assert ck._mgr.saved == [20]
+
+
+def test_remove_temporary_counts_only_folders_that_are_gone(tmp_path, monkeypatch):
+  # Item 6: two SIGINTs reported "removed 1 temporary folder" while it was still on disk (a writer
+  # still running refilled it). Only folders that no longer exist are reported.
+  ck = ckpt_lib.Checkpointer(str(tmp_path), async_save=False)
+  tmp = tmp_path / ("7" + ckpt_lib._TMP_MARK + "-123")
+  os.makedirs(tmp / "default")
+  monkeypatch.setattr(ckpt_lib.shutil, "rmtree", lambda path, ignore_errors=False: None)
+  assert ck.remove_temporary() == [] and tmp.is_dir()
+  monkeypatch.undo()
+  assert ck.remove_temporary() == [str(tmp)] and not tmp.exists()
+  ck.close()
+
+
 # -- 5. signals outside the loop ---------------------------------------------------------------
 
 
