@@ -36,9 +36,10 @@ it averages to, so the network's signal-to-noise falls and, under Adam, the scor
 biased low (shrunk) at every t until the noise averages out. Batch size is what moves it, and a
 larger batch then takes a larger learning rate: on the d = 10 pair of seed 0 the earlier defaults
 (batch 256, lr 1e-3) gave −31 %; batch 1024 with 6000 steps −14.8 %; batch 4096 −18.1 % at lr
-1e-3, −8.8 % at 3e-3, −7.6 % at 5e-3; 4000 steps (batch 4096, lr 3e-3) −7.7 %. Measured not to be
+1e-3, −8.8 % at 3e-3, −7.6 % at 5e-3. At the defaults more steps only help (250 / 500 / 1000 /
+2000 / 4000 steps: −24.9 / −18.3 / −11.3 / −7.6 / −5.9 %). Measured not to be
 the cause (all at the earlier defaults): the path (trig −30.9 %, linear −34.3 %, spherical KMM
-−29.9 %, learned affine KMM −31.1 %), the bridge γ (0.3 / 3 / 10: −29 / −37 / −56 %), gradient
+−29.9 %, learned affine KMM −31.0 %), the bridge γ (0.3 / 3 / 10: −29 / −37 / −56 %), gradient
 clipping (off: −31.1 %), a quadratic-in-x residual head (−21 %; at the new defaults worse than
 the plain network on a mean shift, −36.8 against −28.6 %), and the quadrature (the analytic time
 score of the fitted bridge integrates to 7.090 against 7.108). Beyond ~7 nats raise ``steps``: a
