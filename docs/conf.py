@@ -270,3 +270,44 @@ def _write_method_pieces():
 
 
 _write_method_pieces()
+
+
+# Budget curves (#40): experiments/claims/budget_curves.json, measured by `python -m
+# experiments.reproduce --only=CLAIM --budget_curve=...`, shown on the claims page with what each
+# curve shows (reasons.curve_trend, the rule the reason classes follow) and its plot.
+def _write_budget_curves():
+  import json
+  import shutil
+
+  from experiments.claims import reasons
+
+  src = os.path.join(REPO, "experiments", "claims")
+  out = os.path.join(_GEN, "budget_curves")
+  os.makedirs(out, exist_ok=True)
+  with open(os.path.join(src, "budget_curves.json")) as f:
+    curves = json.load(f)
+  lines = []
+  for name in sorted(curves):
+    curve = curves[name]
+    trend, sentence = reasons.curve_trend(curve)
+    reason = reasons.REASONS.get(name)
+    lines += [f"### `{name}`", "", f"**{trend}** — {sentence}"]
+    if reason:
+      lines += ["", f"Recorded class: *{reason.cls}* ({_cell(reason.summary)})."]
+    if curve.get("note"):
+      lines += ["", f"Points: {_cell(curve['note'])}."]
+    png = name.replace("/", "__") + ".png"
+    if os.path.exists(os.path.join(src, "budget_curves", png)):
+      shutil.copyfile(os.path.join(src, "budget_curves", png), os.path.join(out, png))
+      lines += [
+        "",
+        f"```{{image}} /methods/_generated/budget_curves/{png}",
+        f":alt: {name}",
+        ":width: 520px",
+        "```",
+      ]
+    lines.append("")
+  _write(os.path.join(_GEN, "budget_curves.md"), "\n".join(lines))
+
+
+_write_budget_curves()
