@@ -77,14 +77,23 @@ _NOT_RUN = "Not run: the authors' code has no runnable setting at this budget (i
 
 REASONS: dict[str, Reason] = {
   "minpv/objectives_mi_d10": Reason(
-    "budget",
-    "budget curve moves toward passing (worst rel. error 0.32 → 0.30 → 0.16 at ¼ / ½ / 1×)",
-    "Budget curve (#40, measured 2026-12-03 at a10940a): worst mean relative error 0.319 / 0.298 / "
-    "0.157 at 375 / 750 / 1500 steps (seeds 0, 1; seed spread 0.04-0.23), a change of 0.16 "
-    "against a spread of 0.07 at the end points; not yet under 0.1, and above 1× is unmeasured. "
-    "Earlier (2026-12-02): only D3RE misses the 10 % band (0.121 at 1500 steps; conditional 0.036, DRE-∞ 0.028). The "
-    "authors' code at 1000 steps misses by 0.344 / 0.781 / 0.924 against this project's 0.034 / "
-    "0.111 / 0.119 at the same 1000 steps.",
+    "open",
+    "budget curve stalls past 1× (0.32 / 0.30 / 0.16 / 0.27 / 0.16 at ¼ / ½ / 1 / 2 / 4×)",
+    "Budget curve (#40): worst mean relative error 0.319 / 0.298 / 0.157 at 375 / 750 / 1500 steps "
+    "(2026-12-03, a10940a), 0.273 at 3000 and 0.157 at 6000 steps (2026-12-06). The end points "
+    "read toward passing (0.32 → 0.16), but from 1× to 4× the value does not move (0.157 / 0.273 "
+    "/ 0.157; seed spread 0.04-0.25): the budget stops helping at 1×, so the class is open (it "
+    "was budget on the ¼-1× points). Found: which objective fails changes with the seed, not "
+    "with the budget. At 2× the conditional objective (trig) and DRE-∞ pass (|MI error| 0.017 / "
+    "0.173 and 0.043 / 0.324 nats for seeds 0 / 1) while D3RE (bridge + implicit objective, "
+    "linear path, γ = 1) gives 1.19 and 2.29 against a true 2.02; at 4× conditional 0.118 / "
+    "0.119, DRE-∞ 0.338 / 0.082, D3RE 0.211 / 0.425. The two implicit-objective estimators "
+    "swing by 0.25-0.8 nats between seeds at every budget while the conditional one settles "
+    "(mean relative error 0.06 at 4×); what in the implicit objective (its boundary term, its "
+    "λ ∂_t s term at batch 256) makes its final estimate this seed-sensitive is not yet found. "
+    "Earlier (2026-12-02): conditional 0.036, DRE-∞ 0.028, D3RE 0.121 at 1500 "
+    "steps. The authors' code at 1000 steps misses by 0.344 / 0.781 / 0.924 against this "
+    "project's 0.034 / 0.111 / 0.119 at the same 1000 steps.",
     _OPENDRE
     + " Objectives at 1000 steps (d = 10, MI = 2, batch 256, 2 × 64), worst relative error "
     "of the MI estimate: conditional trig 0.344, DRE-∞ 0.781, D3RE 0.924; this project's at the "
@@ -92,10 +101,11 @@ REASONS: dict[str, Reason] = {
   ),
   "minpv/minpv_vs_fixed_d10": Reason(
     "budget",
-    "budget curve moves toward passing (+0.50 → +0.42 → +0.29 at ¼ / ½ / 1×)",
-    "Budget curve (#40, measured 2026-12-03 at a3a5594 / a10940a): MinPV − trig |MI error| "
-    "+0.498 / +0.420 / +0.290 at 750 / 1500 / 3000 steps (seeds 0, 1; change 0.21 against a seed "
-    "spread of 0.07), still > 0 at 1×; above 1× is unmeasured. "
+    "budget curve moves toward passing (+0.50 / +0.42 / +0.29 / +0.15 / +0.07 at ¼ … 4×)",
+    "Budget curve (#40): MinPV − trig |MI error| +0.498 / +0.420 / +0.290 at 750 / 1500 / 3000 "
+    "steps (2026-12-03, a3a5594 / a10940a) and +0.153 / +0.074 at 6000 / 12,000 steps "
+    "(2026-12-06; seeds 0, 1: +0.126 / +0.022 at 4×): every doubling moves it toward passing by "
+    "more than the seed spread (0.07-0.10), still > 0 at 4×. "
     "Learned path spends 27 % of its training times in the band where the MI accrues (trig 65 %); "
     "the authors' code learns the same path (band fraction 0.26) and gives claim value +0.65 "
     "(lr 3e-3) / +1.29 (lr 1e-3) against this project's +0.31. The reference trains with ~110× "
@@ -107,11 +117,13 @@ REASONS: dict[str, Reason] = {
   ),
   "lmkan/teacher_flop_ratio": Reason(
     "open",
-    "budget curve flat (0.436 at ¼ / ½ / 1×: lmKAN stays worse than the smallest MLP)",
-    "Budget curve (#40, measured 2026-12-03 at a0e616a): 0.4363 at 250 / 500 / 1000 steps, both "
-    "seeds, i.e. the upper-bound reading (smallest MLP's 2,129 FLOPs over lmKAN h = 16's 4,880): "
+    "budget curve flat (0.436 at ¼ … 4×: lmKAN stays worse than the smallest MLP)",
+    "Budget curve (#40): 0.4363 at 250 / 500 / 1000 steps (2026-12-03, a0e616a) and at 2000 / "
+    "4000 (2026-12-06), both seeds, i.e. the upper-bound reading (smallest MLP's 2,129 FLOPs "
+    "over lmKAN h = 16's 4,880): "
     "the most accurate lmKAN point stays less accurate than the smallest MLP (at 1×: 0.841 vs "
-    "0.731), so the ratio cannot move until it overtakes it; flat, so the class is open. "
+    "0.731; at 4×: 0.793 vs 0.650 / 0.657), so the ratio cannot move until it overtakes it; "
+    "flat, so the class is open. "
     "lmKAN h = 16 reaches 0.841 (below least squares 0.891) but not the smallest MLP (0.731); "
     "spec §14 expects no advantage on the random teacher at this scale. The authors' recipe at "
     "the same 1000 steps: eval-mode 22.1 / 18.4 (train-mode 1.015 / 1.000, the mean), this "
@@ -123,11 +135,14 @@ REASONS: dict[str, Reason] = {
   ),
   "lmkan/hessian_penalty_helps": Reason(
     "open",
-    "budget curve flat (0.917 / 0.904 / 0.947 at ¼ / ½ / 1×, seed spread 0.05-0.13)",
-    "Budget curve (#40, measured 2026-12-03 at 0b2b850 / ebaf387): without / with the penalty "
-    "0.917 / 0.904 / 0.947 at 125 / 250 / 500 steps (seeds 0-2; change +0.03 against a seed "
-    "spread of 0.13): flat and below 1 (the penalty does not help at any budget measured), so the "
-    "class is open. Ratio 0.947 (3 seeds, tanh teacher, 500 steps): no effect of the penalty with the affine "
+    "ratio rises to parity, not past it (0.92 / 0.90 / 0.95 / 1.00 / 0.98 at ¼ … 4×)",
+    "Budget curve (#40): without / with the penalty 0.917 / 0.904 / 0.947 at 125 / 250 / 500 "
+    "steps (2026-12-03, 0b2b850 / ebaf387) and 0.995 / 0.985 at 1000 / 2000 (2026-12-06; seeds "
+    "0-2: 0.979 / 0.975 / 1.001 at 4×). The end points read toward passing (+0.07 against a "
+    "spread of 0.05), but what the curve approaches is 1, the two runs equal, not the 1.1 the "
+    "claim asks: from 1× to 4× the change (+0.04) is inside the 1× seed spread (0.13), and no "
+    "point exceeds 1.001. The penalty stops hurting as training lengthens and never helps, so "
+    "the class stays open. Ratio 0.947 (3 seeds, tanh teacher, 500 steps): no effect of the penalty with the affine "
     "start. The authors' recipe on the same ablation learns nothing with or without the penalty "
     "(0.993–1.006); this project's recipe gives 0.998 in PyTorch (0.947 here).",
     _LMKAN
@@ -136,13 +151,21 @@ REASONS: dict[str, Reason] = {
   ),
   "lmkan/digits_flop_ratio": Reason(
     "open",
-    "budget curve falls (0.97 / 0.62 / 0.45 at ¼ / ½ / 1×) within a seed spread of 1.3",
-    "Budget curve (#40, measured 2026-12-03 at a0e616a / 4e9f139 / 0b2b850): 0.969 / 0.622 / "
-    "0.450 at 125 / 250 / 500 steps (seeds 0-4; per-seed ratios 0.25-1.57 at 1×): the mean "
-    "moves away from passing as steps grow, within the seed spread (flat by the rule). "
-    "Ratio 0.45 (lmKAN CNN c = 8 2.54 % vs 1.97 % for a CNN of equal FLOPs, 5 seeds). No authors' "
-    "number at this budget (their repository has no training scripts), and no convergence column: "
-    "seeds 0-4 of c = 8 range 1.8-4.0 %, and with two seeds the ratio was 0.30 or 1.57 by init draw.",
+    "budget curve flat past 1× (0.97 / 0.62 / 0.45 / 0.39 / 0.47 at ¼ … 4×), seed spread ~1.3",
+    "Budget curve (#40): 0.969 / 0.622 / 0.450 at 125 / 250 / 500 steps (2026-12-03, a0e616a / "
+    "4e9f139 / 0b2b850) and 0.392 / 0.474 at 1000 / 2000 (2026-12-06): flat within the seed "
+    "spread (per-seed ratios 0.20-1.57 at 2× and 0.34-1.57 at 4×), so the class is open. "
+    "Found: the per-seed values sit on a grid, 0.196 × 2^k (0.196 / 0.392 / 0.784 / 1.568 at "
+    "2×; six of the ten per-seed values at 2× and 4× are on it): each seed's lmKAN CNN is read off at "
+    "one of the four comparison CNNs (c = 4, 8, 16, 32, each twice the FLOPs of the last), "
+    "because a single seed's CNN test errors are not monotone in width. On 450 test images one "
+    "image is 0.22 pp, and the lmKAN-to-CNN gap the claim turns on is 2-3 images (at 1×: lmKAN "
+    "CNN c = 8 2.54 % vs 1.97 % for a CNN of equal FLOPs, 5 seeds; seeds 0-4 of c = 8 range "
+    "1.8-4.0 %). So the claim's value moves by factors of 2 with a few test images, and more "
+    "steps do not sharpen it: at this data size the measurement, not the budget, decides the "
+    "reading. What would: a larger test set or a denser comparison grid (the paper's CIFAR "
+    "scale, `--full`); neither fits the laptop. No authors' number at this budget (their "
+    "repository has no training scripts).",
   ),
   "qam/ogbench_puzzle3x3": Reason(
     "open",
@@ -160,10 +183,12 @@ REASONS: dict[str, Reason] = {
   ),
   "dsb/equal_steps_d2": Reason(
     "budget",
-    "budget curve moves toward passing (−0.24 → −0.21 → −0.08 at ¼ / ½ / 1×)",
-    "Budget curve (#40, measured 2026-12-03 at a3a5594 / a10940a): min margin over the "
-    "independent baseline −0.236 / −0.209 / −0.081 at B = 125 / 250 / 500 (seeds 0, 1; change 0.155 "
-    "against a seed spread of 0.01), still < 0 at 1×; above 1× is unmeasured. "
+    "budget curve crosses the threshold at 2× (−0.24 / −0.21 / −0.08 / +0.17 / +0.29 at ¼ … 4×)",
+    "Budget curve (#40): min margin over the independent baseline −0.236 / −0.209 / −0.081 at "
+    "B = 125 / 250 / 500 (2026-12-03, a3a5594 / a10940a) and +0.165 / +0.294 at B = 1000 / 2000 "
+    "(2026-12-06; seeds 0, 1: 0.162 / 0.169 and 0.290 / 0.297): every solver beats the "
+    "independent baseline from 2× on, with a seed spread of 0.01; the laptop budget (B = 500) is "
+    "the one point short of it. "
     "No solver converged at B = 500 on the D = 2 gaussian preset (stable = ±0.02), measured "
     "2026-12-02 with the reference's estimators (per-sample t, KL mean over D, forward first): "
     "cond shape at 500 → 1000 steps DLightSB 0.484 → 0.786, DLightSB-M (kl) 0.280 → 0.526, "
