@@ -77,23 +77,19 @@ _NOT_RUN = "Not run: the authors' code has no runnable setting at this budget (i
 
 REASONS: dict[str, Reason] = {
   "minpv/objectives_mi_d10": Reason(
-    "open",
-    "budget curve stalls past 1× (0.32 / 0.30 / 0.16 / 0.27 / 0.16 at ¼ / ½ / 1 / 2 / 4×)",
-    "Budget curve (#40): worst mean relative error 0.319 / 0.298 / 0.157 at 375 / 750 / 1500 steps "
-    "(2026-12-03, a10940a), 0.273 at 3000 and 0.157 at 6000 steps (2026-12-06). The end points "
-    "read toward passing (0.32 → 0.16), but from 1× to 4× the value does not move (0.157 / 0.273 "
-    "/ 0.157; seed spread 0.04-0.25): the budget stops helping at 1×, so the class is open (it "
-    "was budget on the ¼-1× points). Found: which objective fails changes with the seed, not "
-    "with the budget. At 2× the conditional objective (trig) and DRE-∞ pass (|MI error| 0.017 / "
-    "0.173 and 0.043 / 0.324 nats for seeds 0 / 1) while D3RE (bridge + implicit objective, "
-    "linear path, γ = 1) gives 1.19 and 2.29 against a true 2.02; at 4× conditional 0.118 / "
-    "0.119, DRE-∞ 0.338 / 0.082, D3RE 0.211 / 0.425. The two implicit-objective estimators "
-    "swing by 0.25-0.8 nats between seeds at every budget while the conditional one settles "
-    "(mean relative error 0.06 at 4×); what in the implicit objective (its boundary term, its "
-    "λ ∂_t s term at batch 256) makes its final estimate this seed-sensitive is not yet found. "
-    "Earlier (2026-12-02): conditional 0.036, DRE-∞ 0.028, D3RE 0.121 at 1500 "
-    "steps. The authors' code at 1000 steps misses by 0.344 / 0.781 / 0.924 against this "
-    "project's 0.034 / 0.111 / 0.119 at the same 1000 steps.",
+    "budget",
+    "budget curve passes at 2× (0.46 / 0.30 / 0.17 / 0.094 / 0.104 at ¼ … 4×)",
+    "Budget curve (#40, 2026-12-06, D3RE at the reference's lr 1e-3): worst mean relative error "
+    "0.457 / 0.298 / 0.166 / 0.094 / 0.104 at 375 / 750 / 1500 / 3000 / 6000 steps (seeds 0, 1; "
+    "change 0.35 against a seed spread of 0.06): under 0.1 at 2×, at the threshold at 4×. At 1× "
+    "conditional 0.041, DRE-∞ 0.020 and D3RE 0.166: D3RE alone holds the claim, biased low with a "
+    "small spread (1.686 ± 0.025 against 2.021), and more steps close it. Found on the way (the "
+    "curve first measured with D3RE at lr 3e-3 read 0.319 / 0.298 / 0.157 / 0.273 / 0.157, "
+    "stalling past 1×): at 3e-3 D3RE's implicit objective ended 1.10 nats apart over seeds 0-3 at "
+    "3000 steps (MI 1.19 / 2.29 / 1.40 / 2.10) and 1.13 apart with a 4× batch, so the spread was "
+    "the step size, not gradient noise; at 1e-3 0.26 apart. The claim's D3RE row now uses the "
+    "reference's 1e-3 (`experiments/claims/minpv.py`). The authors' code at 1000 steps misses by "
+    "0.344 / 0.781 / 0.924 against this project's 0.034 / 0.111 / 0.119 at the same 1000 steps.",
     _OPENDRE
     + " Objectives at 1000 steps (d = 10, MI = 2, batch 256, 2 × 64), worst relative error "
     "of the MI estimate: conditional trig 0.344, DRE-∞ 0.781, D3RE 0.924; this project's at the "
