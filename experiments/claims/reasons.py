@@ -159,8 +159,9 @@ REASONS: dict[str, Reason] = {
     "CNN c = 8 2.54 % vs 1.97 % for a CNN of equal FLOPs, 5 seeds; seeds 0-4 of c = 8 range "
     "1.8-4.0 %). So the claim's value moves by factors of 2 with a few test images, and more "
     "steps do not sharpen it: at this data size the measurement, not the budget, decides the "
-    "reading. What would: a larger test set or a denser comparison grid (the paper's CIFAR "
-    "scale, `--full`); neither fits the laptop. No authors' number at this budget (their "
+    "reading. What would: the paper's CIFAR-10 (10,000 test images; the room loads a local "
+    "copy, none ships and nothing is downloaded here) or a denser comparison grid; `--full` "
+    "keeps the same 450 digits test images. No authors' number at this budget (their "
     "repository has no training scripts).",
   ),
   "qam/ogbench_puzzle3x3": Reason(

@@ -260,9 +260,9 @@ def _gaussianize(a: np.ndarray) -> np.ndarray:
   data does not have, are broken by order). MI is invariant under such maps of each variable.
   """
   from scipy.special import ndtri
+  from scipy.stats import rankdata
 
-  ranks = np.argsort(np.argsort(a, axis=0, kind="stable"), axis=0, kind="stable")
-  return ndtri((ranks + 0.5) / a.shape[0])
+  return ndtri((rankdata(a, method="ordinal", axis=0) - 0.5) / a.shape[0])
 
 
 def estimate_mi(x, y, *, key: jax.Array, marginals: str = "gaussianize", **options) -> float:
