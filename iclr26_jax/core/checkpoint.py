@@ -312,7 +312,9 @@ class Checkpointer:
   def _open(self):
     _quiet_orbax_errors()
     options = ocp.CheckpointManagerOptions(
-      max_to_keep=self._keep, create=True, enable_async_checkpointing=self._async
+      preservation_policy=ocp.checkpoint_managers.LatestN(n=self._keep),
+      create=True,
+      enable_async_checkpointing=self._async,
     )
     # The handler is named so that ``item_metadata`` works before any save or restore.
     self._mgr = ocp.CheckpointManager(

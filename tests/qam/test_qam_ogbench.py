@@ -249,3 +249,30 @@ def test_missing_ogbench_import_error_names_extra(tmp_path):
   )
   assert out.returncode == 0, out.stderr
   assert "IMPORT-ERROR:" in out.stdout and 'pip install -e ".[rl]"' in out.stdout
+
+
+def test_rewards_are_timed_on_the_state_the_action_is_taken_in(puzzle):
+  """OGBench >= 1.2 relabels single-task data from s ("pre"): the loaded environment must reward a
+  step the same way, or offline rewards, online transitions and evaluation would disagree by one
+  step. Checked on recorded transitions where a button press changes the reward: restored to s_t
+  and stepped with a_t, the environment returns r(s_t) (the dataset's row t), not r(s_{t+1})."""
+  _, _, env, train, _ = puzzle
+  u = env.unwrapped
+  assert u._success_timing == oe.SUCCESS_TIMING == "pre"
+  assert oe.make_env(PUZZLE).unwrapped._success_timing == "pre"
+  inner = np.nonzero(
+    (train["terminals"][:-1] == 0) & (train["rewards"][1:] != train["rewards"][:-1])
+  )[0]
+  assert len(inner) >= 1, "no recorded transition changes the reward"
+  reproduced = 0
+  for t in inner[:4]:
+    env.reset(seed=0)
+    u.set_state(
+      train["qpos"][t].astype(np.float64),
+      train["qvel"][t].astype(np.float64),
+      train["button_states"][t],
+    )
+    _, r, _, _, _ = env.step(train["actions"][t])
+    assert r == train["rewards"][t], (t, r, train["rewards"][t], train["rewards"][t + 1])
+    reproduced += u.compute_reward() == train["rewards"][t + 1]
+  assert reproduced >= 1, "no press was reproduced: the check could not tell pre from post"

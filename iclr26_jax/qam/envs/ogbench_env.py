@@ -110,7 +110,10 @@ def load(
     )
   widths = check_files(paths, domain)
   env, train, val = ogbench.make_env_and_datasets(
-    env_name, dataset_dir=os.path.expanduser(dataset_dir), add_info=add_info, **env_kwargs
+    env_name,
+    dataset_dir=os.path.expanduser(dataset_dir),
+    add_info=add_info,
+    **{"success_timing": SUCCESS_TIMING, **env_kwargs},
   )
   dims = env_dims(env)
   for path, (obs_w, act_w) in zip(paths, widths):
@@ -294,6 +297,18 @@ def evaluate(
   }
 
 
+# When OGBench computes a step's reward, success and termination: "pre" = from the state s the
+# action is taken in, "post" = from the next state s'. OGBench >= 1.2 relabels single-task
+# datasets from s (``relabel_dataset`` reads the qpos / button states recorded with s) and
+# registers its single-task environments with "pre"; "post" was the behaviour before 1.2. QAM's
+# reference code (github.com/ColinQiyangLi/qam) loads its data through the same
+# ``ogbench.make_env_and_datasets`` with an unpinned ogbench, so "pre" is what it trains and
+# evaluates with today. It is passed explicitly (``make_env``, ``load``, the online environment) so
+# that the offline rewards, the online transitions and the evaluation agree whatever OGBench's
+# default becomes; ``success_timing="post"`` in ``env_kwargs`` overrides it.
+SUCCESS_TIMING = "pre"
+
+
 def make_env(env_name: str, **env_kwargs):
   """A fresh single-task environment for ``env_name`` (OGBench's rule: the dataset type is
   dropped, ``'puzzle-3x3-play-singletask-task1-v0'`` → ``gymnasium.make('puzzle-3x3-singletask-
@@ -306,6 +321,7 @@ def make_env(env_name: str, **env_kwargs):
   dataset_name_of(env_name)  # validates the name
   splits = env_name.split("-")
   pos = splits.index("singletask")
+  env_kwargs = {"success_timing": SUCCESS_TIMING, **env_kwargs}
   return gymnasium.make("-".join(splits[: pos - 1] + splits[pos:]), **env_kwargs)
 
 
