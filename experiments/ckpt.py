@@ -64,7 +64,7 @@ def read(directory: str, step: int):
   try:
     with ckpt_lib._tolerant_event_loops():
       meta = ck._mgr.item_metadata(int(step))
-    dev = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    dev = jax.sharding.make_single_device_sharding(jax.local_devices()[0])
     target = jax.tree.map(
       lambda m: jax.ShapeDtypeStruct(tuple(m.shape), m.dtype, sharding=dev), meta
     )

@@ -12,6 +12,28 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("ICLR26_CURVES", "0")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# The project's own modules (and a script run as __main__): a DeprecationWarning or FutureWarning
+# attributed to one of their frames is an error in the tests (setup.cfg's filterwarnings does the
+# same for in-process tests). Warnings raised inside third-party code stay warnings.
+OWN_MODULES = r"(iclr26_jax|kernels_pallas|experiments|examples)(\..*)?$|__main__$"
+_STRICT = (
+  "import runpy, sys, warnings\n"
+  "for c in (DeprecationWarning, FutureWarning):\n"
+  f"  warnings.filterwarnings('error', category=c, module={OWN_MODULES!r})\n"
+  "kind, target = sys.argv[1], sys.argv[2]\n"
+  "sys.argv = sys.argv[2:]\n"
+  "if kind == '-m':\n"
+  "  runpy.run_module(target, run_name='__main__', alter_sys=True)\n"
+  "else:\n"
+  "  runpy.run_path(target, run_name='__main__')\n"
+)
+
+
+def strict_python(target: str, *args: str, module: bool = True) -> list[str]:
+  """argv that runs ``python -m target args`` (or the script ``target`` when ``module=False``)
+  with deprecation warnings from the project's own frames turned into errors."""
+  return [sys.executable, "-c", _STRICT, "-m" if module else "-s", target, *args]
+
 
 def subprocess_env(**extra) -> dict:
   """Environment for child processes: this interpreter's, CPU only, repo importable."""

@@ -91,7 +91,9 @@ def test_docs_extra_is_pinned_and_installed_by_make():
   assert {"sphinx", "sphinx-book-theme", "myst-parser", "myst-nb"} <= names
   assert all("==" in r for r in reqs), reqs
   make = open(os.path.join(REPO, "Makefile")).read()
-  assert re.search(r'pip install --quiet -e "\.\[[^]]*\bdocs\b', make)
+  # make installs the lock, which `make lock` resolves with the docs extra.
+  assert re.search(r'pip install --quiet "\.\[[^]]*\bdocs\b', make)
+  assert re.search(r"pip install --quiet --no-deps -r \$\(LOCK\)", make)
   assert re.search(r"sphinx-build -b html -W --keep-going", make)
   test_line = re.search(r"\$\(MAKE\) --no-print-directory (.*?) \|\|", make).group(1).split()
   assert "test-docs" in test_line

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import REPO, strict_python, subprocess_env
 
 METHODS = ("anybcq", "dsb", "lmkan", "minpv", "pdns", "qam")
 SCRIPTS = sorted(glob.glob(os.path.join(REPO, "examples", "*.py")))
@@ -33,7 +33,7 @@ def test_example_runs_tiny(path):
   # One CPU device, as a user's laptop has (not the tier's 8 fake ones).
   env = subprocess_env(XLA_FLAGS="--xla_backend_optimization_level=0")
   r = subprocess.run(
-    [sys.executable, path, "--tiny"],
+    strict_python(path, "--tiny", module=False),
     cwd=REPO,
     env=env,
     capture_output=True,

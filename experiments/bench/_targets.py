@@ -47,7 +47,7 @@ def tpu_device(target: str):
 
 def specs_on(device, specs: Sequence) -> tuple:
   """``ShapeDtypeStruct``s (or None) placed on ``device`` (a ``SingleDeviceSharding``)."""
-  sh = jax.sharding.SingleDeviceSharding(device)
+  sh = jax.sharding.make_single_device_sharding(device)
   return tuple(
     None if s is None else jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh) for s in specs
   )

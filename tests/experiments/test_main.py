@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from iclr26_jax.core import metrics as metrics_lib
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import REPO, strict_python, subprocess_env
 
 CONFIGS = sorted(
   p
@@ -34,16 +34,16 @@ def compile_cache(tmp_path_factory):
 
 
 def _run(path, workdir, cache, *extra):
+  # strict_python: a DeprecationWarning / FutureWarning raised from the project's own code fails
+  # the smoke run (every config of every method runs here).
   return subprocess.run(
-    [
-      sys.executable,
-      "-m",
+    strict_python(
       "experiments.main",
       f"--config={path}:smoke",
       f"--workdir={workdir}",
       "--config.progress_bar=False",
       *extra,
-    ],
+    ),
     capture_output=True,
     text=True,
     cwd=REPO,
