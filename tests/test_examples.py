@@ -4,7 +4,6 @@ tiny sizes) in a fresh interpreter, as a user would run it from the repository r
 import glob
 import os
 import subprocess
-import sys
 
 import pytest
 
