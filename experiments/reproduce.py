@@ -20,6 +20,16 @@ and a run killed half-way keeps the claims it finished. ``--fresh`` starts the f
 FAIL)" column and the "Authors' code at this budget" paragraphs come from
 ``experiments/claims/reasons.py``; they never change a verdict.
 
+Interruption and concurrency (docs/runs.md). Ctrl-C or SIGTERM stops the whole job with one line
+and exit status 130 / 143; nothing is recorded for the claim it interrupted (a training stopped
+early on the signal is never valued), and that claim's previous row and plots stay until a new
+measurement of it completes (each claim runs in ``<claim>.partial/`` and replaces its folder only
+when done). Running the same command again resumes: claims whose row in the folder was measured at
+the same clean commit, scale, seed, budget and package versions are kept (``--redo`` runs them
+again) and the interrupted claim's trainings resume from their checkpoints in ``.partial/``. One
+job holds an output folder at a time (``<out>/.reproduce.lock``: a second one exits at once naming
+the holder), and ``results.json`` is merged with what is on disk at every write.
+
 Budget. ``--budget=K`` runs each selected claim at K times its budget (what that is, the claim's
 ``Claim.budget`` says: its step / update counts; a claim without one refuses K != 1); the row's
 scale reads ``laptop ×K``. ``--budget_curve=K1,K2,...`` runs every selected claim once per budget
@@ -38,9 +48,11 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -62,6 +74,12 @@ _FRESH = flags.DEFINE_bool(
   False,
   "Start the report over: drop the rows of earlier runs in --out (default: keep every claim's "
   "latest row and rebuild REPORT.md from all of them).",
+)
+_REDO = flags.DEFINE_bool(
+  "redo",
+  False,
+  "Run claims again whose row in --out was measured at this clean commit, scale, seed, budget "
+  "and package versions (by default a rerun keeps them and runs the rest).",
 )
 _REPORT_ONLY = flags.DEFINE_bool(
   "report_only", False, "Run nothing: rebuild REPORT.md from --out's results.json."
@@ -346,6 +364,8 @@ def run_claims(
 
   from experiments.claims import ClaimContext
 
+  from iclr26_jax.core import preemption
+
   check_budget(claims, budget)
   info = run_info(full, seed, budget) if info is None else info
   rows = []
@@ -353,13 +373,17 @@ def run_claims(
   for claim in bar:
     bar.set_postfix_str(claim.name)
     cdir = os.path.join(out, claim.name.replace("/", "__"))
-    shutil.rmtree(cdir, ignore_errors=True)  # every report is a fresh measurement
-    os.makedirs(cdir, exist_ok=True)
+    # The measurement runs in cdir.partial, kept across an interruption so that a rerun resumes its
+    # trainings from their checkpoints; cdir (the previous row's plots) is replaced only when the
+    # claim has a value.
+    partial = cdir + ".partial"
+    _open_partial(partial, info)
     t0 = time.time()
     error = None
     seed_values = None
+    stops = preemption.stop_requests()
     try:
-      ctx = ClaimContext(outdir=cdir, full=full, seed=seed, budget=budget, cache_dir=cache_dir)
+      ctx = ClaimContext(outdir=partial, full=full, seed=seed, budget=budget, cache_dir=cache_dir)
       res = claim.run(ctx)
       value, details, plots = float(res.value), res.details, list(res.plots)
       if res.seed_values is not None:
@@ -367,6 +391,17 @@ def run_claims(
     except Exception:  # noqa: BLE001 — report the failure, keep running the others.
       value, details, plots = float("nan"), "The claim raised an error.", []
       error = traceback.format_exc()
+    except BaseException as e:  # KeyboardInterrupt, a signal turned into an exception
+      bar.close()
+      raise ClaimInterrupted(claim.name, _signal_name(e)) from e
+    if preemption.stop_requests() != stops:
+      # A training inside the claim took a SIGINT / SIGTERM, saved and returned early: whatever the
+      # claim computed from it is not its measurement.
+      bar.close()
+      raise ClaimInterrupted(claim.name, "SIGINT or SIGTERM")
+    shutil.rmtree(cdir, ignore_errors=True)
+    os.replace(partial, cdir)
+    plots = [cdir + p[len(partial) :] if p.startswith(partial) else p for p in plots]
     secs = time.time() - t0
     row = dict(
       name=claim.name,
@@ -395,6 +430,95 @@ def run_claims(
     if on_row is not None:
       on_row(rows)
   return rows
+
+
+def _open_partial(partial: str, info: dict) -> None:
+  """Creates ``partial`` for a claim's measurement, or keeps the one an interrupted run left when
+  it was made for the same commit, scale, seed, budget and versions (its trainings then resume
+  from their checkpoints); one made for anything else is removed first."""
+  marker = os.path.join(partial, "RUN.json")
+  key = {k: info.get(k) for k in ("commit", "dirty", "scale", "seed", "budget", "versions")}
+  try:
+    with open(marker) as f:
+      same = json.load(f) == key
+  except (OSError, ValueError):
+    same = False
+  if not same:
+    shutil.rmtree(partial, ignore_errors=True)
+    os.makedirs(partial)
+    _atomic_write(marker, json.dumps(key))
+
+
+class ClaimInterrupted(Exception):
+  """A signal stopped the job during ``claim``: nothing is recorded for it."""
+
+  def __init__(self, claim: str, signal_name: str):
+    super().__init__(f"{signal_name} during {claim}")
+    self.claim = claim
+    self.signal_name = signal_name
+
+
+def _signal_name(e: BaseException) -> str:
+  if isinstance(e, KeyboardInterrupt):
+    return "SIGINT"
+  return getattr(e, "signal_name", None) or type(e).__name__
+
+
+def _raise_on_sigterm(signum, frame) -> None:
+  del signum, frame
+  raise _Terminated()
+
+
+class _Terminated(BaseException):
+  signal_name = "SIGTERM"
+
+
+def same_measurement(row: dict, info: dict) -> bool:
+  """True when ``row`` (a results.json row) was measured at ``info``'s commit on a clean tree, with
+  the same scale, seed, budget and package versions, and without an error: a rerun keeps it."""
+  return (
+    row.get("commit") not in (None, "unknown")
+    and row.get("commit") == info.get("commit")
+    and row.get("dirty") is False
+    and info.get("dirty") is False
+    and all(row.get(k) == info.get(k) for k in ("scale", "seed", "budget", "versions"))
+    and not row.get("error")
+  )
+
+
+class FolderLock:
+  """``<out>/.reproduce.lock``, held (``fcntl.flock``, released by the kernel if the process
+  dies) for a whole job; the file names the holder so that a second job can say who it is."""
+
+  def __init__(self, out: str):
+    self.path = os.path.join(out, ".reproduce.lock")
+    self._f = None
+
+  def acquire(self) -> str | None:
+    """None when taken; else a line naming the job that holds it."""
+    f = open(self.path, "a+")
+    try:
+      fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+      f.seek(0)
+      holder = f.read().strip() or "another job"
+      f.close()
+      return holder
+    f.seek(0)
+    f.truncate()
+    f.write(
+      f"reproduce pid {os.getpid()} on {platform.node()} since "
+      f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%dT%H:%M:%SZ}\n"
+    )
+    f.flush()
+    self._f = f
+    return None
+
+  def release(self) -> None:
+    if self._f is not None:
+      fcntl.flock(self._f, fcntl.LOCK_UN)
+      self._f.close()
+      self._f = None
 
 
 def check_budget(claims, budget: float) -> None:
@@ -592,6 +716,36 @@ def main(argv):
     sys.exit(2)
   curves_file = _CURVES_FILE.value or DEFAULT_CURVES
   os.makedirs(out, exist_ok=True)
+  lock = FolderLock(out)
+  holder = lock.acquire()
+  if holder is not None:
+    print(f"error: {out} is in use by {holder}; wait for it or pass another --out", file=sys.stderr)
+    sys.exit(2)
+  if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGTERM, _raise_on_sigterm)
+  try:
+    _main_locked(claims, order, out, budgets, curves_file)
+  except ClaimInterrupted as e:
+    print(
+      f"{e.signal_name} received during {e.claim}: stopped; nothing was recorded for it (its "
+      f"previous row and plots are kept) and the rows already written stay in {out}/results.json; "
+      "run the same command to resume",
+      file=sys.stderr,
+    )
+    sys.exit(143 if e.signal_name == "SIGTERM" else 130)
+  except (KeyboardInterrupt, _Terminated) as e:  # between claims or while writing the report
+    name = _signal_name(e)
+    print(
+      f"{name} received: stopped; the rows already written stay in {out}/results.json; run the "
+      "same command to resume",
+      file=sys.stderr,
+    )
+    sys.exit(143 if name == "SIGTERM" else 130)
+  finally:
+    lock.release()
+
+
+def _main_locked(claims, order, out, budgets, curves_file) -> None:
   cache = os.path.join(out, ".jax_cache") if _CACHE.value is None else _CACHE.value
   if cache:
     import jax
@@ -600,11 +754,24 @@ def main(argv):
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
   if not claims:
     print("no claims registered" + (f" for {_ONLY.value}" if _ONLY.value else ""), file=sys.stderr)
-  previous = [] if _FRESH.value else read_results(out)
+  if _FRESH.value and os.path.exists(os.path.join(out, "results.json")):
+    _atomic_write(os.path.join(out, "results.json"), "[]")
+  previous = read_results(out)
   t0 = time.time()
+  info = run_info(_FULL.value, _SEED.value, _BUDGET.value)
+  if not budgets and not _REDO.value:
+    done = {r["name"] for r in previous if same_measurement(r, info)} & {c.name for c in claims}
+    if done:
+      print(
+        f"kept {len(done)} claim(s) already measured at this commit, scale, seed and versions "
+        "(--redo runs them again)",
+        file=sys.stderr,
+      )
+      claims = [c for c in claims if c.name not in done]
 
   def report(rows_so_far):
-    merged = merge_rows(previous, rows_so_far, order)
+    # Merged with what is on disk now (this job holds the folder's lock), never a stale copy.
+    merged = merge_rows(read_results(out), rows_so_far, order)
     path = write_report(
       out, merged, _FULL.value, time.time() - t0, ran=len(rows_so_far), curves_file=curves_file
     )
@@ -613,7 +780,9 @@ def main(argv):
   if budgets:
     run_curves(claims, out, budgets, curves_file, report, previous)
     return
-  rows = run_claims(claims, out, _FULL.value, _SEED.value, on_row=report, budget=_BUDGET.value)
+  rows = run_claims(
+    claims, out, _FULL.value, _SEED.value, info=info, on_row=report, budget=_BUDGET.value
+  )
   path, merged = report(rows)
   n_pass = sum(r["passed"] for r in rows)
   kept = len(merged) - len(rows)

@@ -29,6 +29,18 @@ import threading
 import jax
 
 
+_STOPS = [0]  # stop requests handled by any StopRequest in this process
+
+
+def stop_requests() -> int:
+  """How many SIGINT / SIGTERM a ``StopRequest`` has handled in this process so far.
+
+  A training run that stops early on a signal returns normally (``TrainResult.preempted``); a
+  caller that runs several trainings and must not value a cut-short one (the reproduce job)
+  compares this count before and after each."""
+  return _STOPS[0]
+
+
 class StopRequest:
   """Watches for SIGTERM / SIGINT during a training loop (see the module docstring)."""
 
@@ -57,6 +69,7 @@ class StopRequest:
   def _handle(self, signum, frame) -> None:
     del frame
     name = signal.Signals(signum).name
+    _STOPS[0] += 1
     if self.signal_name is not None and signum == signal.SIGINT:
       signal.signal(signal.SIGINT, signal.default_int_handler)
       raise KeyboardInterrupt  # the second Ctrl-C: out now
