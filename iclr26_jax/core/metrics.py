@@ -309,9 +309,27 @@ class MetricWriter:
 
 
 def read_jsonl(path: str) -> list[dict]:
-  """All records of a metrics file, in order."""
+  """All records of a metrics file, in order.
+
+  A last line cut short (a run killed while it wrote) is skipped with one warning naming the file
+  and the line; an unreadable line before the last raises ``ValueError`` naming both.
+  """
   with open(path) as f:
-    return [json.loads(l) for l in f if l.strip()]
+    lines = [(i, line) for i, line in enumerate(f, 1) if line.strip()]
+  records = []
+  for k, (i, line) in enumerate(lines):
+    try:
+      records.append(json.loads(line))
+    except json.JSONDecodeError as e:
+      if k == len(lines) - 1:
+        import logging
+
+        logging.getLogger(__name__).warning(
+          "%s: skipped line %d, cut short (%s); the records before it are read", path, i, e.msg
+        )
+        break
+      raise ValueError(f"{path}, line {i}: not a JSON record ({e.msg})") from None
+  return records
 
 
 def _clock(seconds: float) -> str:

@@ -539,10 +539,34 @@ def _get(d, key):
   raise KeyError(key)
 
 
+# The globals a CIFAR-10 python batch may name: numpy's array reconstruction (numpy 1.x and 2.x
+# module paths) and dtypes. Dicts, lists, bytes and strings are pickle opcodes of their own.
+_CIFAR_GLOBALS = {
+  ("numpy.core.multiarray", "_reconstruct"),
+  ("numpy._core.multiarray", "_reconstruct"),
+  ("numpy", "ndarray"),
+  ("numpy", "dtype"),
+  ("numpy.core.multiarray", "scalar"),
+  ("numpy._core.multiarray", "scalar"),
+}
+
+
+class _CifarUnpickler(pickle.Unpickler):
+  """Loads numpy arrays, dicts, lists, bytes and strings; any other global (the way a crafted
+  pickle reaches ``os.system`` or ``eval``) is refused before anything of it runs."""
+
+  def find_class(self, module, name):
+    if (module, name) in _CIFAR_GLOBALS:
+      return super().find_class(module, name)
+    raise pickle.UnpicklingError(f"refused global {module}.{name} (not part of a CIFAR-10 batch)")
+
+
 def load_cifar10_batch(file):
   """Reads one CIFAR-10 python-pickle batch (`data_batch_k` or `test_batch`).
 
-  Only open files you trust: the format is a Python pickle.
+  The pickle is read by a restricted unpickler that admits only numpy arrays, dicts, lists, bytes
+  and strings: a file that names any other Python object (as a crafted pickle does to run code)
+  is refused with a ``DataError`` and nothing of it runs.
 
   Args:
     file: local path.
@@ -554,7 +578,9 @@ def load_cifar10_batch(file):
     raise FileNotFoundError(f"CIFAR-10 batch not found: {file!r}. {CIFAR10_HELP}")
   try:
     with open(file, "rb") as f:
-      d = pickle.load(f, encoding="bytes")
+      d = _CifarUnpickler(f, encoding="bytes").load()
+  except pickle.UnpicklingError as e:
+    raise DataError(f"{file!r} is not a CIFAR-10 python batch: {e}") from e
   except Exception as e:  # noqa: BLE001 — garbage or truncated: one line naming the file
     raise DataError(f"{file!r} is not a readable CIFAR-10 python batch ({type(e).__name__})") from e
   try:

@@ -13,6 +13,7 @@ import pytest
 from experiments import plot
 from experiments.configs.toy import regression
 from iclr26_jax.core import curves, toy, trainer
+from iclr26_jax.core import metrics as metrics_lib
 from tests.conftest import REPO
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -130,3 +131,20 @@ def test_series_groups_and_log_scale_rule(tmp_path):
   assert curves.select_keys(s, ["train", "eval/*"]) == ["eval/acc", "train/loss"]
   with pytest.raises(ValueError, match="labels: got 2 names for 1 workdirs"):
     curves.plot_runs([str(tmp_path)], out=str(tmp_path / "p.png"), labels=["a", "b"])
+
+
+def test_cut_last_line_is_skipped_with_a_note(tmp_path, capsys, caplog):
+  """A metrics.jsonl whose last line was cut by a kill plots the records before it."""
+  path = tmp_path / "metrics.jsonl"
+  good = [{"step": s, "train/loss": 1.0 / s} for s in (1, 2, 3)]
+  path.write_text("".join(json.dumps(r) + "\n" for r in good) + '{"step": 4, "train/lo')
+  out = tmp_path / "c.png"
+  with caplog.at_level("WARNING"):
+    assert plot.main([str(tmp_path), "--out", str(out)]) == 0
+  assert out.exists()
+  assert any(f"{path}: skipped line 4, cut short" in r.getMessage() for r in caplog.records)
+  assert metrics_lib.read_jsonl(str(path)) == good
+  # A bad line before the last is damage, not a cut: named, not skipped.
+  path.write_text('{"step": 1}\n{"ste\n{"step": 3}\n')
+  with pytest.raises(ValueError, match=r"line 2: not a JSON record"):
+    metrics_lib.read_jsonl(str(path))

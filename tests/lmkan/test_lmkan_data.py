@@ -5,6 +5,7 @@ Loaders are tested on tiny files written here (pytest tmp_path); generators agai
 
 import importlib.util
 import math
+import os
 import pickle
 import sys
 
@@ -197,3 +198,27 @@ def test_load_cifar10_errors(tmp_path):
     pickle.dump({b"data": np.zeros((2, 100), np.uint8), b"labels": [0, 1]}, f)
   with pytest.raises(ValueError, match=r"\(N, 3072\)"):
     data.load_cifar10(bad)
+
+
+class _RunsCode:
+  """What a crafted pickle does: its __reduce__ names a callable that the loader would call."""
+
+  def __init__(self, marker):
+    self.marker = marker
+
+  def __reduce__(self):
+    return (os.mkdir, (self.marker,))
+
+
+def test_crafted_cifar_pickle_is_refused_without_running(tmp_path):
+  marker = str(tmp_path / "ran")
+  path = tmp_path / "data_batch_1"
+  with open(path, "wb") as f:
+    pickle.dump({b"data": _RunsCode(marker), b"labels": [0]}, f)
+  with pytest.raises(data.DataError, match="refused global"):
+    data.load_cifar10_batch(path)
+  assert not os.path.exists(marker)  # nothing of it ran
+  # The unrestricted loader would have run it: the test can fail.
+  with open(path, "rb") as f:
+    pickle.load(f)
+  assert os.path.exists(marker)
