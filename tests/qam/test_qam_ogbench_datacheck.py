@@ -61,3 +61,25 @@ def test_load_checks_before_training_sees_the_data(tmp_path):
     ValueError, match=re.escape(f"{train}['observations']: non-finite value nan at data row 2")
   ):
     oe.load(PUZZLE, str(tmp_path))
+
+
+@pytest.mark.parametrize(
+  "width,value,message",
+  [
+    (1, 0, "expected 9 columns (the buttons of puzzle-3x3); got 1"),
+    (8, 0, "expected 9 columns (the buttons of puzzle-3x3); got 8"),
+    (9, 3, "expected 0 / 1 values; got [0, 3]"),
+  ],
+)
+def test_button_states_width_and_values(tmp_path, width, value, message):
+  """OGBench relabels puzzle rewards by broadcasting button_states against the target: a (n, 1)
+  array or values other than 0 / 1 would give wrong rewards silently. Refused at load."""
+  paths = _write(tmp_path)
+  z = dict(np.load(paths[0]))
+  z["button_states"] = np.zeros((8, width), np.int64)
+  z["button_states"][3, 0] = value
+  np.savez_compressed(paths[0], **z)
+  with pytest.raises(ValueError, match=re.escape(f"{paths[0]}['button_states']: {message}")):
+    oe.check_files(paths, "puzzle-3x3")
+  assert oe.button_count("puzzle-4x5") == 20 and oe.button_count("scene") == 2
+  assert oe.button_count("cube-double") == 0

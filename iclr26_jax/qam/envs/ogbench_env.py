@@ -141,6 +141,14 @@ FILE_KEYS = {
 }
 
 
+def button_count(domain: str) -> int:
+  """Buttons whose states OGBench relabels from: R·C for ``puzzle-RxC``, 2 for ``scene``, else 0."""
+  m = re.fullmatch(r"puzzle-(\d+)x(\d+)", domain)
+  if m:
+    return int(m.group(1)) * int(m.group(2))
+  return 2 if domain == "scene" else 0
+
+
 def check_files(paths, domain: str = "") -> list[tuple[int, int]]:
   """Checks the ``.npz`` files ``paths`` before OGBench reads them; returns their
   ``(observation width, action width)``.
@@ -159,7 +167,8 @@ def check_files(paths, domain: str = "") -> list[tuple[int, int]]:
     DataError: one line naming the file, the array and what was expected.
   """
   required = dict(FILE_KEYS)
-  if domain.startswith("puzzle") or domain == "scene":
+  buttons = button_count(domain)
+  if buttons:
     required["button_states"] = "numeric"
   widths = []
   for path in paths:
@@ -171,6 +180,19 @@ def check_files(paths, domain: str = "") -> list[tuple[int, int]]:
       arrays[key] = require_array(z[key], src, kind=kind, shape=shape, min_rows=2)
       require_finite(arrays[key], src)
     require_same_rows(arrays, path)
+    if buttons:
+      # OGBench's relabelling compares these rows with the task's target states by broadcasting:
+      # a wrong width or a value other than 0 / 1 would give wrong rewards without an error.
+      bs = arrays["button_states"]
+      if bs.shape[1] != buttons:
+        raise DataError(
+          f"{path}['button_states']: expected {buttons} columns (the buttons of {domain}); got "
+          f"{bs.shape[1]}: the file was written for another environment"
+        )
+      if not np.isin(bs, (0, 1)).all():
+        raise DataError(
+          f"{path}['button_states']: expected 0 / 1 values; got {np.unique(bs)[:5].tolist()}"
+        )
     term = arrays["terminals"]
     if not np.isin(term, (0, 1)).all():
       raise DataError(f"{path}['terminals']: expected 0 / 1 values; got {np.unique(term)[:5]}")
