@@ -57,6 +57,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from iclr26_jax.core import loop
 from iclr26_jax.core import optim as optim_lib
 from iclr26_jax.minpv import estimator, losses, networks
 from iclr26_jax.minpv import paths as paths_lib
@@ -71,6 +72,23 @@ def _check_samples(name: str, x, dim: int | None = None) -> np.ndarray:
   if not np.all(np.isfinite(a)):
     raise ValueError(f"{name} must be finite; got {int(np.sum(~np.isfinite(a)))} non-finite values")
   return a.astype(np.float64)
+
+
+def _check_spread(name: str, a: np.ndarray) -> None:
+  """Refuses samples with no spread in some direction (a constant column, all points on a line
+  or plane, n <= d): they have no density, so a log ratio against them is infinite, and a fit
+  would return a finite number without a word."""
+  n, d = a.shape
+  if n <= d:
+    raise ValueError(f"{name}: need more samples than dimensions (n > d); got shape {a.shape}")
+  evals = np.linalg.eigvalsh(np.cov(a, rowvar=False).reshape(d, d))
+  if evals[0] <= 1e-10 * max(evals[-1], 1e-300):
+    direction = "a constant column" if np.any(np.ptp(a, axis=0) == 0) else "a flat direction"
+    raise ValueError(
+      f"{name} is degenerate ({direction}: zero variance in some direction, covariance "
+      f"eigenvalues {evals[0]:.3g} .. {evals[-1]:.3g}); its density does not exist and the log "
+      "ratio would be infinite"
+    )
 
 
 def _whitener(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -172,6 +190,11 @@ def fit_log_ratio(
     gamma: bridge γ of v_t = γ t(1 − t) + ε_b(α² + β²), ε_b = 0.005.
   Returns:
     ``LogRatio``: callable x (n, d) → (n,) float32 log p(x)/q(x), with ``.kl()``.
+  Raises:
+    ValueError: bad shapes or options, non-finite samples, or degenerate samples (zero variance in
+      some direction, n <= d: no density, the ratio would be infinite); each names the argument.
+    core.loop.NonFiniteLossError: the training loss became NaN / inf (the step is named).
+    KeyboardInterrupt: Ctrl-C stops the fit within one chunk of 100 steps.
 
   Examples:
     >>> import jax, numpy as np
@@ -198,6 +221,8 @@ def fit_log_ratio(
       f"need depth >= 0, learning_rate > 0, gamma > 0; got {depth}, {learning_rate}, {gamma}"
     )
   d = xp.shape[1]
+  _check_spread("x_p", xp)
+  _check_spread("x_q", xq)
   mean, w = _whitener(np.concatenate([xp, xq]))
   zp = jnp.asarray((xp - mean) @ w.T, jnp.float32)
   zq = jnp.asarray((xq - mean) @ w.T, jnp.float32)
@@ -237,8 +262,11 @@ def fit_log_ratio(
     updates, opt = tx.update(grads, opt, params)
     return (jax.tree.map(jnp.add, params, updates), opt), loss
 
-  run = jax.jit(lambda carry, keys: jax.lax.scan(step, carry, keys))
-  (params, _), loss_trace = run((params, tx.init(params)), jax.random.split(k_train, int(steps)))
+  # Chunks of 100 steps: Ctrl-C is honoured between them and a non-finite loss stops the fit with
+  # its step named (core.loop); the steps are those of one scan over all of them.
+  (params, _), loss_trace = loop.scan_in_chunks(
+    step, (params, tx.init(params)), jax.random.split(k_train, int(steps)), name="fit_log_ratio"
+  )
   return LogRatio(
     params=params,
     x_p=xp,

@@ -1,0 +1,103 @@
+"""``scan_in_chunks``: a ``lax.scan`` over many steps, run as short jitted chunks.
+
+A fit written as one jitted ``lax.scan`` of all its steps cannot be stopped: Python sees Ctrl-C
+only when the compiled call returns, and a NaN is found only at the end. Run in chunks of
+``chunk`` steps (one compile: the last chunk is padded with inactive steps that leave the carry
+as it is), the same fit returns control to Python between chunks, so ``KeyboardInterrupt`` lands
+within one chunk's time, a non-finite loss stops it with the step range named, and progress can
+be reported. The steps and their order are those of the single scan.
+
+Examples:
+  >>> import jax, jax.numpy as jnp
+  >>> def step(w, k):
+  ...   g = 2.0 * (w - 3.0) + 0.0 * jax.random.normal(k)
+  ...   w = w - 0.1 * g
+  ...   return w, (w - 3.0) ** 2
+  >>> w, losses = scan_in_chunks(step, jnp.float32(0.0), jax.random.split(jax.random.key(0), 50),
+  ...                            chunk=16)
+  >>> losses.shape, round(float(w), 3)
+  ((50,), 3.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class NonFiniteLossError(FloatingPointError):
+  """A fit's loss became NaN or infinite; the message names the first bad step."""
+
+
+def scan_in_chunks(
+  step: Callable[[Any, Any], tuple[Any, jax.Array]],
+  carry: Any,
+  xs: Any,
+  *,
+  chunk: int = 100,
+  name: str = "fit",
+  check_finite: bool = True,
+  on_chunk: Callable[[int, np.ndarray], None] | None = None,
+) -> tuple[Any, np.ndarray]:
+  """``jax.lax.scan(step, carry, xs)`` in jitted chunks; returns ``(carry, losses)``.
+
+  Args:
+    step: ``(carry, x) -> (carry, loss)`` with a scalar ``loss`` (one step of the fit).
+    carry: the initial carry (a pytree of arrays).
+    xs: a pytree whose leaves have a leading axis of length ``n`` (the steps), e.g. keys (n, ...).
+    chunk: steps per compiled call (>= 1); control returns to Python between chunks.
+    name: what the error messages call the fit.
+    check_finite: raise ``NonFiniteLossError`` at the first chunk whose loss is NaN / inf.
+    on_chunk: called as ``on_chunk(steps_done, losses_so_far)`` after each chunk (progress).
+  Returns:
+    the final carry and the losses, numpy ``(n,)``.
+  Raises:
+    ValueError: ``chunk`` < 1 or leaves of ``xs`` with different leading lengths.
+    NonFiniteLossError: the loss is not finite (names the first bad step, 1-based, of ``n``).
+    KeyboardInterrupt: Ctrl-C, within one chunk's time.
+  """
+  if int(chunk) < 1:
+    raise ValueError(f"chunk must be >= 1; got {chunk}")
+  lengths = {int(leaf.shape[0]) for leaf in jax.tree.leaves(xs)}
+  if len(lengths) != 1:
+    raise ValueError(f"xs leaves must share their leading (step) axis; got lengths {lengths}")
+  (n,) = lengths
+  size = min(int(chunk), n)
+  runner = _chunk_runner(step)
+  losses = []
+  for start in range(0, n, size):
+    stop = min(start + size, n)
+    part = jax.tree.map(lambda a: _pad_to(a[start:stop], size), xs)
+    active = jnp.arange(size) < (stop - start)
+    carry, out = runner(carry, part, active)
+    out = np.asarray(out)[: stop - start]  # waits for the chunk: Ctrl-C lands here
+    losses.append(out)
+    if check_finite and not np.all(np.isfinite(out)):
+      bad = start + int(np.argmin(np.isfinite(out))) + 1
+      raise NonFiniteLossError(
+        f"{name}: the loss is {out[bad - start - 1]} at step {bad} of {n} (finite through step "
+        f"{bad - 1}); lower the learning rate or check the inputs"
+      )
+    if on_chunk is not None:
+      on_chunk(stop, np.concatenate(losses))
+  return carry, np.concatenate(losses) if losses else np.zeros((0,), np.float32)
+
+
+def _pad_to(a, size):
+  if a.shape[0] == size:
+    return a
+  pad = jnp.repeat(a[-1:], size - a.shape[0], axis=0)
+  return jnp.concatenate([a, pad], axis=0)
+
+
+def _chunk_runner(step):
+  def masked(carry, inputs):
+    x, live = inputs
+    new, loss = step(carry, x)
+    carry = jax.tree.map(lambda a, b: jnp.where(live, a, b), new, carry)
+    return carry, loss
+
+  return jax.jit(lambda carry, xs, active: jax.lax.scan(masked, carry, (xs, active)))
