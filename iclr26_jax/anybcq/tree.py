@@ -308,7 +308,8 @@ def quantize_params(
     rounds: T, refinement rounds for the base and every expansion (paper: 20).
     asymmetric: per-(row, group, precision) offsets beta (the paper's setting and the default of
       every AnyBCQ function here).
-    filter: which leaves to quantize: None (every 2-D leaf named ``kernel``), a regex searched in
+    filter: which leaves to quantize (integer kernels are cast to float32 and dequantize to
+      float32): None (every 2-D leaf named ``kernel``), a regex searched in
       the ``"/"``-joined path (e.g. ``"Dense_[01]/kernel"``), or ``filter(path, leaf) -> bool``.
   Returns:
     ``QuantizedParams``; ``.dequantize(p)`` / ``dequantize_params(q, p)`` give the p-bit tree,
@@ -362,7 +363,10 @@ def quantize_params(
     except ValueError as e:
       raise ValueError(f"quantize_params: kernel {name}: {e}") from None
     in_features[path] = int(k)
-    dtypes[path] = jnp.asarray(kernel).dtype
+    dt = jnp.asarray(kernel).dtype
+    # An integer (or bool) kernel is quantized as float32 and comes back as float32: its
+    # dequantization is not an integer, and rounding it back would truncate it.
+    dtypes[path] = dt if jnp.issubdtype(dt, jnp.floating) else jnp.dtype(jnp.float32)
   return QuantizedParams(
     params=params,
     weights=weights,

@@ -140,3 +140,14 @@ def test_bad_inputs(mlp):
   bad["params"]["out"]["kernel"] = bad["params"]["out"]["kernel"].at[0, 0].set(jnp.nan)
   with pytest.raises(ValueError, match="params/out/kernel.*non-finite"):
     anybcq.quantize_params(bad, bits=BITS, rounds=T)
+
+
+def test_integer_kernel_is_cast_to_float():
+  """An integer kernel is quantized and dequantized as float32 (a kernel of ones is exactly
+  representable at every precision: one scale per group, all signs +1), never truncated."""
+  params = {"params": {"dense": {"kernel": jnp.ones((64, 8), jnp.int32), "bias": jnp.zeros(8)}}}
+  q = anybcq.quantize_params(params, bits=(2, 3), rounds=4)
+  for b in (2, 3):
+    k = anybcq.dequantize_params(q, b)["params"]["dense"]["kernel"]
+    assert k.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(k), 1.0, rtol=1e-6)
