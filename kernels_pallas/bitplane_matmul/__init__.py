@@ -8,8 +8,10 @@ B_0..B_{NB-1} in {-1, +1}^{K x N} once and scales per (precision, group, plane):
     W^(p)[k, n] = beta^(p)[k // g, n] + sum_{b < p} alpha^(p)_b[k // g, n] * B_b[k, n]
 
 Modules: ``format`` (packing, layout, checkpoint converters), ``reference`` (pure-jnp oracle and
-XLA path), ``kernel_tpu`` (Mosaic), ``kernel_gpu`` (Triton), ``blocks`` (block-size table) and
-``ops`` (the public, differentiable op). Imports only JAX.
+XLA path), ``kernel_tpu`` (Mosaic TPU), ``kernel_wgmma`` (Mosaic GPU, Hopper: the default GPU
+kernel), ``kernel_mgpu`` (Mosaic GPU lookup-table GEMV for a few rows), ``kernel_gpu`` (Triton:
+deprecated, explicit only), ``blocks`` (block-size tables) and ``ops`` (the public,
+differentiable op). Imports only JAX.
 """
 
 from kernels_pallas.bitplane_matmul.blocks import BLOCK_TABLE, BlockConfig, pick_config

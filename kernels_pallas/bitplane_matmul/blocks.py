@@ -17,13 +17,27 @@ Why these numbers:
   lookup-table GEMV (``kernel_mgpu``, variant ``"lut"``): one warpgroup per block, BN = 128 ·
   columns per thread (``bn``), ``bk`` = the K slice of one block (256: its 32 chunk tables fill
   32 KiB of shared memory), split-K = K / bk. Its work grows with M (one table and one lookup
-  pass per row) while the Triton decode kernel's does not up to 16 rows; ``LUT_MAX_M`` is where
+  pass per row) while a tensor-core kernel's does not up to its row block; ``LUT_MAX_M`` is where
   the roofline estimate (``experiments/bench/_roofline.py``, counted PTX per weight-plane at the
-  integer-issue rate) of the two crosses. It needs N % 128 == 0 (no plane copies).
-* GPU (Triton): power-of-two blocks, dot dims >= 16 (decode pads M to 16). Decode splits K over
-  ``split_k`` programs (f32 partial outputs summed by XLA: no atomics) so a 4096-wide GEMV still
-  fills the SMs; from 17 rows on, the dequantize variant does one dot per 256-input tile instead of
-  p per-plane dots.
+  integer-issue rate) of the LUT kernel and of the Triton kernel's 16-row decode block cross (the
+  estimate predates the wgmma kernel, whose unpack has not been counted). It needs N % 128 == 0
+  (no plane copies).
+* GPU, Hopper (compute capability 9.x), every other call: the Mosaic GPU wgmma kernel
+  (``kernel_wgmma``, variant ``"wgmma"``, ``WGMMA_TABLE``): blocks of BN = 64 output features
+  (wgmma's M) by ``bm`` activation rows (wgmma's N, a multiple of 8: a few rows pad to 8, not to
+  64). ``bm`` is capped at 128 (the (64, bm) f32 output and partial accumulators take bm / 2
+  registers per thread each; bm = 128 compiled to 174 / 188 / 226 registers at g = 64 / 128 /
+  256, no spills, on sm_90a) and at 64 for f32 activations (three bf16 terms stacked along
+  wgmma's N: 3 · bm <= 256) and for per-row precisions (their coefficients spilled 92 bytes at
+  bm = 128, g = 128).
+  ``split_k`` splits K so that a 4096-wide layer (64 feature blocks) fills the 132 SMs when M is
+  small.
+* GPU (Triton, ``BLOCK_TABLE["gpu"]``): Pallas's Triton backend is deprecated (jax 0.11); these
+  rows run only when a Triton variant is asked for explicitly (``config=BlockConfig("partials" |
+  "dequant", ...)``) while the installed jax still ships it. Power-of-two blocks, dot dims >= 16
+  (decode pads M to 16). Decode splits K over ``split_k`` programs (f32 partial outputs summed by
+  XLA: no atomics) so a 4096-wide GEMV still fills the SMs; from 17 rows on, the dequantize
+  variant does one dot per 256-input tile instead of p per-plane dots.
 """
 
 from __future__ import annotations
@@ -42,10 +56,13 @@ class BlockConfig:
   """Static kernel configuration (hashable; travels through the custom_vjp's nondiff args).
 
   Attributes:
-    variant: ``"partials"`` (per-plane partial products, small M) or ``"dequant"`` (W tile
-      dequantized on chip, one matmul; large M). Mixed-precision calls always use partials.
-    bm, bn: M and N blocks. bk: TPU K block (multiple of 256 and of g); the GPU kernel walks
-      256-input tiles and ignores it.
+    variant: TPU and Triton: ``"partials"`` (per-plane partial products, small M) or
+      ``"dequant"`` (W tile dequantized on chip, one matmul; large M); mixed-precision calls
+      always use partials. Mosaic GPU: ``"wgmma"`` (Hopper, any M; per-plane partials) or
+      ``"lut"`` (the lookup-table GEMV, Hopper and newer, few rows).
+    bm, bn: M and N blocks (wgmma: bn = 64 features per block, bm activation rows). bk: TPU K
+      block (multiple of 256 and of g), the LUT kernel's K slice; the other GPU kernels walk
+      256-input tiles and ignore it.
     split_k: GPU only; programs per output tile along K (f32 partial outputs, summed outside).
     num_warps, num_stages: Triton parameters.
     vmem_limit_bytes: TPU scoped-VMEM limit passed to Mosaic.
@@ -79,6 +96,7 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
       "prefill", None, BlockConfig("dequant", bm=512, bn=256, bk=512, vmem_limit_bytes=32 * MiB)
     ),
   ),
+  # Triton: the explicit (deprecated) choice, see the module docstring.
   "gpu": (
     TableRow(
       "decode", 16, BlockConfig("partials", bm=16, bn=64, split_k=4, num_warps=4, num_stages=2)
@@ -99,6 +117,51 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
 LUT_MAX_M = 5
 LUT_ROW = TableRow("lut", LUT_MAX_M, BlockConfig("lut", bm=1, bn=512, bk=fmt.TILE))
 LUT_MIN_CAPABILITY = 9.0
+
+
+# Hopper (compute capability 9.x): the Mosaic GPU wgmma kernel, the default GPU kernel beyond the
+# LUT rows. Starting points, not tuned on hardware (rows keyed by M like the tables above).
+WGMMA_TABLE: tuple[TableRow, ...] = (
+  TableRow("decode", 16, BlockConfig("wgmma", bm=16, bn=64, split_k=4)),
+  TableRow("small", 64, BlockConfig("wgmma", bm=64, bn=64, split_k=2)),
+  TableRow("prefill", None, BlockConfig("wgmma", bm=128, bn=64)),
+)
+WGMMA_CAPABILITIES = (9.0, 10.0)  # [lo, hi): wgmma is sm_90a only (Blackwell has tcgen05)
+WGMMA_BN = 64
+WGMMA_MAX_BM = 128
+WGMMA_MAX_BM_SMALL = 64
+
+
+def wgmma_capable(capability: float | None) -> bool:
+  """Whether the wgmma kernel is the default for a GPU of this compute capability: Hopper (9.x),
+  or None (no GPU attached: interpret mode, or lowering for CUDA on a CPU host, whose target is
+  taken to be Hopper)."""
+  lo, hi = WGMMA_CAPABILITIES
+  return capability is None or lo <= capability < hi
+
+
+def wgmma_row(m: int) -> TableRow:
+  """The ``WGMMA_TABLE`` row for ``m`` activation rows."""
+  return next(row for row in WGMMA_TABLE if row.max_m is None or m <= row.max_m)
+
+
+def wgmma_config(
+  m: int,
+  k_pad: int,
+  base: BlockConfig | None = None,
+  *,
+  f32_activations: bool = False,
+  mixed: bool = False,
+) -> BlockConfig:
+  """The wgmma row for ``m`` (or ``base``) clamped to a problem: bm a multiple of 8, at most the
+  padded M and ``WGMMA_MAX_BM`` (``WGMMA_MAX_BM_SMALL`` for f32 x, which is three bf16 terms
+  along wgmma's N, and for per-row precisions, whose per-row coefficients take registers); bn =
+  64; split_k at most the number of 256-input tiles."""
+  cfg = base if base is not None else wgmma_row(m).config
+  cap = WGMMA_MAX_BM_SMALL if (f32_activations or mixed) else WGMMA_MAX_BM
+  bm = min(round_up(max(cfg.bm, 8), 8), round_up(m, 8), cap)
+  split_k = max(1, min(cfg.split_k, k_pad // fmt.TILE))
+  return dataclasses.replace(cfg, variant="wgmma", bm=bm, bn=WGMMA_BN, bk=fmt.TILE, split_k=split_k)
 
 
 def lut_eligible(m: int, n: int, capability: float | None) -> bool:
@@ -229,6 +292,12 @@ def vmem_bytes(
 
 
 def production_configs() -> list[tuple[str, str, BlockConfig]]:
-  """Every (platform, bucket, config) in the table: what cross-lowering tests must cover. The
-  Hopper LUT row (``LUT_ROW``, Mosaic GPU) is not in it: it needs the CUDA plugin to lower."""
+  """Every (platform, bucket, config) in ``BLOCK_TABLE`` (TPU rows and the explicit Triton GPU
+  rows): what cross-lowering tests must cover. The Mosaic GPU rows are in ``mosaic_gpu_configs``;
+  the LUT row (``LUT_ROW``) needs the CUDA plugin to lower."""
   return [(plat, row.bucket, row.config) for plat, rows in BLOCK_TABLE.items() for row in rows]
+
+
+def mosaic_gpu_configs() -> list[tuple[str, str, BlockConfig]]:
+  """The default Hopper rows (``WGMMA_TABLE``) as ``("gpu", bucket, config)``."""
+  return [("gpu", row.bucket, row.config) for row in WGMMA_TABLE]

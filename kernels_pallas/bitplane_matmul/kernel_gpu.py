@@ -1,10 +1,16 @@
-"""GPU (Pallas Triton) kernels for the AnyBCQ bit-plane matmul ``y = x @ W^(p)``.
+"""GPU (Pallas Triton) kernels for the AnyBCQ bit-plane matmul ``y = x @ W^(p)``: the explicit,
+deprecated choice.
 
 AnyBCQ (Park et al., ICLR 2026; github.com/naver-aics/anybcq). The official CUDA kernel is a
-batch-1 LUT-GEMM-style GEMV with fp16 table lookups; table lookups keyed by weight bytes map badly
-to Pallas, so this kernel unpacks bit-planes with shifts and masks and uses tensor-core dots, for
-any M. It is lowered through Triton: ``compiler_params=pltriton.CompilerParams(...)`` (a bare
-``pallas_call`` on GPU would go to Mosaic GPU, which lacks what this kernel needs).
+batch-1 LUT-GEMM-style GEMV with fp16 table lookups; this kernel unpacks bit-planes with shifts
+and masks and uses tensor-core dots, for any M. It is lowered through Triton:
+``compiler_params=pltriton.CompilerParams(...)``. Pallas's Triton backend is deprecated (jax 0.11:
+"migrate to the Mosaic GPU backend"), so this kernel runs only when asked for, with
+``config=BlockConfig("partials" | "dequant", ...)`` (``blocks.BLOCK_TABLE["gpu"]``), while the
+installed jax still ships the backend; the default GPU kernels are Mosaic GPU ones
+(``kernel_wgmma`` on Hopper, ``kernel_mgpu`` for a few rows; see ``ops``). Since jax 0.12 its
+lowering reads the target GPU from the default device: lowering it on a CPU host needs an abstract
+GPU device (``jax.sharding.use_abstract_mesh`` with an ``AbstractDevice``).
 
 Grid ``(Mp/BM, Np/BN, split_k)``; no scalar prefetch and no scratch on Triton, so the int32
 metadata vector ``[p, offset(p), precision index, 0]`` is an ordinary ``(4,)`` input read in the

@@ -372,16 +372,18 @@ def bitplane_matmul_lut(
   has_beta = beta is not None
   if not has_beta:  # a placeholder the body never reads
     beta = jnp.zeros((1, 1, 1), jnp.float32)
-  nrefs = 8
   body = functools.partial(
     _mgpu_body, g=group_size, cpt=cols_per_thread, tiles=tiles, has_beta=has_beta
   )
 
   splat = plgpu.Layout.WG_SPLAT(shape=())
+  # The six operands are read-only, the output and the table scratch are written: a kernel that
+  # declares a write to an input ref passed as an array is refused (jax >= 0.12).
+  ref_types = (plgpu.RefType(write=False),) * 6 + (plgpu.RefType(),) * 2
 
   def kernel(x_ref, planes_ref, alpha_ref, beta_ref, xsum_ref, meta_ref, out_ref, table_ref):
     j, s = jax.lax.axis_index("n"), jax.lax.axis_index("k")
-    plgpu.inline_mgpu(arg_types=(splat, splat) + (plgpu.RefType(),) * nrefs)(body)(
+    plgpu.inline_mgpu(arg_types=(splat, splat) + ref_types)(body)(
       j, s, x_ref, planes_ref, alpha_ref, beta_ref, xsum_ref, meta_ref, out_ref, table_ref
     )
 

@@ -12,16 +12,25 @@ Dispatch (``impl``):
   not pass through ``pallas_call``) whose backward is the pure-jnp
   ``reference.bitplane_matmul_backward``: dx, dalpha and dbeta, planes fixed (no cotangent for the
   integer planes and precisions).
-* ``"auto"``: the kernel on TPU and on CUDA GPUs of compute capability >= 8.0 (Triton's floor)
-  when g is a kernel group size (64/128/256); the XLA path elsewhere, CPU included. The chosen
-  path is logged once per configuration at trace time.
+* ``"auto"``: the kernel on TPU and on CUDA GPUs of compute capability >= 9.0 when g is a kernel
+  group size (64/128/256) and a Mosaic GPU kernel serves the call (below); the XLA path elsewhere,
+  CPU and GPUs before Hopper included. The chosen path is logged once per configuration at trace
+  time.
 
-GPU kernels: on Hopper and newer (compute capability >= 9.0, ``_backend.gpu_capability``: the
-attached GPU, or ``jax.default_device`` set to a compile-only GPU device) calls of at most
-``blocks.LUT_MAX_M`` rows with N % 128 == 0 run the Mosaic GPU lookup-table GEMV
-(``kernel_mgpu``); every other GPU call, every GPU before Hopper and interpret mode (the LUT
-kernel has no interpret mode) runs the Triton kernel (``kernel_gpu``). An explicit ``config``
-chooses by its variant (``"lut"`` or a Triton variant).
+GPU kernels (Mosaic GPU; ``_backend.gpu_capability``: the attached GPU, or ``jax.default_device``
+set to a compile-only GPU device; None without a GPU, e.g. lowering for CUDA on a CPU host, which
+is treated as Hopper):
+
+* calls of at most ``blocks.LUT_MAX_M`` rows with N % 128 == 0 on Hopper and newer: the
+  lookup-table GEMV (``kernel_mgpu``; no interpret mode);
+* every other call on Hopper (9.x), and every GPU call in interpret mode: the wgmma kernel
+  (``kernel_wgmma``, ``blocks.WGMMA_TABLE``);
+* anything else (Ampere; Blackwell beyond the LUT rows, where wgmma does not exist) has no
+  default kernel: ``impl="auto"`` takes the XLA path, ``impl="pallas"`` raises.
+
+The Triton kernel (``kernel_gpu``; Pallas's Triton backend is deprecated since jax 0.11) runs only
+when asked for: ``config=BlockConfig("partials" | "dequant", ...)`` with ``platform="gpu"``. An
+explicit ``config`` of variant ``"lut"`` or ``"wgmma"`` picks that Mosaic GPU kernel.
 
 TPU, float16 activations: x is widened to f32 once per call (TPU has no float16 vectors) and the
 kernel writes f32, narrowed to float16 after it (a float16 output block failed in Mosaic on v5e
@@ -29,8 +38,8 @@ and v6e: "failed to legalize operation 'xir.pack_subelements'", M = 1 and 8).
 
 ``precision`` is data (an int32 scalar, or one precision per row of x for a mixed-precision batch),
 so changing it does not recompile. Operands are padded to block multiples (M always; N only when
-it is not a multiple of 128 on TPU / 16 on GPU, which copies planes and scales on every call) and
-the output is sliced back.
+it is not a multiple of 128 on TPU, 64 for the wgmma kernel, 16 for Triton, which copies planes
+and scales on every call) and the output is sliced back.
 """
 
 from __future__ import annotations
@@ -44,12 +53,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from kernels_pallas import _backend
+from kernels_pallas import _dots
 from kernels_pallas import _selfcheck
 from kernels_pallas.bitplane_matmul import blocks
 from kernels_pallas.bitplane_matmul import format as fmt
 from kernels_pallas.bitplane_matmul import kernel_gpu
 from kernels_pallas.bitplane_matmul import kernel_mgpu
 from kernels_pallas.bitplane_matmul import kernel_tpu
+from kernels_pallas.bitplane_matmul import kernel_wgmma
 from kernels_pallas.bitplane_matmul import reference
 
 _LOG = logging.getLogger(__name__)
@@ -74,7 +85,7 @@ def resolve_path(impl: str, platform: str | None, group_size: int) -> tuple[str,
   host = _backend.backend()
   if impl == "auto":
     path = _backend.resolve_impl("auto", host)
-    if path == "pallas" and host == "gpu" and not _backend.triton_capable():
+    if path == "pallas" and host == "gpu" and not _mosaic_gpu_host():
       path = "xla"
     if group_size not in fmt.GROUP_SIZES:
       path = "xla"
@@ -85,6 +96,38 @@ def resolve_path(impl: str, platform: str | None, group_size: int) -> tuple[str,
   if platform is None:
     platform = host if host in PLATFORMS else "tpu"
   return "pallas", platform
+
+
+def _mosaic_gpu_host() -> bool:
+  """A GPU of compute capability >= 9.0: one of the Mosaic GPU kernels may serve a call."""
+  cap = _backend.gpu_capability()
+  return cap is not None and cap >= blocks.LUT_MIN_CAPABILITY
+
+
+def gpu_config(
+  m: int,
+  layout: fmt.Layout,
+  config: blocks.BlockConfig | None,
+  interpret: bool,
+  x_dtype,
+  mixed: bool = False,
+) -> blocks.BlockConfig | None:
+  """The GPU kernel of a call, as its clamped config (the module docstring's rules): the variant
+  names the kernel ("lut", "wgmma", or a Triton variant when ``config`` asks for one). None: no
+  default kernel for this GPU."""
+  f32 = jnp.dtype(x_dtype) == jnp.float32
+  if config is not None:
+    if config.variant == "lut":
+      return blocks.lut_config(layout.n, layout.k_pad, config)
+    if config.variant == "wgmma":
+      return blocks.wgmma_config(m, layout.k_pad, config, f32_activations=f32, mixed=mixed)
+    return None  # a Triton variant: clamped by blocks.pick_config
+  cap = _backend.gpu_capability()
+  if not interpret and blocks.lut_eligible(m, layout.n, cap):
+    return blocks.lut_config(layout.n, layout.k_pad)
+  if interpret or blocks.wgmma_capable(cap):
+    return blocks.wgmma_config(m, layout.k_pad, f32_activations=f32, mixed=mixed)
+  return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,23 +154,16 @@ def _forward(st: _Static, x2, planes, alpha, beta, prec):
   m, n = x2.shape[0], lay.n
   if cfg.variant == "lut":
     return _forward_lut(st, x2, planes, alpha, beta, prec)
+  if cfg.variant == "wgmma":
+    return _forward_wgmma(st, x2, planes, alpha, beta, prec)
   if st.platform == "tpu" and x2.dtype == jnp.float16:
     x2 = x2.astype(jnp.float32)  # TPU has no float16 (exact conversion)
   mp = _backend.round_up(m, cfg.bm)
   n_pad = _backend.round_up(blocks.padded_n(st.platform, n), cfg.bn)
   xp = jnp.pad(x2, ((0, mp - m), (0, lay.k_pad - lay.k)))
   planes, alpha, beta = _pad_n(planes, n_pad), _pad_n(alpha, n_pad), _pad_n(beta, n_pad)
-  table = jnp.asarray(lay.precisions, jnp.int32)
-  idx, valid = reference.precision_index(prec, lay.precisions)
-  if st.mixed:
-    p_max = jnp.max(jnp.where(valid, prec, table[0]))
-    meta = jnp.stack([p_max, 0, 0, 0]).astype(jnp.int32)
-    prec_rows = jnp.pad(jnp.where(valid, prec, 0), (0, mp - m))[:, None].astype(jnp.int32)
-    extra = (prec_rows,)
-  else:
-    offsets = jnp.asarray(lay.offsets, jnp.int32)
-    meta = jnp.stack([table[idx], offsets[idx], idx, 0]).astype(jnp.int32)
-    extra = ()
+  meta, prec_rows = _meta(st, prec, mp)
+  extra = () if prec_rows is None else (prec_rows[:, None],)
   out_dtype = jnp.dtype(st.out_dtype)
   if st.platform == "tpu" and out_dtype == jnp.float16:
     out_dtype = jnp.dtype(jnp.float32)  # a float16 output block does not compile (see the top)
@@ -170,6 +206,52 @@ def _forward(st: _Static, x2, planes, alpha, beta, prec):
     )
     if y.ndim == 3:  # split-K partial sums (f32)
       y = jnp.sum(y, axis=0)
+  return y[:m, :n].astype(st.out_dtype)
+
+
+def _meta(st: _Static, prec, mp: int):
+  """``(meta, prec_rows)`` of the Triton and wgmma kernels: int32 ``(4,)`` ``[p, offset(p),
+  index(p), 0]`` and None, or for per-row precisions ``[max valid p, 0, 0, 0]`` and int32 ``(mp,)``
+  rows (0 for an invalid precision and for padding rows: no planes)."""
+  lay = st.layout
+  table = jnp.asarray(lay.precisions, jnp.int32)
+  idx, valid = reference.precision_index(prec, lay.precisions)
+  if st.mixed:
+    p_max = jnp.max(jnp.where(valid, prec, table[0]))
+    meta = jnp.stack([p_max, 0, 0, 0]).astype(jnp.int32)
+    rows = jnp.pad(jnp.where(valid, prec, 0), (0, mp - prec.shape[0])).astype(jnp.int32)
+    return meta, rows
+  offsets = jnp.asarray(lay.offsets, jnp.int32)
+  return jnp.stack([table[idx], offsets[idx], idx, 0]).astype(jnp.int32), None
+
+
+def _forward_wgmma(st: _Static, x2, planes, alpha, beta, prec):
+  """The Mosaic GPU wgmma kernel (Hopper): x as one bf16 / f16 term, or f32 x split into three
+  bf16 terms (small first; exact, ``_dots.split_bf16``); split-K partials summed here."""
+  lay, cfg = st.layout, st.config
+  m, n = x2.shape[0], lay.n
+  mp = _backend.round_up(m, cfg.bm)
+  n_pad = _backend.round_up(n, kernel_wgmma.BN)
+  if jnp.dtype(x2.dtype) not in kernel_wgmma.X_DTYPES:
+    x2 = x2.astype(jnp.float32)
+  xp = jnp.pad(x2, ((0, mp - m), (0, lay.k_pad - lay.k)))
+  xs = jnp.stack(_dots.split_bf16(xp)[::-1]) if xp.dtype == jnp.float32 else xp[None]
+  planes, alpha, beta = _pad_n(planes, n_pad), _pad_n(alpha, n_pad), _pad_n(beta, n_pad)
+  meta, prec_rows = _meta(st, prec, mp)
+  y = kernel_wgmma.bitplane_matmul_wgmma(
+    xs,
+    planes,
+    alpha,
+    beta,
+    meta,
+    prec_rows,
+    precisions=lay.precisions,
+    group_size=lay.group_size,
+    bm=cfg.bm,
+    split_k=cfg.split_k,
+    interpret=st.interpret,
+  )
+  y = y[0] if y.shape[0] == 1 else jnp.sum(y, axis=0)
   return y[:m, :n].astype(st.out_dtype)
 
 
@@ -307,13 +389,16 @@ def bitplane_matmul(
     interpret: run the Pallas kernel in interpret mode (CPU tests); None = interpret on CPU only.
     platform: which kernel ``"tpu"`` or ``"gpu"`` (default: the backend's; on CPU, "tpu"). Set it
       explicitly to interpret or cross-lower the other backend's kernel.
-    config: a ``blocks.BlockConfig`` to use instead of the table row (clamped to the problem).
+    config: a ``blocks.BlockConfig`` to use instead of the table row (clamped to the problem). On
+      GPU its variant picks the kernel: ``"wgmma"`` / ``"lut"`` (Mosaic GPU), ``"partials"`` /
+      ``"dequant"`` (the deprecated Triton kernel, only ever run when named here).
     out_dtype: output dtype (default ``x.dtype``); accumulation is always f32.
   Returns:
     ``x.shape[:-1] + (N,)`` in ``out_dtype``.
   Raises:
     ValueError: wrong shapes or dtypes (K % 32, K % g, planes not uint32, alpha/beta shapes) or a
-      concrete precision outside ``precisions``; each message names the argument.
+      concrete precision outside ``precisions``; each message names the argument. Also
+      ``impl="pallas"`` on a GPU with no default kernel for the call (see the module docstring).
   """
   layout = fmt.check_operands(x, planes, alpha, beta, precisions=precisions, group_size=group_size)
   prec = fmt.check_precision(precision, layout.precisions, x.shape[:-1])
@@ -347,16 +432,25 @@ def bitplane_matmul(
   tpu16 = lambda dt: 4 if (plat == "tpu" and dt == jnp.float16) else jnp.dtype(dt).itemsize
   itemsize = min(tpu16(x.dtype), tpu16(out_dtype))
   interpret = _backend.resolve_interpret(interpret)
-  if plat == "gpu" and config is not None and config.variant == "lut":
-    cfg = blocks.lut_config(layout.n, layout.k_pad, config)
-  elif (
-    plat == "gpu"
-    and config is None
-    and not interpret
-    and blocks.lut_eligible(x2.shape[0], layout.n, _backend.gpu_capability())
-  ):
-    cfg = blocks.lut_config(layout.n, layout.k_pad)
-  else:
+  if config is not None and config.variant in ("lut", "wgmma") and plat != "gpu":
+    raise ValueError(f"config variant {config.variant!r} is a Mosaic GPU kernel: platform='gpu'")
+  cfg = None
+  if plat == "gpu":
+    cfg = gpu_config(x2.shape[0], layout, config, interpret, x.dtype, mixed)
+    if cfg is None and config is None:
+      why = (
+        f"no default Pallas GPU kernel for compute capability {_backend.gpu_capability()}: the "
+        "Mosaic GPU wgmma kernel needs Hopper (9.x), the LUT kernel Hopper or newer and at most "
+        f"{blocks.LUT_MAX_M} rows with N % 128 == 0"
+      )
+      if impl == "auto":
+        _log_once(("xla", "gpu"), f"bitplane_matmul: XLA reference path ({why})")
+        return xla_reference()
+      raise ValueError(
+        f"{why}; pass impl='xla', or config=BlockConfig('partials' | 'dequant', ...) for the "
+        "deprecated Triton kernel"
+      )
+  if cfg is None:  # TPU, or an explicit Triton config
     cfg = blocks.pick_config(
       plat,
       x2.shape[0],
@@ -374,9 +468,12 @@ def bitplane_matmul(
       "platform='gpu' and interpret=False (kernel_mgpu.emulate is its CPU oracle)"
     )
   st = _Static(layout, plat, cfg, mixed, interpret, out_dtype.name)
+  kernel = plat
+  if plat == "gpu":
+    kernel = {"lut": "Mosaic GPU LUT", "wgmma": "Mosaic GPU wgmma"}.get(cfg.variant, "Triton")
   _log_once(
     ("pallas", plat, cfg, mixed, interpret),
-    f"bitplane_matmul: Pallas {plat} kernel, {'mixed' if mixed else cfg.variant} variant, "
+    f"bitplane_matmul: Pallas {kernel} kernel, {'mixed' if mixed else cfg.variant} variant, "
     f"{cfg}{' (interpret mode)' if interpret else ''}",
   )
   beta_dtype = None if beta is None else jnp.dtype(beta.dtype)

@@ -1,24 +1,32 @@
 """Tier 1 for the AnyBCQ bit-plane matmul: every Pallas kernel variant in interpret mode.
 
-Variants: TPU (Mosaic) partials / dequant / mixed and GPU (Triton) partials / dequant / mixed, run
-through the public op with ``impl="pallas", interpret=True``. Axes (M in {1, 8, 64}, g in
-{64, 128, 256}, beta or not, f32 or bf16 activations, K with and without padding to the 256 tile,
-N with and without padding) are combined across a few cases instead of a full product: each new
-shape costs seconds of compile time on a small CPU host. Precision is data, so p = 1..NB share one
-compiled function per case (checked through the jit cache size).
+Variants: TPU (Mosaic) partials / dequant / mixed, the Hopper Mosaic GPU wgmma kernel (the default
+general-M GPU kernel; single and mixed precision, bf16 / f16 / f32 x) and the explicit Triton GPU
+kernel partials / dequant / mixed, run through the public op with ``impl="pallas",
+interpret=True``. The wgmma kernel runs in Pallas's Mosaic GPU interpret mode (shared memory, TMA
+copies, barriers and wgmma simulated on the CPU); the Triton kernel in the generic interpreter.
+Axes (M in {1, 8, 64}, g in {64, 128, 256}, beta or not, f32, bf16 or f16 activations, K with
+and without padding to the 256 tile, N with and without padding) are combined across a few cases
+instead of a full product: each new shape costs seconds of compile time on a small CPU host.
+Precision is data, so p = 1..NB share one compiled function per case (checked through the jit
+cache size).
 
 Oracle: ``reference.bitplane_matmul_reference`` (dequantize in f32, matmul at HIGHEST) on the
 same (bf16-rounded) inputs. Tolerances are element-wise, relative to ``|x| @ |W|``, the scale of
 the rounding error of any summation order:
 * f32: 1e-5 (f32 unit roundoff is 6e-8; sums of <= 512 terms stay well below 1e-5);
 * bf16 activations with a bf16 output: 2^-7 = two bf16 unit roundoffs (2^-8 each) — one for the
-  dequantize variant's bf16 W tile, one for rounding the output to bf16. The partials variants are
-  exact up to f32 summation, so they pass the same bound with room to spare.
+  dequantize variant's bf16 W tile, one for rounding the output to bf16. The partials variants
+  (the wgmma kernel is one: ±1 times bf16 x is exact, partials scaled in f32) are exact up to f32
+  summation and the output rounding, so they pass the same bound with room to spare; so do f16
+  activations with an f16 output (unit roundoff 2^-11). f32 activations in the wgmma kernel are
+  three exact bf16 terms (hi + mid + lo = x) against exact ±1: f32 summation only, the 1e-5
+  bound.
 A wrong bit position, plane, scale row or group index gives errors of order |y| itself.
 
-The same cases rerun compiled (``mode="hardware"``) when the default backend is a TPU or a CUDA GPU
-with compute capability >= 8.0; f32 activations use HIGHEST-precision dots there too, so the
-tolerances hold.
+The same cases rerun compiled (``mode="hardware"``) when the default backend is a TPU, a CUDA GPU
+with compute capability >= 8.0 (Triton cases) or a Hopper GPU (wgmma cases); f32 activations use
+exact-split or HIGHEST-precision dots there too, so the tolerances hold.
 """
 
 import functools
@@ -30,6 +38,7 @@ import pytest
 
 from kernels_pallas import _backend
 
+from kernels_pallas.bitplane_matmul import blocks
 from kernels_pallas.bitplane_matmul import format as fmt
 from kernels_pallas.bitplane_matmul import ops
 from kernels_pallas.bitplane_matmul import reference as ref
@@ -46,6 +55,10 @@ TPU_PARTIALS = BlockConfig("partials", bm=8, bn=128, bk=256)
 TPU_DEQUANT = BlockConfig("dequant", bm=32, bn=128, bk=256)
 GPU_PARTIALS = BlockConfig("partials", bm=16, bn=64, split_k=2)
 GPU_DEQUANT = BlockConfig("dequant", bm=32, bn=64, split_k=2)
+# wgmma: bm = 8 / 16 rows per block (wgmma's N), 64 features per block; split_k = 2 splits K.
+WGMMA_SPLIT = BlockConfig("wgmma", bm=8, bn=64, split_k=2)
+WGMMA_16 = BlockConfig("wgmma", bm=16, bn=64)
+F16 = jnp.float16
 
 # (platform, config, M, K, N, g, beta, dtype)
 CASES = {
@@ -69,6 +82,11 @@ CASES = {
   "gpu-partials-m1-g256-bf16": ("gpu", GPU_PARTIALS, 1, 512, 128, 256, False, BF16),
   "gpu-dequant-m64-g64-beta-f32": ("gpu", GPU_DEQUANT, 64, 384, 128, 64, True, F32),
   "gpu-dequant-m8-g128-bf16": ("gpu", GPU_DEQUANT, 8, 512, 256, 128, False, BF16),
+  # The wgmma kernel: f32 x (three bf16 terms) with K and N padding and split-K; two row blocks
+  # (M = 20 over bm = 16) with g = 64; f16 x and output with g = 256 (one group per tile).
+  "wgmma-m8-g128-beta-f32": ("gpu", WGMMA_SPLIT, 8, 384, 200, 128, True, F32),
+  "wgmma-m20-g64-bf16": ("gpu", WGMMA_16, 20, 512, 128, 64, False, BF16),
+  "wgmma-m3-g256-beta-f16": ("gpu", WGMMA_16, 3, 256, 128, 256, True, F16),
   # f32 x with bm > 16: the partials body keeps the 0/1 select there (kernel_gpu.py).
   "gpu-partials-m20-g128-beta-f32": (
     "gpu",
@@ -93,10 +111,14 @@ def _kernel_fn(platform, config, interpret=True):
   )
 
 
-def _on_hardware(platform) -> bool:
-  """The default backend can run this platform's kernel compiled (tier 3, skipped on CPU)."""
+def _on_hardware(platform, config) -> bool:
+  """The default backend can run this kernel compiled (tier 3, skipped on CPU)."""
   backend = jax.default_backend()
-  return backend == "tpu" if platform == "tpu" else (backend == "gpu" and _backend.triton_capable())
+  if platform == "tpu":
+    return backend == "tpu"
+  if config.variant == "wgmma":
+    return backend == "gpu" and blocks.wgmma_capable(_backend.gpu_capability())
+  return backend == "gpu" and _backend.triton_capable()
 
 
 @jax.jit
@@ -143,7 +165,7 @@ def _check(y, x, planes, alpha, beta, p, dtype):
 @pytest.mark.parametrize("case", list(CASES))
 def test_kernel_matches_reference_for_every_precision(case, mode):
   platform, config, m, k, n, g, has_beta, dtype = CASES[case]
-  if mode == "hardware" and not _on_hardware(platform):
+  if mode == "hardware" and not _on_hardware(platform, config):
     pytest.skip(f"needs a {platform.upper()} backend for the compiled {platform} kernel")
   x, planes, alpha, beta, garbage = _problem(m, k, n, g, has_beta, dtype)
   f = _kernel_fn(platform, config, mode == "interpret")
@@ -162,7 +184,8 @@ def test_kernel_matches_reference_for_every_precision(case, mode):
 
 
 @pytest.mark.parametrize(
-  "single_case", ["tpu-partials-m8-g256-beta-f32", "gpu-partials-m8-g128-beta-f32"]
+  "single_case",
+  ["tpu-partials-m8-g256-beta-f32", "gpu-partials-m8-g128-beta-f32", "wgmma-m8-g128-beta-f32"],
 )
 def test_mixed_precision_batch_equals_per_row_single_precision_calls(single_case):
   platform, config, m, k, n, g, has_beta, dtype = CASES[single_case]
