@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from iclr26_jax.pdns import continuous, discrete, metrics, proximal, references
 
@@ -230,8 +231,35 @@ def _fit(sampler, opts: dict, cfg: proximal.ProxConfig, key, shape, fn: str) -> 
     history=res.history,
     shape=shape,
   )
-  _, log_w = out.sample_weighted(k_eval, n_eval)
+  x_eval, log_w = out.sample_weighted(k_eval, n_eval)
+  lw = np.asarray(log_w, np.float64)
+  bad = np.isnan(lw) | (lw == np.inf)  # -inf is a zero density (weight 0): allowed
+  xs = np.asarray(x_eval, np.float64).reshape(n_eval, -1)
+  if not np.isfinite(xs).all():
+    raise FloatingPointError(
+      f"{fn}: the fitted sampler produced non-finite samples ({int((~np.isfinite(xs)).any(1).sum())} "
+      f"of {n_eval}): the training diverged (lower step_size, or check the log density)"
+    )
+  if bad.any():
+    i = int(np.argmax(bad))
+    what = "NaN" if np.isnan(lw[i]) else "+inf"
+    raise ValueError(
+      f"{fn}: the log density is NaN or +inf at {int(bad.sum())} of {n_eval} evaluation samples "
+      f"({what} at sample {i}, x = {np.asarray(x_eval[i]).ravel()[:6].tolist()}); it must be finite "
+      "or -inf (zero density) everywhere the sampler can reach"
+    )
+  if not np.isfinite(lw).any():
+    raise ValueError(
+      f"{fn}: the log density is -inf at all {n_eval} evaluation samples: the sampler found no "
+      "region of positive density"
+    )
   stats = jax.device_get(metrics.weight_stats(log_w.astype(jnp.float32)))
+  # (the ELBO, a mean of log weights, is -inf when the sampler reaches a zero-density region)
+  if not all(np.isfinite(float(stats[k])) for k in ("eval/log_z", "eval/ess")):
+    raise FloatingPointError(
+      f"{fn}: the fit's estimates are not finite (log Z {float(stats['eval/log_z'])}, ESS "
+      f"{float(stats['eval/ess'])}); the training diverged"
+    )
   out.log_z = float(stats["eval/log_z"])
   out.ess = float(stats["eval/ess"])
   out.elbo = float(stats["eval/elbo"])
@@ -266,8 +294,10 @@ def fit_sampler(
     ``.log_z``, ``.ess``, ``.elbo``, ``.history``.
 
   Raises:
-    ValueError: an unknown option (named, with the closest valid one), a bad value, or a
-      ``log_density`` that does not map a ``(dim,)`` point to a float scalar.
+    ValueError: an unknown option (named, with the closest valid one), a bad value, a
+      ``log_density`` that does not map a ``(dim,)`` point to a float scalar, or one that is NaN
+      or +inf where the sampler reaches (-inf, a zero density, is allowed).
+    FloatingPointError: the fitted estimates (log Z, ESS) are not finite.
 
   Examples:
     >>> import jax, jax.numpy as jnp

@@ -166,3 +166,33 @@ def test_defaults_are_the_claims_settings():
     i.sampler.antithetic,
   )
   assert (e["weighting"], e["normalize"]) == (i.prox.weighting, i.prox.normalize)
+
+
+TINY = dict(
+  num_stages=1,
+  refine_stages=0,
+  epochs_per_stage=1,
+  num_steps=8,
+  hidden=8,
+  depth=1,
+  eval_samples=256,
+)
+
+
+@pytest.mark.parametrize("bad", ["nan_region", "inf_region"])
+def test_non_finite_log_density_is_refused(bad):
+  """NaN or +inf where the sampler reaches: a ValueError naming it, never a nan log Z."""
+
+  def log_density(x):
+    base = -0.5 * jnp.sum(x**2)
+    return jnp.where(x[0] > 0.5, jnp.nan if bad == "nan_region" else jnp.inf, base)
+
+  with pytest.raises((ValueError, FloatingPointError), match=r"NaN|\+inf|non-finite|not finite"):
+    pdns.fit_sampler(log_density, 2, key=jax.random.key(0), **TINY)
+
+
+def test_minus_inf_log_density_is_a_zero_density():
+  """-inf (outside a half-plane) is allowed: weight 0 there, finite log Z over the rest."""
+  log_density = lambda x: jnp.where(x[0] > -2.0, -0.5 * jnp.sum(x**2), -jnp.inf)
+  fitted = pdns.fit_sampler(log_density, 2, key=jax.random.key(0), **TINY)
+  assert np.isfinite(fitted.log_z) and 0.0 < fitted.ess <= 1.0
