@@ -109,7 +109,24 @@ def triton_modules(f: Callable, specs: Sequence) -> list[dict]:
       num_stages=int(caller.get("num_stages", 3)),
     )
 
-  return _record_lowering(tl, "lower_jaxpr_to_triton_module", keep, f, specs, "cuda")
+  with abstract_gpu():
+    return _record_lowering(tl, "lower_jaxpr_to_triton_module", keep, f, specs, "cuda")
+
+
+def abstract_gpu(device_kind: str = "NVIDIA H200"):
+  """A context naming an abstract GPU for lowering on a CPU host: Pallas's Triton lowering reads
+  the target from the default device since jax 0.12 ("No supported GPU devices found, please
+  specify an abstract GPU device using AbstractDevice"). A no-op when a GPU is the default device
+  (a compile-only one included)."""
+  import contextlib
+
+  default = jax.config.jax_default_device
+  if getattr(default, "platform", None) == "gpu" or jax.default_backend() == "gpu":
+    return contextlib.nullcontext()
+  dev = jax.sharding.AbstractDevice(device_kind=device_kind, num_cores=132, platform="gpu")
+  return jax.sharding.use_abstract_mesh(
+    jax.sharding.AbstractMesh((1,), ("i",), abstract_device=dev)
+  )
 
 
 def triton_compile(kernel: dict, capability: int = 90) -> dict:
@@ -300,9 +317,10 @@ TPU_SLICES = {
 
 
 def cuda_available() -> tuple[bool, str]:
-  """``(ok, reason)``: whether the compile-only CUDA plugin (jax-cuda12-plugin + pjrt) is there."""
-  if importlib.util.find_spec("jax_cuda12_plugin") is None:
-    return False, "jax-cuda12-plugin is not installed (the Makefile's compile venv installs it)"
+  """``(ok, reason)``: whether a compile-only CUDA plugin (jax-cuda13-plugin + pjrt, or the CUDA 12
+  pair of older jax) is there."""
+  if not any(importlib.util.find_spec(f"jax_cuda{v}_plugin") for v in (13, 12)):
+    return False, "jax-cuda13-plugin is not installed (the Makefile's compile venv installs it)"
   return True, ""
 
 
@@ -596,7 +614,7 @@ def mgpu_compile(f: Callable, specs: Sequence) -> list[dict]:
   kernels' own dispatch sees compute capability 9.0) and returns, per Mosaic GPU kernel,
   ``{"name", "ptx", "registers", "spill_stores", "spill_loads", "seconds"}``. A kernel already
   compiled in this process (the same Mosaic module) is not compiled, nor dumped, again.
-  Needs the compile venv (jax-cuda12-plugin + pjrt)."""
+  Needs the compile venv (jax-cuda13-plugin + pjrt)."""
   import glob
   import re
   import tempfile

@@ -7,8 +7,10 @@ and a table (P, G+1, G+1, Q) on the sigma grid, y (B, Q) = Σ_p f_qp(x[:, p, 0],
 Modules: `grid` (SigmaGrid: Laplace-CDF nodes, cells, local coordinates), `reference` (pure-jnp gather and
 dense forms, closed-form `custom_vjp`: the oracle and the XLA path), `kernel_portable` (interpolation-
 matrix forward, owner-computes table gradient and input gradient; one body for Mosaic TPU and Triton),
+`kernel_mgpu` (the default GPU kernels, Mosaic GPU: forward, owner-computes table gradient and input
+gradient by uniform row loads), `kernel_tpu_gather` (TPU lane gathers, an alternative),
 `kernel_triton_gather` (G-independent Triton gather forward and input gradient, opt-in atomic table
-gradient), `blocks` (block-size table) and `ops` (the public, differentiable op). Imports only JAX.
+gradient; explicit only), `blocks` (block-size table) and `ops` (the public, differentiable op). Imports only JAX.
 """
 
 from kernels_pallas.spline_lookup.blocks import BLOCK_TABLE, BlockSizes, plan

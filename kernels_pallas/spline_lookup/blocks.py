@@ -4,8 +4,8 @@ lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference CUDA code github.com/schwall
 are keyed by the padded corner count C_pad = next_pow2(max((G+1)², 128)), which fixes the size of the
 interpolation matrices: "small" C_pad = 128 (G ≤ 10), "medium" 256 (G ≤ 14), "large" 1024 (G ≤ 30)
 and "huge" beyond. None is tuned on hardware yet (run `python -m experiments.bench.spline_lookup` on the
-device and edit the rows): the GPU rows are the starting points of kernels.md §7, the TPU rows are
-sized from the VMEM budget below.
+device and edit the rows): the GPU rows are sized from the sm_90a compile (registers, shared memory;
+see Why), the TPU rows from the VMEM budget below.
 
 | platform | bucket | variant  | fwd (bq, bb, bp) | dT (bq, bb) | dx (bb, bq) | params |
 |----------|--------|----------|------------------|-------------|-------------|--------|
@@ -13,14 +13,19 @@ sized from the VMEM budget below.
 | tpu      | medium | portable | 512, 512, 8      | 256, 512    | 512, 512    | 32 MiB VMEM |
 | tpu      | large  | portable | 256, 256, 2      | 128, 256    | 256, 256    | 32 MiB VMEM |
 | tpu      | huge   | portable | 128, 128, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
-| gpu      | small  | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 4 warps, 2 stages |
-| gpu      | medium | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 8 warps, 2 stages |
-| gpu      | large  | gather   | 64, 64 (bq, bb)  | 16, 16      | 64, 64      | 8 warps, 2 stages |
-| gpu      | huge   | gather   | 64, 64 (bq, bb)  | 16, 16      | 64, 64      | 8 warps, 2 stages |
+| gpu      | small  | mgpu     | 128, 16, 8       | 128, C 128  | 64, 128     | 1 warpgroup |
+| gpu      | medium | mgpu     | 128, 16, 8       | 128, C 128  | 64, 128     | 1 warpgroup |
+| gpu      | large  | mgpu     | 128, 16, 8       | 128, C 128  | 64, 128     | 1 warpgroup |
+| gpu      | huge   | mgpu     | 128, 16, 8       | 128, C 128  | 64, 128     | 1 warpgroup |
 
 The TPU variant of each row is the one with the smaller per-unit roofline *estimate*
 (`experiments.bench._roofline.spline_tpu_choice`, tested; see Why); the TPU gather kernels stay
-available as `variant="gather"` (`table_row("tpu", G, variant="gather")`, `ALTERNATIVE_TABLE`):
+available as `variant="gather"` (`table_row("tpu", G, variant="gather")`, `ALTERNATIVE_TABLE`).
+The GPU rows are the Mosaic GPU kernels (`kernel_mgpu.py`; "C 128": dT blocks own 128 corner rows,
+`dt_bc`). Pallas's Triton backend is deprecated (jax 0.11) and is never chosen by default: its
+gather kernels (`kernel_triton_gather.py`) are the explicit `table_row("gpu", G, variant="gather")`
+rows of `ALTERNATIVE_TABLE`, and `BlockSizes("portable", ...)` runs the interpolation-matrix
+kernels with Triton parameters.
 
 | platform | bucket | variant  | fwd (bq, bb, bp) | dT (bq, bb) | dx (bb, bq) | params |
 |----------|--------|----------|------------------|-------------|-------------|--------|
@@ -28,6 +33,10 @@ available as `variant="gather"` (`table_row("tpu", G, variant="gather")`, `ALTER
 | tpu      | medium | gather   | 256, 2048, 4     | 256, 512    | 512, 256    | 32 MiB VMEM |
 | tpu      | large  | gather   | 256, 1024, 2     | 128, 256    | 256, 256    | 32 MiB VMEM |
 | tpu      | huge   | gather   | 128, 512, 1      | 128, 128    | 128, 128    | 64 MiB VMEM |
+| gpu      | small  | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 4 warps, 2 stages (Triton) |
+| gpu      | medium | gather   | 64, 64 (bq, bb)  | 64, 32      | 64, 64      | 8 warps, 2 stages (Triton) |
+| gpu      | large  | gather   | 64, 64 (bq, bb)  | 16, 16      | 64, 64      | 8 warps, 2 stages (Triton) |
+| gpu      | huge   | gather   | 64, 64 (bq, bb)  | 16, 16      | 64, 64      | 8 warps, 2 stages (Triton) |
 
 Why:
 * TPU (Mosaic), choice of variant: per-unit roofline *estimates* (TPU v5e, forward, B = 4096,
@@ -77,7 +86,18 @@ Why:
   batch block (2048: a 2 MiB output block and a bp·bq·C_pad·4-byte table block of 1-2 MiB, both
   double-buffered, well inside 32 MiB). dx grid (P, B/bb, Q/bq) with the output blocks as the
   reduction.
-* GPU (Triton): powers of two, dot dims ≥ 16. Programs run concurrently, so reduction axes are walked
+* GPU (Mosaic GPU, `variant="mgpu"`, the production rows; `kernel_mgpu.py`): one warpgroup per
+  block whose 128 threads own output columns, so a corner is one uniform row load. Forward: a block
+  is `fwd_bb` = 16 samples × `fwd_bq` = 128 columns, the 16 samples unrolled (64 independent row
+  loads per pair in flight per thread), cells and weights of `fwd_bp` = 128 / 16 = 8 pairs staged
+  in shared memory at a time; compiled for sm_90a it uses 126 registers and spills nothing (16 ×
+  256 used 196, 32 × 128 used 218: fewer blocks per SM). dT: a block owns `dt_bq` = 128 columns ×
+  `dt_bc` = 128 corner rows in shared memory (the small bucket's (G+1)² ≤ 121 rows fit one block,
+  at most 64 KiB; larger grids split the corner axis, each block walking the batch again and
+  skipping the work when its rows lie past (G+1)²). dx: 64 samples × 128-column windows (fixed by
+  the kernel). Columns are multiples of 128 (the warpgroup), B is padded to 64 and P to `fwd_bp`.
+  G only changes the row offsets and the one-hot node select, so every bucket has the same blocks.
+* GPU (Triton, explicit only): powers of two, dot dims ≥ 16. Programs run concurrently, so reduction axes are walked
   in-kernel (the whole pair range in the forward, the whole batch in dT, all outputs in dx) and the
   table entries above are the in-kernel windows. The (C_pad, bb) matrix lives in registers: at C_pad
   = 1024 the dT batch window drops to 16, and at C_pad ≥ 1024 the owned dT tile to (C_pad, 16): with a
@@ -100,7 +120,7 @@ from kernels_pallas._backend import round_up
 
 MiB = 1 << 20
 PLATFORMS = ("tpu", "gpu")
-VARIANTS = ("portable", "gather")
+VARIANTS = ("portable", "gather", "mgpu")
 DTABLES = ("owner", "atomic")
 
 
@@ -109,13 +129,20 @@ class BlockSizes:
   """Static kernel configuration (hashable: travels through the custom_vjp's nondiff argument).
 
   Attributes:
-    variant: "portable" (interpolation-matrix kernels, TPU and GPU) or "gather" (the forward and dx
-      by gathers: Triton pointer gathers on GPU, Mosaic lane gathers on TPU).
+    variant: "mgpu" (the Mosaic GPU kernels, `kernel_mgpu.py`: GPU only, the default GPU rows),
+      "portable" (interpolation-matrix kernels, TPU and, with Triton parameters, GPU) or "gather"
+      (the forward and dx by gathers: Triton pointer gathers on GPU, Mosaic lane gathers on TPU).
+      On GPU, "portable" and "gather" are Pallas Triton kernels (deprecated backend): explicit
+      choices only.
     dtable: "owner" (owner-computes dT kernel, deterministic) or "atomic" (Triton row-segment atomics;
       gather variant on GPU only).
-    fwd_bq, fwd_bb: forward output and batch blocks. fwd_bp: pairs per forward grid step (TPU).
-    dt_bq: dT output tile owned by a program; dt_bb: dT batch block (TPU grid block; Triton window).
-    dx_bb: dx batch block; dx_bq: dx output block (TPU grid block; Triton window).
+    fwd_bq, fwd_bb: forward output and batch blocks. fwd_bp: pairs per forward grid step (TPU);
+      pairs whose cells are staged at once ("mgpu", set to 128 / fwd_bb by `plan`).
+    dt_bq: dT output tile owned by a program; dt_bb: dT batch block (TPU grid block; Triton window;
+      unused by "mgpu", which walks the batch in 64-sample chunks). dt_bc: dT corner rows owned by a
+      block ("mgpu" only; the corner axis is split into C_pad / dt_bc blocks).
+    dx_bb: dx batch block; dx_bq: dx output block (TPU grid block; Triton window; "mgpu" fixes them
+      at 64 samples and 128-column windows).
     num_warps, num_stages: Triton parameters. vmem_limit_bytes: Mosaic scoped-VMEM limit.
   """
 
@@ -131,6 +158,7 @@ class BlockSizes:
   num_warps: int = 4
   num_stages: int = 2
   vmem_limit_bytes: int | None = None
+  dt_bc: int = 128
 
   def __post_init__(self):
     if self.variant not in VARIANTS:
@@ -139,7 +167,7 @@ class BlockSizes:
       raise ValueError(f"dtable must be one of {DTABLES}; got {self.dtable!r}")
     if self.dtable == "atomic" and self.variant != "gather":
       raise ValueError("dtable='atomic' needs variant='gather' (the Triton gather kernels)")
-    for f in ("fwd_bq", "fwd_bb", "fwd_bp", "dt_bq", "dt_bb", "dx_bb", "dx_bq"):
+    for f in ("fwd_bq", "fwd_bb", "fwd_bp", "dt_bq", "dt_bb", "dx_bb", "dx_bq", "dt_bc"):
       v = getattr(self, f)
       if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
         raise ValueError(f"block size {f} must be a positive power of two; got {v!r}")
@@ -154,6 +182,10 @@ class TableRow(NamedTuple):
 _TPU = dict(variant="portable", vmem_limit_bytes=32 * MiB)
 _TPU_GATHER = dict(variant="gather", vmem_limit_bytes=32 * MiB)
 _GPU = dict(num_stages=2)
+# Mosaic GPU rows (`kernel_mgpu.py`): see the module docstring (Why) for the blocks.
+_MGPU = BlockSizes(
+  "mgpu", fwd_bq=128, fwd_bb=16, fwd_bp=8, dt_bq=128, dt_bc=128, dx_bb=64, dx_bq=128
+)
 
 BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
   "tpu": (
@@ -195,39 +227,16 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
     ),
   ),
   "gpu": (
-    TableRow(
-      "small",
-      128,
-      BlockSizes(
-        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32, dx_bb=64, dx_bq=64, num_warps=4, **_GPU
-      ),
-    ),
-    TableRow(
-      "medium",
-      256,
-      BlockSizes(
-        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
-      ),
-    ),
-    TableRow(
-      "large",
-      1024,
-      BlockSizes(
-        "gather", fwd_bq=64, fwd_bb=64, dt_bq=16, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
-      ),
-    ),
-    TableRow(
-      "huge",
-      None,
-      BlockSizes(
-        "gather", fwd_bq=64, fwd_bb=64, dt_bq=16, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
-      ),
-    ),
+    TableRow("small", 128, _MGPU),
+    TableRow("medium", 256, _MGPU),
+    TableRow("large", 1024, _MGPU),
+    TableRow("huge", None, _MGPU),
   ),
 }
 
 # The rows of the TPU gather kernels, kept as the alternative to the production rows (see the
-# module docstring): `table_row("tpu", G, variant="gather")`.
+# module docstring): `table_row("tpu", G, variant="gather")`; and the Triton gather rows, the
+# explicit (never default) GPU alternative: `table_row("gpu", G, variant="gather")`.
 ALTERNATIVE_TABLE: dict[str, tuple[TableRow, ...]] = {
   "tpu": (
     TableRow(
@@ -264,6 +273,36 @@ ALTERNATIVE_TABLE: dict[str, tuple[TableRow, ...]] = {
         dx_bq=128,
         variant="gather",
         vmem_limit_bytes=64 * MiB,
+      ),
+    ),
+  ),
+  "gpu": (
+    TableRow(
+      "small",
+      128,
+      BlockSizes(
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32, dx_bb=64, dx_bq=64, num_warps=4, **_GPU
+      ),
+    ),
+    TableRow(
+      "medium",
+      256,
+      BlockSizes(
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=64, dt_bb=32, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
+      ),
+    ),
+    TableRow(
+      "large",
+      1024,
+      BlockSizes(
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=16, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
+      ),
+    ),
+    TableRow(
+      "huge",
+      None,
+      BlockSizes(
+        "gather", fwd_bq=64, fwd_bb=64, dt_bq=16, dt_bb=16, dx_bb=64, dx_bq=64, num_warps=8, **_GPU
       ),
     ),
   ),
@@ -328,6 +367,8 @@ def plan(platform: str, G: int, b: int, p: int, q: int, base: BlockSizes | None 
     raise ValueError(
       "dtable='atomic' is Triton-only (Mosaic TPU has no atomic adds); use dtable='owner' on TPU"
     )
+  if cfg.variant == "mgpu":
+    return _plan_mgpu(platform, G, b, p, q, cfg)
   lo = 128 if platform == "tpu" else 16
   cap_b, cap_q = max(lo, next_pow2(b)), max(lo, next_pow2(q))
   clamp = lambda v, cap: max(lo, min(v, cap))
@@ -345,6 +386,38 @@ def plan(platform: str, G: int, b: int, p: int, q: int, base: BlockSizes | None 
   q_pad = round_up(q, max(cfg.fwd_bq, cfg.dt_bq, cfg.dx_bq))
   p_pad = round_up(p, cfg.fwd_bp) if platform == "tpu" else p
   return Plan(cfg, p_pad, b_pad, q_pad, corner_pad(G), node_pad(G))
+
+
+MGPU_SAMPLE_CHUNK = 64  # `kernel_mgpu.SAMPLE_CHUNK`: B is padded to a multiple of it
+MGPU_THREADS = 128  # one warpgroup: output columns come in multiples of 128
+
+
+def _plan_mgpu(platform: str, G: int, b: int, p: int, q: int, cfg: BlockSizes) -> Plan:
+  """The Mosaic GPU kernels' plan: columns per block 128·k clamped to [128, next_pow2(Q)], samples
+  per forward block clamped to ≤ 64, 128 / fwd_bb pairs staged at once (P padded to it), dT corner
+  rows ≤ C_pad, B padded to 64 (the dT / dx sample chunk); dx blocks are fixed by the kernel."""
+  if platform != "gpu":
+    raise ValueError("variant='mgpu' (Mosaic GPU kernels) needs platform='gpu'")
+  if cfg.dtable != "owner":
+    raise ValueError("variant='mgpu' computes dT owner-computes only (dtable='owner')")
+  cap_q = max(MGPU_THREADS, next_pow2(q))
+  clamp = lambda v: max(MGPU_THREADS, min(v, cap_q))
+  c_pad = corner_pad(G)
+  fwd_bb = min(cfg.fwd_bb, MGPU_SAMPLE_CHUNK)
+  cfg = dataclasses.replace(
+    cfg,
+    fwd_bb=fwd_bb,
+    fwd_bq=clamp(cfg.fwd_bq),
+    dt_bq=clamp(cfg.dt_bq),
+    dx_bq=MGPU_THREADS,
+    dx_bb=MGPU_SAMPLE_CHUNK,
+    fwd_bp=MGPU_THREADS // fwd_bb,
+    dt_bc=min(cfg.dt_bc, c_pad),
+  )
+  b_pad = round_up(b, MGPU_SAMPLE_CHUNK)
+  q_pad = round_up(q, max(cfg.fwd_bq, cfg.dt_bq))
+  p_pad = round_up(p, cfg.fwd_bp)
+  return Plan(cfg, p_pad, b_pad, q_pad, c_pad, node_pad(G))
 
 
 def production_configs() -> list[tuple[str, str, BlockSizes]]:

@@ -41,8 +41,10 @@ G = 26), and on TPU each f32 dot is 3 bf16 MXU passes (bf16x3): 3·C_pad/4 times
 in MXU work (×96 at G = 8). Building S once per (pair, B-block) removes the repeated VPU work of
 the matrix construction (about 40 vector ops per (corner, sample, pair), formerly once per Q tile),
 not the dense matmul: the matrix form does **not** meet a "≤ 4× the gather's FLOPs" bound and
-cannot at any C_pad ≥ 128. The GPU rows therefore use the gather forms for the forward and dx
-(`kernel_triton_gather.py`, pointer gathers). On TPU the production rows stay here: the lane-gather
+cannot at any C_pad ≥ 128. The GPU rows therefore use the gather form: the Mosaic GPU kernels
+(`kernel_mgpu.py`, uniform row loads; the Triton pointer gathers of `kernel_triton_gather.py` and
+these bodies with Triton parameters are explicit choices only, Pallas's Triton backend being
+deprecated). On TPU the production rows stay here: the lane-gather
 alternative (`kernel_tpu_gather.py`, `variant="gather"`) does 8 FLOPs per (sample, pair, output) but
 12 cross-lane ops per 128-corner chunk, and at the third-party cross-lane rate its per-unit roofline
 *estimate* is 6-8× this kernel's (`blocks.py`, `_roofline.spline_tpu_forward_estimates`; only a chip

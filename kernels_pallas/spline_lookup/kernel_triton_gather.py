@@ -2,9 +2,11 @@
 
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference CUDA code github.com/schwallergroup/lmkan). The
 portable interpolation-matrix kernels cost C_pad/4 times the sparse lookup (×256 at G = 26); on GPU a
-pointer gather reads just the four corners. Triton only: integer-array ref indexing ("Cannot do int
-indexing on TPU") and `pltriton.atomic_add` do not exist on Mosaic TPU, so every `pallas_call` here
-carries `pltriton.CompilerParams`.
+pointer gather reads just the four corners. Pallas's Triton backend is deprecated (jax 0.11): these
+kernels are an explicit choice (`blocks.table_row("gpu", G, variant="gather")`), never the default,
+which is the Mosaic GPU form of the same lookup (`kernel_mgpu.py`). Triton only: integer-array ref
+indexing ("Cannot do int indexing on TPU") and `pltriton.atomic_add` do not exist on Mosaic TPU, so
+every `pallas_call` here carries `pltriton.CompilerParams`.
 
 Layouts (`ops.py` pads; batch-first output so each program writes a (bb, bq) tile of rows):
   x        (P, 2, B_pad)          pairs, batch last (coalesced row loads);

@@ -10,14 +10,20 @@ over the non-uniform sigma grid (`grid.py`), with linear extrapolation outside t
 Dispatch (`impl`):
 * "xla": `reference.spline_lookup_xla` (pure jnp, closed-form `custom_vjp`) — the oracle and the fallback;
 * "pallas": the kernels with a `custom_vjp` tying forward and backward (residuals x and the table only;
-  cells and weights are recomputed): variant "portable" (`kernel_portable.py`, TPU and GPU) or
-  "gather" (`kernel_triton_gather.py` on GPU, `kernel_tpu_gather.py` on TPU: forward and dx by
-  gathers, dT by the owner-computes portable kernel unless the GPU's atomic one is asked for) —
-  chosen from the block table by backend (GPU rows "gather"; TPU rows "portable", the smaller
-  per-unit roofline estimate, see `blocks.py`; `block_sizes` with variant="gather" picks the TPU
-  gather kernels);
-* "auto": the kernels on TPU and on CUDA GPUs with compute capability ≥ 8.0 (Triton's floor), the XLA
-  path elsewhere (CPU included). The chosen path is logged once per configuration at trace time.
+  cells and weights are recomputed), chosen from the block table by backend (`blocks.py`):
+  - GPU rows: variant "mgpu", the Mosaic GPU kernels (`kernel_mgpu.py`: forward, owner-computes dT and
+    dx, all by uniform row loads);
+  - TPU rows: variant "portable" (`kernel_portable.py`, the smaller per-unit roofline estimate);
+  - explicit choices through `block_sizes`: variant "gather" (`kernel_tpu_gather.py` on TPU;
+    `kernel_triton_gather.py` on GPU, with the owner-computes portable dT unless `dtable="atomic"`)
+    and, on GPU, variant "portable" with Triton parameters. Pallas's Triton backend is deprecated
+    (jax 0.11): the Triton kernels run only when asked for this way, never by default;
+* "auto": the kernels on TPU and on CUDA GPUs of compute capability ≥ 9.0 (Hopper, Blackwell: where
+  the Mosaic GPU kernels are compiled and tested, for sm_90a), the XLA path elsewhere — CPU, and GPUs
+  before Hopper: Mosaic GPU in jax 0.12 also targets Ampere and the kernels use no Hopper-only
+  instruction, but they are not compiled or tested for sm_80/sm_86 here, so `impl="pallas"` there
+  is an explicit choice (guarded by the first-use self-check, which falls back to XLA). The chosen
+  path is logged once per configuration at trace time.
 
 Inputs are batch-first (B, P, 2); the batch-last kernel layouts, the padding of B, P, Q and the corner
 axis to block multiples, and the slicing back are internal. Padded samples and outputs carry zero
@@ -37,13 +43,14 @@ import jax.numpy as jnp
 from kernels_pallas import _backend
 from kernels_pallas import _selfcheck
 from kernels_pallas.spline_lookup import blocks
+from kernels_pallas.spline_lookup import kernel_mgpu as km
 from kernels_pallas.spline_lookup import kernel_portable as kp
 from kernels_pallas.spline_lookup import kernel_tpu_gather as ktg
 from kernels_pallas.spline_lookup import kernel_triton_gather as kg
 from kernels_pallas.spline_lookup import reference
 from kernels_pallas.spline_lookup.grid import SigmaGrid
 
-__all__ = ["spline_lookup", "resolve_path", "BlockSizes"]
+__all__ = ["spline_lookup", "resolve_path", "mgpu_capable", "BlockSizes"]
 
 BlockSizes = blocks.BlockSizes
 _LOG = logging.getLogger(__name__)
@@ -66,13 +73,24 @@ def resolve_path(impl: str, platform: str | None = None) -> tuple[str, str | Non
     raise ValueError(f"platform must be None or one of {blocks.PLATFORMS}; got {platform!r}")
   host = _backend.backend()
   path = _backend.resolve_impl(impl, host)
-  if impl == "auto" and path == "pallas" and host == "gpu" and not _backend.triton_capable():
+  if impl == "auto" and path == "pallas" and host == "gpu" and not mgpu_capable():
     path = "xla"
   if path == "xla":
     return "xla", None
   if platform is None:
     platform = host if host in blocks.PLATFORMS else "tpu"
   return "pallas", platform
+
+
+MGPU_MIN_CAPABILITY = 9.0  # Hopper: the Mosaic GPU kernels are compiled and tested for sm_90a
+
+
+def mgpu_capable() -> bool:
+  """True when the GPU the kernels are built for has compute capability ≥ 9.0 (Hopper, Blackwell):
+  where `impl="auto"` runs the Mosaic GPU kernels (`_backend.gpu_capability`, which also sees a
+  compile-only `jax.default_device`)."""
+  cc = _backend.gpu_capability()
+  return cc is not None and cc >= MGPU_MIN_CAPABILITY
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +148,11 @@ def _forward(st: _Static, x, table):
   cfg, pl_ = st.plan.config, st.plan
   xt, tf = _to_kernel_layout(st, x, table)
   t, r = _node_columns(st, x.dtype)
+  if cfg.variant == "mgpu":
+    y = km.mgpu_forward(
+      xt, tf, t, r, G=st.grid.G, bb=cfg.fwd_bb, bq=cfg.fwd_bq, pc=cfg.fwd_bp, interpret=st.interpret
+    )
+    return y[:b, :q]
   if _tpu_gather(st):
     y = ktg.tpu_gather_forward(
       xt,
@@ -185,6 +208,22 @@ def _backward(st: _Static, x, table, g):
   g_pad = jnp.pad(g.astype(x.dtype), ((0, pl_.b_pad - b), (0, pl_.q_pad - q)))  # (B_pad, Q_pad)
   kw = _tpu_or_gpu_kwargs(st)
   gpu = st.platform == "gpu"
+  if cfg.variant == "mgpu":
+    dx = km.mgpu_input_grad(xt, tf, g_pad, t, r, G=st.grid.G, n_pairs=p, interpret=st.interpret)
+    dt = km.mgpu_table_grad(
+      xt,
+      g_pad,
+      t,
+      r,
+      G=st.grid.G,
+      c_pad=pl_.c_pad,
+      bq=cfg.dt_bq,
+      bc=cfg.dt_bc,
+      n_pairs=p,
+      interpret=st.interpret,
+    )
+    dx = jnp.transpose(dx[:, :, :b], (2, 0, 1))
+    return dx, dt[:, : g1 * g1, :q].reshape(p, g1, g1, q)
   if _tpu_gather(st):
     dx = ktg.tpu_gather_input_grad(
       xt,
@@ -324,7 +363,8 @@ def spline_lookup(
     interpret: run the Pallas kernels in interpret mode (CPU); None: interpret when the host has no
       accelerator. Ignored on the XLA path.
     block_sizes: a `BlockSizes` to use instead of the block-table row (clamped to the problem); its
-      `variant` selects the portable or gather kernels.
+      `variant` selects the kernels ("mgpu": Mosaic GPU; "portable" / "gather": on GPU the Triton
+      kernels, an explicit choice only).
     platform: "tpu" or "gpu": whose kernels and compiler parameters to use (default: the host's; on a
       CPU host "tpu"). Tests and cross-lowering set it.
   Returns:

@@ -5,14 +5,17 @@ Cross-lowering (test_*_lowering.py) stops before the backend compilers; here lib
 ``jax.experimental.topologies`` devices, on the CPU host: Mosaic's layout passes, VMEM allocation and
 code generation run, which is where e.g. float16 scale loads failed ("Invalid vector type for
 load"). Skipped, with the reason, when libtpu is not installed. The GPU half (below) compiles the
-Triton kernels to sm_90a with the triton wheel. Both wheels come with the ``[compile]`` extra.
+Triton kernels to sm_90a with the triton wheel (both wheels come with the ``[compile]`` extra) and
+the Mosaic GPU kernels for a compile-only H200 (the compile venv's CUDA plugin).
 
 Cost is compile time, so shapes are the smallest that keep each table row unclamped
 (``blocks.pick_config`` / ``blocks.plan`` return the row itself, asserted below):
 * bit-plane: M = 1 / 64 / 512 (decode / small / prefill rows), K = N = 1024, g = 128, 4 planes,
   precisions (2, 3, 4); forward with f32, bf16 and f16 scales (f16 is the released checkpoints'
   dtype), plus the mixed-precision variant. The backward is the pure-jnp ``custom_vjp`` rule (no
-  kernel, independent of the block row) and is compiled once per target at K = N = 256;
+  kernel, independent of the block row) and is compiled once per target at K = N = 256. GPU: the
+  Hopper wgmma rows (the default) at M = 16 / 64 / 512, the LUT row at M = 1, the explicit Triton
+  rows as above;
 * spline: B = 512, Q = 512 and P = 8 (2 for the rows whose pair block is smaller), one function
   holding the forward and the VJP (forward, dT and dx kernels) per row and grid size bucket: the
   TPU rows are the matrix-form (portable) kernels; the lane-gather alternative (variant="gather")
@@ -51,12 +54,12 @@ BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
 SCALE_DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
 
 
-def _bitplane_specs(m, k, n, s_dtype, *, mixed=False, x_dtype=jnp.bfloat16):
+def _bitplane_specs(m, k, n, s_dtype, *, mixed=False, x_dtype=jnp.bfloat16, g=G_BITS):
   return (
     SDS((m, k), x_dtype),
     SDS((4, k // 32, n), jnp.uint32),
-    SDS((sum(PRECISIONS), k // G_BITS, n), s_dtype),
-    SDS((len(PRECISIONS), k // G_BITS, n), s_dtype),
+    SDS((sum(PRECISIONS), k // g, n), s_dtype),
+    SDS((len(PRECISIONS), k // g, n), s_dtype),
     SDS((m,) if mixed else (), jnp.int32),
   )
 
@@ -131,6 +134,7 @@ def test_spline_forward_and_backward_compile(target, bucket, config):
 # GPU (sm_90a): the Pallas-emitted Triton IR of each kernel compiled by the triton wheel and its
 # bundled ptxas. Forward kernels of every GPU row must not spill (bound below) and dot kernels must
 # use tensor cores (mma.sync or wgmma); the backward of every row compiles, its dT on tensor cores.
+# The bit-plane Triton rows are the explicit (deprecated) choice: compiled through their config.
 
 _TRITON_OK, _TRITON_WHY = _targets.triton_available()
 needs_triton = pytest.mark.skipif(not _TRITON_OK, reason=_TRITON_WHY)
@@ -158,9 +162,14 @@ X_DTYPES = {"bf16": jnp.bfloat16, "f32": jnp.float32, "f16": jnp.float16}
 @pytest.mark.parametrize("bucket,x_name", GPU_BITPLANE_ROWS)
 def test_bitplane_gpu_forward_compiles_without_spills_on_tensor_cores(bucket, x_name):
   m = BUCKET_M[bucket]
-  op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu")
+  # The Triton row as the table clamps it (f32 x: the partials variant, small blocks), named
+  # explicitly: the default GPU kernel is the Mosaic GPU one.
+  itemsize = jnp.dtype(X_DTYPES[x_name]).itemsize
+  row = bblocks.pick_config("gpu", m, K, N, G_BITS, itemsize, f32_activations=x_name == "f32")
+  op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu", config=row)
   specs = _bitplane_specs(m, K, N, jnp.float16, x_dtype=X_DTYPES[x_name])
   kernels = _targets.triton_modules(op, specs)
+  assert kernels, "no Triton kernel in the lowered graph"
   for kernel, facts in zip(kernels, (_targets.triton_compile(k) for k in kernels)):
     assert facts["registers"] > 0, facts  # ptxas reported
     assert facts["spill_stores"] <= FORWARD_SPILL_BOUND, facts
@@ -175,32 +184,40 @@ def test_bitplane_gpu_forward_compiles_without_spills_on_tensor_cores(bucket, x_
       assert 0 < per_weight <= (6.5 if x_name == "f32" else 5.5), (per_weight, facts)
 
 
+# The spline Triton rows are the explicit alternative (`table_row("gpu", G, variant="gather")`);
+# the default GPU rows are the Mosaic GPU kernels, compiled in the Hopper section below.
+SPLINE_TRITON_BUCKETS = [b for plat, b, _ in sblocks.alternative_configs() if plat == "gpu"]
+
+
+def _spline_triton_op(G):
+  return functools.partial(
+    sops.spline_lookup,
+    grid=SigmaGrid(G),
+    impl="pallas",
+    interpret=False,
+    platform="gpu",
+    block_sizes=sblocks.table_row("gpu", G, variant="gather").config,
+  )
+
+
 @needs_triton
-@pytest.mark.parametrize(
-  "bucket", [b for plat, b, _ in sblocks.production_configs() if plat == "gpu"]
-)
+@pytest.mark.parametrize("bucket", SPLINE_TRITON_BUCKETS)
 def test_spline_gpu_forward_compiles_without_spills(bucket):
   G = BUCKET_G[bucket]
-  op = functools.partial(
-    sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False, platform="gpu"
-  )
+  op = _spline_triton_op(G)
   specs = (SDS((512, 8, 2), jnp.float32), SDS((8, G + 1, G + 1, 512), jnp.float32))
   for facts in _gpu_facts(op, specs):
     assert facts["registers"] > 0 and facts["spill_stores"] <= FORWARD_SPILL_BOUND, facts
 
 
 @needs_triton
-@pytest.mark.parametrize(
-  "bucket", [b for plat, b, _ in sblocks.production_configs() if plat == "gpu"]
-)
+@pytest.mark.parametrize("bucket", SPLINE_TRITON_BUCKETS)
 def test_spline_gpu_backward_compiles(bucket):
-  """dx (gather) and dT (owner-computes, TF32x3 tensor-core dots) kernels of every GPU row. The
+  """dx (gather) and dT (owner-computes, TF32x3 tensor-core dots) kernels of every Triton row. The
   backward may spill (not bounded here; `compile_report` lists the bytes): the (C_pad, dt_bq) dT
   accumulator lives in registers."""
   G = BUCKET_G[bucket]
-  op = functools.partial(
-    sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False, platform="gpu"
-  )
+  op = _spline_triton_op(G)
   specs = (
     SDS((512, 8, 2), jnp.float32),
     SDS((8, G + 1, G + 1, 512), jnp.float32),
@@ -379,9 +396,10 @@ def test_spline_tpu_forward_tile_loop_is_the_sparse_lookup():
 
 
 # ----------------------------------------------------------------------------------------------
-# Hopper: the Mosaic GPU lookup-table decode kernel (kernel_mgpu), compiled for a compile-only
-# H200 (jax-cuda12-plugin + pjrt; `jax.default_device` set to it, so the public op's own dispatch
-# picks the kernel), PTX and ptxas report from the plugin's dump, SASS from the triton wheel.
+# Hopper: the Mosaic GPU kernels (the lookup-table decode GEMV, kernel_mgpu, and the general-M
+# wgmma kernel, kernel_wgmma), compiled for a compile-only H200 (jax-cuda13-plugin + pjrt;
+# `jax.default_device` set to it, so the public op's own dispatch picks the kernel), PTX and
+# ptxas report from the plugin's dump, SASS from the triton wheel.
 
 _CUDA_OK, _CUDA_WHY = _targets.cuda_available()
 needs_cuda = pytest.mark.skipif(not (_CUDA_OK and _TRITON_OK), reason=_CUDA_WHY or _TRITON_WHY)
@@ -404,14 +422,45 @@ def test_bitplane_lut_kernel_compiles_for_sm90a_at_under_one_ptx_per_weight_plan
 
 
 @needs_cuda
-def test_bitplane_gpu_dispatch_on_h200_lut_for_decode_triton_beyond():
-  """On the compile-only H200 a mixed-precision 3-row call goes to the LUT kernel (Mosaic GPU) and
-  an 8-row call stays on the Triton decode kernel."""
+def test_bitplane_gpu_dispatch_on_h200_lut_for_decode_wgmma_beyond():
+  """On the compile-only H200 a mixed-precision 3-row call goes to the LUT kernel and an 8-row
+  call to the wgmma kernel (Mosaic GPU both; Triton only when a config names it)."""
   op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu")
   names = lambda m, mixed: [k["name"] for k in _targets.mgpu_compile(
     op, _bitplane_specs(m, K, N, jnp.float16, mixed=mixed))]  # fmt: skip
   assert any("lut" in n for n in names(3, True))
-  assert names(8, False) == []
+  eight = names(8, False)
+  assert len(eight) == 1 and "wgmma" in eight[0], eight
+
+
+WGMMA_M = {"decode": 16, "small": 64, "prefill": 512}  # each row's largest M (decode: past LUT)
+WGMMA_CASES = [
+  pytest.param(WGMMA_M[b], "bf16", False, G_BITS, id=f"{b}-M{WGMMA_M[b]}-x_bf16")
+  for _, b, _ in bblocks.mosaic_gpu_configs()
+] + [
+  pytest.param(64, "f32", False, G_BITS, id="small-M64-x_f32"),
+  pytest.param(16, "f16", True, G_BITS, id="decode-M16-x_f16-mixed"),
+  # The register-heaviest settings measured: g = 256 (a (64, 256) register operand) at bm = 128,
+  # and f32 x with per-row precisions at g = 256 (255 registers, no spills).
+  pytest.param(512, "bf16", False, 256, id="prefill-M512-x_bf16-g256"),
+  pytest.param(512, "f32", True, 256, id="prefill-M512-x_f32-mixed-g256"),
+]
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,x_name,mixed,g", WGMMA_CASES)
+def test_bitplane_wgmma_kernel_compiles_for_sm90a_on_tensor_cores(m, x_name, mixed, g):
+  """The public op on the compile-only H200 (K = N = 1024, f16 scales with beta) picks the wgmma
+  kernel for every WGMMA_TABLE row (bf16 x), for f32 x (three bf16 terms along wgmma's N) and for
+  the mixed-precision variant; Mosaic GPU compiles it to sm_90a PTX with wgmma instructions (no
+  mma.sync) and ptxas spills nothing (measured at g = 128: 74 / 127 / 188 registers for the
+  decode / small / prefill rows; 226 at g = 256)."""
+  op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu")
+  specs = _bitplane_specs(m, K, N, jnp.float16, mixed=mixed, x_dtype=X_DTYPES[x_name], g=g)
+  [k] = _targets.mgpu_compile(op, specs)
+  assert "wgmma" in k["name"] and ("mixed" in k["name"]) == mixed, k["name"]
+  assert k["registers"] > 0 and k["spill_stores"] == 0 and k["spill_loads"] == 0, k
+  assert "wgmma.mma_async" in k["ptx"] and "mma.sync" not in k["ptx"]
 
 
 @needs_libtpu
@@ -425,3 +474,51 @@ def test_bitplane_decode_compiles_for_every_activation_dtype(target, x_name):
   for m in (1, 8):
     specs = _bitplane_specs(m, 512, 512, jnp.float16, x_dtype=X_DTYPES[x_name])
     _targets.compile_for_tpu(op, specs, target)
+
+
+# ----------------------------------------------------------------------------------------------
+# Hopper: the Mosaic GPU spline kernels (`spline_lookup/kernel_mgpu.py`, the default GPU rows)
+# compiled for the compile-only H200 through the public op (forward and VJP: forward, dT and dx
+# kernels), ptxas report from the plugin's dump. Needs only the CUDA plugin (no SASS here).
+
+needs_cuda_plugin = pytest.mark.skipif(not _CUDA_OK, reason=_CUDA_WHY)
+SPLINE_MGPU_KERNELS = {
+  "spline_lookup_fwd_mgpu",
+  "spline_lookup_dtable_mgpu",
+  "spline_lookup_dx_mgpu",
+}
+
+
+@needs_cuda_plugin
+@pytest.mark.parametrize(
+  "bucket", [b for plat, b, _ in sblocks.production_configs() if plat == "gpu"]
+)
+def test_spline_mgpu_kernels_compile_for_sm90a_without_spills(bucket):
+  """Every production GPU row (B = 512, P = 8, Q = 512, the row unclamped) compiles to the three
+  Mosaic GPU kernels for sm_90a, and ptxas spills nothing (measured at G = 8: forward 126
+  registers with its 16 unrolled samples, dT 32, dx 40). On that device the op's capability
+  check admits the kernels (compute capability 9.0)."""
+  G = BUCKET_G[bucket]
+  b, p, q = 512, 8, 512
+  config = sblocks.table_row("gpu", G).config
+  assert config.variant == "mgpu" and sblocks.plan("gpu", G, b, p, q).config == config
+  op = functools.partial(
+    sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False, platform="gpu"
+  )
+
+  def fwd_and_vjp(x, table, g):
+    y, vjp = jax.vjp(op, x, table)
+    return y, vjp(g)
+
+  specs = (
+    SDS((b, p, 2), jnp.float32),
+    SDS((p, G + 1, G + 1, q), jnp.float32),
+    SDS((b, q), jnp.float32),
+  )
+  kernels = {k["name"].rsplit("_", 1)[0]: k for k in _targets.mgpu_compile(fwd_and_vjp, specs)}
+  assert set(kernels) == SPLINE_MGPU_KERNELS, sorted(kernels)
+  for k in kernels.values():
+    assert k["registers"] > 0 and k["spill_stores"] == 0 and k["spill_loads"] == 0, k
+    assert "ld.global" in k["ptx"] and "bar.sync" in k["ptx"], k["name"]
+  with jax.default_device(_targets.gpu_devices("1x1x1")[0]):
+    assert sops.mgpu_capable()

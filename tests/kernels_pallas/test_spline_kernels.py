@@ -7,7 +7,13 @@ public op with `impl="pallas", interpret=True`:
                         G = 12, so the corner axis spans two 128-lane chunks), owner-computes dT;
   * "tpu-portable"      the TPU table row: interpolation-matrix fwd / owner-computes dT / dx, Mosaic
                         parameters;
-  * "gpu-portable"      the same bodies with Triton parameters and in-kernel reduction loops;
+  * "gpu-mgpu"          the default GPU kernels (`kernel_mgpu.py`, Mosaic GPU, `plgpu.kernel`) in
+                        Mosaic GPU's interpret mode (`plgpu.InterpretGPUParams`: shared memory
+                        simulated, uninitialised memory NaN): uniform row loads for the forward and
+                        dx, owner-computes dT in shared memory. fwd_bb = 64 stages 2 pairs at a time,
+                        so P = 3 takes two pair chunks;
+  * "gpu-portable"      the same bodies as "tpu-portable" with Triton parameters and in-kernel
+                        reduction loops (Triton: explicit only);
   * "gpu-gather"        Triton gather fwd and dx, owner-computes dT;
   * "gpu-gather-atomic" Triton gather fwd and dx, row-segment atomic dT (one table row per atomic call,
                         so interpret mode accumulates duplicates across calls correctly).
@@ -19,12 +25,14 @@ extrapolation rule, up to 10) so several C layouts are covered without extra com
 value-and-grad function per case.
 
 The same cases rerun compiled (`mode="hardware"`) when the default backend is a TPU, or a CUDA GPU with
-compute capability ≥ 8.0 for the Triton variants; their dots are the same 3-pass algorithms as in
-interpret mode (bf16x3 on TPU, TF32x3 on GPU), so the tolerances hold (the atomic variant is compared
-with the tolerance, never bitwise).
+compute capability ≥ 9.0 for the Mosaic GPU variant and ≥ 8.0 for the Triton variants; their dots are
+the same 3-pass algorithms as in interpret mode (bf16x3 on TPU, TF32x3 on GPU; the Mosaic GPU kernels
+have no dots, only f32 multiply-adds), so the tolerances hold (the atomic variant is compared with the
+tolerance, never bitwise).
 
 Tolerance: max |kernel − reference| ≤ 1e-5·(1 + max |reference|) per output for the GPU variants
-(TF32x3 dots, ~2^-21 per product) and 5e-5·(1 + ...) for the TPU variant, whose dots are three bf16
+(TF32x3 dots, ~2^-21 per product; the Mosaic GPU kernels sum the same f32 products as the reference
+in another order, measured ≤ 3e-7 here) and 5e-5·(1 + ...) for the TPU variant, whose dots are three bf16
 passes (`_dots.bf16x3_dot`: ≤ ~3·2^-16 ≈ 4.6e-5 of |a|·|b| per product; measured up to 1.4e-5 on
 these inputs, see `kernel_portable.dot_mode`). Both sides are f32 with
 different summation orders (matmuls over the padded corner axis vs gathers and segment sums); the
@@ -62,6 +70,9 @@ CASES = {
   # The TPU alternative: lane gathers, C_pad = 256 (two lane chunks).
   "tpu-gather": ("tpu", blocks.table_row("tpu", 12, variant="gather").config, 12),
   "tpu-portable": ("tpu", blocks.BlockSizes("portable"), 8),  # bf16x3 dots
+  # Mosaic GPU: 128-column blocks (the warpgroup), 64 samples per forward block (2 pairs staged at
+  # a time: two pair chunks at P = 3), dT unsplit (C_pad = 128 at G = 7).
+  "gpu-mgpu": ("gpu", blocks.BlockSizes("mgpu", fwd_bb=64, fwd_bp=2), 7),
   "gpu-portable": ("gpu", blocks.BlockSizes("portable", **_GPU_SMALL), 3),
   "gpu-gather": ("gpu", blocks.BlockSizes("gather", **_GPU_SMALL), 10),
   "gpu-gather-atomic": ("gpu", blocks.BlockSizes("gather", "atomic", **_GPU_SMALL), 5),
@@ -121,10 +132,15 @@ def _kernel_fn(name, interpret=True):
   )
 
 
-def _on_hardware(platform) -> bool:
-  """The default backend runs this platform's kernels compiled (tier 3; skipped on CPU)."""
+def _on_hardware(name) -> bool:
+  """The default backend runs this case's kernels compiled (tier 3; skipped on CPU)."""
+  platform, bs, _ = CASES[name]
   backend = jax.default_backend()
-  return backend == "tpu" if platform == "tpu" else (backend == "gpu" and _backend.triton_capable())
+  if platform == "tpu":
+    return backend == "tpu"
+  if bs.variant == "mgpu":
+    return backend == "gpu" and ops.mgpu_capable()
+  return backend == "gpu" and _backend.triton_capable()
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,8 +158,8 @@ def _close(got, want, tol=1e-5):
 @pytest.mark.parametrize("mode", ["interpret", "hardware"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_variant_matches_reference_forward_and_gradients(name, mode):
-  if mode == "hardware" and not _on_hardware(CASES[name][0]):
-    pytest.skip(f"needs a {CASES[name][0]} backend (compiled kernels)")
+  if mode == "hardware" and not _on_hardware(name):
+    pytest.skip(f"needs a {CASES[name][0]} backend that compiles this variant")
   G = CASES[name][2]
   x, table = _inputs(G)
   (_, y), (dx, dt) = _kernel_fn(name, mode == "interpret")(x, table)

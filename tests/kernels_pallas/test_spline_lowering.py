@@ -2,15 +2,19 @@
 
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; github.com/schwallergroup/lmkan).
 `jax.jit(f).trace(*specs).lower(lowering_platforms=("tpu",))` with the Mosaic parameters and `("cuda",)`
-with the Triton parameters run the real Pallas front ends, which interpret mode skips: TPU block rules
-((8, 128) or full dims), Triton power-of-two and dot-size rules, integer ref indexing (gathers) on TPU,
-value slices and scratch on Triton, mismatched `compiler_params`. Every row of `blocks.BLOCK_TABLE` is
-lowered forward and backward (the `jax.grad` graph through the custom_vjp: dT and dx kernels) at the
-benchmark's 512→512 layer shape with a grid size in the row's bucket, and so is every row of
-`blocks.ALTERNATIVE_TABLE` (the TPU lane-gather kernels), plus the opt-in atomic table gradient. Only
-the front end runs here: Mosaic layout passes, VMEM capacity and Triton→PTX need the hardware.
+with the Mosaic GPU kernels (`plgpu.kernel`: the default GPU rows) or the Triton parameters (the
+explicit GPU alternative) run the real Pallas front ends, which interpret mode skips: TPU block rules
+((8, 128) or full dims), Mosaic GPU's lowering rules (no gathers, layouts of the loads and stores),
+Triton power-of-two and dot-size rules, integer ref indexing (gathers) on TPU, value slices and scratch
+on Triton, mismatched `compiler_params`. Every row of `blocks.BLOCK_TABLE` is lowered forward and
+backward (the `jax.grad` graph through the custom_vjp: dT and dx kernels) at the benchmark's 512→512
+layer shape with a grid size in the row's bucket, and so is every row of `blocks.ALTERNATIVE_TABLE`
+(the TPU lane-gather and the Triton gather kernels), plus the opt-in atomic table gradient. Only the
+front end runs here: Mosaic layout passes, VMEM capacity and PTX compilation are the compile tier's
+(test_compile_targets.py: the Mosaic GPU kernels for sm_90a).
 """
 
+import contextlib
 import dataclasses
 import functools
 
@@ -23,7 +27,13 @@ from kernels_pallas.spline_lookup import blocks
 from kernels_pallas.spline_lookup import ops
 from kernels_pallas.spline_lookup.grid import SigmaGrid
 
-TARGET = {"tpu": ("tpu", "tpu_custom_call"), "gpu": ("cuda", "__gpu$xla.gpu.triton")}
+LOWERING_PLATFORM = {"tpu": "tpu", "gpu": "cuda"}
+# The kernels' custom call per (platform, variant): Mosaic TPU, Mosaic GPU or Triton.
+CUSTOM_CALL = {
+  "tpu": "tpu_custom_call",
+  "mgpu": "custom_call @mosaic_gpu",
+  "triton": "__gpu$xla.gpu.triton",
+}
 BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
 B, P, Q = 4096, 256, 512  # 512 -> 512
 
@@ -41,6 +51,23 @@ def fake_tpu_chip():
     tpu_info.registry.pop("cpu", None)
   else:
     tpu_info.registry["cpu"] = previous
+
+
+def _custom_call(platform, G, config):
+  if platform == "tpu":
+    return CUSTOM_CALL["tpu"]
+  variant = (config or blocks.table_row(platform, G).config).variant
+  return CUSTOM_CALL["mgpu" if variant == "mgpu" else "triton"]
+
+
+def _abstract_gpu():
+  """Pallas's Triton lowering reads the target GPU from the default device since jax 0.12 ("No
+  supported GPU devices found, please specify an abstract GPU device"); on a CPU host an abstract
+  H200 stands in. The Mosaic GPU kernels take the target to be Hopper there."""
+  dev = jax.sharding.AbstractDevice(device_kind="NVIDIA H200", num_cores=132, platform="gpu")
+  return jax.sharding.use_abstract_mesh(
+    jax.sharding.AbstractMesh((1,), ("i",), abstract_device=dev)
+  )
 
 
 def _lower(platform, G, config):
@@ -62,9 +89,13 @@ def _lower(platform, G, config):
     jax.ShapeDtypeStruct((B, P, 2), jnp.float32),
     jax.ShapeDtypeStruct((P, G + 1, G + 1, Q), jnp.float32),
   )
-  text = jax.jit(fwd_bwd).trace(*specs).lower(lowering_platforms=(TARGET[platform][0],)).as_text()
+  ctx = _abstract_gpu() if platform == "gpu" else contextlib.nullcontext()
+  with ctx:
+    traced = jax.jit(fwd_bwd).trace(*specs)
+    text = traced.lower(lowering_platforms=(LOWERING_PLATFORM[platform],)).as_text()
   # forward + dT + dx kernels are all in the graph
-  assert text.count(TARGET[platform][1]) >= 3, text.count(TARGET[platform][1])
+  call = _custom_call(platform, G, config)
+  assert text.count(call) >= 3, (call, text.count(call))
   return text
 
 
@@ -72,7 +103,8 @@ ROWS = [
   pytest.param(plat, bucket, cfg, id=f"{plat}-{bucket}")
   for plat, bucket, cfg in blocks.production_configs()
 ]
-# The TPU lane-gather rows (variant="gather"), the alternative to the production TPU rows.
+# The TPU lane-gather rows and the Triton gather rows (variant="gather"): the alternatives to the
+# production rows.
 ALTERNATIVE_ROWS = [
   pytest.param(plat, bucket, cfg, id=f"{plat}-{bucket}-{cfg.variant}")
   for plat, bucket, cfg in blocks.alternative_configs()
@@ -96,5 +128,14 @@ def test_alternative_config_lowers_forward_and_backward(platform, bucket, config
 
 
 def test_atomic_table_gradient_lowers_for_triton():
-  cfg = dataclasses.replace(blocks.table_row("gpu", 26).config, dtable="atomic")
+  cfg = dataclasses.replace(blocks.table_row("gpu", 26, variant="gather").config, dtable="atomic")
   _lower("gpu", 26, cfg)
+
+
+def test_gpu_rows_are_mosaic_gpu_and_triton_only_explicit():
+  """Every production GPU row is the Mosaic GPU variant; the Triton gather rows are reachable only
+  by naming the variant."""
+  for G in BUCKET_G.values():
+    assert blocks.table_row("gpu", G).config.variant == "mgpu"
+    assert blocks.table_row("gpu", G, variant="gather").config.variant == "gather"
+    assert blocks.plan("gpu", G, B, P, Q).config.variant == "mgpu"
