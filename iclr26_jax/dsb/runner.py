@@ -796,6 +796,14 @@ def evaluate(
   if log_prob_fn is None:
     ctx.enumerable = False  # enumeration needs a log-density (or per-step transitions)
   out = evaluate_model(ctx, model, key)
+  if log_prob_fn is not None:
+    # A NaN here would otherwise drop mc_kl (and exact_kl / exact_tv) from the result silently.
+    bad = [m for m in ("mc_kl", "exact_kl", "exact_tv") if m in out and out[m] != out[m]]
+    if bad and (bad != ["exact_kl", "exact_tv"] or ctx.enumerable):
+      raise ValueError(
+        f"log_prob_fn returned NaN (or +inf) on the model's own samples: {', '.join(bad)} "
+        "undefined; it must return the finite log pi(x1 | x0) of each pair, (B,) float"
+      )
   out["sb_perplexity_truth"] = float(M.sb_perplexity(ctx.bench, ctx.x0, ctx.y))
   del s, d
   return {k: v for k, v in out.items() if v == v}

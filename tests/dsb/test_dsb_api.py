@@ -135,3 +135,21 @@ def test_evaluate_bad_inputs():
     dsb.evaluate(bench, None, key=jax.random.key(0), **small)
   with pytest.raises(ValueError, match="reversed"):
     dsb.evaluate("image_d3072_s256_prior_gaussian_a0.01", lambda k, x: x, key=jax.random.key(0))
+
+
+def test_nan_log_prob_is_refused_not_dropped():
+  """A log_prob_fn that returns NaN used to make mc_kl vanish from the result silently."""
+  bench = dsb.Benchmark.from_preset(TINY)
+  s = bench.num_categories
+  sample = lambda k, x0: jax.random.randint(k, x0.shape, 0, s)
+  nan_lp = lambda x0, y: jnp.full(x0.shape[:1], jnp.nan)
+  with pytest.raises(ValueError, match="log_prob_fn returned NaN"):
+    dsb.evaluate(
+      bench,
+      sample,
+      key=jax.random.key(0),
+      log_prob_fn=nan_lp,
+      num_test=64,
+      num_points=2,
+      cond_samples=16,
+    )
