@@ -16,6 +16,10 @@ Door checks: a misspelt config key is named with its close match; bad dtypes, sh
 keys and non-finite values name the key, what it got and what it needs.
 """
 
+import os
+import signal
+import threading
+import time
 import jax
 import numpy as np
 import pytest
@@ -151,3 +155,46 @@ def test_defaults_of_optional_keys():
   np.testing.assert_array_equal(out["masks"], [1, 1, 0, 1, 1, 0])
   np.testing.assert_array_equal(out["next_observations"], obs[[1, 2, 2, 4, 5, 5]])
   assert all(v.dtype == np.float32 for v in out.values())
+
+
+def test_update_split_does_not_change_the_result():
+  """Logging blocks of 7 or 2 updates (compiled in different sub-blocks): the same 7 updates."""
+  data = _bandit(n=64)
+  runs = [
+    qam.train_offline(
+      data,
+      key=jax.random.key(0),
+      num_updates=7,
+      batch_size=16,
+      config=SMALL,
+      log_every=k,
+      progress=False,
+    )
+    for k in (7, 2)
+  ]
+  for a, b in zip(jax.tree.leaves(runs[0].agent), jax.tree.leaves(runs[1].agent)):
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_ctrl_c_stops_training_promptly():
+  sent = []
+
+  def interrupt():
+    sent.append(time.time())
+    os.kill(os.getpid(), signal.SIGINT)
+
+  timer = threading.Timer(10.0, interrupt)  # after the compiles, inside the updates
+  timer.start()
+  try:
+    with pytest.raises(KeyboardInterrupt):
+      qam.train_offline(
+        _bandit(n=64),
+        key=jax.random.key(0),
+        num_updates=10**7,
+        batch_size=16,
+        config=SMALL,
+        progress=False,
+      )
+  finally:
+    timer.cancel()
+  assert sent and time.time() - sent[0] < 10.0  # a sub-block (~0.5 s unloaded), with slack
