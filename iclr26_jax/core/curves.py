@@ -164,14 +164,17 @@ def plot_runs(
     )
   groups = group_keys(chosen)
 
-  import matplotlib
-
-  matplotlib.use("Agg", force=False)
-  import matplotlib.pyplot as plt
+  # A Figure with its own Agg canvas, not pyplot: the process's backend is left alone (a
+  # notebook that calls the trainer keeps drawing its own figures inline) and no figure is
+  # registered with pyplot.
+  from matplotlib.backends.backend_agg import FigureCanvasAgg
+  from matplotlib.figure import Figure
 
   ncols = min(3, len(groups))
   nrows = -(-len(groups) // ncols)
-  fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.2 * nrows), squeeze=False)
+  fig = Figure(figsize=(4.6 * ncols, 3.2 * nrows))
+  FigureCanvasAgg(fig)
+  axes = fig.subplots(nrows, ncols, squeeze=False)
   styles = ["-", "--", ":", "-."]
   markers = [".", "x", "+", "^"]
   for ax, (group, gkeys) in zip(axes.flat, groups):
@@ -207,7 +210,6 @@ def plot_runs(
   fig.tight_layout()
   os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
   fig.savefig(out, dpi=dpi)
-  plt.close(fig)
   return out
 
 

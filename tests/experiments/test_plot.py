@@ -148,3 +148,23 @@ def test_cut_last_line_is_skipped_with_a_note(tmp_path, capsys, caplog):
   path.write_text('{"step": 1}\n{"ste\n{"step": 3}\n')
   with pytest.raises(ValueError, match=r"line 2: not a JSON record"):
     metrics_lib.read_jsonl(str(path))
+
+
+def test_drawing_curves_leaves_the_matplotlib_backend_alone(tmp_path):
+  """A notebook's inline backend must survive a trainer run that draws curves.png."""
+  code = (
+    "import matplotlib, json, os, sys\n"
+    "matplotlib.use('svg')\n"
+    "from iclr26_jax.core import curves\n"
+    f"d = {str(tmp_path)!r}\n"
+    "open(os.path.join(d, 'metrics.jsonl'), 'w').write(json.dumps({'step': 1, 'a/x': 1.0}) + '\\n')\n"
+    "curves.plot_runs([d], out=os.path.join(d, 'c.png'))\n"
+    "import matplotlib.pyplot as plt\n"
+    "print(matplotlib.get_backend(), len(plt.get_fignums()))\n"
+  )
+  out = subprocess.run(
+    [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+  )
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.split() == ["svg", "0"]
+  assert os.path.exists(tmp_path / "c.png")
