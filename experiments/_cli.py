@@ -33,6 +33,20 @@ def parse_flags(argv: list[str]) -> list[str]:
     _usage_error(e)
 
 
+_HELP = ("--help", "-h", "-?", "--helpshort", "--helpfull", "--helpxml")
+
+
+def app_run(main, **kwargs) -> None:
+  """``app.run(main, **kwargs)``, except that ``--help`` exits 0 (absl exits 1 after printing the
+  usage, which a shell or a scheduler reads as a failure)."""
+  try:
+    app.run(main, **kwargs)
+  except SystemExit as e:
+    if e.code == 1 and any(a in _HELP for a in sys.argv[1:]):
+      sys.exit(0)
+    raise
+
+
 def run(main) -> None:
   """``app.run(main)`` with one-line errors for bad flags and ``app.UsageError``."""
 
@@ -42,7 +56,7 @@ def run(main) -> None:
     except app.UsageError as e:
       _usage_error(e)
 
-  app.run(guarded, flags_parser=parse_flags)
+  app_run(guarded, flags_parser=parse_flags)
 
 
 def values(fv: flags.FlagValues, names) -> dict:

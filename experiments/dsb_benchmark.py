@@ -15,6 +15,7 @@ trend in the catsbench 1.4 (off-diagonal) convention.
 """
 
 import ast
+import os
 import sys
 
 from absl import app, flags
@@ -90,4 +91,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  # Also run as a file (python experiments/<name>.py): the repository root on the path first.
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  from experiments import _cli
+
+  _cli.app_run(main)

@@ -37,6 +37,8 @@ import importlib.util  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 from ml_collections import config_flags  # noqa: E402
 
+from experiments import _cli  # noqa: E402
+
 from iclr26_jax.core import config as config_lib  # noqa: E402
 from iclr26_jax.core import distributed  # noqa: E402
 
@@ -334,4 +336,4 @@ def workdir_errors() -> tuple:
 
 
 if __name__ == "__main__":
-  app.run(main, flags_parser=parse_flags)
+  _cli.app_run(main, flags_parser=parse_flags)

@@ -14,9 +14,11 @@ coordinate, covariances AAᵀ + ½I and 2(BBᵀ + ½I)), drawn here with the sam
 """
 
 import json
+import os
+import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
 _DIM = flags.DEFINE_integer("dim", 10, "Dimension of the Gaussian pair.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the pair, the samples and the fit.")
@@ -158,4 +160,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  # Also run as a file (python experiments/<name>.py): the repository root on the path first.
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  from experiments import _cli
+
+  _cli.app_run(main)

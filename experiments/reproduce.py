@@ -56,7 +56,9 @@ import threading
 import time
 import traceback
 
-from absl import app, flags, logging
+from absl import flags, logging
+
+from experiments import _cli
 
 _ONLY = flags.DEFINE_list(
   "only",
@@ -837,4 +839,4 @@ def run_curves(claims, out: str, budgets, curves_file: str, report, previous) ->
 
 
 if __name__ == "__main__":
-  app.run(main)
+  _cli.app_run(main)

@@ -125,6 +125,7 @@ def test_help_lists_flags():
     env=subprocess_env(),
     timeout=120,
   )
+  assert out.returncode == 0, out.stderr[-2000:]  # absl exits 1 after --help; a shell reads failure
   text = out.stdout + out.stderr
   for flag in ("--config", "--workdir", "--multihost", "--allow_config_change", "--show_variants"):
     assert flag in text
