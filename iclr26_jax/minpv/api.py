@@ -52,6 +52,9 @@ learned score with the analytic one.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
+import inspect
 
 import jax
 import jax.numpy as jnp
@@ -149,6 +152,26 @@ class LogRatio:
     return float(jnp.mean(self(self.x_p if x_p is None else x_p)))
 
 
+def _named_options(fn):
+  """Keyword typos (``stpes=``) as a ValueError naming the closest valid option, as PDNS and QAM
+  do, instead of Python's bare ``TypeError: unexpected keyword argument``."""
+  valid = [n for n, p in inspect.signature(fn).parameters.items() if p.kind is p.KEYWORD_ONLY]
+
+  @functools.wraps(fn)
+  def wrapper(*args, **kwargs):
+    for name in kwargs:
+      if name not in valid:
+        close = difflib.get_close_matches(name, valid, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+          f"{fn.__name__}: unknown option {name!r}{hint} Valid options: {', '.join(valid)}"
+        )
+    return fn(*args, **kwargs)
+
+  return wrapper
+
+
+@_named_options
 def fit_log_ratio(
   x_p,
   x_q,

@@ -157,3 +157,11 @@ def test_ctrl_c_stops_a_long_fit_promptly():
   finally:
     timer.cancel()
   assert sent and time.time() - sent[0] < 10.0  # one chunk (~1 s unloaded), with slack for load
+
+
+def test_option_typos_name_the_closest_option():
+  x = np.random.default_rng(0).normal(size=(100, 2))
+  with pytest.raises(ValueError, match=r"unknown option 'stpes'; did you mean 'steps'\?"):
+    api.fit_log_ratio(x, x + 1.0, key=jax.random.PRNGKey(0), stpes=10)
+  with pytest.raises(ValueError, match=r"unknown option 'batchsize'; did you mean 'batch_size'\?"):
+    api.estimate_mi(x[:, :1], x[:, 1:], key=jax.random.PRNGKey(0), batchsize=10)
