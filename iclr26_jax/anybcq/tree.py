@@ -3,7 +3,8 @@
 AnyBCQ (Gunho Park et al., NAVER Cloud, "AnyBCQ", ICLR 2026, arXiv 2510.10467; official code
 github.com/naver-aics/anybcq) stores ONE stack of binary planes per linear layer and a scale set per
 precision, so a single quantized model serves every bit width of ``bits``. This module applies it to
-every 2-D Dense kernel of a Flax param tree, in Flax's own layout:
+every Dense and Conv kernel of a Flax param tree, in Flax's own layout (a Conv kernel
+``(*window, C_in, N)`` as its ``(prod(window) · C_in, N)`` patch matrix):
 
 * a Flax ``Dense`` kernel is ``(K, N)`` = (in, out) and computes ``y = x @ kernel``; the quantizer
   (``quantizer.quantize``) groups a weight ``(N, K)`` (out, in) along K, so each kernel is
@@ -91,8 +92,10 @@ def _leaf_paths(tree, prefix=()) -> list[tuple[Path, Any]]:
 
 
 def default_filter(path: Path, leaf) -> bool:
-  """Every 2-D leaf named ``kernel`` (a Flax ``Dense`` kernel; Conv kernels are >= 3-D)."""
-  return bool(path) and path[-1] == "kernel" and np.ndim(leaf) == 2
+  """Every leaf named ``kernel`` of rank >= 2: Flax ``Dense`` kernels ``(in, out)`` and ``Conv``
+  kernels ``(*window, in, out)`` (quantized as the ``(prod(window) · in, out)`` matrix they
+  multiply the unfolded input patches by)."""
+  return bool(path) and path[-1] == "kernel" and np.ndim(leaf) >= 2
 
 
 def _as_filter(filter) -> Callable[[Path, Any], bool]:
@@ -102,7 +105,7 @@ def _as_filter(filter) -> Callable[[Path, Any], bool]:
     pattern = re.compile(filter)
 
     def by_regex(path, leaf):
-      return np.ndim(leaf) == 2 and pattern.search("/".join(map(str, path))) is not None
+      return pattern.search("/".join(map(str, path))) is not None
 
     return by_regex
   if callable(filter):
@@ -117,16 +120,18 @@ def kernel_paths(params, filter=None) -> list[Path]:
   """Paths of the leaves ``quantize_params`` would quantize (``filter`` as there), in tree order.
 
   Raises:
-    ValueError: a selected leaf is not 2-D.
+    ValueError: a selected leaf has rank < 2 (names it and why).
   """
   select = _as_filter(filter)
   out = []
   for path, leaf in _leaf_paths(params):
     if select(path, leaf):
-      if np.ndim(leaf) != 2:
+      if np.ndim(leaf) < 2:
         raise ValueError(
-          f"filter selected {'/'.join(map(str, path))} of shape {np.shape(leaf)}; only 2-D "
-          "(in, out) kernels can be quantized"
+          f"filter selected {'/'.join(map(str, path))} of shape {np.shape(leaf)}, which cannot be "
+          "quantized: AnyBCQ quantizes weight matrices (a Dense kernel (in, out) or a Conv kernel "
+          "(*window, in, out)), one scale group along the inputs of each output; a bias or scale "
+          "vector has no input axis"
         )
       out.append(path)
   return out
@@ -160,7 +165,8 @@ class QuantizedParams:
       are; the quantized kernels' FP values are not read after quantization).
     weights: ``{path: QuantizedWeight}`` per quantized kernel; the weight is ``(N, K_q)`` (out,
       padded in), the transpose of the zero-padded Flax kernel ``(K_q, N)``.
-    in_features: ``{path: K}``, the logical input width of each kernel (the padding is K_q - K).
+    in_features: ``{path: K}``, the logical input width of each kernel (the padding is K_q - K;
+      a Conv kernel ``(*window, C_in, N)`` has K = prod(window) · C_in).
     dtypes: ``{path: dtype}`` of each original kernel (dequantized kernels are cast back to it).
     bits: the stored precisions (ascending).
     group_size: the requested group size g (a kernel with K < g uses a smaller group, see the
@@ -175,6 +181,7 @@ class QuantizedParams:
   bits: tuple
   group_size: int
   asymmetric: bool
+  shapes: dict = dataclasses.field(default_factory=dict)  # {path: original shape} of Conv kernels
 
   @property
   def paths(self) -> list[Path]:
@@ -198,10 +205,12 @@ class QuantizedParams:
     return int(bits)
 
   def kernel(self, path, bits: int) -> jax.Array:
-    """The dequantized Flax kernel ``(K, N)`` of ``path`` at precision ``bits`` (original dtype)."""
+    """The dequantized Flax kernel of ``path`` at precision ``bits``: ``(K, N)`` for a Dense kernel,
+    the original ``(*window, C_in, N)`` for a Conv kernel, in the original dtype."""
     path, p = self._path(path), self._bits(bits)
     w_hat = self.weights[path].dequantize(p)  # (N, K_q) f32
-    return w_hat[:, : self.in_features[path]].T.astype(self.dtypes[path])
+    k = w_hat[:, : self.in_features[path]].T.astype(self.dtypes[path])
+    return k.reshape(self.shapes[path]) if path in self.shapes else k
 
   def dequantize(self, bits: int):
     """The param tree at precision ``bits``: same structure, shapes and dtypes as ``params``."""
@@ -224,6 +233,11 @@ class QuantizedParams:
     """
     path = self._path(path)
     qw = self.weights[path]
+    if path in self.shapes:
+      raise ValueError(
+        f"{'/'.join(map(str, path))} is a Conv kernel {self.shapes[path]}: the packed bit-plane "
+        "path serves Dense layers; use dequantize(bits) for convolutions"
+      )
     if bp_format.TILE % qw.group_size:
       raise ValueError(
         f"the packed path needs a group size dividing {bp_format.TILE}; {path} uses "
@@ -291,9 +305,11 @@ def quantize_params(
   asymmetric: bool = True,
   filter: str | Callable[[Path, Any], bool] | None = None,
 ) -> QuantizedParams:
-  """AnyBCQ-quantizes every 2-D Dense kernel of a Flax param tree into one multi-precision model.
+  """AnyBCQ-quantizes every Dense and Conv kernel of a Flax param tree into one multi-precision model.
 
-  Each selected kernel ``(K, N)`` (Flax's (in, out)) is transposed to the quantizer's ``(N, K)``,
+  A Conv kernel ``(*window, C_in, N)`` is quantized as the ``(prod(window) · C_in, N)`` matrix it
+  applies to unfolded input patches (its scale groups run along that axis) and dequantizes back to
+  its own shape. Each selected kernel ``(K, N)`` (Flax's (in, out)) is transposed to the quantizer's ``(N, K)``,
   zero-padded along K to a multiple of the group size (any K works; see the module docstring) and
   quantized by ``quantizer.quantize``: greedy + ``rounds`` alternating refinements at ``bits[0]``,
   then progressive expansion with the earlier planes frozen. Biases, norms and embeddings stay in
@@ -309,13 +325,13 @@ def quantize_params(
     asymmetric: per-(row, group, precision) offsets beta (the paper's setting and the default of
       every AnyBCQ function here).
     filter: which leaves to quantize (integer kernels are cast to float32 and dequantize to
-      float32): None (every 2-D leaf named ``kernel``), a regex searched in
+      float32): None (every leaf of rank >= 2 named ``kernel``), a regex searched in
       the ``"/"``-joined path (e.g. ``"Dense_[01]/kernel"``), or ``filter(path, leaf) -> bool``.
   Returns:
     ``QuantizedParams``; ``.dequantize(p)`` / ``dequantize_params(q, p)`` give the p-bit tree,
     ``.apply_dense(path, x, p)`` the packed bit-plane matmul of one layer.
   Raises:
-    ValueError: no leaf selected, a selected leaf not 2-D, or bad bits / group_size / rounds, or
+    ValueError: no leaf selected, a selected leaf of rank < 2 (named, with why), or bad bits / group_size / rounds, or
       non-finite weights (named by path).
 
   Examples:
@@ -347,13 +363,16 @@ def quantize_params(
   paths = kernel_paths(params, filter)
   if not paths:
     raise ValueError(
-      "quantize_params: no leaf selected (the default selects 2-D leaves named 'kernel'; "
+      "quantize_params: no leaf selected (the default selects leaves of rank >= 2 named 'kernel'; "
       "pass filter= to choose others)"
     )
-  weights, in_features, dtypes = {}, {}, {}
+  weights, in_features, dtypes, shapes = {}, {}, {}, {}
   for path in paths:
     kernel = get_path(params, path)
     name = "/".join(map(str, path))
+    if np.ndim(kernel) > 2:  # Conv (*window, C_in, N): the (prod(window) · C_in, N) patch matrix
+      shapes[path] = tuple(np.shape(kernel))
+      kernel = jnp.reshape(kernel, (-1, np.shape(kernel)[-1]))
     k, n = np.shape(kernel)
     g, k_q = _group_and_width(k, int(group_size))
     w = np.zeros((n, k_q), np.float32)
@@ -375,6 +394,7 @@ def quantize_params(
     bits=bits,
     group_size=int(group_size),
     asymmetric=bool(asymmetric),
+    shapes=shapes,
   )
 
 

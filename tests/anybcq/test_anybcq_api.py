@@ -126,7 +126,7 @@ def test_bad_inputs(mlp):
   _, params, q = mlp
   with pytest.raises(ValueError, match="no leaf selected"):
     anybcq.quantize_params(params, filter="nothing_matches")
-  with pytest.raises(ValueError, match="only 2-D"):
+  with pytest.raises(ValueError, match="cannot be quantized"):
     anybcq.quantize_params(params, filter=lambda path, leaf: path[-1] == "bias")
   with pytest.raises(ValueError, match="stored precisions"):
     anybcq.dequantize_params(q, 5)
@@ -151,3 +151,41 @@ def test_integer_kernel_is_cast_to_float():
     k = anybcq.dequantize_params(q, b)["params"]["dense"]["kernel"]
     assert k.dtype == jnp.float32
     np.testing.assert_allclose(np.asarray(k), 1.0, rtol=1e-6)
+
+
+class _ConvNet(nn.Module):
+  @nn.compact
+  def __call__(self, x):
+    x = nn.relu(nn.Conv(16, (3, 3))(x))
+    return nn.Dense(4)(x.reshape(x.shape[0], -1))
+
+
+def test_conv_kernels_are_quantized_as_patch_matrices():
+  """Default selection takes Conv kernels too; the oracle: the same kernel reshaped by hand to its
+  (kh·kw·C_in, C_out) patch matrix and quantized as a Dense kernel gives the same values."""
+  params = _ConvNet().init(jax.random.key(0), jnp.ones((1, 6, 6, 8)))
+  q = anybcq.quantize_params(params, bits=(2, 4), rounds=4, group_size=64)
+  conv = ("params", "Conv_0", "kernel")
+  assert conv in q.paths and ("params", "Dense_0", "kernel") in q.paths
+  k = params["params"]["Conv_0"]["kernel"]  # (3, 3, 8, 16)
+  by_hand = anybcq.quantize_params(
+    {"w": {"kernel": k.reshape(72, 16)}}, bits=(2, 4), rounds=4, group_size=64
+  )
+  errs = []
+  for b in (2, 4):
+    got = q.dequantize(b)["params"]["Conv_0"]["kernel"]
+    assert got.shape == k.shape and got.dtype == k.dtype
+    want = by_hand.dequantize(b)["w"]["kernel"].reshape(k.shape)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    errs.append(float(jnp.linalg.norm(got - k) / jnp.linalg.norm(k)))
+  assert errs[1] < errs[0] < 1.0
+  with pytest.raises(ValueError, match="Conv kernel"):
+    q.dense_module(conv)
+
+
+def test_filter_selecting_a_vector_names_it():
+  params = _ConvNet().init(jax.random.key(0), jnp.ones((1, 6, 6, 8)))
+  with pytest.raises(
+    ValueError, match=r"params/Dense_0/bias of shape \(4,\), which cannot be quantized"
+  ):
+    anybcq.quantize_params(params, bits=(2,), filter="Dense_0")
