@@ -10,7 +10,8 @@ Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Samp
   log probability on {0..num_states-1}^num_sites; the masked-diffusion sampler
   (``discrete.DiscreteSampler``) trained by the same loop.
 
-Both return a ``FittedSampler``: ``.sample(key, n)`` draws model samples, ``.log_z`` is the
+Both return a ``FittedSampler``: ``.sample(key, n)`` draws importance-resampled samples of the
+target (``resample=False``: the raw model samples), ``.log_z`` is the
 importance-sampling estimate log Z^ = log mean exp(W) of the path weights W = l + r on a fresh
 rollout (an estimate of log of the integral / sum of exp(log_density)), ``.ess`` the normalised
 effective sample size of those weights, ``.history`` the per-stage diagnostics.
@@ -205,9 +206,41 @@ class FittedSampler:
     x, ell, r = self._rollout(self.params, key, n)
     return x, ell + r
 
-  def sample(self, key: jax.Array, n: int) -> jax.Array:
-    """``n`` unweighted model samples: ``(n, dim)`` float or ``(n, num_sites)`` int32."""
-    return self.sample_weighted(key, n)[0]
+  def sample(self, key: jax.Array, n: int, *, resample: bool = True, pool: int = 4) -> jax.Array:
+    """``n`` samples of the target (as far as the fit allows): ``(n, dim)`` float or
+    ``(n, num_sites)`` int32.
+
+    By default (``resample=True``) this is sampling-importance-resampling: ``pool · n`` model
+    samples are drawn with their path weights and ``n`` of them are drawn with replacement in
+    proportion to ``exp(log_w)``, which corrects the model's bias towards the target (the raw model
+    puts mass between modes that the weights remove). Its accuracy is set by the effective sample
+    size of the pool, about ``pool · n · ess`` (``self.ess``, measured at fit time): with a low ESS
+    many of the ``n`` samples repeat. ``resample=False`` returns the raw model samples (the SDE /
+    CTMC rollout, biased by what the fit did not learn); ``sample_weighted`` returns them with
+    their log weights.
+
+    Args:
+      key: PRNG key.
+      n: number of samples.
+      resample: resample by the importance weights (default) or return the raw model samples.
+      pool: model samples drawn per returned sample when resampling (>= 1).
+    """
+    n = _positive_int(n, "n", "sample")
+    if not resample:
+      return self.sample_weighted(key, n)[0]
+    pool = _positive_int(pool, "pool", "sample")
+    k_pool, k_pick = jax.random.split(key)
+    # The pool is drawn n at a time: a rollout's memory is that of n paths, whatever pool is.
+    parts = [self.sample_weighted(k, n) for k in jax.random.split(k_pool, pool)]
+    x = jnp.concatenate([p[0] for p in parts])
+    log_w = jnp.concatenate([p[1] for p in parts]).astype(jnp.float32)
+    log_w = jnp.where(jnp.isnan(log_w), -jnp.inf, log_w)
+    # Multinomial resampling by inverting the weights' CDF: O(pool · n) memory (categorical with
+    # shape=(n,) would broadcast the pool's logits to (n, pool · n)).
+    cdf = jnp.cumsum(jax.nn.softmax(log_w))
+    u = jax.random.uniform(k_pick, (n,), maxval=cdf[-1])
+    idx = jnp.minimum(jnp.searchsorted(cdf, u, side="right"), cdf.shape[0] - 1)
+    return x[idx]
 
 
 def _fit(sampler, opts: dict, cfg: proximal.ProxConfig, key, shape, fn: str) -> FittedSampler:
