@@ -98,3 +98,26 @@ def pad_axes(x: jax.Array, multiples: Sequence[int | None], value=0) -> jax.Arra
 def unpad(x: jax.Array, shape: Sequence[int]) -> jax.Array:
   """Slices a padded array back to ``shape`` (leading corner)."""
   return x[tuple(slice(0, n) for n in shape)]
+
+
+def mgpu_kernel_kwargs(**kwargs) -> dict:
+  """``kwargs`` less those the installed ``plgpu.kernel`` does not take (``cost_estimate`` exists
+  from jax 0.12; on 0.11 an unknown keyword would reach the mesh and raise ``TypeError``)."""
+  import inspect
+
+  from jax.experimental.pallas import mosaic_gpu as plgpu
+
+  params = inspect.signature(plgpu.kernel).parameters
+  return {k: v for k, v in kwargs.items() if k in params}
+
+
+def mgpu_read_only_ref():
+  """``plgpu.RefType(write=False)`` where the installed jax has it (0.12, whose ``inline_mgpu``
+  refuses a writable input ref passed as an array), else ``plgpu.RefType()`` (0.11)."""
+  import inspect
+
+  from jax.experimental.pallas import mosaic_gpu as plgpu
+
+  if "write" in inspect.signature(plgpu.RefType).parameters:
+    return plgpu.RefType(write=False)
+  return plgpu.RefType()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set-up and device check on an accelerator host that has its own Python stack and no package
-# registry (e.g. an H200 host with Python 3.12, jax/jaxlib 0.11.x + the CUDA 13 plugin, flax,
+# registry (e.g. an H200 host with Python 3.12, jax/jaxlib 0.11.2 + the CUDA 13 plugin, flax,
 # optax, chex, orbax-checkpoint, diffrax, tensorstore, matplotlib, scikit-learn, tqdm, absl-py,
 # but no ml-collections, ott-jax or distrax).
 #
@@ -21,14 +21,15 @@ PY=${PYTHON:-python3}
 SITE=${SITE:-/tmp/iclr26_site}
 WHL=.whl
 # The project's requirements that such a host lacks, with their own missing requirements, pinned to
-# the versions the project is tested with (setup.cfg; distrax needs tfp-nightly, which needs
-# dm-tree, gast, decorator; ott-jax needs jaxopt). One version of each.
+# the versions the project is tested with (requirements/lock.txt; distrax needs tfp-nightly, which
+# needs dm-tree, gast, decorator; ott-jax needs jaxopt). One version of each. The host's own jax,
+# jaxlib and CUDA 13 plugin are used as they are (jax >= 0.11.2 is allowed).
 WHEELS=(
   distrax==0.1.9
   tfp-nightly==0.26.0.dev20261027
   dm-tree==0.1.10
   gast==0.7.0
-  decorator==5.3.1
+  decorator==5.3.2
   ml_collections==1.1.0
   ott-jax==0.6.0
   jaxopt==0.8.5
@@ -86,7 +87,7 @@ for m in mods:
     importlib.import_module(m)
   except Exception as e:  # noqa: BLE001
     bad.append(f"{m}: {type(e).__name__}: {e}")
-dists = ["jax", "jaxlib", "jax-cuda13-plugin", "jax-cuda12-plugin", "libtpu", "flax", "optax",
+dists = ["jax", "jaxlib", "jax-cuda13-plugin", "jax-cuda13-pjrt", "libtpu", "flax", "optax",
          "chex", "orbax-checkpoint", "diffrax", "numpy", "distrax", "tfp-nightly", "ml_collections",
          "ott-jax", "iclr26_jax"]
 vers = []

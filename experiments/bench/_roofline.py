@@ -96,10 +96,23 @@ def implied_seconds(
   return times[bound], bound
 
 
-def line(label: str, nbytes: float, flops: float, vector_ops: float | dict = 0.0) -> str:
-  """One printable roofline line: bytes, FLOPs, vector ops and the implied time per device."""
+def line(
+  label: str,
+  nbytes: float,
+  flops: float,
+  vector_ops: float | dict = 0.0,
+  devices: tuple = tuple(PEAKS),
+) -> str:
+  """One printable roofline line: bytes, FLOPs, vector ops and the implied time per device of
+  ``devices`` (those the kernel runs on; default every device of ``PEAKS``)."""
+
+  def ops(v, d):
+    if isinstance(v, dict):  # {unit: operations}
+      return ", ".join(f"{c / 1e6:.0f} M {u}" for u, c in v.items() if c) + f" on {d}"
+    return f"{v / 1e6:.0f} M vector ops on {d}"
+
   if isinstance(vector_ops, dict):
-    vec = ", ".join(f"{v / 1e6:.0f} M vector ops on {d}" for d, v in vector_ops.items() if v)
+    vec = ", ".join(ops(v, d) for d, v in vector_ops.items() if v and d in devices)
   else:
     vec = f"{vector_ops / 1e6:.0f} M vector ops" if vector_ops else ""
   parts = [
@@ -107,19 +120,61 @@ def line(label: str, nbytes: float, flops: float, vector_ops: float | dict = 0.0
     + (f", {vec}" if vec else "")
     + " per call"
   ]
-  for dev in PEAKS:
+  for dev in devices:
     t, bound = implied_seconds(nbytes, flops, dev, vector_ops)
     parts.append(f"{dev} >= {t * 1e6:.1f} us ({bound})")
   return "; ".join(parts)
 
 
 def bitplane_vector_ops(m: int, k: int, n: int, p: int, variant: str, bm: int) -> dict:
-  """Unpack work of one call per device: every (weight, plane) once per M block (both variants
-  repeat the unpack for each of their ceil(M / bm) row blocks)."""
+  """Unpack work of one call per device: every (weight, plane) once per M block (every variant
+  repeats the unpack for each of its ceil(M / bm) row blocks). ``variant``: "partials" / "dequant"
+  (TPU and the Triton GPU kernel) or "wgmma" (the Hopper kernel: H200 only, counted per unit by
+  ``bitplane_wgmma_unit_ops``; the LUT kernel has ``bitplane_lut_unit_ops``)."""
+  if variant == "wgmma":
+    return {"H200": bitplane_wgmma_unit_ops(m, k, n, p, bm)}
   return {
     dev: ops[variant] * k * n * p * (-(-m // bm))
     for dev, ops in UNPACK_OPS_PER_WEIGHT_PLANE.items()
   }
+
+
+# The Hopper wgmma kernel (kernel_wgmma), SASS of its group loop compiled for sm_90a through the
+# public op (K = N = 1024, g = 128, bf16 x, f16 scales; `compile_report`'s Mosaic GPU section, the
+# plugin's PTX through the triton wheel's ptxas and cuobjdump). One iteration per (plane, group) and
+# thread unpacks the thread's g / 2 = 64 weights of the (64, g) register A operand (shift, AND,
+# XOR: one SHF or IMAD.SHL and one LOP3 per weight; one PRMT per two, packing the 16-bit halves),
+# issues the wgmma and scales the thread's bm / 2 accumulator elements by the plane's alpha (one
+# FFMA each). Measured at bm = 16 / 64 / 128: 204 / 228 / 261 instructions, 159 / 161 / 161 integer
+# (LOP3, IMAD, PRMT, SHF, LEA), 8 / 32 / 64 FFMA + 2 HADD2 (the f16 scale widening), 8 HGMMA: so
+# per iteration 160 integer, 2 + bm / 2 FP32 and 196 + bm / 2 issued. g = 64 / 256 unpack 2.66 /
+# 2.56 integer ops per weight (g = 128: 2.5). Not timed on a GPU.
+WGMMA_SASS_LOOP = {"int": 160, "fp32": 2, "issue": 196}  # + bm / 2 FFMA (fp32 and issue)
+WGMMA_GROUP_SIZE = 128  # the counts' g: one iteration unpacks 64 x g / 128 threads weights each
+WGMMA_BN = 64  # output features per block (wgmma's M)
+
+
+def bitplane_wgmma_unit_ops(m: int, k: int, n: int, p: int, bm: int) -> dict:
+  """H200 unit operations of one wgmma-kernel call (``WGMMA_SASS_LOOP``, g = 128): every block
+  (64 features x bm rows; N / 64 x ceil(M / bm) of them, 128 threads each) runs p · K / g group
+  iterations, plus one FFMA pass per group for beta (the group sums' wgmma with an all-ones A; its
+  other instructions are not counted)."""
+  threads = 128 * (n // WGMMA_BN) * (-(-m // bm))
+  iters = threads * p * (k // WGMMA_GROUP_SIZE)
+  beta_fma = threads * (k // WGMMA_GROUP_SIZE) * bm // 2
+  fma = iters * bm // 2 + beta_fma
+  return {
+    "int": iters * WGMMA_SASS_LOOP["int"],
+    "fp32": iters * WGMMA_SASS_LOOP["fp32"] + fma,
+    "issue": iters * WGMMA_SASS_LOOP["issue"] + fma,
+  }
+
+
+def bitplane_wgmma_bytes(m: int, k: int, n: int, p: int, g: int, bm: int, split_k: int) -> int:
+  """The wgmma kernel's traffic: p planes, f16 alpha and beta rows of the p active planes, bf16 x,
+  and its f32 split-K partials ((split_k, M_pad, N), written and read back by the sum)."""
+  m_pad = -(-m // bm) * bm
+  return p * k * n // 8 + (p + 1) * (k // g) * n * 2 + m * k * 2 + 2 * split_k * m_pad * n * 4
 
 
 def smem_wavefronts_per_random_load(entries: int = 256, trials: int = 20000) -> float:
@@ -192,8 +247,11 @@ def lut_max_rows(k: int = 4096, n: int = 4096, p: int = 2) -> int:
 
 def bitplane_flops(m: int, k: int, n: int, p: int, variant: str) -> int:
   """Matrix-unit FLOPs of one bit-plane call: the partials variant does one dot per plane
-  (2·M·K·N·p), the dequantize variant one dot on the dequantized tile (2·M·K·N)."""
-  return 2 * m * k * n * (p if variant == "partials" else 1)
+  (2·M·K·N·p), the dequantize variant one dot on the dequantized tile (2·M·K·N), the wgmma kernel
+  one per plane and one more for beta's group sums (2·M·K·N·(p + 1); pass M padded to its row
+  block, which the tensor cores compute too)."""
+  passes = {"partials": p, "wgmma": p + 1}.get(variant, 1)
+  return 2 * m * k * n * passes
 
 
 def spline_gather_flops(b: int, pairs: int, q: int) -> int:
@@ -207,6 +265,35 @@ def spline_matrix_flops(b: int, pairs: int, q: int, c_pad: int, passes: int = 1)
   FLOPs in bf16 MXU work). Building the matrices once per (pair, B-block) does not change this
   count: the matmul itself is dense over the C_pad corners."""
   return 2 * b * pairs * c_pad * q * passes
+
+
+# The Mosaic GPU spline forward (`spline_lookup/kernel_mgpu.py`, the production GPU rows), SASS of
+# its pair loop compiled for sm_90a through the public op (G = 8, B = 512, P = 8, Q = 512, the
+# production blocks: 16 samples x 128 columns per block, one column per thread; `compile_report`'s
+# Mosaic GPU section). One iteration (a pair, the block's 16 samples unrolled) is 393
+# instructions per thread: 64 LDG (4 corner rows per sample), 64 FFMA (the 8 FLOPs per (sample,
+# pair, output) as 4 fused multiply-adds on the CUDA cores, no tensor cores), 20 LDS (cells and
+# weights, warp-uniform broadcasts) and 243 integer ops (133 IADD3, 89 IMAD, 20 VIADD, 1 ISETP:
+# the row addresses). Per (sample, pair, output) at one column per thread: below. G changes only
+# the row offsets, not the loop. Not timed on a GPU.
+SPLINE_MGPU_FWD_SASS = {"int": 243 / 16, "fp32": 64 / 16, "ldg": 64 / 16, "lds": 20 / 16}
+SPLINE_MGPU_FWD_ISSUE = 393 / 16
+
+
+def spline_mgpu_forward_unit_ops(b: int, pairs: int, q: int) -> dict:
+  """H200 unit operations of the Mosaic GPU spline forward (``SPLINE_MGPU_FWD_SASS``): per (sample,
+  pair, output) the loop's integer, FP32 and issued instructions; L1 / shared-memory wavefronts
+  of the loads: a warp's corner-row load reads 32 consecutive f32 (one 128-byte wavefront; the L1
+  data path is taken to be the shared-memory rate of ``UNIT_RATES``), a weight load is one
+  broadcast."""
+  elems = b * pairs * q
+  loads = SPLINE_MGPU_FWD_SASS["ldg"] + SPLINE_MGPU_FWD_SASS["lds"]
+  return {
+    "int": SPLINE_MGPU_FWD_SASS["int"] * elems,
+    "fp32": SPLINE_MGPU_FWD_SASS["fp32"] * elems,
+    "smem_wavefronts": loads * elems / 32,
+    "issue": SPLINE_MGPU_FWD_ISSUE * elems,
+  }
 
 
 def spline_bytes(b: int, pairs: int, q: int, g: int, itemsize: int = 4) -> int:

@@ -1,20 +1,29 @@
-"""Compiled-code facts for every production block row of both kernels (and the TPU spline gather rows),
-on a host without a chip.
+"""Compiled-code facts for every production block row of both kernels (and the alternative rows), on a
+host without a chip.
 
     python -m experiments.bench.compile_report [--tpu=v5e,v6e] [--nogpu] [--only spline] [--out report.md]
 
 * TPU: ``jax.jit(f).lower().compile()`` through libtpu for each generation (forward; forward + VJP),
   reporting pass / fail (with Mosaic's message) and the executable's memory analysis.
-* GPU (Hopper LUT): the Mosaic GPU decode kernel compiled for a compile-only H200 by the CUDA
-  plugin; ptxas registers / spills and PTX / SASS instructions per (weight, plane) per thread
-  (``_targets.lut_facts``: hot loop, and whole kernel at M = 1, p = 2).
-* GPU: each Triton kernel compiled to sm_90a with the triton wheel; registers, spill bytes, shared
-  memory, tensor-core instructions (mma.sync / wgmma), scalar FP32 FMAs, int -> float converts and
-  the instructions per thread in the innermost MMA loop (``mma_loop_instr``; for the bit-plane
-  kernels the plane loop: / (256 · BN / (32 · num_warps)) = instructions per (weight, plane)).
+* GPU, Mosaic GPU (the default GPU kernels): every Mosaic GPU row compiled for a compile-only H200
+  by the CUDA plugin (``_targets.mgpu_compile``): the bit-plane wgmma rows of ``WGMMA_TABLE`` and
+  the spline rows of ``BLOCK_TABLE["gpu"]`` (forward, dT, dx); ptxas registers / spills, and the
+  hot loop of each kernel in PTX and in SASS by unit (the SASS from the triton wheel's ptxas and
+  cuobjdump; the counts ``_roofline`` takes for its H200 estimates).
+* GPU (Hopper LUT): the Mosaic GPU decode kernel; ptxas registers / spills and PTX / SASS
+  instructions per (weight, plane) per thread (``_targets.lut_facts``: hot loop, and whole kernel
+  at M = 1, p = 2).
+* GPU, Triton (explicit only: Pallas's Triton backend is deprecated): the rows whose variant is a
+  Triton kernel, named through their config (bit-plane ``BLOCK_TABLE["gpu"]``, spline
+  ``ALTERNATIVE_TABLE["gpu"]``), compiled to sm_90a with the triton wheel; registers, spill bytes,
+  shared memory, tensor-core instructions (mma.sync / wgmma), scalar FP32 FMAs, int -> float
+  converts and the instructions per thread in the innermost MMA loop (``mma_loop_instr``; for the
+  bit-plane kernels the plane loop: / (256 · BN / (32 · num_warps)) = instructions per (weight,
+  plane)).
 
-Needs the ``[compile]`` extra (libtpu, triton). Shapes as in tests/kernels_pallas/test_compile_targets.py.
-A full run (both TPU generations, every GPU kernel) takes a few minutes on a 2-core host.
+Needs the ``[compile]`` extra (libtpu, triton) and, for Mosaic GPU, the compile venv's CUDA plugin.
+Shapes as in tests/kernels_pallas/test_compile_targets.py. A full run (both TPU generations, every
+GPU kernel) takes a few minutes on a 2-core host.
 """
 
 from __future__ import annotations
@@ -41,6 +50,8 @@ from kernels_pallas.spline_lookup.grid import SigmaGrid
 
 SDS = jax.ShapeDtypeStruct
 BUCKET_M = {"decode": 1, "small": 64, "prefill": 512}
+# The wgmma rows at their largest M ("decode" at 16: up to 5 rows go to the LUT kernel).
+WGMMA_M = {"decode": 16, "small": 64, "prefill": 512}
 BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
 K = N = 1024
 PRECISIONS = (2, 3, 4)
@@ -64,29 +75,21 @@ def _with_vjp(op, n_diff):
   return f
 
 
-def cases(platform: str):
-  """(label, function, specs) for every row of both ops on ``platform``, forward and fwd+VJP."""
+X_DTYPES = (("bf16", jnp.bfloat16), ("f32", jnp.float32), ("f16", jnp.float16))
+S_DTYPES = (("f16", jnp.float16), ("bf16", jnp.bfloat16), ("f32", jnp.float32))
+
+
+def _bp_grad(op):
+  return lambda x, pl_, a, b, p: jax.grad(
+    lambda x, a, b: jnp.sum(jnp.sin(op(x, pl_, a, b, p).astype(jnp.float32))), argnums=(0, 1, 2)
+  )(x, a, b)
+
+
+def _spline_cases(platform, rows, label):
+  """(label, function, specs) of the spline rows ``(bucket, cfg, block_sizes)``: forward, and the
+  VJP (dT and dx kernels)."""
   out = []
-  bop = functools.partial(bops.bitplane_matmul, impl="pallas", platform=platform)
-  for plat, bucket, _ in bblocks.production_configs():
-    if plat != platform:
-      continue
-    m = BUCKET_M[bucket]
-    for xn, xd in (("bf16", jnp.bfloat16), ("f32", jnp.float32), ("f16", jnp.float16)):
-      for sn, sd in (("f16", jnp.float16), ("bf16", jnp.bfloat16), ("f32", jnp.float32)):
-        out.append((f"bitplane {bucket} M={m} x={xn} scales={sn} fwd", bop, _bp_specs(m, xd, sd)))
-    specs = _bp_specs(m, jnp.bfloat16, jnp.float16)
-    grad = lambda x, pl_, a, b, p, op=bop: jax.grad(
-      lambda x, a, b: jnp.sum(jnp.sin(op(x, pl_, a, b, p).astype(jnp.float32))), argnums=(0, 1, 2)
-    )(x, a, b)
-    out.append((f"bitplane {bucket} M={m} fwd+bwd", grad, specs))
-  # Spline: the production rows, then (TPU) the lane-gather rows of blocks.ALTERNATIVE_TABLE; TPU
-  # labels name the variant (the production TPU rows are "portable", chosen by the roofline).
-  rows = [(plat, bucket, cfg, None) for plat, bucket, cfg in sblocks.production_configs()]
-  rows += [(plat, bucket, cfg, cfg) for plat, bucket, cfg in sblocks.alternative_configs()]
-  for plat, bucket, cfg, block_sizes in rows:
-    if plat != platform:
-      continue
+  for bucket, cfg, block_sizes in rows:
     G = BUCKET_G[bucket]
     p = max(cfg.fwd_bp, 2) if platform == "tpu" else 8
     # TPU: a batch as wide as the row's widest block, so the compiled blocks are the row's own.
@@ -100,13 +103,67 @@ def cases(platform: str):
       block_sizes=block_sizes,
     )
     specs = (SDS((b, p, 2), jnp.float32), SDS((p, G + 1, G + 1, 512), jnp.float32))
-    name = (
-      f"spline {bucket} ({cfg.variant}) G={G}" if platform == "tpu" else f"spline {bucket} G={G}"
-    )
+    name = f"spline {bucket} ({label(cfg)}) G={G}"
     out.append((f"{name} fwd", op, specs))
     vjp = lambda x, t, g, op=op: jax.vjp(op, x, t)[1](g)
     out.append((f"{name} bwd", vjp, specs + (SDS((b, 512), jnp.float32),)))
   return out
+
+
+def cases(platform: str):
+  """(label, function, specs) for the rows compiled by libtpu (``"tpu"``: every TPU row of both
+  ops, the spline lane-gather rows of ``ALTERNATIVE_TABLE`` too) or by the triton wheel (``"gpu"``:
+  the Triton rows, named through their config since no Triton kernel is a default), forward and
+  fwd+VJP. The Mosaic GPU rows are ``mgpu_cases``."""
+  if platform not in ("tpu", "gpu"):
+    raise ValueError(f"platform must be tpu or gpu; got {platform!r}")
+  out = []
+  for plat, bucket, _ in bblocks.production_configs():
+    if plat != platform:
+      continue
+    m = BUCKET_M[bucket]
+    name = f"bitplane {bucket}"
+    for xn, xd in X_DTYPES:
+      kw = {}
+      if platform == "gpu":  # the Triton row as the table clamps it for this x (f32: partials)
+        itemsize = jnp.dtype(xd).itemsize
+        kw["config"] = bblocks.pick_config(
+          "gpu", m, K, N, 128, itemsize, f32_activations=xn == "f32"
+        )
+        name = f"bitplane {bucket} (triton {kw['config'].variant})"
+      bop = functools.partial(bops.bitplane_matmul, impl="pallas", platform=platform, **kw)
+      for sn, sd in S_DTYPES:
+        out.append((f"{name} M={m} x={xn} scales={sn} fwd", bop, _bp_specs(m, xd, sd)))
+    kw = {}
+    if platform == "gpu":
+      kw["config"] = bblocks.pick_config("gpu", m, K, N, 128, 2)
+      name = f"bitplane {bucket} (triton {kw['config'].variant})"
+    bop = functools.partial(bops.bitplane_matmul, impl="pallas", platform=platform, **kw)
+    out.append((f"{name} M={m} fwd+bwd", _bp_grad(bop), _bp_specs(m, jnp.bfloat16, jnp.float16)))
+  # Spline. TPU: the production rows ("portable", chosen by the roofline), then the lane-gather
+  # rows of ALTERNATIVE_TABLE; GPU: the Triton gather rows of ALTERNATIVE_TABLE, named.
+  rows = []
+  if platform == "tpu":
+    rows = [(b, cfg, None) for plat, b, cfg in sblocks.production_configs() if plat == "tpu"]
+  rows += [(b, cfg, cfg) for plat, b, cfg in sblocks.alternative_configs() if plat == platform]
+  label = (lambda cfg: cfg.variant) if platform == "tpu" else (lambda cfg: f"triton {cfg.variant}")
+  return out + _spline_cases(platform, rows, label)
+
+
+def mgpu_cases():
+  """(label, function, specs) of the Mosaic GPU rows, through the public op's own dispatch on the
+  compile-only H200: the bit-plane wgmma rows (``WGMMA_TABLE``, each at its largest M, every x
+  dtype; f16 scales) and the spline rows of ``BLOCK_TABLE["gpu"]`` (variant "mgpu"). The LUT row
+  has its own report (``lut_report``)."""
+  out = []
+  bop = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu")
+  for _, bucket, cfg in bblocks.mosaic_gpu_configs():
+    m = WGMMA_M[bucket]
+    for xn, xd in X_DTYPES:
+      label = f"bitplane {bucket} ({cfg.variant}) M={m} x={xn} scales=f16 fwd"
+      out.append((label, bop, _bp_specs(m, xd, jnp.float16)))
+  rows = [(b, cfg, None) for plat, b, cfg in sblocks.production_configs() if plat == "gpu"]
+  return out + _spline_cases("gpu", rows, lambda cfg: cfg.variant)
 
 
 def tpu_report(targets, only: str = "") -> list[str]:
@@ -150,6 +207,9 @@ def gpu_report(only: str = "") -> list[str]:
     except Exception as e:  # noqa: BLE001
       lines.append(f"| {label} | lowering FAIL: {str(e).splitlines()[0][:100]} |")
       continue
+    if not kernels:
+      lines.append(f"| {label} | FAIL: no Triton kernel in the lowered graph |")
+      print(lines[-1], flush=True)
     seen = set()
     for k in kernels:
       if k["name"] in seen:
@@ -160,6 +220,128 @@ def gpu_report(only: str = "") -> list[str]:
         lines.append(f"| {label} | {k['name']} | " + " | ".join(str(facts[x]) for x in keys) + " |")
       except Exception as e:  # noqa: BLE001
         lines.append(f"| {label} | {k['name']} | FAIL: {str(e).splitlines()[0][:100]} |")
+      print(lines[-1], flush=True)
+  return lines
+
+
+# SASS opcodes by unit (per-thread lanes; uniform-datapath U* instructions are per warp and only
+# issued), as `_roofline.UNIT_RATES` counts them.
+SASS_UNITS = {
+  "int": {"IADD3", "IMAD", "LOP3", "PRMT", "SHF", "LEA", "VIADD", "ISETP", "SEL", "IABS", "IMNMX"},
+  "fp32": {"FFMA", "FADD", "FMUL", "FMNMX", "FSEL", "FSETP", "HADD2", "HFMA2", "HMUL2"},
+  "ldg": {"LDG", "LD"},
+  "lds": {"LDS"},
+  "sts": {"STS"},
+  "mma": {"HGMMA", "HMMA"},
+}
+# The hot loop of each Mosaic GPU kernel: the innermost loop whose SASS holds all these opcodes
+# (and whose PTX holds the marker): the wgmma kernel's group loop (the unpack: LOP3, the wgmma),
+# the spline forward's pair loop and dx's output loop (row loads and FMAs), dT's batch loop.
+HOT_LOOP = {
+  "bitplane_matmul_wgmma": (("HGMMA", "LOP3"), "xor"),
+  "spline_lookup_fwd_mgpu": (("LDG", "FFMA"), "ld.global"),
+  "spline_lookup_dx_mgpu": (("LDG", "FFMA"), "ld.global"),
+  "spline_lookup_dtable_mgpu": (("FFMA",), "fma.rn.f32"),
+}
+
+
+def sass_of(ptx: str) -> list[tuple[int, str]]:
+  """(address, instruction) of PTX text compiled for sm_90a by the triton wheel's ptxas (the
+  plugin's PTX is ISA 9.0, the wheel's ptxas reads 8.7: the version line is rewritten), as
+  cuobjdump lists it."""
+  import re
+  import subprocess
+  import tempfile
+
+  import triton
+
+  bin_dir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+  with tempfile.TemporaryDirectory() as tmp:
+    src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+    with open(src, "w") as fh:
+      fh.write(re.sub(r"^\.version 9\.\d", ".version 8.7", ptx, flags=re.M))
+    subprocess.run(
+      [os.path.join(bin_dir, "ptxas"), "-arch=sm_90a", "-o", cubin, src],
+      capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    sass = subprocess.run(
+      [os.path.join(bin_dir, "cuobjdump"), "-sass", cubin], capture_output=True, text=True
+    ).stdout
+  out = []
+  for line in sass.splitlines():
+    m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
+    if m:
+      out.append((int(m.group(1), 16), m.group(2)))
+  return out
+
+
+def _opcode(inst: str) -> str:
+  import re
+
+  return re.sub(r"^@!?U?P\w+\s+", "", inst).split()[0].split(".")[0]
+
+
+def sass_loop_units(insts: list[tuple[int, str]], markers) -> dict:
+  """SASS of the smallest innermost loop (a backward branch with no branch into the loop's own
+  range before it) holding every opcode of ``markers``, by unit (``SASS_UNITS``) and in all
+  (``issue``); ``{}`` when there is none."""
+  import re
+
+  index = {a: i for i, (a, _) in enumerate(insts)}
+  best = None
+  for i, (_, text) in enumerate(insts):
+    m = re.search(r"\bBRA\s+(?:`\()?(?:0x)?([0-9a-f]+)", text)
+    if not m or int(m.group(1), 16) not in index or index[int(m.group(1), 16)] >= i:
+      continue
+    start = index[int(m.group(1), 16)]
+    body = [t for _, t in insts[start : i + 1]]
+    inner = not any(
+      (mm := re.search(r"\bBRA\s+(?:`\()?(?:0x)?([0-9a-f]+)", t))
+      and index.get(int(mm.group(1), 16), -1) > start
+      for t in body[:-1]
+    )
+    ops = [_opcode(t) for t in body]
+    if inner and all(x in ops for x in markers) and (best is None or len(ops) < len(best)):
+      best = ops
+  if best is None:
+    return {}
+  units = {u: sum(op in names for op in best) for u, names in SASS_UNITS.items()}
+  return dict(units, issue=len(best))
+
+
+def mgpu_report(only: str = "") -> list[str]:
+  """Every Mosaic GPU row (``mgpu_cases``) compiled for the compile-only H200: per kernel ptxas
+  registers and spills, and its hot loop (``HOT_LOOP``) in PTX and in SASS by unit, per thread
+  and iteration."""
+  keys = ("registers", "spill_stores", "spill_loads", "ptx_loop", "sass_loop")
+  units = tuple(SASS_UNITS)
+  lines = [
+    "| case | kernel | " + " | ".join(keys + units) + " | seconds |",
+    "|---" * (len(keys) + len(units) + 3) + "|",
+  ]
+  for label, f, specs in mgpu_cases():
+    if only not in label:
+      continue
+    try:
+      kernels = _targets.mgpu_compile(f, specs)
+    except Exception as e:  # noqa: BLE001
+      lines.append(f"| {label} | compile FAIL: {str(e).splitlines()[0][:100]} |")
+      print(lines[-1], flush=True)
+      continue
+    if not kernels:  # Mosaic GPU dumps a kernel only the first time it compiles it here
+      lines.append(f"| {label} | (no new kernel: compiled in a row above) |")
+    for k in kernels:
+      base = k["name"].rsplit("_", 1)[0] if k["name"][-1].isdigit() else k["name"]
+      base = next((h for h in HOT_LOOP if base.startswith(h)), base)
+      markers, ptx_marker = HOT_LOOP.get(base, ((), ""))
+      ptx_loop = _targets.ptx_loop_instructions(k["ptx"], ptx_marker)[0] if ptx_marker else -1
+      try:
+        sass = sass_loop_units(sass_of(k["ptx"]), markers) if markers else {}
+      except Exception as e:  # noqa: BLE001
+        sass = {"issue": f"SASS FAIL: {str(e).splitlines()[0][:60]}"}
+      facts = dict(k, ptx_loop=ptx_loop, sass_loop=sass.get("issue", -1))
+      cells = [str(facts[x]) for x in keys] + [str(sass.get(u, -1)) for u in units]
+      lines.append(f"| {label} | {k['name']} | " + " | ".join(cells) + f" | {k['seconds']} |")
       print(lines[-1], flush=True)
   return lines
 
@@ -206,7 +388,9 @@ NAMES = ("tpu", "gpu", "only", "out")
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
   flags.DEFINE_list("tpu", ["v5e", "v6e"], "TPU generations (empty to skip).", flag_values=fv)
-  flags.DEFINE_boolean("gpu", True, "Compile the Triton kernels for sm_90a.", flag_values=fv)
+  flags.DEFINE_boolean(
+    "gpu", True, "Compile the GPU kernels (Mosaic GPU and Triton) for sm_90a.", flag_values=fv
+  )
   flags.DEFINE_string("only", "", "Only the cases whose label contains this text.", flag_values=fv)
   flags.DEFINE_string("out", "", "Also write the Markdown tables to this file.", flag_values=fv)
 
@@ -222,13 +406,16 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
     lines += [f"## TPU ({', '.join(targets)})", ""]
     lines += (tpu_report(targets, a["only"]) if ok else [f"TPU skipped: {why}"]) + [""]
   if a["gpu"]:
-    ok, why = _targets.triton_available()
-    lines += ["## GPU (sm_90a)", ""]
-    lines += gpu_report(a["only"]) if ok else [f"GPU skipped: {why}"]
+    cuda, why_cuda = _targets.cuda_available()
+    triton, why_triton = _targets.triton_available()
+    ok, why = cuda and triton, why_cuda or why_triton  # SASS needs the triton wheel's ptxas
+    lines += ["## GPU (sm_90a), Mosaic GPU kernels, the defaults (compile-only H200)", ""]
+    lines += (mgpu_report(a["only"]) if ok else [f"skipped: {why}"]) + [""]
     if not a["only"] or "lut" in a["only"]:
-      ok, why = _targets.cuda_available()
-      lines += ["", "## GPU (sm_90a), Mosaic GPU LUT decode kernel (compile-only H200)", ""]
-      lines += lut_report() if ok else [f"skipped: {why}"]
+      lines += ["## GPU (sm_90a), Mosaic GPU LUT decode kernel (compile-only H200)", ""]
+      lines += (lut_report() if ok else [f"skipped: {why}"]) + [""]
+    lines += ["## GPU (sm_90a), Triton kernels (explicit only)", ""]
+    lines += gpu_report(a["only"]) if triton else [f"GPU skipped: {why_triton}"]
   if a["out"]:
     with open(a["out"], "w") as fh:
       fh.write("\n".join(_header() + lines) + "\n")
@@ -246,20 +433,29 @@ def _header() -> list[str]:
       return "not installed"
 
   return [
-    "# Compiled-code report (no chip): every production block row, both kernels",
+    "# Compiled-code report (no chip): every block row, both kernels",
     "",
     f"Generated on a CPU host by `python -m experiments.bench.compile_report` on "
     f"{datetime.date.today().isoformat()} (jax {version('jax')}, libtpu {version('libtpu')}, "
-    f"triton {version('triton')}). Shapes: bit-plane K = N = 1024, g = 128, 4 planes; spline "
-    "Q = 512, P = 8 (TPU: the row's pair block, at least 2), B = 512 (TPU: the row's widest batch "
-    "block). TPU: libtpu ahead-of-time compile from `jax.experimental.topologies` (seconds are "
-    "wall time on a shared host; temp bytes from the executable's memory analysis). GPU: sm_90a, "
-    "the Triton IR Pallas emits compiled by the triton wheel; registers and spill bytes from "
-    "ptxas -v; mma = mma.sync, wgmma = Hopper warpgroup MMA, fma_f32 = scalar FP32 FMAs in the "
-    "PTX, int_to_float = integer -> float cvt instructions, mma_loop_instr = PTX instructions per "
-    "thread in the innermost loop that issues MMAs (-1: none; for the bit-plane decode kernel, "
+    f"triton {version('triton')}, jax-cuda13-plugin {version('jax-cuda13-plugin')}). Shapes: "
+    "bit-plane K = N = 1024, g = 128, 4 planes; spline Q = 512, P = 8 (TPU: the row's pair block, "
+    "at least 2), B = 512 (TPU: the row's widest batch block). TPU: libtpu ahead-of-time compile "
+    "from `jax.experimental.topologies` (seconds are wall time on a shared host; temp bytes from "
+    "the executable's memory analysis). GPU, Mosaic GPU (the default GPU kernels: bit-plane wgmma "
+    "rows at M = 16 / 64 / 512 and the LUT GEMV; spline mgpu rows): compiled for a compile-only "
+    "H200 by the CUDA plugin through the public op's own dispatch; registers and spill bytes from "
+    "the plugin's ptxas report; ptx_loop / sass_loop = instructions per thread in the kernel's hot "
+    "loop (wgmma: the group loop that unpacks g / 2 weights per thread; spline forward: the pair "
+    "loop over the block's 16 samples; dx: its output loop; dT: its batch loop), the SASS by unit "
+    "(int, fp32, ldg, lds, sts, mma: HGMMA) from the triton wheel's ptxas and cuobjdump; a kernel "
+    "Mosaic GPU already compiled in the process is not listed again. GPU, Triton (explicit only; "
+    "Pallas's Triton backend is deprecated): the Triton rows named through their config, the "
+    "Triton IR Pallas emits compiled by the triton wheel for sm_90a; registers and spill bytes "
+    "from ptxas -v; mma = mma.sync, wgmma = Hopper warpgroup MMA, fma_f32 = scalar FP32 FMAs in "
+    "the PTX, int_to_float = integer -> float cvt instructions, mma_loop_instr = PTX instructions "
+    "per thread in the innermost loop that issues MMAs (-1: none; for the bit-plane decode kernel, "
     "divided by 256·BN/(32·num_warps) weights per thread it is instructions per (weight, plane)). "
-    "A bit-plane 'fwd+bwd' case lists only the forward Triton kernel: its backward is the pure-jnp "
+    "A bit-plane 'fwd+bwd' case lists only the forward kernel: its backward is the pure-jnp "
     "custom_vjp rule (XLA).",
     "",
   ]

@@ -18,13 +18,23 @@ Rows (each in isolation, see below), in this order:
   step alone is timed, as the estimate models it). On a device QAM runs in both loop layouts
   (``qam@scan``: critic_loop=scan, am_forward=scan, the layout the plan compiled;
   ``qam@vmap``: vmap / reuse), the note saying which one ``"auto"`` picks on this backend.
-* kernel rows (as before): per production block row of ``bitplane_matmul`` and
-  ``spline_lookup`` on the host's backend (TPU: Mosaic kernels; CUDA GPU: Triton kernels, and on
-  Hopper+ the Mosaic GPU lookup-table decode kernel as the "lut" bit-plane row, M = 1):
-  correctness, the kernel (``impl="pallas"``) against the pure-jnp reference (``impl="xla"``),
-  max |error| / error scale (bit-plane: max of |x|·|W|; spline: max |y|); then timing (median of
-  ``--reps``) of the kernel, the XLA path and the same-shape dense op (bf16 (M, K)·(K, N); f32
-  (B, 2P)·(2P, Q)), with the roofline lower bound (experiments/bench/_roofline.py). The kernels'
+* kernel rows: per production block row of ``bitplane_matmul`` and ``spline_lookup`` on the
+  host's backend, each labelled with the kernel that runs (the op's own dispatch):
+
+  - TPU: the Mosaic kernels of ``BLOCK_TABLE["tpu"]`` (bit-plane ``partials`` / ``dequant`` at
+    M = 1 / 64 / 512; spline ``portable``, the matrix form);
+  - CUDA GPU, Mosaic GPU (the defaults): bit-plane ``lut`` (the lookup-table GEMV, M = 1; Hopper
+    and newer) and the ``wgmma`` rows of ``WGMMA_TABLE`` (Hopper) at M = 16 / 64 / 512; spline
+    ``mgpu`` (the sparse lookup: 8 FLOPs per (sample, pair, output), compute capability >= 9.0);
+  - CUDA GPU, Triton (deprecated backend, explicitly named comparison rows after the defaults):
+    ``triton-BUCKET``, the bit-plane rows of ``BLOCK_TABLE["gpu"]`` at the same M and the spline
+    gather rows of ``ALTERNATIVE_TABLE["gpu"]``.
+
+  Each: correctness, the kernel (``impl="pallas"``) against the pure-jnp reference
+  (``impl="xla"``), max |error| / error scale (bit-plane: max of |x|·|W|; spline: max |y|); then
+  timing (median of ``--reps``) of the kernel, the XLA path and the same-shape dense op (bf16
+  (M, K)·(K, N); f32 (B, 2P)·(2P, Q)), with the roofline lower bound of the kernel that runs
+  (experiments/bench/_roofline.py; "—" on the device family it does not run on). The kernels'
   self-check (kernels_pallas/_selfcheck.py) is off in these rows: they measure the kernel itself.
 
 Isolation: the rows run in a worker subprocess, one row at a time, each under its own time limit
@@ -32,7 +42,8 @@ Isolation: the rows run in a worker subprocess, one row at a time, each under it
 limit is recorded as such and the next row gets a fresh worker, so a failing or slow row costs
 only itself (and one worker start). ``--budget`` caps the whole command: rows not started by then
 are listed as skipped. Each row's line is appended to ``--out`` (and printed) as it finishes; the
-workers' stderr goes to ``OUT.log``. Budget: about 8 minutes on one H200 including compiles.
+workers' stderr goes to ``OUT.log``. Budget: about 8 minutes on one H200 including compiles; the
+Triton comparison rows come last, so a spent budget skips them first.
 
 On a CPU host (``--tiny``, the test) rooms run their ``smoke`` configs and the kernels run in
 interpret mode on tiny shapes (XLA at optimisation level 0 in the worker): a code-path check; the
@@ -92,7 +103,13 @@ ROOM_SEP = "|---|---|---|---|---|---|---|---|---|"
 KERNEL_SEP = "|---|---|---|---|---|---|---|---|---|"
 MARK = "@@device_check "  # the worker's protocol lines on stdout
 
-BUCKET_M = {"lut": 1, "decode": 1, "small": 64, "prefill": 512}
+BUCKET_M = {"decode": 1, "small": 64, "prefill": 512}  # TPU rows (BLOCK_TABLE["tpu"])
+# GPU rows: "lut" is the lookup-table GEMV (Hopper and newer, up to LUT_MAX_M rows); the others are
+# the wgmma kernel's rows (WGMMA_TABLE, Hopper), each at its largest M ("decode" at 16: up to 5 rows
+# go to the LUT kernel). "triton-BUCKET" names the Triton row of BLOCK_TABLE["gpu"] explicitly at
+# the same M (Pallas's Triton backend is deprecated: a comparison row, never the default).
+GPU_BUCKET_M = {"lut": 1, "decode": 16, "small": 64, "prefill": 512}
+TRITON = "triton-"
 BUCKET_G = {"small": 8, "medium": 14, "large": 26, "huge": 40}
 PRECISIONS = (2, 3, 4)
 HEADER = (
@@ -110,18 +127,45 @@ def _us(t):
   return f"{t * 1e6:.1f}" if t is not None else "n/a"
 
 
-def _roof(nbytes, flops, vector_ops=0.0):
+def _roof(nbytes, flops, vector_ops=0.0, devices=tuple(_roofline.PEAKS)):
+  """The roofline estimate per device of ``_roofline.PEAKS``, "—" for a device the kernel does
+  not run on (``devices``: those it does)."""
   return " / ".join(
     f"{_roofline.implied_seconds(nbytes, flops, d, vector_ops)[0] * 1e6:.2f}"
+    if d in devices
+    else "—"
     for d in _roofline.PEAKS
   )
+
+
+GPU_DEVICES, TPU_DEVICES = ("H200",), ("TPU v5e",)
+
+
+def _bitplane_kernel(kplat: str, bucket: str, tiny: bool):
+  """``(M, config or None)`` of a bit-plane row: None lets the op's own dispatch pick the kernel
+  (the production path); a Triton row names its ``BLOCK_TABLE["gpu"]`` config."""
+  if kplat == "tpu":
+    if bucket not in BUCKET_M:
+      raise ValueError(f"bit-plane row {bucket!r}: TPU rows are {tuple(BUCKET_M)}")
+    m, cfg = BUCKET_M[bucket], None
+  else:
+    base = bucket[len(TRITON) :] if bucket.startswith(TRITON) else bucket
+    if base not in GPU_BUCKET_M or (base == "lut" and base != bucket):
+      raise ValueError(
+        f"bit-plane row {bucket!r}: GPU rows are {tuple(GPU_BUCKET_M)} and "
+        f"{TRITON}{{{','.join(r.bucket for r in bblocks.BLOCK_TABLE['gpu'])}}}"
+      )
+    m = GPU_BUCKET_M[base]
+    cfg = bblocks.table_row("gpu", m).config if base != bucket else None
+  return (min(m, 16) if tiny else m), cfg
 
 
 def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
   out = []
   k = n = 256 if tiny else 4096
+  g = 128
   planes, alpha, beta, _ = fmt.random_bitplane_layer(
-    0, k, n, num_planes=4, precisions=PRECISIONS, group_size=128, asymmetric=True, dtype=jnp.float16
+    0, k, n, num_planes=4, precisions=PRECISIONS, group_size=g, asymmetric=True, dtype=jnp.float16
   )
   rng = np.random.default_rng(1)
   w_dense = jnp.asarray(rng.standard_normal((k, n)) * 0.02, jnp.bfloat16)
@@ -129,15 +173,26 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
   op = functools.partial(
     bops.bitplane_matmul, impl="pallas", platform=kplat, interpret=interpret, out_dtype=jnp.float32
   )
-  triton_decode = bblocks.table_row("gpu", 1).config
   xla = jax.jit(functools.partial(bops.bitplane_matmul, impl="xla", out_dtype=jnp.float32))
   for bucket in buckets:
-    m = min(BUCKET_M[bucket], 16) if tiny else BUCKET_M[bucket]
-    # On Hopper the op picks the LUT kernel up to LUT_MAX_M rows: the "decode" row then names the
-    # Triton decode kernel explicitly so both are timed.
-    cfg = triton_decode if (kplat == "gpu" and bucket == "decode") else None
+    m, cfg = _bitplane_kernel(kplat, bucket, tiny)
     kern = jax.jit(functools.partial(op, config=cfg))
     x = jnp.asarray(rng.standard_normal((m, k)), jnp.bfloat16)
+    # What runs, as the op decides it: on GPU the Mosaic GPU kernel of `gpu_config` ("lut",
+    # "wgmma"), or the Triton kernel when the row names it; on TPU the table row's variant.
+    if kplat == "gpu":
+      layout = fmt.check_operands(x, planes, alpha, beta)
+      run = bops.gpu_config(m, layout, cfg, interpret, x.dtype)
+      if run is None and cfg is None:
+        raise ValueError(f"bit-plane row {bucket!r}: no Mosaic GPU kernel serves M = {m} here")
+      if run is None:  # the Triton kernel, clamped as the op clamps it
+        run = bblocks.pick_config("gpu", m, k, n, g, 2, base=cfg)
+        variant = f"triton {run.variant}"
+      else:
+        variant = run.variant
+    else:
+      run = bblocks.pick_config("tpu", m, k, n, g, 2)
+      variant = run.variant
     for p in (2, 4):
       pp = jnp.int32(p)
       y = kern(x, planes, alpha, beta, pp)
@@ -150,22 +205,28 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
       t_k = median_time(kern, x, planes, alpha, beta, pp, warmup=warmup, reps=reps)
       t_x = median_time(xla, x, planes, alpha, beta, pp, warmup=warmup, reps=reps)
       t_d = median_time(dense, x, w_dense, warmup=warmup, reps=reps)
-      variant = bblocks.table_row(kplat, m).config.variant
-      nbytes = p * k * n // 8 + (p + 1) * (k // 128) * n * 2 + m * k * 2 + m * n * 4
-      if bucket == "lut":
+      if variant == "lut":  # counted SASS per unit (`_roofline.LUT_SASS`)
         roof = _roof(
-          _roofline.bitplane_lut_bytes(m, k, n, p, 128),
+          _roofline.bitplane_lut_bytes(m, k, n, p, g),
           0.0,
           {"H200": _roofline.bitplane_lut_unit_ops(m, k, n, p)},
+          GPU_DEVICES,
         )
-        variant = "lut"
-      else:
+      elif variant == "wgmma":  # counted SASS per unit (`_roofline.WGMMA_SASS_LOOP`)
+        m_pad = -(-m // run.bm) * run.bm
+        roof = _roof(
+          _roofline.bitplane_wgmma_bytes(m, k, n, p, g, run.bm, run.split_k),
+          _roofline.bitplane_flops(m_pad, k, n, p, "wgmma"),
+          _roofline.bitplane_vector_ops(m, k, n, p, "wgmma", run.bm),
+          GPU_DEVICES,
+        )
+      else:  # the TPU kernel, or the Triton kernel (unpack counted in PTX, `mma_loop_instr`)
+        nbytes = p * k * n // 8 + (p + 1) * (k // g) * n * 2 + m * k * 2 + m * n * 4
         roof = _roof(
           nbytes,
-          _roofline.bitplane_flops(m, k, n, p, variant),
-          _roofline.bitplane_vector_ops(
-            m, k, n, p, variant, bblocks.pick_config(kplat, m, k, n, 128, 2).bm
-          ),
+          _roofline.bitplane_flops(m, k, n, p, run.variant),
+          _roofline.bitplane_vector_ops(m, k, n, p, run.variant, run.bm),
+          GPU_DEVICES if kplat == "gpu" else TPU_DEVICES,
         )
       out.append(
         dict(
@@ -182,6 +243,19 @@ def bitplane_rows(kplat, interpret, tiny, buckets, reps, warmup):
   return out
 
 
+def _spline_kernel(kplat: str, bucket: str):
+  """``(G, block_sizes or None)`` of a spline row: None takes the table's production row (GPU: the
+  Mosaic GPU kernels; TPU: the matrix form); "triton-BUCKET" names the Triton gather row of
+  ``ALTERNATIVE_TABLE["gpu"]`` (GPU only)."""
+  base = bucket[len(TRITON) :] if bucket.startswith(TRITON) else bucket
+  if base not in BUCKET_G or (base != bucket and kplat != "gpu"):
+    raise ValueError(
+      f"spline row {bucket!r}: rows are {tuple(BUCKET_G)} (and {TRITON}BUCKET on GPU)"
+    )
+  G = BUCKET_G[base]
+  return G, (sblocks.table_row("gpu", G, variant="gather").config if base != bucket else None)
+
+
 def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
   out = []
   b, n_in, q = (256, 16, 128) if tiny else (4096, 512, 512)
@@ -192,12 +266,17 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
   dense = jax.jit(lambda x, w: jnp.dot(x, w, precision=jax.lax.Precision.HIGHEST))
   xp = x2.reshape(b, pairs, 2)
   for bucket in buckets:
-    G = BUCKET_G[bucket]
+    G, block_sizes = _spline_kernel(kplat, bucket)
     grid = SigmaGrid(G)
     table = jnp.asarray(rng.uniform(-0.1, 0.1, (pairs, G + 1, G + 1, q)), jnp.float32)
     kern = jax.jit(
       functools.partial(
-        sops.spline_lookup, grid=grid, impl="pallas", platform=kplat, interpret=interpret
+        sops.spline_lookup,
+        grid=grid,
+        impl="pallas",
+        platform=kplat,
+        interpret=interpret,
+        block_sizes=block_sizes,
       )
     )
     xla = jax.jit(functools.partial(sops.spline_lookup, grid=grid, impl="xla"))
@@ -206,33 +285,45 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
     t_k = median_time(kern, xp, table, warmup=warmup, reps=reps)
     t_x = median_time(xla, xp, table, warmup=warmup, reps=reps)
     t_d = median_time(dense, x2, w, warmup=warmup, reps=reps)
-    variant = sblocks.table_row(kplat, G).config.variant
+    # The variant the op runs: the explicit row's, else the table's production row.
+    variant = (block_sizes or sblocks.table_row(kplat, G).config).variant
     c_pad = sblocks.corner_pad(G)
-    flops = (
-      _roofline.spline_gather_flops(b, pairs, q)
-      if variant == "gather"
-      else _roofline.spline_matrix_flops(b, pairs, q, c_pad, passes=3 if kplat == "tpu" else 1)
-    )  # bf16x3 dots
-    nbytes, vector_ops = _roofline.spline_bytes(b, pairs, q, G), 0
-    if kplat == "tpu":  # per-unit counts (`_roofline.spline_tpu_forward_times`), table per B-block
-      bb = sblocks.plan("tpu", G, b, pairs, q).config.fwd_bb
+    nbytes = _roofline.spline_bytes(b, pairs, q, G)
+    if kplat == "gpu":
+      # The sparse lookup: 8 FLOPs per (sample, pair, output), as FP32 fused multiply-adds on the
+      # CUDA cores (no matrix-unit FLOPs); the table read once (a floor: it is re-read per block
+      # through L1 / L2). Mosaic GPU: the compiled loop's SASS per unit
+      # (`_roofline.SPLINE_MGPU_FWD_SASS`); Triton gather: only its FMAs are counted.
+      if variant == "mgpu":
+        ops = _roofline.spline_mgpu_forward_unit_ops(b, pairs, q)
+        label = "mgpu"
+      else:
+        ops = {"fp32": _roofline.spline_gather_flops(b, pairs, q) // 2}
+        label = f"triton {variant}"
+      roof = _roof(nbytes, 0.0, {"H200": ops}, GPU_DEVICES)
+    else:  # per-unit counts (`_roofline.spline_tpu_forward_times`), the table per B-block
+      label = variant
+      bb = sblocks.plan("tpu", G, b, pairs, q, block_sizes).config.fwd_bb
       if variant == "gather":  # the lane permutes bound it, not the FLOPs
+        flops = _roofline.spline_gather_flops(b, pairs, q)
         nbytes = _roofline.spline_tpu_gather_bytes(b, pairs, q, G, c_pad, bb)
         vector_ops = {"TPU v5e": _roofline.spline_tpu_gather_unit_ops(b, pairs, q, c_pad)}
-      else:  # the MXU passes, the matrix build on the VALU
+      else:  # the MXU passes (bf16x3 dots), the matrix build on the VALU
+        flops = _roofline.spline_matrix_flops(b, pairs, q, c_pad, passes=3)
         nbytes = _roofline.spline_tpu_matrix_bytes(b, pairs, q, G, c_pad, bb)
         build = _roofline.SPLINE_TPU_MATRIX_BUILD_OPS * b * pairs * c_pad
         vector_ops = {"TPU v5e": {"valu": build}}
+      roof = _roof(nbytes, flops, vector_ops, TPU_DEVICES)
     out.append(
       dict(
         op="spline_lookup",
-        row=f"{bucket} ({variant}) G={G}",
+        row=f"{bucket} ({label}) G={G}",
         shape=f"B={b} {n_in}->{q}",
         err=err,
         kernel=t_k,
         xla=t_x,
         dense=t_d,
-        roof=_roof(nbytes, flops, vector_ops),
+        roof=roof,
       )
     )
   return out
@@ -458,9 +549,17 @@ def worker(rows: list[str] | None, *, tiny: bool, reps: int, rooms: bool, kernel
   leave this one's runtime unusable)."""
   plat, interpret, kplat = _platforms()
   dev = jax.devices()[0]
-  lut = bool(plat == "gpu" and bblocks.lut_eligible(1, 4096, _backend.gpu_capability()))
+  gpu = dict(lut=False, wgmma=False, mgpu=False, triton=False)
+  if plat == "gpu":
+    cap = _backend.gpu_capability()
+    gpu = dict(
+      lut=bblocks.lut_eligible(1, 4096, cap),
+      wgmma=cap is not None and bblocks.wgmma_capable(cap),
+      mgpu=sops.mgpu_capable(),
+      triton=_backend.triton_capable(),
+    )
   if rows is None:
-    rows = default_rows(rooms=rooms, kernels=kernels, tiny=tiny, platform=plat, lut=lut)
+    rows = default_rows(rooms=rooms, kernels=kernels, tiny=tiny, platform=plat, **gpu)
   _emit(
     dict(
       event="ready",
@@ -494,9 +593,23 @@ def worker(rows: list[str] | None, *, tiny: bool, reps: int, rooms: bool, kernel
 # The orchestrator (no device touched in this process: the workers own the accelerator).
 
 
-def default_rows(*, rooms: bool, kernels: bool, tiny: bool, platform: str, lut: bool) -> list[str]:
-  """The row names of a full check on a ``platform`` ("cpu", "gpu", "tpu") device (``lut``: the
-  GPU runs the lookup-table bit-plane kernel, Hopper+)."""
+def default_rows(
+  *,
+  rooms: bool,
+  kernels: bool,
+  tiny: bool,
+  platform: str,
+  lut: bool = False,
+  wgmma: bool = False,
+  mgpu: bool = False,
+  triton: bool = False,
+) -> list[str]:
+  """The row names of a full check on a ``platform`` ("cpu", "gpu", "tpu") device. On a GPU the
+  flags say which kernels it runs: ``lut`` the lookup-table bit-plane GEMV (Hopper and newer),
+  ``wgmma`` the bit-plane wgmma kernel (Hopper), ``mgpu`` the Mosaic GPU spline kernels (compute
+  capability >= 9.0), ``triton`` Pallas's Triton backend (>= 8.0). The production rows come
+  first, then the Triton rows (``triton-BUCKET``), comparisons named explicitly, so that a spent
+  ``--budget`` skips those."""
   out = []
   if rooms:
     for room in ROOMS:
@@ -504,11 +617,19 @@ def default_rows(*, rooms: bool, kernels: bool, tiny: bool, platform: str, lut: 
         out += [f"room:qam@{k}" for k in QAM_LAYOUTS]
       else:
         out.append(f"room:{room}")
-  if kernels:
-    kplat = "tpu" if platform == "cpu" else platform
-    first = ["lut"] if lut else []
-    out += [f"bitplane:{b}" for b in first + [r.bucket for r in bblocks.BLOCK_TABLE[kplat]]]
+  if not kernels:
+    return out
+  if platform != "gpu":
+    kplat = "tpu"
+    out += [f"bitplane:{r.bucket}" for r in bblocks.BLOCK_TABLE[kplat]]
     out += [f"spline:{r.bucket}" for r in sblocks.BLOCK_TABLE[kplat]]
+    return out
+  out += ["bitplane:lut"] if lut else []
+  out += [f"bitplane:{r.bucket}" for r in bblocks.WGMMA_TABLE] if wgmma else []
+  out += [f"spline:{r.bucket}" for r in sblocks.BLOCK_TABLE["gpu"]] if mgpu else []
+  if triton:
+    out += [f"bitplane:{TRITON}{r.bucket}" for r in bblocks.BLOCK_TABLE["gpu"]]
+    out += [f"spline:{TRITON}{r.bucket}" for r in sblocks.ALTERNATIVE_TABLE["gpu"]]
   return out
 
 
@@ -757,10 +878,18 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   flags.DEFINE_boolean("rooms", False, "Also time every room's training step.", flag_values=fv)
   flags.DEFINE_boolean("kernels", True, "The kernel block rows.", flag_values=fv)
   flags.DEFINE_list(
-    "bitplane_rows", [], "Bit-plane block buckets to run (default: all).", flag_values=fv
+    "bitplane_rows",
+    [],
+    "Bit-plane rows to run (default: all of this device's; TPU: decode, small, prefill; GPU: lut, "
+    "decode, small, prefill and the Triton rows triton-decode, triton-small, triton-prefill).",
+    flag_values=fv,
   )
   flags.DEFINE_list(
-    "spline_rows", [], "Spline block buckets to run (default: all).", flag_values=fv
+    "spline_rows",
+    [],
+    "Spline rows to run (default: all of this device's; small, medium, large, huge; GPU also "
+    "triton-BUCKET, the Triton gather rows).",
+    flag_values=fv,
   )
   flags.DEFINE_list(
     "room_rows",

@@ -5,12 +5,17 @@ run at about 8–10x the time of a same-shape f32 linear layer on H100, independ
 batch B, layer N_in -> N_out and grid size G this script times, in the same run, the forward and the
 forward+backward (value and gradient of Σ y² w.r.t. x and the table) of
 
-  * portable: `spline_lookup(impl="pallas")` with the interpolation-matrix kernels (TPU and GPU; the
-              production TPU rows, chosen by the per-unit roofline estimate printed below);
-  * gather:   the gather forward and dx with the owner-computes dT (Triton pointer gathers on GPU,
-              the production GPU rows; Mosaic lane gathers on TPU, `variant="gather"` with the
-              rows of `blocks.ALTERNATIVE_TABLE`);
-  * gather+atomic: the same with the atomic table gradient (GPU only);
+  * mgpu:     `spline_lookup(impl="pallas")` on a GPU: the production GPU rows, the Mosaic GPU kernels
+              (`kernel_mgpu.py`: the sparse lookup with uniform row loads, owner-computes dT; compute
+              capability >= 9.0);
+  * portable: `spline_lookup(impl="pallas")` on a TPU: the interpolation-matrix kernels, the
+              production TPU rows (chosen by the per-unit roofline estimate printed below);
+  * gather:   the TPU lane-gather forward and dx with the owner-computes dT (`variant="gather"`,
+              the rows of `blocks.ALTERNATIVE_TABLE["tpu"]`);
+  * triton-gather, triton-gather+atomic, triton-portable: GPU only, the Pallas Triton kernels
+              (deprecated backend; comparison rows, never the default): the gather forward and dx
+              with the owner-computes or the atomic dT (the rows of `blocks.ALTERNATIVE_TABLE["gpu"]`),
+              and the interpolation-matrix kernels with the same blocks;
   * xla:      `spline_lookup(impl="xla")`, the pure-jnp gather reference with the closed-form backward;
   * xla-hat:  `reference.spline_lookup_dense`, the dense hat-matrix reference (plain autodiff), only
               where its B·P·(G+1)² intermediates stay below 2²⁶ elements;
@@ -19,12 +24,15 @@ forward+backward (value and gradient of Σ y² w.r.t. x and the table) of
 
 and prints each time, its ratio to dense, and the effective table-read bandwidth of the lookup:
 4 corners · B · P · N_out · 4 bytes per forward (what a sparse lookup must read; the portable kernels
-read whole table tiles instead, so for them this is a "useful bytes" rate).
+read whole table tiles instead, so for them this is a "useful bytes" rate). On GPU the roofline line is
+the Mosaic GPU forward's, from its compiled loop counted per unit (`_roofline.SPLINE_MGPU_FWD_SASS`).
 
 Shapes: B ∈ {4096, 65536}, 128 -> 128 and 512 -> 512, G ∈ {8, 10, 26}. On CPU only the reference paths
 run (kernels would run in interpret mode, whose timings mean nothing); `--quick` uses tiny shapes
 (B = 256, 16 -> 16, G ∈ {8, 26}). Kernel variants that fail to compile on the device are reported as
-failures with the error's first line, and the run continues.
+failures with the error's first line, and the run continues; the kernels' first-use self-check runs
+strict (`ICLR26_KERNEL_SELFCHECK`, unless set), so a kernel that fails it is such a failure, never
+the XLA fallback timed under the kernel's name.
 
 Run from the repository root:
   python -m experiments.bench.spline_lookup --quick
@@ -52,6 +60,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from kernels_pallas import _backend
+from kernels_pallas import _selfcheck
 from kernels_pallas.spline_lookup import blocks
 from kernels_pallas.spline_lookup import ops
 from kernels_pallas.spline_lookup import reference
@@ -77,18 +86,26 @@ def _paths(platform: str, G: int, b: int, p: int):
       ("gather", dict(impl="pallas", platform="tpu", block_sizes=gather)),
     ]
   elif platform == "gpu":
-    row = blocks.table_row("gpu", G).config
-    portable = dataclasses.replace(
-      blocks.table_row("gpu", 8).config, dt_bb=row.dt_bb, num_warps=row.num_warps
-    )
-    gather = dataclasses.replace(blocks.table_row("gpu", 26).config)
+    # The production GPU row (Mosaic GPU; named, so the label is what runs), then the Triton
+    # kernels: the gather row of this G (ALTERNATIVE_TABLE["gpu"]), its atomic-dT form, and the
+    # interpolation-matrix kernels with the same blocks.
+    mgpu = blocks.table_row("gpu", G, variant="mgpu").config
+    gather = blocks.table_row("gpu", G, variant="gather").config
     out[:0] = [
-      ("portable", dict(impl="pallas", platform="gpu", block_sizes=portable)),
-      ("gather", dict(impl="pallas", platform="gpu", block_sizes=gather)),
+      ("mgpu", dict(impl="pallas", platform="gpu", block_sizes=mgpu)),
+      ("triton-gather", dict(impl="pallas", platform="gpu", block_sizes=gather)),
       (
-        "gather+atomic",
+        "triton-gather+atomic",
         dict(
           impl="pallas", platform="gpu", block_sizes=dataclasses.replace(gather, dtable="atomic")
+        ),
+      ),
+      (
+        "triton-portable",
+        dict(
+          impl="pallas",
+          platform="gpu",
+          block_sizes=dataclasses.replace(gather, variant="portable"),
         ),
       ),
     ]
@@ -158,6 +175,9 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
 def main(argv, fv: flags.FlagValues = flags.FLAGS):
   _cli.no_arguments(argv)
   args = types.SimpleNamespace(**_cli.values(fv, NAMES))
+  # A kernel that fails its first-use self-check would fall back to the XLA path and be timed
+  # under the kernel's name: strict makes it a reported failure instead (unless the caller chose).
+  os.environ.setdefault(_selfcheck.ENV, "strict")
   if args.quick:
     args.batches, args.layers, args.grids, args.reps, args.warmup = "256", "16", "8,26", 3, 1
   try:
@@ -173,7 +193,7 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
     f"ratios are time / dense (same-shape f32 matmul); BW = 4·B·P·N_out·4 bytes / fwd time"
   )
   header = (
-    f"{'B':>6} {'layer':>9} {'G':>3} {'path':<14} {'fwd ms':>9} {'f+b ms':>9} "
+    f"{'B':>6} {'layer':>9} {'G':>3} {'path':<20} {'fwd ms':>9} {'f+b ms':>9} "
     f"{'fwd/dense':>9} {'f+b/dense':>9} {'BW GB/s':>8}"
   )
   print(header)
@@ -189,7 +209,7 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
       d_fb = jax.jit(jax.value_and_grad(lambda x, w: jnp.sum(dense(x, w) ** 2), argnums=(0, 1)))
       t_df, t_dfb, _ = _time_path(d_f, d_fb, (x2, w), args.warmup, args.reps)
       print(
-        f"{b:>6} {f'{n}->{q}':>9} {'':>3} {'dense':<14} {1e3 * t_df:>9.3f} {1e3 * t_dfb:>9.3f} "
+        f"{b:>6} {f'{n}->{q}':>9} {'':>3} {'dense':<20} {1e3 * t_df:>9.3f} {1e3 * t_dfb:>9.3f} "
         f"{1.0:>9.2f} {1.0:>9.2f} {'':>8}"
       )
       xp = x2.reshape(b, p, 2)
@@ -207,16 +227,19 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
           )
           t_f, t_fb, err = _time_path(fn_f, fn_fb, (xp, table), args.warmup, args.reps)
           if err:
-            print(f"{b:>6} {f'{n}->{q}':>9} {G:>3} {name:<14} failed: {err}")
+            print(f"{b:>6} {f'{n}->{q}':>9} {G:>3} {name:<20} failed: {err}")
             continue
           bw = 4 * b * p * q * 4 / t_f / 1e9
           print(
-            f"{b:>6} {f'{n}->{q}':>9} {G:>3} {name:<14} {1e3 * t_f:>9.3f} {1e3 * t_fb:>9.3f} "
+            f"{b:>6} {f'{n}->{q}':>9} {G:>3} {name:<20} {1e3 * t_f:>9.3f} {1e3 * t_fb:>9.3f} "
             f"{t_f / t_df:>9.2f} {t_fb / t_dfb:>9.2f} {bw:>8.1f}"
           )
         nbytes = _roofline.spline_bytes(b, p, q, G)
-        flops = _roofline.spline_gather_flops(b, p, q)
-        print("    " + _roofline.line(f"G={G} gather form (GPU kernels)", nbytes, flops))
+        # The GPU forward (Mosaic GPU): no matrix-unit FLOPs; its 8 FLOPs per (sample, pair,
+        # output) are FP32 FMAs, counted with the rest of its compiled loop per unit.
+        mgpu_ops = {"H200": _roofline.spline_mgpu_forward_unit_ops(b, p, q)}
+        label = f"G={G} mgpu forward (H200, compiled SASS per unit)"
+        print("    " + _roofline.line(label, nbytes, 0.0, mgpu_ops, devices=("H200",)))
         for line in tpu_forward_estimate_lines(G, b, p, q):
           print("    " + line)
 

@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from kernels_pallas import _backend
 from kernels_pallas.bitplane_matmul import format as fmt
 
 THREADS = 128  # one warpgroup per block
@@ -378,8 +379,8 @@ def bitplane_matmul_lut(
 
   splat = plgpu.Layout.WG_SPLAT(shape=())
   # The six operands are read-only, the output and the table scratch are written: a kernel that
-  # declares a write to an input ref passed as an array is refused (jax >= 0.12).
-  ref_types = (plgpu.RefType(write=False),) * 6 + (plgpu.RefType(),) * 2
+  # declares a write to an input ref passed as an array is refused (jax 0.12; 0.11 has no flag).
+  ref_types = (_backend.mgpu_read_only_ref(),) * 6 + (plgpu.RefType(),) * 2
 
   def kernel(x_ref, planes_ref, alpha_ref, beta_ref, xsum_ref, meta_ref, out_ref, table_ref):
     j, s = jax.lax.axis_index("n"), jax.lax.axis_index("k")

@@ -84,6 +84,8 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
+from kernels_pallas import _backend
+
 THREADS = 128  # one warpgroup per block
 SAMPLE_CHUNK = 64  # samples whose two coordinates (2 × 64 = 128 items) are staged at once (dT, dx)
 
@@ -346,7 +348,7 @@ def mgpu_forward(x, table, nodes, invw, *, G, bb, bq, pc, interpret=False):
     grid_names=("b", "q"),
     scratch_types=[plgpu.SMEM((pc, bb), jnp.int32), plgpu.SMEM((4, pc, bb), jnp.float32)],
     compiler_params=_PARAMS,
-    cost_estimate=cost,
+    **_backend.mgpu_kernel_kwargs(cost_estimate=cost),
     kernel_name="spline_lookup_fwd_mgpu",
     interpret=_interpret_params(interpret),
   )(x, table, nodes, invw)
@@ -401,7 +403,7 @@ def mgpu_table_grad(x, dy, nodes, invw, *, G, c_pad, bq, bc, n_pairs=None, inter
       plgpu.SMEM((rows, bq), jnp.float32),
     ],
     compiler_params=_PARAMS,
-    cost_estimate=cost,
+    **_backend.mgpu_kernel_kwargs(cost_estimate=cost),
     kernel_name="spline_lookup_dtable_mgpu",
     interpret=_interpret_params(interpret),
   )(x, dy, nodes, invw)
@@ -448,7 +450,7 @@ def mgpu_input_grad(x, table, dy, nodes, invw, *, G, n_pairs=None, interpret=Fal
       plgpu.SMEM((THREADS, 2 * sb + 1), jnp.float32),
     ],
     compiler_params=_PARAMS,
-    cost_estimate=cost,
+    **_backend.mgpu_kernel_kwargs(cost_estimate=cost),
     kernel_name="spline_lookup_dx_mgpu",
     interpret=_interpret_params(interpret),
   )(x, table, dy, nodes, invw)

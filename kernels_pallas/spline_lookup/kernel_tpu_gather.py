@@ -65,8 +65,16 @@ def corner_offsets(G: int) -> tuple[int, int, int, int]:
 
 
 def _lane_gather(src, idx):
-  """src (tq, 128), idx (tq, 128) int32 in [0, 128) → src[r, idx[r, l]] (a Mosaic lane gather)."""
-  return jnp.take_along_axis(src, idx, axis=1, mode="promise_in_bounds")
+  """src (tq, 128), idx (tq, 128) int32 in [0, 128) → src[r, idx[r, l]] (a Mosaic lane gather).
+
+  The indices are in range by construction (`& 127`), so no negative-index wrap is asked for:
+  `jnp.take_along_axis` wraps by default even under "promise_in_bounds" (every jax this project
+  allows; jax 0.10 did not), a compare, add and select per corner and output tile that libtpu
+  neither folds nor hoists out of the tile loop (11 VALU ops per (sample, pair, output) in the v5e
+  LLO instead of 8)."""
+  return jnp.take_along_axis(
+    src, idx, axis=1, mode="promise_in_bounds", wrap_negative_indices=False
+  )
 
 
 def _geometry(x1, x2, nodes, invw, G: int, tq: int):

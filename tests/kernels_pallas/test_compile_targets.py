@@ -322,7 +322,12 @@ def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
   """The Mosaic modules of the TPU production (portable) spline kernels at the small row (forward,
   dT, dx; bp = 8, C_pad = 128, bb = 512): every matmul has bf16 operands (the explicit bf16x3
   split, `_dots.bf16x3_dot`), three per dot, and none asks for `contract_precision<fp32>`
-  (HIGHEST: six passes)."""
+  (HIGHEST: six passes).
+
+  The traced function runs each kernel exactly once (the forward's output is the VJP's own
+  primal), so the modules are one per kernel whatever the lowering prunes: jax 0.12 removes a
+  pallas_call whose outputs are unused (a second, dead forward is not lowered), where jax 0.10
+  and 0.11 kept every one."""
   import re
 
   assert sblocks.plan("tpu", 8, 512, 8, 512).config == sblocks.table_row("tpu", 8).config
@@ -335,8 +340,14 @@ def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
     SDS((8, 9, 9, 512), jnp.float32),
     SDS((512, 512), jnp.float32),
   )
-  texts = _targets.mosaic_modules(lambda x, t, g: (op(x, t), jax.vjp(op, x, t)[1](g)), specs)
-  assert len(texts) == 4  # forward (twice: primal and vjp's forward), dT, dx
+
+  def fwd_and_vjp(x, table, g):
+    y, vjp = jax.vjp(op, x, table)
+    return y, vjp(g)
+
+  texts = _targets.mosaic_modules(fwd_and_vjp, specs)
+  names = sorted(re.search(r"func\.func @(\w+)", t).group(1) for t in texts)
+  assert names == ["spline_lookup_dtable_tpu", "spline_lookup_dx_tpu", "spline_lookup_fwd_tpu"]
   for text in texts:
     if "func.func @spline_lookup_fwd_tpu" in text:
       # Forward: the pair block's interpolation matrices are built once per (pair block, B-block)
@@ -389,7 +400,11 @@ def test_spline_tpu_forward_tile_loop_is_the_sparse_lookup():
   """The compiled (final LLO, v5e) output-tile loop of the TPU gather forward (variant="gather")
   at G = 8: per (sample, pair, output) 8 VALU ops (4 multiplies, 4 adds: the sparse lookup's
   FLOPs) and 4 lane gathers of 3 cross-lane ops each; no matrix unit. These counts, at the
-  third-party cross-lane rate, are why it is not the production TPU row (`blocks.py`)."""
+  third-party cross-lane rate, are why it is not the production TPU row (`blocks.py`). With
+  `jnp.take_along_axis`'s negative-index wrap (on by default even under "promise_in_bounds" in
+  every jax this project allows; jax 0.10 did not wrap) the loop issued 11: a compare, add and
+  select per corner index, which `kernel_tpu_gather._lane_gather` does not ask for (its indices
+  are `& 127`)."""
   r = _llo_counts("spline_fwd_g8")
   assert r["per_element"]["valu"] == 8.0 and r["per_element"]["permute"] == 12.0, r
   assert r["ops"]["mxu"] == 0, r
@@ -461,6 +476,45 @@ def test_bitplane_wgmma_kernel_compiles_for_sm90a_on_tensor_cores(m, x_name, mix
   assert "wgmma" in k["name"] and ("mixed" in k["name"]) == mixed, k["name"]
   assert k["registers"] > 0 and k["spill_stores"] == 0 and k["spill_loads"] == 0, k
   assert "wgmma.mma_async" in k["ptx"] and "mma.sync" not in k["ptx"]
+
+
+@needs_cuda
+def test_roofline_counts_of_the_mosaic_gpu_kernels_are_their_compiled_loops():
+  """The H200 estimates of the default GPU kernels rest on SASS counts (`_roofline.WGMMA_SASS_LOOP`,
+  `_roofline.SPLINE_MGPU_FWD_SASS`): they are the hot loops as compiled for sm_90a, by unit
+  (`compile_report.sass_loop_units`): the wgmma kernel's group loop at g = 128, bm = 16 and 64
+  (160 integer ops unpacking the thread's 64 weights, 2 + bm / 2 FP32, 196 + bm / 2 in all), and
+  the spline forward's pair loop (16 samples × 1 column per thread). Shapes differ from the other
+  tests' (K = N = 512; Q = 256) because Mosaic GPU dumps a kernel only the first time it compiles
+  it in a process; the loops do not depend on them."""
+  from experiments.bench import _roofline
+  from experiments.bench import compile_report
+
+  def loop(kernels, markers):
+    [k] = kernels
+    return compile_report.sass_loop_units(compile_report.sass_of(k["ptx"]), markers)
+
+  op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu")
+  want = _roofline.WGMMA_SASS_LOOP
+  for m in (16, 64):  # bm = M at these rows
+    u = loop(
+      _targets.mgpu_compile(op, _bitplane_specs(m, 512, 512, jnp.float16)), ("HGMMA", "LOP3")
+    )
+    assert abs(u["int"] - want["int"]) <= 2 and u["mma"] > 0, u
+    assert u["fp32"] == want["fp32"] + m // 2, u
+    assert abs(u["issue"] - (want["issue"] + m // 2)) <= 8, u
+  G, b, q = 8, 256, 256
+  sop = functools.partial(
+    sops.spline_lookup, grid=SigmaGrid(G), impl="pallas", interpret=False, platform="gpu"
+  )
+  specs = (SDS((b, 8, 2), jnp.float32), SDS((8, G + 1, G + 1, q), jnp.float32))
+  cfg = sblocks.plan("gpu", G, b, 8, q).config
+  per_iteration = cfg.fwd_bb * cfg.fwd_bq // sblocks.MGPU_THREADS  # (sample, column) per thread
+  u = loop(_targets.mgpu_compile(sop, specs), ("LDG", "FFMA"))
+  per = {k: v / per_iteration for k, v in u.items()}
+  for unit, value in _roofline.SPLINE_MGPU_FWD_SASS.items():
+    assert per[unit] == pytest.approx(value, rel=0.05), (unit, per)
+  assert per["issue"] == pytest.approx(_roofline.SPLINE_MGPU_FWD_ISSUE, rel=0.05), per
 
 
 @needs_libtpu

@@ -55,3 +55,34 @@ def test_failing_and_slow_rows_cost_only_themselves(tmp_path):
   assert "nosuch" in by_row["nosuch"]["error"]
   assert "error" not in by_row["toy"] and by_row["toy"]["step_s"] > 0
   assert out.read_text().splitlines() == lines  # written row by row as they finished
+
+
+def test_gpu_rows_are_the_mosaic_gpu_kernels_then_named_triton_rows():
+  """On a Hopper GPU the default kernel rows are the Mosaic GPU kernels (bit-plane LUT and wgmma,
+  spline mgpu), then the Triton kernels as explicitly named comparison rows, last (a spent budget
+  skips them first); each Triton row resolves to a Triton variant of its table."""
+  rows = device_check.default_rows(
+    rooms=False, kernels=True, tiny=False, platform="gpu", lut=True, wgmma=True, mgpu=True,
+    triton=True,
+  )  # fmt: skip
+  triton = [r for r in rows if ":triton-" in r]
+  assert rows[: len(rows) - len(triton)] == [
+    "bitplane:lut", "bitplane:decode", "bitplane:small", "bitplane:prefill",
+    "spline:small", "spline:medium", "spline:large", "spline:huge",
+  ]  # fmt: skip
+  assert triton and rows[-len(triton) :] == triton
+  for row in triton:
+    kind, _, bucket = row.partition(":")
+    if kind == "bitplane":
+      _, cfg = device_check._bitplane_kernel("gpu", bucket, tiny=False)
+      assert cfg.variant in ("partials", "dequant"), (row, cfg)
+    else:
+      _, cfg = device_check._spline_kernel("gpu", bucket)
+      assert cfg.variant == "gather", (row, cfg)
+  # Without Hopper's kernels only the Triton rows remain; a TPU host gets its Mosaic TPU rows.
+  ampere = device_check.default_rows(
+    rooms=False, kernels=True, tiny=False, platform="gpu", triton=True
+  )
+  assert ampere == triton
+  assert device_check._bitplane_kernel("gpu", "decode", tiny=False) == (16, None)
+  assert device_check._spline_kernel("tpu", "small") == (8, None)
