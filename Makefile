@@ -123,7 +123,7 @@ test-kernels: $(VENV)/.installed-test $(VENV_COMPILE)/.installed
 	@# Two xdist workers each load libtpu: ALLOW_MULTIPLE_LIBTPU_LOAD skips libtpu's one-process
 	@# lockfile (no chip is opened; the compiles only read the topology).
 	@# test_compile_pods.py: every room's smoke step compiled for a v5e-16 slice and 8 H200s.
-	@echo "== tier 1b: kernels compiled for TPU v5e/v6e (libtpu) and sm_90a (triton); room steps for v5e-16 and 8 x H200, in $(VENV_COMPILE) =="
+	@echo "== tier 1b: kernels compiled for TPU v5e/v6e (libtpu) and sm_90a (Mosaic GPU; Triton rows by name); training steps for v5e-16 and 8 x H200, in $(VENV_COMPILE) =="
 	@ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu $(PY_COMPILE) -m pytest -q -p no:cacheprovider $(PAR) tests/kernels_pallas/test_compile_targets.py tests/kernels_pallas/test_compile_pods.py; $(OK5)
 
 test-core: $(VENV)/.installed-test
