@@ -373,6 +373,9 @@ def run_claims(
   rows = []
   bar = tqdm(claims, desc="claims", unit="claim", file=sys.stderr)
   for claim in bar:
+    if _RECEIVED:  # a signal swallowed between claims: stop before the next one starts
+      bar.close()
+      raise ClaimInterrupted(claim.name, _RECEIVED[0])
     bar.set_postfix_str(claim.name)
     cdir = os.path.join(out, claim.name.replace("/", "__"))
     # The measurement runs in cdir.partial, kept across an interruption so that a rerun resumes its
@@ -393,9 +396,15 @@ def run_claims(
     except Exception:  # noqa: BLE001 — report the failure, keep running the others.
       value, details, plots = float("nan"), "The claim raised an error.", []
       error = traceback.format_exc()
+      if _RECEIVED:  # the error may be the interrupt's doing (a library re-raised it as its own)
+        bar.close()
+        raise ClaimInterrupted(claim.name, _RECEIVED[0]) from None
     except BaseException as e:  # KeyboardInterrupt, a signal turned into an exception
       bar.close()
       raise ClaimInterrupted(claim.name, _signal_name(e)) from e
+    if _RECEIVED:  # a signal whose exception a callback swallowed: the claim ran on regardless
+      bar.close()
+      raise ClaimInterrupted(claim.name, _RECEIVED[0])
     if preemption.stop_requests() != stops:
       # A training inside the claim took a SIGINT / SIGTERM, saved and returned early: whatever the
       # claim computed from it is not its measurement.
@@ -466,13 +475,33 @@ def _signal_name(e: BaseException) -> str:
   return getattr(e, "signal_name", None) or type(e).__name__
 
 
-def _raise_on_sigterm(signum, frame) -> None:
-  del signum, frame
+_RECEIVED: list[str] = []  # signals the job's handlers saw (an exception raised from a handler
+# can be swallowed by a callback that runs at that moment, e.g. JAX's garbage-collection hook)
+
+
+def _on_signal(signum, frame) -> None:
+  del frame
+  name = signal.Signals(signum).name
+  _RECEIVED.append(name)
+  if signum == signal.SIGINT:
+    raise KeyboardInterrupt
   raise _Terminated()
 
 
 class _Terminated(BaseException):
   signal_name = "SIGTERM"
+
+
+def _quiet_unraisable(previous):
+  """An unraisable-exception hook that drops the job's own interrupts (recorded in ``_RECEIVED``
+  and acted on at the claim boundary) and passes everything else to ``previous``."""
+
+  def hook(unraisable):
+    if isinstance(unraisable.exc_value, (KeyboardInterrupt, _Terminated)):
+      return
+    previous(unraisable)
+
+  return hook
 
 
 def same_measurement(row: dict, info: dict) -> bool:
@@ -724,7 +753,10 @@ def main(argv):
     print(f"error: {out} is in use by {holder}; wait for it or pass another --out", file=sys.stderr)
     sys.exit(2)
   if threading.current_thread() is threading.main_thread():
-    signal.signal(signal.SIGTERM, _raise_on_sigterm)
+    _RECEIVED.clear()
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    sys.unraisablehook = _quiet_unraisable(sys.unraisablehook)
   try:
     _main_locked(claims, order, out, budgets, curves_file)
   except ClaimInterrupted as e:
