@@ -427,14 +427,15 @@ def train_offline(
   # Each logging block runs as compiled sub-blocks of `sub` updates, so that Ctrl-C (seen by
   # Python only between compiled calls) lands within about a second: `sub` starts at 1 and, once
   # one update's time is known, becomes the largest power of two (<= 64) whose sub-block takes
-  # under ~0.5 s. At most two lengths compile. The updates and their keys (fold_in of the update
-  # index) are the same whatever the split.
+  # under ~0.5 s. A block's remainder shorter than `sub` runs in power-of-two pieces, so the
+  # compiled lengths are powers of two <= 64 (at most seven, cached across blocks). The updates and
+  # their keys (fold_in of the update index) are the same whatever the split.
   sub, probes = 1, []
   while done < num_updates:
     length = min(log_every, num_updates - done)
     left = length
     while left:
-      n = min(sub, left)
+      n = sub if left >= sub else 1 << (left.bit_length() - 1)
       t0 = time.perf_counter()
       agent, info = run(agent, dev, jnp.asarray(done + length - left, jnp.int32), n)
       jax.block_until_ready(info)
