@@ -55,7 +55,7 @@ def scan_in_chunks(
   Returns:
     the final carry and the losses, numpy ``(n,)``.
   Raises:
-    ValueError: ``chunk`` < 1 or leaves of ``xs`` with different leading lengths.
+    ValueError: ``chunk`` < 1, no steps, or leaves of ``xs`` with different leading lengths.
     NonFiniteLossError: the loss is not finite (names the first bad step, 1-based, of ``n``).
     KeyboardInterrupt: Ctrl-C, within one chunk's time.
   """
@@ -65,6 +65,8 @@ def scan_in_chunks(
   if len(lengths) != 1:
     raise ValueError(f"xs leaves must share their leading (step) axis; got lengths {lengths}")
   (n,) = lengths
+  if n < 1:
+    raise ValueError(f"{name}: xs has no steps (leading axis of length 0)")
   size = min(int(chunk), n)
   runner = _chunk_runner(step)
   losses = []
@@ -83,7 +85,7 @@ def scan_in_chunks(
       )
     if on_chunk is not None:
       on_chunk(stop, np.concatenate(losses))
-  return carry, np.concatenate(losses) if losses else np.zeros((0,), np.float32)
+  return carry, np.concatenate(losses)
 
 
 def _pad_to(a, size):

@@ -64,3 +64,8 @@ def test_ctrl_c_lands_between_chunks():
   finally:
     timer.cancel()
   assert time.time() - t0 < 30  # the whole scan would take far longer
+
+
+def test_no_steps_is_named():
+  with pytest.raises(ValueError, match="no steps"):
+    loop.scan_in_chunks(_step, jnp.zeros((3,)), jnp.zeros((0, 2)), name="empty fit")
