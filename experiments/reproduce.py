@@ -27,8 +27,8 @@ measurement of it completes (each claim runs in ``<claim>.partial/`` and replace
 when done). Running the same command again resumes: claims whose row in the folder was measured at
 the same clean commit, scale, seed, budget and package versions are kept (``--redo`` runs them
 again) and the interrupted claim's trainings resume from their checkpoints in ``.partial/``. One
-job holds an output folder at a time (``<out>/.reproduce.lock``: a second one exits at once naming
-the holder), and ``results.json`` is merged with what is on disk at every write.
+job holds an output folder at a time (``<out>/run.lock``, the trainer's workdir lock: a second one
+exits at once naming the holder), and ``results.json`` is merged with what is on disk at every write.
 
 Budget. ``--budget=K`` runs each selected claim at K times its budget (what that is, the claim's
 ``Claim.budget`` says: its step / update counts; a claim without one refuses K != 1); the row's
@@ -517,41 +517,6 @@ def same_measurement(row: dict, info: dict) -> bool:
   )
 
 
-class FolderLock:
-  """``<out>/.reproduce.lock``, held (``fcntl.flock``, released by the kernel if the process
-  dies) for a whole job; the file names the holder so that a second job can say who it is."""
-
-  def __init__(self, out: str):
-    self.path = os.path.join(out, ".reproduce.lock")
-    self._f = None
-
-  def acquire(self) -> str | None:
-    """None when taken; else a line naming the job that holds it."""
-    f = open(self.path, "a+")
-    try:
-      fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-      f.seek(0)
-      holder = f.read().strip() or "another job"
-      f.close()
-      return holder
-    f.seek(0)
-    f.truncate()
-    f.write(
-      f"reproduce pid {os.getpid()} on {platform.node()} since "
-      f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%dT%H:%M:%SZ}\n"
-    )
-    f.flush()
-    self._f = f
-    return None
-
-  def release(self) -> None:
-    if self._f is not None:
-      fcntl.flock(self._f, fcntl.LOCK_UN)
-      self._f.close()
-      self._f = None
-
-
 def check_budget(claims, budget: float) -> None:
   """Raises ValueError when ``budget`` is not a positive finite number, or is not 1 and one of
   ``claims`` has no budget knob (``Claim.budget`` empty): it names those claims."""
@@ -747,10 +712,13 @@ def main(argv):
     sys.exit(2)
   curves_file = _CURVES_FILE.value or DEFAULT_CURVES
   os.makedirs(out, exist_ok=True)
-  lock = FolderLock(out)
-  holder = lock.acquire()
-  if holder is not None:
-    print(f"error: {out} is in use by {holder}; wait for it or pass another --out", file=sys.stderr)
+  from iclr26_jax.core import workdir as workdir_lib
+
+  lock = workdir_lib.WorkdirLock(out)  # the trainer's workdir lock: owner record, stale takeover
+  try:
+    lock.acquire()
+  except (workdir_lib.WorkdirBusyError, workdir_lib.WorkdirWriteError) as e:
+    print(f"error: {str(e).replace('--workdir', '--out')}", file=sys.stderr)
     sys.exit(2)
   if threading.current_thread() is threading.main_thread():
     _RECEIVED.clear()

@@ -108,17 +108,6 @@ def test_finished_claims_are_kept_only_at_the_same_measurement():
   assert not reproduce.same_measurement(row, dict(INFO, commit="unknown"))
 
 
-def test_one_job_per_output_folder(tmp_path):
-  first = reproduce.FolderLock(str(tmp_path))
-  assert first.acquire() is None
-  holder = reproduce.FolderLock(str(tmp_path)).acquire()
-  assert holder is not None and f"pid {os.getpid()}" in holder
-  first.release()
-  again = reproduce.FolderLock(str(tmp_path))
-  assert again.acquire() is None
-  again.release()
-
-
 def _reproduce(out, *extra):
   return subprocess.Popen(
     [sys.executable, "-m", "experiments.reproduce", f"--out={out}", "--only=core", *extra],
@@ -137,12 +126,13 @@ def test_cli_signal_stops_the_job_keeps_rows_and_a_second_job_is_refused(tmp_pat
   (out / "results.json").write_text(json.dumps(earlier))
   job = _reproduce(out)
   deadline = time.time() + 120
-  while not (out / ".reproduce.lock").exists() and time.time() < deadline:
+  while not (out / "run.lock").exists() and time.time() < deadline:
     time.sleep(0.05)
   time.sleep(0.5)
   second = _reproduce(out)
   _, err2 = second.communicate(timeout=120)
-  assert second.returncode == 2 and "is in use by reproduce pid" in err2, err2
+  assert second.returncode == 2 and "is in use by another run (pid" in err2, err2
+  assert "--out" in err2 and "--workdir" not in err2
   job.send_signal(signal.SIGTERM)
   _, err = job.communicate(timeout=120)
   assert job.returncode == 143, err[-3000:]
