@@ -296,6 +296,31 @@ class QuantizedParams:
     return int(sum(q.nbytes(bits) for q in self.weights.values()))
 
 
+# Rows per quantizer call: whole blocks of about this many weights (about 1.5 s each on a laptop
+# CPU core), so Ctrl-C stops ``quantize_params`` between blocks, not at the end of a big matrix.
+_BLOCK_WEIGHTS = 1 << 21
+
+
+def _quantize_in_row_blocks(w: np.ndarray, bits, g: int, rounds: int, asymmetric: bool):
+  """``quantize(w, ...)`` for ``w (N, K)`` computed over blocks of rows: every output row and
+  group is fitted on its own (greedy init, refinements and expansions act per (row, group)), so
+  the blocks give the planes of one call and its scales to float32 rounding (XLA vectorises the
+  two shapes differently). All full blocks share one compile."""
+  n, k = w.shape
+  rows = max(1, _BLOCK_WEIGHTS // max(k, 1))
+  if n <= rows:
+    return quantize(w, bits, g, rounds, asymmetric)
+  parts = [quantize(w[i : i + rows], bits, g, rounds, asymmetric) for i in range(0, n, rows)]
+  first = parts[0]
+  return first.replace(
+    signs=jnp.concatenate([p.signs for p in parts], axis=1),
+    alphas=tuple(jnp.concatenate(a, axis=0) for a in zip(*(p.alphas for p in parts))),
+    betas=None
+    if first.betas is None
+    else tuple(jnp.concatenate(b, axis=0) for b in zip(*(p.betas for p in parts))),
+  )
+
+
 def quantize_params(
   params,
   *,
@@ -378,7 +403,7 @@ def quantize_params(
     w = np.zeros((n, k_q), np.float32)
     w[:, :k] = np.asarray(kernel, np.float32).T
     try:
-      weights[path] = quantize(w, bits, g, rounds, bool(asymmetric))
+      weights[path] = _quantize_in_row_blocks(w, bits, g, rounds, bool(asymmetric))
     except ValueError as e:
       raise ValueError(f"quantize_params: kernel {name}: {e}") from None
     in_features[path] = int(k)

@@ -189,3 +189,46 @@ def test_filter_selecting_a_vector_names_it():
     ValueError, match=r"params/Dense_0/bias of shape \(4,\), which cannot be quantized"
   ):
     anybcq.quantize_params(params, bits=(2,), filter="Dense_0")
+
+
+def test_row_blocks_give_the_planes_and_scales_of_one_call(monkeypatch):
+  # A kernel (K 64, N 40) quantized in blocks of 16 rows (3 calls, the last of 8 rows) against
+  # the quantizer on the whole transposed matrix: every (row, group) is fitted on its own.
+  from iclr26_jax.anybcq import tree
+
+  kernel = np.asarray(jax.random.normal(jax.random.key(3), (64, 40)), np.float32)
+  monkeypatch.setattr(tree, "_BLOCK_WEIGHTS", 16 * 64)
+  q = anybcq.quantize_params({"kernel": kernel}, bits=BITS, rounds=T, group_size=32)
+  want = anybcq.quantize(kernel.T, BITS, 32, T, True)
+  got = q.weights[("kernel",)]
+  np.testing.assert_array_equal(np.asarray(got.signs), np.asarray(want.signs))
+  for a, b in zip(got.alphas + got.betas, want.alphas + want.betas):  # XLA's vector code differs
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)  # by shape
+
+
+def test_ctrl_c_stops_quantize_params_between_row_blocks():
+  # One 4096 x 4096 kernel at the defaults (~13 s of work on a laptop core): SIGINT lands between
+  # row blocks of about 1.5 s. As one call, Python saw the signal at its next sync but the
+  # dispatched work ran on for ~8 s, so the next JAX operation (or the process exit) waited
+  # for it: the time measured is the signal to a tiny operation done after the interrupt.
+  import os
+  import signal
+  import threading
+  import time
+
+  kernel = np.random.default_rng(0).standard_normal((4096, 4096), dtype=np.float32)
+  sent = []
+
+  def interrupt():
+    sent.append(time.time())
+    os.kill(os.getpid(), signal.SIGINT)
+
+  timer = threading.Timer(8.0, interrupt)  # after the compile, in the work (a loaded host too)
+  timer.start()
+  try:
+    with pytest.raises(KeyboardInterrupt):
+      anybcq.quantize_params({"kernel": kernel})
+  finally:
+    timer.cancel()
+  jax.block_until_ready(jnp.ones(3) * 2.0)
+  assert sent and time.time() - sent[0] < 5.0  # one or two blocks, with slack for load
