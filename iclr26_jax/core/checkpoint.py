@@ -403,9 +403,16 @@ class Checkpointer:
     removed = self.remove_temporary()
     first = str(error).splitlines()[0][:300] if str(error) else ""
     extra = f"; removed {len(removed)} temporary folder(s)" if removed else ""
+    # Only steps whose folder is on disk (Orbax's list can still hold the step that failed).
+    on_disk = [s for s in self.steps() if os.path.isdir(os.path.join(self.directory, str(s)))]
+    kept = (
+      f"the checkpoints saved before are intact (steps {on_disk})"
+      if on_disk
+      else "no checkpoint was saved before it"
+    )
     raise CheckpointSaveError(
       f"saving checkpoint step {step} to {self.directory} failed ({type(error).__name__}: "
-      f"{first}){extra}; the checkpoints saved before are intact (steps {self.steps()})"
+      f"{first}){extra}; {kept}"
     ) from error
 
   def remove_temporary(self) -> list[str]:

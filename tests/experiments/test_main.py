@@ -209,3 +209,32 @@ def test_unknown_method_is_a_clear_error():
 
   with pytest.raises(ValueError, match="unknown method 'nope'"):
     registry.get_method("nope")
+
+
+def test_a_signal_after_done_exits_zero(tmp_path, compile_cache):
+  # The run is complete once `done:` is printed: a scheduler's signal in the interpreter's
+  # teardown that follows must not turn it into a failure (exit 143 / 130).
+  import signal
+
+  proc = subprocess.Popen(
+    strict_python(
+      "experiments.main",
+      f"--config={os.path.join(REPO, 'experiments/configs/toy/regression.py')}:smoke",
+      f"--workdir={tmp_path / 'w'}",
+      "--config.progress_bar=False",
+    ),
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    text=True,
+    cwd=REPO,
+    env=subprocess_env(JAX_COMPILATION_CACHE_DIR=compile_cache),
+  )
+  seen = []
+  for line in proc.stderr:
+    seen.append(line)
+    if line.startswith("done: "):
+      proc.send_signal(signal.SIGTERM)
+      break
+  rest = proc.stderr.read()
+  assert proc.wait(timeout=120) == 0, "".join(seen) + rest
+  assert any(ln.startswith("done: ") for ln in seen), "".join(seen) + rest
