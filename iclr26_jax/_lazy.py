@@ -1,4 +1,4 @@
-"""Lazy package exports (PEP 562), shared by the rooms' ``__init__`` modules.
+"""Lazy package exports (PEP 562), shared by the method packages' ``__init__`` modules.
 
 A package lists ``{exported name: submodule}`` and gets a module ``__getattr__`` that imports the
 submodule on first access (then caches the name in the package namespace) and a ``__dir__`` that

@@ -7,7 +7,7 @@ p in P = (p_L, ..., p_H), each precision owning its scales alpha^(p) (and offset
 
     W_hat^(p)[n, k] = beta^(p)[n, k // g] + sum_{i <= p} alpha^(p)[n, k // g, i] * B_i[n, k]
 
-Front door: ``quantize_params(params, bits=(2, 3, 4), group_size=128)`` quantizes every Dense and
+Entry point: ``quantize_params(params, bits=(2, 3, 4), group_size=128)`` quantizes every Dense and
 Conv kernel of a Flax param tree (Flax's (in, out) layout, any input width) into one multi-precision
 ``QuantizedParams``; ``dequantize_params(q, p)`` gives the p-bit tree and ``q.apply_dense(path, x, p)``
 the packed bit-plane matmul of one layer (module ``tree``).

@@ -1,6 +1,6 @@
 """An offline text corpus from the Python standard library's docstrings, and a byte-level tokenizer.
 
-Used by the AnyBCQ room's tiny-LM evaluation (a tiny causal LM trained by the
+Used by the AnyBCQ package's tiny-LM evaluation (a tiny causal LM trained by the
 project for a few minutes on offline text). Nothing is downloaded: the text is the
 docstrings of a fixed list of standard-library modules, read with ``inspect``.
 

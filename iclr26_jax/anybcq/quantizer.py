@@ -24,7 +24,7 @@ Everything is vectorised over (rows, groups); the group-level building blocks (`
 leading axes ``...`` and a trailing group axis of length g. ``quantize`` validates its input on the host
 and runs jitted cores.
 
-Baselines in the same room: ``rtn_quantize`` (per-group asymmetric min-max uniform), ``greedy_bcq_quantize``
+Baselines in the same module: ``rtn_quantize`` (per-group asymmetric min-max uniform), ``greedy_bcq_quantize``
 (greedy, optionally + LS) and ``fixed_bcq_quantize`` (the base procedure run independently per width).
 """
 

@@ -1,5 +1,5 @@
 """The shared training core: configs, distributed init, sharding, state, trainer, checkpoints,
-metrics and optimizers. It imports nothing from a method room.
+metrics and optimizers. It imports nothing from a method package.
 
 Modules: ``config`` (locked ConfigDicts, ``"smoke,seed=3"`` arguments, overrides, JSON dump),
 ``distributed`` (``jax.distributed`` init on request), ``sharding`` (meshes, replicated / batch

@@ -25,8 +25,8 @@ class ConfigError(ValueError):
   """A config key or value is wrong; the message names the key."""
 
 
-# Keys that moved in the house refit (issue #19: one ``config.optim`` in every room). An override
-# of an old key fails with a message naming the new one (``apply_overrides``, and
+# Keys renamed when every method package moved its optimiser settings into ``config.optim``. An
+# override of an old key fails with a message naming the new one (``apply_overrides``, and
 # ``experiments.main`` for ``--config.KEY=`` flags). Keep this table in step with the README's
 # "Renamed config keys" list.
 RENAMED_KEYS: dict[str, str] = {
@@ -43,7 +43,7 @@ RENAMED_KEYS: dict[str, str] = {
   "hparams.b2": "optim.b2",
   "hparams.weight_decay": "optim.weight_decay",
   "hparams.grad_clip": "optim.grad_clip",
-  # QAM: the run's batch and schedule length are the run-level keys (issue #31: one source of truth)
+  # QAM: the run's batch and schedule length are the run-level keys (one source of truth)
   "agent.batch_size": "batch_size",
   "agent.num_updates": "num_steps",
 }
@@ -76,10 +76,10 @@ def optim_fields(
 ) -> dict[str, Any]:
   """The optimiser fields of a solver dataclass from the run's ``config.optim``.
 
-  Rooms whose solvers keep their optimiser settings in a frozen dataclass (a jit cache key)
-  build it from ``config.optim`` here, in one place: the keys the solver's optimiser reads are
-  renamed onto its fields; every other ``optim`` key must keep the solver's fixed value (the
-  solver would ignore a change, so a change is an error, not a silent no-op).
+  Method packages whose solvers keep their optimiser settings in a frozen dataclass (a jit cache
+  key) build it from ``config.optim`` here, in one place: the keys the solver's optimiser reads are
+  renamed onto its fields; every other ``optim`` key must keep the solver's fixed value (the solver
+  would ignore a change, so a change is an error, not a silent no-op).
 
   Args:
     optim: the run's ``optim`` (``core.optim.optim_defaults()`` shape).
@@ -288,8 +288,9 @@ def experiment(
 ) -> ml_collections.ConfigDict:
   """The end of every config file's ``get_config(arg)``: variants, overrides, checks, lock.
 
-  A config file builds its settings as plain assignments on the room's ``default_config()``
-  and ends with ``return config_lib.experiment(c, arg, {"smoke": {...}, "online": fn})``.
+  A config file builds its settings as plain assignments on the method package's
+  ``default_config()`` and ends with ``return config_lib.experiment(c, arg, {"smoke": {...},
+  "online": fn})``.
 
   Steps, in order:
     1. every bare word of ``arg`` must be a key of ``variants`` (``check_variants``, so
@@ -375,7 +376,7 @@ def trainer_defaults() -> ml_collections.ConfigDict:
   fields.
   """
   c = ml_collections.ConfigDict()
-  c.method = ""  # registry name of the method room
+  c.method = ""  # registry name of the method package
   c.seed = 0  # root PRNG seed; every step folds its index into it
   c.num_steps = 1000  # total optimizer steps
   c.batch_size = 256  # global batch size (split over processes and devices)
@@ -394,10 +395,10 @@ def trainer_defaults() -> ml_collections.ConfigDict:
 
 
 # -- range checks at the door ------------------------------------------------------------------
-# Every room's ``validate(config)`` states its sizes, counts and rates with these, so a bad value
-# stops ``experiments.main`` in one line naming the full dotted key, before any file is written
-# (``experiments.registry.validate``). ``tests/experiments/test_config_fields.py`` does not count
-# a read made inside them as a use of the field: a field that is only range-checked is unused.
+# Every method package's ``validate(config)`` states its sizes, counts and rates with these, so a
+# bad value stops ``experiments.main`` in one line naming the full dotted key, before any file is
+# written (``experiments.registry.validate``). ``tests/experiments/test_config_fields.py`` does not
+# count a read made inside them as a use of the field: a field that is only range-checked is unused.
 
 _MISSING = object()
 

@@ -54,8 +54,9 @@ def make_optimizer(
   Args:
     cfg: ``optim_defaults()``-shaped config (the run's ``config.optim``).
     num_steps: the run's optimiser steps (the default decay length).
-    schedule: a room's own learning-rate schedule (e.g. lmKAN's two-phase recipe), used instead
-      of ``cfg.schedule``; it must peak at ``cfg.learning_rate`` (the room builds it from there).
+    schedule: a method package's own learning-rate schedule (e.g. lmKAN's two-phase recipe), used
+      instead of ``cfg.schedule``; it must peak at ``cfg.learning_rate`` (the method builds it from
+      there).
   """
   sched = make_schedule(cfg, num_steps) if schedule is None else schedule
   if cfg.name == "adam":

@@ -1,6 +1,6 @@
 """A minimal method: least-squares regression with a small Flax MLP.
 
-It exists for two reasons: it is the template a new method room copies (config, Method
+It exists for two reasons: it is the template a new method package copies (config, Method
 subclass, deterministic batches, evaluation), and it drives the core's tests with a known
 answer: with ``hidden=()`` the model is linear and the trained weights must reach the
 closed-form ordinary-least-squares solution of the fixed dataset.

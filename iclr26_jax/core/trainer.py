@@ -62,7 +62,7 @@ class NonFiniteError(FloatingPointError):
 
 
 class Method:
-  """What a method room gives the trainer. Subclass and implement ``init_state``, ``update``,
+  """What a method package gives the trainer. Subclass and implement ``init_state``, ``update``,
   ``evaluate`` and one data path: ``get_batch`` (host arrays, the default) or ``device_data`` +
   ``device_batch`` (data kept on the devices, the batch drawn inside the jitted step).
 

@@ -4,7 +4,7 @@ Benchmark pairs (p_0, p_1) on {0..S-1}^D whose Schrödinger-bridge / entropic-OT
 closed form (a rank-K CP Schrödinger potential under an independent-coordinate reference process),
 with exact plan log-densities, samplers, the Markov SB chain and the benchmark's metrics.
 
-Front door: ``Benchmark.from_preset(name)`` (``name in PRESETS``), ``bench.sample_source(key, n)``,
+Entry point: ``Benchmark.from_preset(name)`` (``name in PRESETS``), ``bench.sample_source(key, n)``,
 ``bench.sample_solution(key, x0)`` (the analytic plan's conditional) and ``evaluate(bench,
 sample_fn, key=...)`` scoring any sampler ``sample_fn(key, x0) -> x1`` with the benchmark's metrics.
 The solvers (``DLightSB``, ``DLightSBM``, ``CSBM``, ``AlphaCSBM`` and their configs, catsbench's

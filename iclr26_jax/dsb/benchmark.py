@@ -1,6 +1,6 @@
 """Benchmark pairs with analytically known Schrödinger-bridge / entropic-OT solutions.
 
-The construction follows the benchmark principle of CatSBench (spec §3–6): pick a source p_0 and a
+The construction follows the benchmark principle of CatSBench: pick a source p_0 and a
 positive Schrödinger potential v; then
 
     pi(x_0, y) = p_0(x_0) q(y | x_0) v(y) / c(x_0),     c(x_0) = sum_y q(y | x_0) v(y)      (Eq. 3)
@@ -26,6 +26,10 @@ done as a table log U_m[d, x, k] (O(D S^2 K), mapped over chunks of coordinates)
 state; per-state work (O(D S K) for the marginals) is mapped over chunks of the batch so that
 D = 64, K = 1000 fits in laptop memory. ``chunk_elements`` bounds the size of each chunk's
 intermediate.
+
+Equation labels (Eq. 1–14) are this package's own numbering of the formulas in its docstrings,
+not the paper's: Eq. 1, 2 and 10 in ``reference.py``, Eq. 3–9 and 11 here, Eq. 12–14 with the
+solvers (``solvers/dlightsb.py``, ``dlightsb_m.py``, ``csbm.py``).
 
 The closed forms are written once, as functions of a ``CPPotential`` and a ``ReferenceProcess``,
 so solvers (DLightSB and friends) reuse them with learned parameters in place of the truth.
@@ -253,11 +257,9 @@ def log_u_table(
     down to -300 at S = 50, read through Q̄_0 = I), hence:
   * ``"auto"`` (default): ``"matmul"`` for K >= ``MATMUL_MIN_COMPONENTS`` (16; the learned
     potentials, K = 32 .. 1000), ``"broadcast"`` below (the truth potentials, K = 5 / 10, and
-    the tiny tests' K = 8). There is no speed crossover to choose by: table value + gradient
-    on one CPU thread (2026-12-02, shared 2-core host, median of 7 alternating rounds), the
-    matmul form was faster at every shape measured: S = 50, D = 16: 20.7x at K = 3, 18.4x at
-    K = 5, 14.2x at K = 32, 16.0x at K = 128, 27.2x at K = 1000 (339 ms -> 12.4 ms); S = 6 and
-    10, D = 2, K = 3 .. 32: 1.0x to 2.4x. The K threshold is therefore set by the range caveat.
+    the tiny tests' K = 8). There is no speed crossover to choose by: for the table value and
+    its gradient on CPU the matmul form was at least as fast at every shape benchmarked (figures
+    in docs/development/code_notes.md). The K threshold is therefore set by the range caveat.
 
   Args:
     log_q_m: (S, S) log Q̄_m; -inf entries allowed.
@@ -1084,7 +1086,7 @@ def uniform_random_potential(
 
 
 class Benchmark(struct.PyTreeNode):
-  """A benchmark pair (p_0, p_1) with its exact SB / EOT solution (the Problem of DESIGN §4).
+  """A benchmark pair (p_0, p_1) with its exact SB / EOT solution (a solver's problem).
 
   Attributes:
     potential: the true CP potential (log a (K,), log r (D, S, K)).
@@ -1582,7 +1584,7 @@ def make_benchmark(
   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
   source_range: float = SOURCE_RANGE,
 ) -> Benchmark:
-  """Generates a CatSBench-style instance deterministically from a seed (spec §6).
+  """Generates a CatSBench-style instance deterministically from a seed (the paper's recipe).
 
   The reference kernel is Q̄_{N+1} = Q_alpha^{(N+1) s}; the presets keep (N + 1) s = 128.
   ``seed`` may also be a PRNG key, so ``jax.vmap(lambda k: make_benchmark(..., seed=k))(keys)``

@@ -1,12 +1,12 @@
 """The DSB solvers through the shared trainer (``python -m experiments.main``).
 
-One ``Method`` trains any of the room's solvers on a CatSBench instance: ``dlightsb``,
-``dlightsb_m`` (spec §8.1–8.2), ``csbm`` (alternating D-IMF, §8.3) and ``alpha_csbm`` (§8.4).
+One ``Method`` trains any of the package's solvers on a CatSBench instance: ``dlightsb``,
+``dlightsb_m``, ``csbm`` (alternating D-IMF) and ``alpha_csbm`` (online IMF).
 ``update`` is the solver's own training step (``dlightsb.train_step`` with the solver's loss, or
 ``csbm.csbm_train_step`` / ``alpha_csbm.alpha_csbm_train_step``), the same function the solvers'
 ``solve()`` scans, so the trainer adds checkpoint / resume, metrics JSONL and the NaN guard
-without a second copy of the step. Training data are drawn inside the step from the benchmark
-with the step key (fresh x_0 ~ p_0 and y ~ p_1 every step, spec §6), so ``get_batch`` returns an
+without a second copy of the step. Training data are drawn inside the step from the benchmark with
+the step key (fresh x_0 ~ p_0 and y ~ p_1 every step, as in the paper), so ``get_batch`` returns an
 empty batch; CSBM's direction and coupling phase are functions of ``state.step`` and the other
 direction's frozen EMA parameters live in ``state.extras["ema"]``, so a resumed run is exact.
 
@@ -29,7 +29,7 @@ defined for the solver (``cond_shape``, ``cond_trend`` (catsbench 1.4 convention
 ``exact_tv`` when S^D <= ``eval.exact_max_states``), the same names as the
 ``experiments.dsb_benchmark`` tables, plus ``eval/sb_perplexity_truth`` (the truth's own value).
 Sizes: ``eval.num_test`` test pairs, one conditioning point per ``eval.point_every`` of them with
-``eval.cond_samples`` samples of truth and model (spec: 1,000 per point, one point per batch of
+``eval.cond_samples`` samples of truth and model (the paper: 1,000 per point, one point per batch of
 128), trajectory KLs on ``eval.traj_samples`` sources. CSBM-type solvers are evaluated with the
 forward EMA parameters, DLightSB-type ones with the potential itself.
 """

@@ -1,4 +1,4 @@
-"""Metrics and trivial baselines of the discrete SB benchmark (spec §7, §8.5, §12).
+"""Metrics and trivial baselines of the discrete SB benchmark.
 
 * ``shape_score`` / ``trend_score``: 1 - mean TV between per-coordinate histograms / between
   ordered pair histograms: ``convention="off_diagonal"`` (i != j, the catsbench 1.4 package the
@@ -762,7 +762,7 @@ def _exact_kl_tv(
 
 
 # --------------------------------------------------------------------------------------------
-# Trivial baselines (spec §8.5).
+# Trivial baselines: independent, prior and feature-wise EOT.
 # --------------------------------------------------------------------------------------------
 
 
@@ -1094,7 +1094,7 @@ def _log_matmul(a: jax.Array, b: jax.Array) -> jax.Array:
 
 
 # --------------------------------------------------------------------------------------------
-# Classifier two-sample test (spec §7, image presets).
+# Classifier two-sample test (the paper's metric for the image presets).
 # --------------------------------------------------------------------------------------------
 
 C2ST_ENCODINGS = ("onehot", "scaled", "auto")

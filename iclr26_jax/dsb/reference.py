@@ -1,7 +1,7 @@
 """Reference processes on {0..S-1}^D for the discrete Schrödinger-bridge benchmark.
 
 Coordinates evolve independently under one S x S one-step matrix Q (row-stochastic: row i is the
-law of the next state given the current state i). Two families are provided (spec §2):
+law of the next state given the current state i). Two families are provided:
 
 * ``uniform``: Q(i, i) = 1 - alpha, Q(i, j) = alpha / (S - 1); its n-th power has the closed form
   Q^n = lam^n I + (1 - lam^n) / S 11^T with lam = 1 - alpha S / (S - 1)                (Eq. 1);
@@ -60,7 +60,7 @@ REFERENCE_KINDS = ("uniform", "gaussian")
 
 
 # --------------------------------------------------------------------------------------------
-# Input checks shared by the dsb room.
+# Input checks shared by the dsb package.
 # --------------------------------------------------------------------------------------------
 
 
@@ -198,7 +198,7 @@ def uniform_one_step_log_matrix(
 def gaussian_one_step_log_matrix(
   num_categories: int, alpha: float, dtype: Any = jnp.float32
 ) -> jax.Array:
-  """log Q for the D3PM discretised-Gaussian reference (spec Eq. 2).
+  """log Q for the D3PM discretised-Gaussian reference (Eq. 2).
 
   Q(i, j) = exp(-4 (i - j)^2 / (alpha (S - 1))^2) / Z for i != j with
   Z = sum_{k=-(S-1)}^{S-1} exp(-4 k^2 / (alpha (S - 1))^2) (the reference code's extra k = S term
@@ -301,7 +301,7 @@ def _log_matrix_power(log_q: jax.Array, n: jax.Array) -> jax.Array:
 def uniform_log_matrix_power(
   num_categories: int, alpha: float, n: int, dtype: Any = jnp.float32
 ) -> jax.Array:
-  """Closed form log Q^n for the uniform reference (spec Eq. 1).
+  """Closed form log Q^n for the uniform reference (Eq. 1).
 
   Q^n = lam^n I + (1 - lam^n)/S 11^T with lam = 1 - alpha S/(S - 1): off-diagonal entries
   (1 - lam^n)/S and diagonal entries lam^n + (1 - lam^n)/S. Computed stably as
@@ -525,7 +525,7 @@ def prior_log_probs(reference: ReferenceProcess, x0: jax.Array) -> jax.Array:
 
 
 def bridge_log_probs(reference: ReferenceProcess, x0: jax.Array, y: jax.Array, t: Any) -> jax.Array:
-  """Marginal of the reference bridge at time t (spec Eq. 10).
+  """Marginal of the reference bridge at time t (Eq. 10).
 
   q(x_t^d | x_0^d, y^d) ∝ Q̄_t(x_0^d, x_t^d) Q̄_{N+1-t}(x_t^d, y^d).
 
@@ -556,7 +556,7 @@ def bridge_log_probs(reference: ReferenceProcess, x0: jax.Array, y: jax.Array, t
 def bridge_step_log_probs(
   reference: ReferenceProcess, x_t: jax.Array, y: jax.Array, t: Any
 ) -> jax.Array:
-  """One step of the reference bridge (spec §5).
+  """One step of the reference bridge.
 
   q(x_{t+1}^d | x_t^d, y^d) ∝ Q_step(x_t^d, .) Q̄_{N-t}(., y^d).
 

@@ -3,11 +3,11 @@
 A solver table maps a name to (a factory from a dict of config overrides, an adapter that turns
 the solver's output into a uniform ``Model``):
 
-* baselines (no training): ``truth`` (the true plan itself, giving the truth-vs-truth ceilings of
-  spec §11), ``independent`` (y ~ p_1), ``prior`` (y ~ q(. | x_0), the rank-1 CP potential v = 1)
+* baselines (no training): ``truth`` (the true plan itself, giving the truth-vs-truth ceilings),
+  ``independent`` (y ~ p_1), ``prior`` (y ~ q(. | x_0), the rank-1 CP potential v = 1)
   and ``featurewise_eot`` (the exact 1-D EOT plans, the rank-1 CP potential of
   ``metrics.featurewise_eot_potential``);
-* trained: ``dlightsb`` (spec §8.1), ``dlightsb_m`` (DLightSB-M with the reference per-coordinate KL
+* trained: ``dlightsb``, ``dlightsb_m`` (DLightSB-M with the reference per-coordinate KL
   loss), ``dlightsb_m_joint`` (the exact joint-transition loss), ``csbm`` and ``alpha_csbm``.
 
 The trained rows also carry the solver and config classes and the paper's step count:
@@ -20,7 +20,7 @@ Every CP-potential model (truth, prior, feature-wise EOT, the DLightSB family) e
 samples, the exact plan log-density and per-step transition logits (Eq. 7, 9, 11); CSBM-type models
 expose samples and per-step transition logits; ``independent`` exposes samples only (and its
 log-density p_1(y) on enumerable instances). ``evaluate_solver`` computes, on a fixed evaluation
-set per preset (spec §6–7, laptop-sized by default):
+set per preset (the paper's protocol, laptop-sized by default):
 
 * ``shape`` / ``trend`` on (x_0, y) test pairs vs (x_0, y_hat); trend in the catsbench 1.4
   convention (off-diagonal pairs, the paper's);
@@ -562,7 +562,7 @@ def prepare_preset(
   eval_seed: int | None = None,
   name: str = "custom",
 ) -> PresetContext:
-  """Builds a preset and its evaluation set (spec §6: test pairs, one conditioning point per
+  """Builds a preset and its evaluation set (test pairs, one conditioning point per
   evaluation batch of num_test / num_points).
 
   Args:
@@ -825,7 +825,7 @@ def _evaluate_reverse(ctx: PresetContext, model: Model, keys: jax.Array) -> dict
   real = jnp.concatenate([ctx.y, ctx.x0], axis=-1)
   fake = jnp.concatenate([y_cond, x_hat], axis=-1)
   out["c2st"] = float(M.c2st(keys[1], real, fake, s, train_steps=ctx.settings["c2st_steps"]).score)
-  # Swapped roles (spec §7): pi*^d(y^d | x_hat_0).
+  # Swapped roles (reversed presets): pi*^d(y^d | x_hat_0).
   out["sb_perplexity"] = float(M.sb_perplexity(bench, x_hat, y_cond))
   return out
 

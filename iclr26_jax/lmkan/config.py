@@ -1,7 +1,7 @@
 """Default lmKAN training config (one comment per field).
 
 Defaults follow the released two-phase recipe (github.com/schwallergroup/lmkan README) as
-adapted in the spec's laptop-scale protocol: Adam, phase 1 at constant LR with the Hessian
+adapted to a laptop-scale protocol: Adam, phase 1 at constant LR with the Hessian
 penalty weight decaying geometrically, phase 2 with λ = 0 and a cosine LR.
 """
 
@@ -19,9 +19,10 @@ def default_config() -> ml_collections.ConfigDict:
   c.log_every = 500
   c.eval_every = 0  # evaluate at the end only
   c.checkpoint_every = 2000
-  # The optimiser, as in every room. "two_phase" is lmKAN's own schedule: optim.learning_rate
-  # constant over the first lmkan.phase1_fraction of the steps, then cosine to 0; the core's
-  # "constant" / "cosine" / "warmup_cosine" also work (the Hessian λ schedule is unchanged).
+  # The optimiser, as in every method package. "two_phase" is lmKAN's own schedule:
+  # optim.learning_rate constant over the first lmkan.phase1_fraction of the steps, then cosine to
+  # 0; the core's "constant" / "cosine" / "warmup_cosine" also work (the Hessian λ schedule is
+  # unchanged).
   c.optim = optim.optim_defaults()
   c.optim.name = "adam"
   c.optim.learning_rate = 3e-3

@@ -2,7 +2,7 @@
 
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Contents:
 
-* **Methane-like surrogate** (the CI stand-in for the paper's methane dataset, spec §12): C at the origin,
+* **Methane-like surrogate** (the CI stand-in for the paper's methane dataset): C at the origin,
   4 H at uniform directions and radii U[0.5, 3] Å; inputs are the 12 raw Cartesian H coordinates (fixed
   atom order, not canonicalised); energy E = Σ_i M(r_i) + Σ_{i<j} 3·exp(−2 r_ij) + 0.5·Σ_{i<j}(cos θ_ij + 1/3)²
   with M(r) = (1 − exp(−1.8 (r − 1.09)))². Targets are standardised with a mean and std computed once

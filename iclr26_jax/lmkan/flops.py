@@ -1,4 +1,4 @@
-"""FLOP and parameter accounting for lmKAN and MLP/CNN baselines (spec §2).
+"""FLOP and parameter accounting for lmKAN and MLP/CNN baselines.
 
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Convention,
 which reproduces the paper's Fig. 1 MLP axis exactly (2·(32H + 2H² + H), e.g. 2080 at H = 16):

@@ -78,7 +78,7 @@ def pair_inputs(x):
 
 
 def affine_table(weight, grid: SigmaGrid, bias=None):
-  """Tables that make the lmKAN layer equal to the affine map x·Wᵀ + b everywhere (spec §4, check T1).
+  """Tables that make the lmKAN layer equal to the affine map x·Wᵀ + b everywhere (the affine init).
 
   T[p, i, j, q] = W[q, 2p]·t_i + W[q, 2p+1]·t_j + b_q/P. Bilinear interpolation and extrapolation
   reproduce linear functions exactly, so the layer is affine on all of R^N_in, including far outside the
@@ -215,7 +215,7 @@ class LMKANDense(nn.Module):
     table_init: "affine" (default, the recommended start: the tables of a random linear map
       W ~ N(0, 1/N_in), so the layer is exactly linear everywhere with zero Hessian penalty) or "noise"
       (the reference code's U(±init_scale/√N_in), which stalled deep nets in this project's runs).
-      (The spec calls this option `init`; a Linen field of that name would shadow `Module.init`.)
+      (Not named `init`: a Linen field of that name would shadow `Module.init`.)
     init_scale: s of the noise init (unused by "affine").
     impl: "auto" | "xla" | "pallas".
     dtype: computation dtype (None: promote the input's and `param_dtype`), float32 / float64 /

@@ -8,7 +8,7 @@ lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergro
   patch vectors reordered to (kh, kw, C) order, channel-minor (for even C a pair couples two channels of
   one pixel) → LMKANDense on C·kh·kw inputs at every position. This ordering fixes which inputs are
   paired; it is part of the model definition. (The paper's own construction is not public; this is the
-  project's choice, spec §8.)
+  project's choice.)
 * `LMKANCNN` / `CNN`: [conv → (ReLU) → pool]* → flatten → dense stack; the lmKAN CNN is the CNN with every
   convolution and dense layer swapped for its lmKAN counterpart and the activations dropped.
 * `MLP`: ReLU MLP baseline of the same widths as an `LMKANNet`.

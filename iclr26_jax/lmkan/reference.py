@@ -2,7 +2,7 @@
 
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). The gather
 form, the dense hat-matrix form and the closed-form `custom_vjp` live next to the Pallas kernels they
-are the oracle for (the kernels may import only JAX); the room keeps this import path. Shapes: x
+are the oracle for (the kernels may import only JAX); the package keeps this import path. Shapes: x
 (B, P, 2) batch-first, table (P, G+1, G+1, Q), output (B, Q).
 """
 

@@ -1,4 +1,4 @@
-"""Exact grid refinement G → m·G of lmKAN tables (spec §7).
+"""Exact grid refinement G → m·G of lmKAN tables.
 
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Every index
 boundary of the G grid is one of the m·G grid (t^{(mG)}_{mk} = t^{(G)}_k, exactly in floating point too,

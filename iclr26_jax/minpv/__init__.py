@@ -12,7 +12,7 @@ MinPV penalty, the two-group optimiser), `networks` (time-conditioned residual s
 `benchmarks` (block-diagonal Gaussian MI and its coordinate-wise mapped versions, with analytic
 truth), `data` (2-D toy densities, scikit-learn digits, UCI loader), `analysis` (path variance
 J, geodesic, path-only optimisation), `config` and `method` (trainer integration), and the
-front door `api`: ``fit_log_ratio(x_p, x_q, key=...)`` and ``estimate_mi(x, y, key=...)``.
+entry point `api`: ``fit_log_ratio(x_p, x_q, key=...)`` and ``estimate_mi(x, y, key=...)``.
 """
 
 from iclr26_jax.minpv.analysis import (

@@ -152,7 +152,7 @@ def optimize_path(
   Args:
     params: initial KMM φ (``paths.kmm_init``).
     dim, m: d and E‖x1‖².
-    floor: δ of the penalty (keep > 0, spec §8).
+    floor: δ of the penalty (keep > 0: with δ = 0 the penalty of a path reaching α = 0 diverges).
     grid: (N,) times (default ``t_grid(1000)``).
   Returns:
     PathFit(params, history (num_steps,) of J).
@@ -270,7 +270,7 @@ def mi_alpha_band(task, *, mass: float = 0.9, num: int = 20001) -> tuple[float, 
   MI accrued between α and 1 is G(α) − G(1) with G(α) = E_{p1} log p_α(x)
   = −½ Σ_k [log 2π s_k + λ_k/s_k], s_k = α² + (1 − α²)λ_k: a function of α alone, the same for
   every spherical schedule. The band is [α at cumulative share (1 + mass)/2, α at (1 − mass)/2]
-  of that accrual (issue #15: 90 % of the d = 10 MI sits in a narrow α-band near 0).
+  of that accrual (for the d = 10 MI task, 90 % of the MI sits in a narrow α-band near 0).
 
   Args:
     task: ``benchmarks.GaussianMITask`` (uses ``eigenvalues``).

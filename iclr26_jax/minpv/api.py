@@ -1,50 +1,38 @@
-"""Library front door of MinPV: a density ratio (KL) or a mutual information from samples.
+"""Library entry point of MinPV: a density ratio (KL) or a mutual information from samples.
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle for Accurate and
 Stable Score-Based Models" (ICLR 2026), reference code github.com/Hoemr/OpenDRE; the bridge is
-the dequantified diffusion bridge of D3RE (Chen et al., ICML 2025). Built on the room's own
+the dequantified diffusion bridge of D3RE (Chen et al., ICML 2025). Built on the package's own
 pieces, the same ones the trainer (``method.MinPVMethod``) uses: ``networks.ScoreNetwork``,
 ``losses.minpv_loss``, ``losses.make_joint_optimizer``, ``paths.get_path`` and
 ``estimator.log_ratio``.
 
-Recipe (the recommended settings, measured on Gaussian pairs with closed-form KL, d = 2…10):
+Recipe (the recommended settings, chosen on Gaussian pairs with closed-form KL, d = 2…10):
 
 - both sample sets are mapped by one affine whitening z = W(x − m) fitted on the pooled samples;
   log p/q is invariant under a common bijection (the Jacobians cancel), so nothing is lost and
   the network sees unit-scale inputs;
 - the dequantified bridge x_t = α x_q + β x_p + √v z (valid for any two sample sets; the plain
   interpolant needs q = N(0, I)) with γ = 1: the reference's γ = 0.01 leaves v_t ≤ 0.0075 and a
-  conditional target whose noise swamps the time score (measured: −71 % KL error at 1500 steps);
-- conditional time-score matching with the spec's ``fixed`` preset: time-only weights 1/Var(t)
-  from batch moments, exact variance, exact cross term (the reference's per-sample weights bias
-  the minimiser);
+  conditional target whose noise swamps the time score;
+- conditional time-score matching with the ``fixed`` preset (``config.apply_fixed``): time-only
+  weights 1/Var(t) from batch moments, exact variance, exact cross term (the reference's
+  per-sample weights bias the minimiser);
 - MinPV's Kumaraswamy-mixture path, trained jointly under the variance penalty, with the affine
   constraint β = 1 − α (the spherical one puts a singularity in β̇ at t = 0; see
   ``fit_log_ratio``); ``path="trig"`` gives the fixed baseline.
 - log r̂(x) = ∫ s_θ(x, t) dt by the trapezoid rule on 100 nodes (uniform for fixed paths).
 
-Measured at the defaults (2000 steps, batch 4096, peak lr 5e-3, 2 × 64 network, 10 000 samples
-a side; about 25 s on 2 CPU cores), against closed forms: Gaussian KL d = 2 / 5: −1.4 / −1.5 %;
-the d = 10 pairs of ``experiments/minpv_large_kl.py`` (seeds 0 / 1 / 2, KL 7.11 / 5.41 / 6.15
-nats): −7.6 / −3.7 / −7.5 %; MI of correlated Gaussians seen through x → sinh x, y → y³
-(``estimate_mi``'s rank-to-normal marginals make it blind to such maps): 3 + 3 dims (1.01 nats)
-−2.9 %, 4 + 4 (0.89) +3.2 %, 5 + 5 (4.15) −3.5 %.
+Accuracy: at the defaults (2000 steps, batch 4096, peak lr 5e-3, 2 × 64 network) Gaussian KLs and
+MIs of up to about 7 nats come out within about 8 % of their closed forms, mostly low; beyond that
+raise ``steps``. The per-case figures are in docs/development/code_notes.md.
 
 Why the error grows with the KL, and why these defaults: the conditional target's variance
 ‖μ̇‖²/v + (d/2)(v̇/v)² grows with the distance between p and q much faster than the time score
 it averages to, so the network's signal-to-noise falls and, under Adam, the score is learned
 biased low (shrunk) at every t until the noise averages out. Batch size is what moves it, and a
-larger batch then takes a larger learning rate: on the d = 10 pair of seed 0 the earlier defaults
-(batch 256, lr 1e-3) gave −31 %; batch 1024 with 6000 steps −14.8 %; batch 4096 −18.1 % at lr
-1e-3, −8.8 % at 3e-3, −7.6 % at 5e-3. At the defaults more steps only help (250 / 500 / 1000 /
-2000 / 4000 steps: −24.9 / −18.3 / −11.3 / −7.6 / −5.9 %). Measured not to be
-the cause (all at the earlier defaults): the path (trig −30.9 %, linear −34.3 %, spherical KMM
-−29.9 %, learned affine KMM −31.0 %), the bridge γ (0.3 / 3 / 10: −29 / −37 / −56 %), gradient
-clipping (off: −31.1 %), a quadratic-in-x residual head (−21 %; at the new defaults worse than
-the plain network on a mean shift, −36.8 against −28.6 %), and the quadrature (the analytic time
-score of the fitted bridge integrates to 7.090 against 7.108). Beyond ~7 nats raise ``steps``: a
-10-nat KL (N(μ, I) against N(0, I), d = 10, ‖μ‖² = 20) is −28.6 % at the defaults and −18.0 % at
-8000 steps.
+larger batch then takes a larger learning rate; at the defaults more steps only help. The path,
+the bridge γ, gradient clipping, a quadratic residual head and the quadrature are not the cause.
 ``python -m experiments.minpv_large_kl [--options=JSON]`` prints the per-t comparison of the
 learned score with the analytic one.
 """

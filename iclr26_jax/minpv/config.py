@@ -4,10 +4,10 @@ Defaults are the faithful settings of the reference code github.com/Hoemr/OpenDR
 ``--mvp --condition True`` (Chen et al., "Don't Forget Its Variance! The Minimum Path Variance
 Principle …", ICLR 2026): KMM path with K = 5 and the spherical constraint, joint objective,
 per-sample floored weights, AdamW 1e-3 / wd 1e-5 / clip 1.0, trapezoid on 100 uniform nodes.
-Sizes are laptop scale (the spec's T2 protocol: d = 10, batch 1024, 3000 steps).
+Sizes are laptop scale (d = 10, batch 1024, 3000 steps).
 
-Departures, measured in issue #15 (``experiments/configs/minpv/gaussian_mi.py:faithful`` restores
-the reference): the MinPV loss normaliser is a deterministic grid mean (``loss.normalizer``;
+Departures from the reference (``experiments/configs/minpv/gaussian_mi.py:faithful`` restores
+it): the MinPV loss normaliser is a deterministic grid mean (``loss.normalizer``;
 the reference's batch mean is heavy-tailed) and φ's gradient is clipped apart from θ's
 (``path.grad_clip``); the time embedding's scale resolves per objective (``model.time_scale``).
 """
@@ -118,8 +118,8 @@ def default_config() -> ml_collections.ConfigDict:
 
 
 def apply_fixed(c: ml_collections.ConfigDict) -> None:
-  """The ``fixed`` preset (spec §10): time-only weights, exact variance in the weights (floored
-  penalty), exact bridge cross term."""
+  """The ``fixed`` preset, the reference's departures from the exact derivation undone: time-only
+  weights, exact variance in the weights (floored penalty), exact bridge cross term."""
   c.loss.weights = "time_only"
   c.loss.var_for_weights = "exact"
   c.loss.cross_term = "exact"

@@ -2,7 +2,7 @@
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE: likelihoods with p0 = N(0, I) as log p̂1 = log r̂ +
-log N(·; 0, I) (spec §1, §12). The model works on preprocessed coordinates z = T(x); the
+log N(·; 0, I). The model works on preprocessed coordinates z = T(x); the
 reported likelihood is in data space, log p(x) = log p_z(T(x)) + log|det ∂T/∂x|, so every
 preprocessing step below returns its log-Jacobian.
 

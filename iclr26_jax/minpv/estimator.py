@@ -3,9 +3,9 @@
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE: log r̂(x) = ∫_{t_0}^{1−ε} s_θ(x, t) dt by the trapezoid
 rule (reference: 100 uniform nodes). ``grid="path"`` places the nodes uniformly in 1 − α(t)
-(bisection on the monotone α), which removes the node bias of front-loaded paths (spec §9).
+(bisection on the monotone α), which removes the node bias of front-loaded paths.
 
-The reference's alternatives (spec §9) are offered by ``log_ratio``: composite Simpson on the
+The reference's alternatives are offered by ``log_ratio``: composite Simpson on the
 same nodes, and the ODE d(log r)/dt = s(x, t) solved by fixed-step Euler or RK4 over the node
 intervals, or adaptively by Dormand–Prince 5(4) (``dopri5``: ``diffrax.Dopri5`` with a
 ``PIDController``, rtol = atol = 1e-5 by default; one step size shared by the batch, error in the

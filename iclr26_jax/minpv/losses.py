@@ -13,7 +13,7 @@ and their closed-form conditional variances
          (reference form: v = α² + δ, ½d(2αα̇/v)² + β̇²‖x1‖²/v)
   bridge Var(c | x0, x1) = (d/2)(v̇/v)² + ‖μ̇‖²/v,  ‖μ̇‖² = α̇²‖x0‖² + β̇²‖x1‖² + 2α̇β̇⟨x0, x1⟩.
 
-The MinPV step (spec §7, the shipped reference loss): the target, x_t and the weights use the path
+The MinPV step (the shipped reference loss): the target, x_t and the weights use the path
 under ``stop_gradient``; the penalty P_i = Var(c | ζ_i; t'_i, φ) at fresh t' is the only path to
 φ; total = mean_i (ℓ_i + P_i) / N with N = sg(mean_j Var_j) in the reference. Departure: N is
 applied only when the penalty is on (as the reference does: only under ``--mvp``) and is by
@@ -86,7 +86,7 @@ class LossSettings:
   @classmethod
   def recommended(cls, **overrides) -> "LossSettings":
     """The settings the project recommends (used by ``api.fit_log_ratio``): the dataclass
-    defaults above are the reference's faithful switches, this is the spec's ``fixed`` preset
+    defaults above are the reference's faithful switches, this is the ``fixed`` preset
     on the bridge with γ = 1 — conditional objective, time-only weights, exact variance in the
     weights, exact cross term. γ = 0.01 leaves v_t ≤ 0.0075 and a near-zero-signal target
     (Gaussian KL −71 % at 1500 steps, −31 % at 5000; γ = 1: −21 %, −0.6 % on the trig path).
@@ -250,7 +250,7 @@ def sample_times(
 def is_log_probs(
   path_fn: Callable, phi, settings: "LossSettings", x0: jax.Array, x1: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
-  """The importance-sampling grid of the reference's ``t_mode="is"`` (spec §7).
+  """The importance-sampling grid of the reference's ``t_mode="is"``.
 
   Grid t_k = linspace(eps, 1 − eps, is_grid) with probabilities ∝ 1/Var(t_k), Var the
   conditional-target variance of the weights (``var_for_weights`` floor) evaluated with d = 1
@@ -362,7 +362,7 @@ def conditional_loss(
   settings: LossSettings,
   is_path_params=None,
 ) -> tuple[jax.Array, dict]:
-  """Conditional time-score matching with the MinPV penalty (spec §4 and §7).
+  """Conditional time-score matching with the MinPV penalty.
 
   Args:
     score_fn: ``(net_params, x (B, d), t (B,)) -> (s_t (B,), s_x (B, d) or None)``.
@@ -412,7 +412,7 @@ def conditional_loss(
   lam = 1.0 / var_w
   if s.time_sampler == "is":
     # The sampling density ∝ 1/Var carries the time weight (λ = 1); the data-score weight
-    # becomes (time variance)/(data-score variance) (spec §7 step 3).
+    # becomes (time variance)/(data-score variance).
     lam = jnp.ones_like(var_w)
     lam_x = var_w * lam_x
 
@@ -463,7 +463,7 @@ def implicit_loss(
   with λ = α² (plain) or v (bridge), ∂_t s by ``jax.jvp`` in t. In expectation this is
   ½ ∫ E λ (s − s*)² dt minus a path constant. x0 and x1 are used as independent draws.
 
-  Two facts govern training with it (measured on the d = 10 Gaussian MI task, issue #15):
+  Two facts govern training with it (measured on the d = 10 Gaussian MI task):
 
   - the λ ∂_t s term differentiates the network's time embedding, so the embedding's frequency
     scale enters the gradient: with the reference's 1000·t the median gradient norm was 25–137

@@ -305,7 +305,8 @@ def make_data_task(cfg):
 
 
 def loss_settings(cfg) -> losses.LossSettings:
-  """``LossSettings`` from the config, with the spec §15 consistency checks."""
+  """``LossSettings`` from the config, with its consistency checks (e.g. a trainable KMM path
+  needs a conditional objective, the one that carries the MinPV penalty)."""
   lc = cfg.loss
   if cfg.path.training not in ("joint", "presolve_freeze", "frozen"):
     raise _err("path.training", f"must be joint|presolve_freeze|frozen; got {cfg.path.training!r}")

@@ -8,7 +8,7 @@ the conditional objectives force it to 0 in the reference.
 
 ``model.time_scale`` (config) sets the embedding's scale; ``<= 0`` resolves by objective
 (``time_scale_for``): 30 for the implicit (DRE-∞) objective, whose λ ∂_t s term differentiates
-the embedding (at 1000·t it turns into gradient noise and nothing is learned, issue #15), and
+the embedding (at 1000·t it turns into gradient noise and nothing is learned), and
 the reference's 1000 for the conditional and joint objectives.
 """
 

@@ -1,4 +1,4 @@
-"""Time embeddings of the diffusion / flow rooms.
+"""Time embeddings of the diffusion / flow method packages.
 
 * ``sinusoidal_embedding``: the transformer-style geometric frequency ladder
   ``[sin(scale·t·ω_k), cos(scale·t·ω_k)]``, ``ω_k = 10⁴^(−k/half)`` (MinPV's score networks).

@@ -7,7 +7,7 @@ layers as children of the CALLING module, so they get the caller's automatic nam
 (``Dense_0, Dense_1, ..., LayerNorm_0, ...``) or the explicit ``names``, exactly as an inline
 loop of ``nn.Dense`` calls would. Flax derives every layer's init key from its path, so replacing
 such a loop by ``mlp`` leaves the parameter tree, the init values and old checkpoints unchanged.
-``MLP`` wraps it as a module for a room that wants one more level (``MLP_0/Dense_0``).
+``MLP`` wraps it as a module for a caller that wants one more level (``MLP_0/Dense_0``).
 """
 
 from __future__ import annotations

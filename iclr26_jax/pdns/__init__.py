@@ -2,7 +2,7 @@
 
 Reference PyTorch code: github.com/AlexandreGUO2001/PDNS.
 
-Front door (``api``): ``fit_sampler(log_density, dim, *, key, **options)`` for an unnormalised
+Entry point (``api``): ``fit_sampler(log_density, dim, *, key, **options)`` for an unnormalised
 density on R^dim and ``fit_discrete_sampler(log_prob, num_sites, num_states, *, key, **options)``
 for one on {0..num_states-1}^num_sites; both return a ``FittedSampler`` with ``.sample(key, n)``,
 ``.log_z`` and ``.ess``, at the settings the project's claims use.

@@ -1,4 +1,4 @@
-"""The PDNS front door: fit a sampler to a density of your own.
+"""The PDNS entry point: fit a sampler to a density of your own.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS.

@@ -17,7 +17,7 @@ Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Samp
   target (Eq. 8b) the stage optimum is not in the reference reciprocal class and Eq. 9 fits its
   reciprocal (bridge) projection, as the released code does.
 * ``gmm_optimal_control``: the analytic u* for Gaussian-mixture targets under the OU reference
-  (spec §14), and ``bm_linear_tilt_control`` for the Brownian reference.
+  (the known-answer oracle), and ``bm_linear_tilt_control`` for the Brownian reference.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class ControlNet(nn.Module):
 
 
 def make_control(apply_fn: Callable, reference, param: str = "control") -> Callable:
-  """u(params, t, x) from a network apply function (spec §2.2).
+  """u(params, t, x) from a network apply function.
 
   Args:
     apply_fn: ``apply_fn(params, t, x) -> (B, d)``.
@@ -142,7 +142,7 @@ def em_rollout(
 
   X_{k+1} = X_k + (b + sigma u) dt + sigma z_k,  l += -u . z_k - 1/2 ‖u‖² dt,  z_k ~ N(0, dt I),
   on the uniform grid t_k = k / num_steps. Noise is never switched off on the last step (that
-  would make l undefined; spec §2.3). u and z are projected with ``reference.project`` (identity
+  would make l undefined). u and z are projected with ``reference.project`` (identity
   unless the reference is centre-of-mass-free), in the state update and in l alike.
 
   Args:
@@ -262,7 +262,7 @@ def bridge_matching_loss(
 def gmm_optimal_control(
   reference: OUReference, log_weights: jax.Array, means: jax.Array, covs: jax.Array
 ) -> Callable:
-  """Analytic optimal control for a Gaussian-mixture target under the OU reference (spec §14).
+  """Analytic optimal control for a Gaussian-mixture target under the OU reference.
 
   For pi~ = Z sum_j w_j N(m_j, S_j), reversibility of the stationary OU process gives
   h_t = Z pi_t / nu with pi_t = sum_j w_j N(a_t m_j, a_t^2 S_j + sigma_bar^2 (1 - a_t^2) I),
@@ -309,7 +309,7 @@ def gmm_optimal_control(
 
 
 def log_weight_stats(log_w: jax.Array) -> dict:
-  """Importance-sampling diagnostics of path weights W = l + r (spec §1, §7).
+  """Importance-sampling diagnostics of path weights W = l + r.
 
   Args:
     log_w: (N,) log weights W.

@@ -18,7 +18,7 @@ q real tokens (mask column dropped) given the partially masked z (B, D).
   timing laws cancel. ``path_log_ratio`` recomputes l for given (x, order) (teacher forcing).
 * ``exact_model_log_marginal``: the model's terminal law marginalised over all D! orders, by a
   forward recursion over the (q+1)^D partially masked states (tiny D only).
-* ``wdce_loss``: the weighted masked denoising cross-entropy (spec §6.2) in the
+* ``wdce_loss``: the weighted masked denoising cross-entropy in the
   lambda-formulation ((1/lambda) sum over masked sites, lambda ~ U(0, 1], each site masked with
   probability lambda) or the m-formulation (m ~ Unif{1..D} sites masked, weight D/m), both
   divided by D, with R replicates per sample and optional antithetic pairs. Both have the same
@@ -168,7 +168,7 @@ def _unmask_scan(
 def ctmc_rollout(
   log_probs_fn: Callable, params: Any, key: jax.Array, n: int, dim: int, q: int
 ) -> DiscreteRollout:
-  """Random-order unmasking of n paths with the token-choice log-ratio (spec §3, Eq. 4).
+  """Random-order unmasking of n paths with the token-choice log-ratio.
 
   Draws a uniform random permutation of the D sites per path; at event j evaluates the denoiser
   on the current state, samples the token of site order[:, j] (Gumbel-max) and adds
@@ -339,7 +339,7 @@ def wdce_loss(
   replicates: int = 8,
   antithetic: bool = False,
 ) -> tuple[jax.Array, dict]:
-  """Proximal weighted masked denoising cross-entropy on one minibatch (spec §6.2).
+  """Proximal weighted masked denoising cross-entropy on one minibatch.
 
   loss = mean_b w_b mean_r scale_{b,r} sum_{d masked} -log s(x~_{b,r})_{d, x_{b,d}}, with
   lambda-form scale 1/(D lambda) (each site masked w.p. lambda ~ U(0, 1]) or m-form scale 1/m
@@ -439,7 +439,7 @@ class DiscreteSampler(StageSampler):
     return out.x, out.log_ratio, discrete_reward(self.log_prob_unnorm, out.x, self.q)
 
   def loss(self, params, key: jax.Array, x: jax.Array, w: jax.Array):
-    """WDCE (spec §6.2) on a minibatch x (B, D) with weights w (B,)."""
+    """WDCE on a minibatch x (B, D) with weights w (B,)."""
     return wdce_loss(
       params,
       self.log_probs,

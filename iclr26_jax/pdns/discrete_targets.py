@@ -1,4 +1,4 @@
-"""Small discrete targets on {0..q-1}^D with exact answers by enumeration (spec §11, §14).
+"""Small discrete targets on {0..q-1}^D with exact answers by enumeration.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference code github.com/AlexandreGUO2001/PDNS (``discrete/``).

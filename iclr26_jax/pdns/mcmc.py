@@ -1,4 +1,4 @@
-"""Long-MCMC reference samples for the particle targets (spec §11, §12): MALA with step-size
+"""Long-MCMC reference samples for the particle targets: MALA with step-size
 adaptation during burn-in, many chains at once, convergence diagnostics and an on-disk cache.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026.

@@ -1,4 +1,4 @@
-"""Evaluation metrics for PDNS samplers (spec §1, §7, §12).
+"""Evaluation metrics for PDNS samplers.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026;
 reference code github.com/AlexandreGUO2001/PDNS.
@@ -190,7 +190,7 @@ def _sinkhorn_jit(x, y, epsilon, init, decay, threshold, min_iter, max_iter, inn
 
 
 def sinkhorn_corrected(x: jax.Array, y: jax.Array, **kwargs) -> tuple[jax.Array, dict]:
-  """The authors' corrected GMM evaluator (spec §12): geomloss SamplesLoss("sinkhorn", p=2,
+  """The authors' corrected GMM evaluator: geomloss SamplesLoss("sinkhorn", p=2,
   blur=1e-3, scaling=0.99) doubled = debiased divergence for cost |x - y|^2 at eps = 2e-6."""
   return sinkhorn_divergence(x, y, 2e-6, anneal_decay=0.99, **kwargs)
 

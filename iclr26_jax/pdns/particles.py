@@ -1,4 +1,4 @@
-"""Particle-system targets for PDNS (spec §11): DW-4 and Lennard-Jones LJ-13 / LJ-55.
+"""Particle-system targets for PDNS: DW-4 and Lennard-Jones LJ-13 / LJ-55.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026;
 reference code github.com/AlexandreGUO2001/PDNS. Energies follow Köhler, Klein, Noé,

@@ -14,7 +14,7 @@ iterates anneal geometrically, lambda_k = prod_{i<=k} (1 - c_i) (Eq. 7). Here:
 * ``kl_hat`` / ``solve_step_size``: the trust-region equation KL^(c) = eps (Eq. 10) solved by a
   fixed-iteration bisection on [c_min, c_max] (jit/vmap friendly), clamping to the bracket and
   flagging when eps is unreachable; ``check_epsilon`` rejects eps >= log N.
-* ``make_stage_fns``: the stage loop (spec §9) as one pure ``TrainState`` step, shared by the
+* ``make_stage_fns``: the stage loop as one pure ``TrainState`` step, shared by the
   trainer ``Method`` (``pdns.method``) and ``run_stages``. A stage starts when the step counter
   is a multiple of ``steps_per_stage``: the EMA weights are frozen (``extras["frozen"]``), the
   buffer is rebuilt from them, c_k is chosen (fixed, list or adaptive), the weights are formed
@@ -132,7 +132,7 @@ def ess(log_w: jax.Array) -> jax.Array:
 
 
 def normalize_weights(log_w: jax.Array, clamp_max: float = 100.0, filter_max: float = 1e8):
-  """Self-normalised weights with mean 1, filtered then clamped (spec §7, reference convention).
+  """Self-normalised weights with mean 1, filtered then clamped (the reference code's convention).
 
   w = N softmax(log w) over the given set (non-finite log-weights excluded); entries that are not
   finite, exceed ``filter_max`` or are negative are set to 0 ("filtered"); the rest are clamped to
@@ -243,7 +243,7 @@ def solve_step_size(
 
 @dataclasses.dataclass(frozen=True)
 class ProxConfig:
-  """Stage-loop hyperparameters (spec §7–§9). Frozen and hashable (a jit cache key).
+  """Stage-loop hyperparameters. Frozen and hashable (a jit cache key).
 
   Attributes:
     num_stages: cap on proximal stages before refinement.
@@ -441,7 +441,7 @@ class StageFns(NamedTuple):
 
 
 def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
-  """Builds the PDNS stage step (spec §9) for ``problem`` and ``cfg``; see ``StageFns``.
+  """Builds the PDNS stage step for ``problem`` and ``cfg``; see ``StageFns``.
 
   Stage schedule (stage k = step // steps_per_stage + 1): c_k = 1 and lambda_k = 0 while
   refining (``cfg.eta_inf``: always); otherwise c_fixed, c_list[k-1] or the adaptive solve of
@@ -561,7 +561,7 @@ def make_stage_fns(problem: StageProblem, cfg: ProxConfig) -> StageFns:
       sched=sched,
       info=info,
     )
-    # theta <- EMA, fresh optimiser state (spec §9 step 2a; §18: no Adam moments across stages).
+    # theta <- EMA, fresh optimiser state: as the reference code, no Adam moments across stages.
     return state.replace(params=frozen, opt_state=tx.init(frozen), extras=extras)
 
   def begin_epoch(state: TrainState) -> TrainState:
@@ -637,7 +637,7 @@ def run_stages(
   key: jax.Array,
   callback: Callable[[dict], None] | None = None,
 ) -> ProxResult:
-  """The PDNS stage loop (spec §9); ``cfg.eta_inf`` gives the plain WDCE baseline.
+  """The PDNS stage loop; ``cfg.eta_inf`` gives the plain WDCE baseline.
 
   Runs ``make_stage_fns(problem, cfg).update`` (the step the trainer ``Method`` uses) one stage
   at a time, until the schedule's last stage (``info["stage/done"]``).

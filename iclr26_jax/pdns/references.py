@@ -18,9 +18,9 @@ Two references, both with horizon T = 1 and the same interface:
 Every reference gives the drift b_t(x), the diffusion sigma_t, source draws, log nu, the bridge
 X_t | X_0, X_1 (mean, variance, draws), the terminal-conditional log-density log p_{1|t}(x1 | x_t)
 and its score s_t(x_t; x1) = grad_{x_t} log p_{1|t}(x1 | x_t), and the terminal reward
-r(x) = log pi~(x) - log nu(x) (spec §1: r = -beta E - log nu).
+r(x) = log pi~(x) - log nu(x) (r = -beta E - log nu for pi~ = exp(-beta E)).
 
-Centre-of-mass-free variants (particle systems DW-4, LJ-13, LJ-55; spec §2.1): give both
+Centre-of-mass-free variants (particle systems DW-4, LJ-13, LJ-55): give both
 ``n_particles`` and ``spatial_dim`` (with dim = n_particles * spatial_dim; states are flat
 (..., n s) with particle i at x[..., i s:(i + 1) s]). The source draws and every Gaussian draw
 (``noise``, used by the SDE rollout and by bridge sampling) are projected onto the zero-CoM
@@ -144,7 +144,7 @@ class _GaussianReference:
 
 @dataclasses.dataclass(frozen=True)
 class OUReference(_GaussianReference):
-  """Stationary OU reference with a linear alpha schedule (spec §2.1). Frozen and hashable.
+  """Stationary OU reference with a linear alpha schedule. Frozen and hashable.
 
   Attributes:
     dim: d, the state dimension.
@@ -269,7 +269,7 @@ def ou_reference(
   n_particles: int = 0,
   spatial_dim: int = 0,
 ) -> OUReference:
-  """Builds an ``OUReference`` from a named schedule (spec §2.1).
+  """Builds an ``OUReference`` from a named schedule.
 
   Args:
     dim: d.

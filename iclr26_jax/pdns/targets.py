@@ -1,4 +1,4 @@
-"""Continuous targets with known answers for PDNS (spec §11, §14, §15).
+"""Continuous targets with known answers for PDNS.
 
 Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026;
 reference code github.com/AlexandreGUO2001/PDNS.
@@ -12,7 +12,7 @@ and, for multimodal targets, ``assign(x) -> (...,)`` (mode index) and ``mode_wei
   Constructors: ``gaussian``, ``gmm_2d``, ``gmm40`` (40 unit-variance components in 50-D, means
   uniform in the box [-40, 40]^d from a seed, FAB/SCLD convention), ``well_separated_mixture``
   (arbitrary, e.g. unequal, weights; pairwise mean distance ``separation``) and ``two_mode_10d``
-  (the 10-D 0.3/0.7 mixture of spec §14).
+  (the 10-D 0.3/0.7 mixture of the end-to-end known-answer test).
 * ``MixtureOfStudents``: "MoS", equal-weight products of 1-D Student-t (2 d.o.f.), means in
   [-10, 10]^d.
 * ``Funnel``: Neal's funnel, x_1 ~ N(0, sigma^2), x_{2:d} | x_1 ~ N(0, e^{x_1} I).
@@ -212,11 +212,11 @@ def gmm40(
   seed: int = 0,
   log_z: float = 0.0,
 ) -> GaussianMixture:
-  """GMM-40 (spec §11): ``n_modes`` equal-weight isotropic components with standard deviation
+  """GMM-40: ``n_modes`` equal-weight isotropic components with standard deviation
   ``std`` and means i.i.d. uniform in [-box, box]^dim, drawn by ``np.random.default_rng(seed)``.
 
-  The FAB / iDEM code base builds its GMM with covariance softplus(1)^2 I (std 1.313); the spec
-  fixes unit variance, the default here. The means cannot match FAB's torch seed; any seed gives
+  The FAB / iDEM code base builds its GMM with covariance softplus(1)^2 I (std 1.313); the
+  default here is unit variance. The means cannot match FAB's torch seed; any seed gives
   an instance of the same random benchmark.
   """
   if n_modes < 1 or dim < 1 or box <= 0 or std <= 0:
@@ -246,7 +246,7 @@ def well_separated_mixture(
 def two_mode_10d(
   weights=(0.3, 0.7), separation: float = 8.0, std: float = 1.0, log_z: float = 2.0
 ) -> GaussianMixture:
-  """The 10-D two-component mixture of spec §14 (weights 0.3 / 0.7, chosen log Z)."""
+  """The 10-D two-component mixture of the known-answer tests (weights 0.3 / 0.7, chosen log Z)."""
   if len(weights) != 2:
     raise ValueError(f"weights must have two entries; got {weights}")
   return well_separated_mixture(weights, 10, separation, std, log_z)
@@ -325,7 +325,7 @@ def mos50(
   seed: int = 0,
   log_z: float = 0.0,
 ) -> MixtureOfStudents:
-  """MoS (spec §11): equal-weight Student-t products, means uniform in [-box, box]^dim."""
+  """MoS: equal-weight Student-t products, means uniform in [-box, box]^dim."""
   if n_modes < 1 or dim < 1 or box <= 0 or df <= 0:
     raise ValueError(f"need n_modes, dim >= 1 and box, df > 0; got {n_modes}, {dim}, {box}, {df}")
   means = np.random.default_rng(seed).uniform(-box, box, size=(n_modes, dim))
@@ -489,5 +489,5 @@ class ManyWell(flax.struct.PyTreeNode):
 
 
 def many_well_54() -> ManyWell:
-  """MW54 (spec §11): (d, m, delta) = (5, 5, 4), 32 modes."""
+  """MW54, the many-well of the SCLD / NAAS suite: (d, m, delta) = (5, 5, 4), 32 modes."""
   return ManyWell.create(5, 5, 4.0)

@@ -1,11 +1,11 @@
 """QAM: Q-learning with Adjoint Matching (Qiyang Li and Sergey Levine, ICLR 2026).
 
-Reference implementation: github.com/ColinQiyangLi/qam (JAX). This room is an independent
+Reference implementation: github.com/ColinQiyangLi/qam (JAX). This package is an independent
 implementation of the paper: a flow policy fine-tuned against a critic ensemble by lean adjoint
 matching on the memoryless SDE of the flow, with the BC-flow and FQL baselines on the same critic
 and action-chunking machinery.
 
-Front door: ``train_offline(dataset, *, key, num_updates, config=None)`` trains an agent on a
+Entry point: ``train_offline(dataset, *, key, num_updates, config=None)`` trains an agent on a
 dict of your own offline arrays and returns one with ``sample_actions(obs, key)`` (``api``);
 ``resolve_layout(agent_config, platform)`` gives the update's loop layout for a backend.
 

@@ -1,4 +1,4 @@
-"""Memoryless SDE rollout, lean adjoint and the adjoint-matching loss (spec §3–§5).
+"""Memoryless SDE rollout, lean adjoint and the adjoint-matching loss.
 
 The discretisation is the reference one (github.com/ColinQiyangLi/qam): N steps, h = 1/N,
 t_k = k·h, noise scale and drift time shifted by h to avoid t = 0, last forward step an ODE step
@@ -47,7 +47,7 @@ def rollout(
   num_steps: int,
   unroll: int | bool = 1,
 ) -> jax.Array:
-  """Forward memoryless rollout (spec §5 item 2), no stop-gradient applied here.
+  """Forward memoryless rollout, no stop-gradient applied here.
 
   X_{k+1} = X_k + h·[2·v_fine(s, X_k, t_k) − X_k/(t_k + h)] + sqrt(h)·σ_k·ε_k for k ≤ N−2, then
   X_N = X_{N−1} + h·v_base(s, X_{N−1}, t_{N−1}).
@@ -139,7 +139,7 @@ def rollout_with_velocities(
 def terminal_adjoint(
   q_fn: Callable[[jax.Array, jax.Array], jax.Array], obs: jax.Array, x_n: jax.Array, inv_temp
 ) -> jax.Array:
-  """ã_N = −λ·∇_a mean_j Q̄_j(s, clip(a, −1, 1)) at a = X_N (spec §5 item 3).
+  """ã_N = −λ·∇_a mean_j Q̄_j(s, clip(a, −1, 1)) at a = X_N, the lean adjoint's terminal value.
 
   Args:
     q_fn: ``q_fn(obs (B, S), actions (B, D)) -> (K, B)`` (the target ensemble).
@@ -187,7 +187,7 @@ def lean_adjoint(
   num_steps: int,
   unroll: int | bool = 1,
 ) -> jax.Array:
-  """Backward lean-adjoint sweep (spec §5 item 4).
+  """Backward lean-adjoint sweep (explicit Euler, one VJP of the base drift per step).
 
   ã_k = ã_{k+1} + h·J_kᵀ ã_{k+1},  J_k = ∂_x[2·v_base(s, x, t_k + h) − x/(t_k + h)] at x = X_k,
   for k = N−1 down to 0, one VJP per step.

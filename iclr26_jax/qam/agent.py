@@ -1,4 +1,4 @@
-"""The QAM agent: state pytree, ``create``, jitted ``update`` and ``sample_actions`` (spec §7–§9).
+"""The QAM agent: state pytree, ``create``, jitted ``update`` and ``sample_actions``.
 
 Agents (``config.agent_name``):
 - ``"qam"``: critic ensemble (TD, Eq. 9) + behaviour flow v_β (flow matching, Eq. 2) + fine-tuned
@@ -7,7 +7,7 @@ Agents (``config.agent_name``):
   ``edit_scale > 0`` it is QAM-E: a tanh-Gaussian edit policy on top of the clipped v_θ sample
   with an auto-tuned entropy temperature (``variants.py``); TD targets and evaluation sample the
   edit.
-- ``"bc"``: the BC-flow baseline, QAM with λ = 0 (spec §10): v_β only, critic trained for
+- ``"bc"``: the BC-flow baseline, QAM with λ = 0: v_β only, critic trained for
   diagnostics, actions from v_β.
 - ``"fql"``: FQL, the one-step policy with the behaviour flow as teacher; no v_θ, no adjoint.
 
@@ -15,7 +15,7 @@ All losses are summed and take one clipped Adam step on the joint parameter tree
 disjoint parameter sets); the target critic and target BC flow are Polyak-averaged after it.
 Randomness comes from ``TrainState.step_key`` so a resumed run draws the same numbers.
 
-Loop layout (issue #34, ``config.critic_loop`` / ``am_forward`` / ``flow_unroll``; the first two
+Loop layout (``config.critic_loop`` / ``am_forward`` / ``flow_unroll``; the first two
 default to ``"auto"``, resolved per backend by ``config.resolve_layout`` in ``create``): on CPU
 the TD loss and the terminal adjoint loop over the critic members and L_AM over the flow steps,
 each piece's gradient formed inside its loop and handed to ``jax.grad`` by a custom VJP
@@ -242,7 +242,7 @@ class QAMAgent(flax.struct.PyTreeNode):
         cfg.flow_steps,
         unroll,
       )
-    else:  # BC flow, or QAM at λ = 0: sample v_β (spec §8)
+    else:  # BC flow, or QAM at λ = 0: sample v_β
       a = flows.euler_ode(self._velocity(params["bc_flow"]), obs, z, cfg.flow_steps, unroll)
     a = jnp.clip(a, -1.0, 1.0)
     if _uses_edit(cfg):  # QAM-E samples the edit (not its mode) for TD targets and evaluation
@@ -329,7 +329,7 @@ class QAMAgent(flax.struct.PyTreeNode):
     _, k_bc, k_x0, k_eps, k_one = jax.random.split(key, 5)
     info = {}
 
-    # Critic (spec §6).
+    # Critic: pessimistic ensemble TD on action chunks.
     y = consts["y"]
     if cfg.critic_loop == "scan":
 
@@ -361,7 +361,7 @@ class QAMAgent(flax.struct.PyTreeNode):
     info["bc/fm_loss"] = bc_loss
     total = total + bc_loss
 
-    # Fine-tuned flow by lean adjoint matching (spec §5).
+    # Fine-tuned flow by lean adjoint matching.
     if _uses_flow_actor(cfg):
       n = cfg.flow_steps
       v_base = self._velocity(extras["target_bc_flow"])
@@ -432,7 +432,7 @@ class QAMAgent(flax.struct.PyTreeNode):
       )
       total = total + f_loss
 
-    # QAM-E edit policy and its temperature (spec §9); gradients into ψ and log α_e only.
+    # QAM-E edit policy and its temperature; gradients into ψ and log α_e only.
     if _uses_edit(cfg):
       _, k_e = jax.random.split(k_one)
       e_loss, e_info = variants.edit_policy_loss(

@@ -1,4 +1,4 @@
-"""The QAM front door: train an agent on an offline dataset of your own.
+"""The QAM entry point: train an agent on an offline dataset of your own.
 
 QAM, Q-learning with Adjoint Matching (Qiyang Li and Sergey Levine, ICLR 2026); reference JAX
 code github.com/ColinQiyangLi/qam.

@@ -1,6 +1,6 @@
 """FQL one-step policy loss (Park, Li, Levine, "Flow Q-Learning", ICML 2025,
 github.com/seohongpark/fql), used by the FQL baseline (teacher = behaviour flow) and by QAM-F
-(teacher = the QAM flow v_θ). The BC-flow baseline is QAM with λ = 0 (spec §10): it trains only
+(teacher = the QAM flow v_θ). The BC-flow baseline is QAM with λ = 0: it trains only
 the flow-matching loss and samples v_β (see ``agent.py``).
 """
 

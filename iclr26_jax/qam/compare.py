@@ -1,4 +1,4 @@
-"""Seed-vmapped offline training and evaluation on the point maze and OGBench (spec §14 E).
+"""Seed-vmapped offline training and evaluation on the point maze and OGBench.
 
 ``train_seeds`` trains S independent agents of one kind (QAM, QAM-F, QAM-E, FQL or BC) from the
 same offline data in one compiled program: the agents are stacked along a leading seed axis and

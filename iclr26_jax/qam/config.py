@@ -1,6 +1,7 @@
-"""QAM hyperparameters (spec §11), one comment per field.
+"""QAM hyperparameters, one comment per field.
 
-``default_config()`` holds the reference values for chunked manipulation; experiment configs
+``default_config()`` holds the reference values for chunked manipulation (those of Li & Levine,
+"Q-learning with Adjoint Matching", ICLR 2026, and its official code); experiment configs
 override a few fields (smaller networks for the point maze, per-domain ``inv_temp``).
 """
 
@@ -46,35 +47,28 @@ def default_config() -> ml_collections.ConfigDict:
   c.compute_dtype = (
     "float32"  # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
   )
-  # Loop structure of the update (issue #34): "auto" (the default) is resolved per backend when
-  # the agent is built (``resolve_layout``); the resolved values are the agent's, the run's
-  # stored config keeps "auto". Same losses and gradients in every layout up to f32 summation
-  # order (tests/qam/test_qam_layout.py). Measured on XLA:CPU, one thread, donated update,
-  # B = 256, N = 10, D_a = 25, S = 40 (experiments/bench/qam_update.py, rows "small" 3×128, K = 2
-  # and "full" 4×512, K = 10): memory_analysis scratch, layout (reuse, vmap) → (scan, scan):
-  # small 34.1 → 5.0 MiB, full 335.8 → 75.8 MiB; CPU-ms per update small 39.2 → 19.1 (2.05×),
-  # full 585.2 → 444.5 (1.32×) in one bench run (README). Hence scan / scan on CPU.
+  # Loop structure of the update: "auto" (the default) is resolved per backend when the agent
+  # is built (``resolve_layout``); the resolved values are the agent's, the run's stored config
+  # keeps "auto". Same losses and gradients in every layout up to f32 summation order
+  # (tests/qam/test_qam_layout.py). On CPU (scan, scan) uses less scratch memory and is faster
+  # than (vmap, reuse); the bench figures are in docs/development/code_notes.md.
   # critic_loop: "scan" runs L_Q's gradient and the terminal adjoint's ∇_a Q̄ one critic member
   # at a time (jax.lax.scan over K, gradients formed inside the loop), so one member's
-  # activations are live instead of K's: full 272 → 113 MiB scratch with am_forward "grid",
-  # 1.2× faster there; "vmap" differentiates the vmapped ensemble as one program. (jax.checkpoint
-  # of the critic or v_θ, policies dots_saveable / nothing_saveable, left the scratch at 272.4 MiB:
-  # XLA:CPU drops the barriers that keep a recomputation apart, so there is no remat field.)
+  # activations are live instead of K's; "vmap" differentiates the vmapped ensemble as one
+  # program. There is no remat field: XLA:CPU drops the barriers that keep a recomputation
+  # apart, so jax.checkpoint of the critic or v_θ does not lower the scratch.
   c.critic_loop = "auto"
   # am_forward: L_AM's v_θ forward. "scan": forward and backward one flow step (B points) at a
-  # time inside a scan, gradients summed there (scratch small 21.7 → 10.8 MiB, full 113 → 76
-  # MiB with critic_loop "scan"); "grid": one batched forward on the N·B points after the
-  # rollout; "reuse": the rollout's own forward carries the gradient (the previous layout: it
-  # keeps N steps of activations and was 1.7–2× slower at the small size on CPU). On GPU / TPU
-  # the accelerator plan's compiled estimates favour (critic_loop "vmap", am_forward "reuse"):
-  # the scans launch ~2273 kernels per step on one H200 (puzzle-3x3 run ≈ 92 vs 66 min), and on
-  # v5e-16 the partitioner all-gathers inside them (≈ 2.5 h vs 94 min); estimates, not timings.
+  # time inside a scan, gradients summed there; "grid": one batched forward on the N·B points
+  # after the rollout; "reuse": the rollout's own forward carries the gradient (it keeps N steps
+  # of activations; slower on CPU). On GPU / TPU compiled estimates, not device timings, favour
+  # (critic_loop "vmap", am_forward "reuse"): the scans launch many more kernels per step on a
+  # GPU, and on a multi-chip TPU the partitioner all-gathers inside them.
   c.am_forward = "auto"
   # flow_unroll: jax.lax.scan's ``unroll`` of the flow-step loops (ODE sampler, SDE rollout,
-  # lean-adjoint sweep, the L_AM step scan). Measured per loop, each fully unrolled: no loop
-  # faster beyond noise (±3%) at either size, the adjoint sweep and L_AM scan use 2–3× the
-  # scratch unrolled and compile time grows; hence rolled loops (1). Not an "auto" field: the
-  # accelerator plan estimated the two layouts above with rolled loops too.
+  # lean-adjoint sweep, the L_AM step scan). Rolled loops (1): unrolling made no loop faster,
+  # cost more scratch memory and compile time. Not an "auto" field: the accelerator estimates
+  # for the two layouts above assumed rolled loops too.
   c.flow_unroll = 1
   c.optim = optim.optim_defaults()
   c.optim.name = "adam"

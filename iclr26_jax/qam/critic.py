@@ -1,4 +1,4 @@
-"""Critic ensemble targets and TD loss with action chunking (spec §6, Eq. 9)."""
+"""Critic ensemble targets and TD loss with action chunking."""
 
 from __future__ import annotations
 

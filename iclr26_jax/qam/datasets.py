@@ -1,4 +1,4 @@
-"""Offline data for QAM: the point-maze generator and chunk sampling (spec §6, §13.3, §13.4).
+"""Offline data for QAM: the point-maze generator and chunk sampling.
 
 Datasets are dicts of flat per-transition arrays (OGBench layout): ``observations (T, S)``,
 ``actions (T, d)``, ``rewards (T,)``, ``masks (T,)``, ``terminals (T,)`` (1 on the last

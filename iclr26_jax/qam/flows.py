@@ -1,4 +1,4 @@
-"""Flow matching (spec Eq. 2), the Euler ODE sampler (Eq. 3) and the analytic Gaussian velocity.
+"""Flow matching, the Euler ODE sampler and the analytic Gaussian velocity.
 
 Conventions: flow time t ∈ [0, 1], t = 0 noise, t = 1 action; linear interpolant
 x_t = (1 − t)·x_0 + t·x_1. A velocity function is ``v(obs (B, S), x (B, D), t (B,)) -> (B, D)``.
@@ -94,7 +94,9 @@ def euler_ode(
 
 
 def gaussian_velocity(x: jax.Array, t: jax.Array, mean: jax.Array, var) -> jax.Array:
-  """Exact velocity of the linear interpolant from N(0, I) to N(m, κI) (spec §14.A).
+  """Exact velocity of the linear interpolant from N(0, I) to N(m, κI).
+
+  It is the frozen behaviour velocity of the analytic Gaussian-tilt check (``known_answers``).
 
       v(x, t) = m + [(t·κ − (1−t)) / (t²·κ + (1−t)²)]·(x − t·m)
 

@@ -1,4 +1,4 @@
-"""Known-answer experiments shared by the tests and the reproduce claims (spec §14 A).
+"""Known-answer experiments shared by the tests and the reproduce claims.
 
 Analytic Gaussian tilt: state s ~ U[−1, 1] (1-D), D_a = 2, π_β(a|s) = N(μ(s), s_0² I) with
 μ(s) = (0.5s, −0.5s), s_0 = 0.3, and the exact behaviour velocity of the linear interpolant used
@@ -10,8 +10,8 @@ v_θ(s, x, t_k) = a_k ⊙ x + b_k·s + c_k. Both the continuous tilted velocity 
 adjoint-matching fixed point lie in this family (Gaussian base, affine drift, quadratic reward:
 the controlled process is linear-Gaussian and dimensions decouple), so what is measured is the
 SDE/adjoint machinery and its discretisation, not a network's approximation error. The rollout,
-terminal condition, lean adjoint sweep and loss are the library's (``adjoint.py``, spec §5).
-Deviation from the spec's "small MLP": the affine family removes network approximation error and
+terminal condition, lean adjoint sweep and loss are the library's (``adjoint.py``).
+v_θ is affine rather than a small MLP: the affine family removes network approximation error and
 makes a 4-problem training run in seconds.
 
 ``tilt_experiment()`` trains the four problems of ``PROBS`` under one vmap and returns
@@ -29,7 +29,7 @@ from iclr26_jax.qam import adjoint, flows
 S0 = 0.3
 KAPPA = S0**2
 D = 2
-N = 40  # spec §14 A: mean and covariance are asserted at N ≥ 20–40
+N = 40  # mean and covariance are only accurate enough to assert at N ≥ 20–40 flow steps
 STEPS = 1500  # Adam steps (cosine-decayed lr, so the final iterate averages the SGD noise)
 BATCH = 256
 M = 20000  # ODE samples per evaluation state

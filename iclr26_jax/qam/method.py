@@ -1,7 +1,7 @@
-"""QAM on the shared trainer: offline phase, then an optional online phase (spec §7, §11, §13).
+"""QAM on the shared trainer: offline phase, then an optional online phase.
 
 ``QAMMethod`` wraps ``QAMAgent`` as a core ``Method`` so ``python -m experiments.main`` trains,
-evaluates, checkpoints and resumes it like every other room:
+evaluates, checkpoints and resumes it like every other method package:
 
 - **offline** (steps ``0 .. num_steps − online.steps − 1``): one agent update per step on a batch
   of chunks sampled uniformly from the offline dataset, which stays on the devices
@@ -73,8 +73,8 @@ def default_config() -> ml_collections.ConfigDict:
   c.eval_every = 5_000
   c.checkpoint_every = 5_000
   c.agent = qam_config.default_config()
-  # The run's optimiser lives at the top, as in every room (``config.optim``); the method hands
-  # it to the agent (``QAMAgent.create(..., tx=...)``), so ``agent.optim`` is not a run key.
+  # The run's optimiser lives at the top, as in every method package (``config.optim``); the method
+  # hands it to the agent (``QAMAgent.create(..., tx=...)``), so ``agent.optim`` is not a run key.
   c.optim = c.agent.optim
   del c.agent["optim"]
   # The schedule length of a run is ``num_steps`` and its batch ``batch_size`` (one source of
@@ -88,7 +88,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.data.p_goal = 0.15  # point maze: probability a play target is the goal
   c.data.noise = 0.3  # point maze: Gaussian action noise of the scripted oracle
   c.data.dataset_dir = OGBENCH_DIR  # OGBench: folder with <dataset>.npz and <dataset>-val.npz
-  c.data.sparse = False  # OGBench puzzle/scene: r -> -1[r != 0] (spec §13.2)
+  c.data.sparse = False  # OGBench puzzle/scene: r -> -1[r != 0], the paper's sparse option
   c.data.generate_episodes = 0  # OGBench: >0 generates missing files with this many episodes
   c.data.generate_length = 1000  # OGBench: transitions per generated episode
   c.online = ml_collections.ConfigDict()
@@ -420,12 +420,12 @@ class QAMMethod(trainer.Method):
 
 
 # -- the variants every experiment config shares (``experiments/configs/qam/*.py``) -----------
-OGBENCH_ONLINE = {"steps": 500_000, "warmup": 5_000}  # spec §11: online updates start at 5,000
+OGBENCH_ONLINE = {"steps": 500_000, "warmup": 5_000}  # as in the paper (updates from step 5,000)
 
 
 def online(c: ml_collections.ConfigDict) -> None:
   """The ``online`` variant. Point maze: the last quarter of the steps is an online phase with a
-  short collect-only warm-up (min(1000, num_steps // 40)); OGBench (spec §11): the paper's 500K
+  short collect-only warm-up (min(1000, num_steps // 40)); OGBench: the paper's 500K
   environment steps after the offline updates, updates from online step 5,000."""
   if c.data.name == POINTMAZE:
     core_config.apply_overrides(

@@ -1,7 +1,7 @@
-"""Flax Linen networks of the QAM room (spec §2, §6).
+"""Flax Linen networks of the QAM package: flow velocity MLPs and the critic ensemble.
 
 The MLP's layer stack is the shared ``iclr26_jax.nn.mlp`` (GELU, Xavier-uniform, optional
-LayerNorm) under this room's bf16 matmul policy ``dense``; the vmapped critic ensemble is QAM's.
+LayerNorm) under this package's bf16 matmul policy ``dense``; the vmapped critic ensemble is QAM's.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class OneStepPolicy(nn.Module):
 
 
 class EditPolicy(nn.Module):
-  """QAM-E edit policy g_ψ(e | s, a) (EXPO-style, spec §9): a tanh-Gaussian on (−1, 1)^D.
+  """QAM-E edit policy g_ψ(e | s, a) (EXPO-style): a tanh-Gaussian on (−1, 1)^D.
 
   obs ``(B, S)``, a_flow ``(B, D)`` -> a ``distrax`` distribution with event shape ``(D,)``:
   MLP on concat[s, a_flow] giving the mean and a state-dependent log-std clipped to

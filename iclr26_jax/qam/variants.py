@@ -1,4 +1,4 @@
-"""QAM variants (spec §9). QAM-F's one-step loss is shared with FQL and lives in
+"""QAM variants QAM-F and QAM-E. QAM-F's one-step loss is shared with FQL and lives in
 ``baselines.py``; this module holds QAM-E, the EXPO-style edit policy.
 
 QAM-E (Li & Levine, "Q-learning with Adjoint Matching", ICLR 2026; reference code

@@ -12,10 +12,9 @@ rows ``offset(p) + b``) stay in HBM (``memory_space=ANY``) and each step DMAs th
 word block of plane b into one of two VMEM slots while plane b-1 is unpacked from the other
 (double-buffered; plane 0 of the next K block is started after the current block's last plane,
 so only the first K block of an output block waits on an exposed copy). So **planes >= p are
-never fetched**, and no grid step is spent on an inactive plane (the former fourth grid axis
-over NB ran ``NB - p`` empty steps per block and re-entered the pipeline once per plane).
-Departure from DESIGN.md §5, which puts the planes on a grid axis: the kernels issue (#18) asked
-for the plane loop inside the kernel, for the reason just given.
+never fetched**, and no grid step is spent on an inactive plane (a fourth grid axis over NB
+would run ``NB - p`` empty steps per block and re-enter the pipeline once per plane). That is why
+the planes are a loop inside the kernel and not a grid axis.
 
 Variants (all accumulate in a VMEM f32 scratch ``(bm, bn)``, zeroed at ``k = 0`` and written out
 at the last ``k``):
@@ -31,9 +30,9 @@ at the last ``k``):
   groups are the rows of a single LHS built once per K block, the scales multiply the dense
   ``(bk/g, bn)`` alpha block and the beta term is added once per K block. Compiled for v5e (final
   LLO, ``experiments/bench/tpu_llo.py``) the decode plane loop issues 1.26 vector-ALU ops per
-  (weight, plane) with bf16 x (1.47 with f32 x), against 7.1 for the former per-weight shift, AND,
-  compare, select and narrowing. (A second departure from DESIGN.md §5, whose blocks unpack into
-  natural K order: the stored format is unchanged, x is permuted instead, once per call.)
+  (weight, plane) with bf16 x (1.47 with f32 x), against 7.1 for a per-weight shift, AND,
+  compare, select and narrowing. (The blocks do not unpack into natural K order: the stored format
+  is unchanged, x is permuted instead, once per call.)
 * ``dequant`` (large M): ``W_tile (bk, bn) = beta + sum_b alpha_b * (2 bits_b - 1)`` accumulates
   in a VMEM scratch over the in-kernel plane loop; one MXU matmul ``x (bm, bk) @ W_tile`` after
   it. W is cast to the activation dtype (bf16 activations: W rounded by ~2^-8, not bit-faithful).

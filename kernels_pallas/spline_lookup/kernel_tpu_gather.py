@@ -31,13 +31,13 @@ weights and the four index rows are computed once (`kernel_portable.cell_delta`,
 arithmetic as the portable kernels) and reused by every 32-row output tile of the block. The input
 gradient (grid (P, B/bb, Q/bq), output blocks last) gathers the same corners and contracts them with dy.
 
-Departure from DESIGN.md §5 (tables `(P, C_pad, Q)`, a portable interpolation-matrix forward, gathers
-on GPU only): the matrix form costs C_pad/4 × 3 times the sparse lookup's FLOPs on the MXU, and
-the kernels issue (#18) asked for at most 4×; so this kernel gathers on TPU too, on a corners-last
-table (transposed per call by `ops.py`). It is `variant="gather"` (block sizes in
-`blocks.ALTERNATIVE_TABLE`), not the production TPU row: counted per unit (#30), its cross-lane ops
-below, at the third-party rate of one every 8 cycles on 2 units, make its roofline *estimate* 6-8×
-the matrix form's (`blocks.py` has the numbers; only a chip can settle it).
+Why a TPU gather kernel: the portable layout (tables `(P, C_pad, Q)`, an interpolation-matrix
+forward, gathers on GPU only) costs C_pad/4 × 3 times the sparse lookup's FLOPs on the MXU, against
+a target of at most 4×; so this kernel gathers on TPU too, on a corners-last table (transposed per
+call by `ops.py`). It is `variant="gather"` (block sizes in `blocks.ALTERNATIVE_TABLE`), not the
+production TPU row: with its cross-lane ops below counted per unit, at the third-party rate of one
+every 8 cycles on 2 units, its roofline *estimate* is 6-8× the matrix form's (`blocks.py` has the
+numbers; only a chip can settle it).
 
 Compiled by libtpu for v5e (final LLO, `LIBTPU_INIT_ARGS=--xla_mosaic_dump_to=DIR`), each lane gather
 is a vsetperm + vperm + vpermres on the cross-lane unit per (8, 128) vreg; per output vreg and pair the

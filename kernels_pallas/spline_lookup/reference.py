@@ -16,8 +16,8 @@ Three forms live here:
   layers); plain autodiff works through it.
 * `spline_lookup_dense` — builds the dense hat matrices (B, P, G+1) per coordinate (the tensor product
   is the interpolation matrix Φ_p) and contracts with the table; plain autodiff works through it.
-* `spline_lookup_xla` — the gather forward with a `jax.custom_vjp` whose backward is the closed form of the
-  spec (§3): table gradient by a segment-sum of g_q·w_uv into the 4 corners, input gradient
+* `spline_lookup_xla` — the gather forward with a `jax.custom_vjp` whose backward is the closed form
+  below: table gradient by a segment-sum of g_q·w_uv into the 4 corners, input gradient
   ∂f/∂x1 = r_{c1}[(1−δ2)(T10 − T00) + δ2(T11 − T01)], ∂f/∂x2 = r_{c2}[(1−δ1)(T01 − T00) + δ1(T11 − T10)].
   Residuals are x and the table only; cells and weights are recomputed. Only reverse mode is defined
   (a `custom_vjp` has no forward-mode rule).
@@ -271,7 +271,7 @@ def _vjp_block(x, table, g, grid):
 
 
 def spline_lookup_vjp(x, table, grid: SigmaGrid, g, *, chunk_pairs=None):
-  """Closed-form vector-Jacobian product of the lookup (spec §3).
+  """Closed-form vector-Jacobian product of the lookup.
 
   Args:
     x: (B, P, 2), table: (P, G+1, G+1, Q) of the same float dtype; grid: SigmaGrid.

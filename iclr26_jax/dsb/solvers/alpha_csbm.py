@@ -1,4 +1,4 @@
-"""alpha-CSBM: online CSBM, both directions trained in every step (spec §8.4).
+"""alpha-CSBM: online CSBM, both directions trained in every step.
 
 Paper: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the Era
 of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal Transport",
@@ -6,8 +6,8 @@ ICLR 2026 (arXiv 2509.23348), §"alpha-CSBM"; reference PyTorch code github.com/
 Background: alpha-DSBM / online IMF (De Bortoli et al., 2024), CSBM (Ksenofontov & Korotin, 2025).
 
 Same network, Eq. 14 transition, loss and sampler as CSBM (imported from ``csbm.py``). Every step
-trains both directions with one AdamW optimiser over both networks (spec: lr 1e-3) and keeps a
-per-direction EMA (0.999); the batch of ``batch_size`` is split into two halves:
+trains both directions with one AdamW optimiser over both networks (the reference's lr 1e-3) and
+keeps a per-direction EMA (0.999); the batch of ``batch_size`` is split into two halves:
 
 * phase 1 (the first ``num_first_iterations`` epochs of ``epoch_steps``, 3 x 20k): both
   directions bridge-match the independent coupling (forward on (x_0, y), backward on (y, x_0),
@@ -41,7 +41,7 @@ __all__ = ["AlphaCSBMConfig", "AlphaCSBM", "alpha_csbm_train_step"]
 
 @dataclasses.dataclass(frozen=True)
 class AlphaCSBMConfig(CSBMConfig):
-  """Hyperparameters of alpha-CSBM: those of ``CSBMConfig`` with the spec §8.4 / §9 defaults.
+  """Hyperparameters of alpha-CSBM: those of ``CSBMConfig`` with the paper's alpha-CSBM defaults.
 
   Differences in meaning: ``num_first_iterations`` counts *epochs* of phase 1 (3), after which
   phase 2 runs to ``train_steps`` (7 epochs x 20k = 140k in total); ``batch_size`` (128) is
@@ -105,7 +105,7 @@ def alpha_csbm_train_step(
 
   (loss, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
   state, gnorm = state.apply_gradients(grads)
-  # torch_ema warm-up (spec §8.3): both EMAs are updated every step, state.step is now n.
+  # torch_ema warm-up (as in CSBM): both EMAs are updated every step, state.step is now n.
   new_ema = core_optim.ema_update(ema, state.params, cfg.ema_decay, count=state.step)
   state = state.replace(extras={**state.extras, "ema": new_ema})
   return state, {

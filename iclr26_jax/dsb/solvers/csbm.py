@@ -2,18 +2,18 @@
 
 Paper (solver): G. Ksenofontov, A. Korotin, "Categorical Schrödinger Bridge Matching", ICML 2025;
 benchmarked in X. Aramayo Carrasco et al., "Entering the Era of Discrete Diffusion Models: A
-Benchmark for Schrödinger Bridges and Entropic Optimal Transport", ICLR 2026 (arXiv 2509.23348),
-spec §8.3; reference PyTorch code github.com/gregkseno/catsbench. The endpoint (x̂) parameterisation
+Benchmark for Schrödinger Bridges and Entropic Optimal Transport", ICLR 2026 (arXiv 2509.23348);
+reference PyTorch code github.com/gregkseno/catsbench. The endpoint (x̂) parameterisation
 is D3PM's (Austin et al., NeurIPS 2021).
 
 Model. A ``SimpleMLP`` f_theta(x_t, t) -> (D, S) logits predicts the endpoint the chain heads to
 (input: the D category indices as floats ++ a learned time embedding of size D; 3 hidden layers of
 128 with ReLU). Its per-coordinate transition mixes the reference bridge over the prediction
-(spec Eq. 14), written here in the forward time t = 0..N of the reference q (a step goes
-x_t -> x_{t+1}, and N + 1 - t steps remain):
+(D3PM's x̂-parameterisation), written here in the forward time t = 0..N of the reference q (a step
+goes x_t -> x_{t+1}, and N + 1 - t steps remain):
 
     log p_theta^d(x_{t+1} = j | x_t)
-        = log Q_step(x_t^d, j) + log sum_e softmax(f)_e^d Q̄_{N-t}(j, e),
+        = log Q_step(x_t^d, j) + log sum_e softmax(f)_e^d Q̄_{N-t}(j, e),              (Eq. 14)
 
 normalised over j, every contraction a log-sum-exp. Rows are read as rows (Q_step(x_t, .)) and
 Q̄_{N-t}(j, e) as "j reaches e in N - t steps", so non-symmetric references stay correct; for a
@@ -23,7 +23,7 @@ t = 1) the transition returns the predicted endpoint softmax(f) itself.
 Loss (t ~ U{0..N} per sample, x_t from the reference bridge of the current coupling, Eq. 10):
 KL(q^d(x_{t+1} | x_t, x_end) || p_theta^d(x_{t+1} | x_t)) averaged over the D coordinates and the
 batch (``loss="kl"``, ``kl_reduction="mean"``: the reference's ``kl_div(reduction='none')
-.sum(-1).mean()``; ``kl_reduction="sum"`` sums over d, ours before issue #32, D times larger), or
+.sum(-1).mean()``; ``kl_reduction="sum"`` sums over d, D times larger), or
 sum_{d,j} (q - p_theta)^2 (``"mse"``, summed over d as the reference's), batch mean; the bridge
 laws are ``reference.py``'s.
 
@@ -31,10 +31,10 @@ Two directions. The forward model runs p_0 -> p_1 under q; the backward model ru
 under the time-reversed reference (``reversed_reference``: Q_step^T and Q̄_t^T, whose bridges are
 q's bridges read backwards; for a symmetric Q it is q itself). Both models use the same code.
 
-D-IMF schedule (spec §8.3). Training alternates the trained direction every ``epoch_steps``
+D-IMF schedule. Training alternates the trained direction every ``epoch_steps``
 steps, forward first (``first_direction="forward"``, the reference's: catsbench ``CSBM.fb`` is
 "forward" on even epochs, trained on real p_1 endpoints and, in the IMF phase, a rollout of the
-backward EMA model from them); ``first_direction="backward"`` is our order before issue #32 (then
+backward EMA model from them); ``first_direction="backward"`` trains the backward model first (then
 the last epoch of an even count trains the forward model, the one that is evaluated). The first
 ``num_first_iterations`` two-epoch cycles use the independent
 coupling p_0 x p_1; afterwards the trained direction takes a real endpoint from its target
@@ -42,13 +42,13 @@ marginal and its start from the other direction's EMA model run from that endpoi
 (N+1)-step chain, fresh every step). The other direction is not trained during the epoch, so its
 EMA parameters are frozen there; they live in ``TrainState.extras["ema"]`` and the direction and
 phase are functions of the step counter alone, so a resumed run reproduces an uninterrupted one.
-Each direction has its own AdamW state (spec: lr 1e-4, betas (0.95, 0.99)) and EMA (0.999, with
-torch_ema's warm-up decay min(0.999, (1 + n) / (10 + n)) at the direction's n-th update).
+Each direction has its own AdamW state (the reference's lr 1e-4, betas (0.95, 0.99)) and EMA (0.999,
+with torch_ema's warm-up decay min(0.999, (1 + n) / (10 + n)) at the direction's n-th update).
 
-Problem / Solver / Output (DESIGN §4): problems are ``Benchmark`` (fresh x_0 ~ p_0 and,
-independently, y ~ p_1 every step) or ``DataProblem`` (rows resampled); ``CSBM(config).solve``
-returns ``CSBMOutput`` with the forward EMA parameters, traces, the state and
-``sample`` / ``transition_logits`` for the metrics.
+Problem / Solver / Output (a problem is a pytree, the solver a frozen config): problems are
+``Benchmark`` (fresh x_0 ~ p_0 and, independently, y ~ p_1 every step) or ``DataProblem`` (rows
+resampled); ``CSBM(config).solve`` returns ``CSBMOutput`` with the forward EMA parameters, traces,
+the state and ``sample`` / ``transition_logits`` for the metrics.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ class TorchLinear(nn.Module):
 
 
 class SimpleMLP(nn.Module):
-  """Endpoint-prediction MLP of the HD experiments (spec §8.3; catsbench ``SimpleMLP``).
+  """Endpoint-prediction MLP of the HD experiments (catsbench ``SimpleMLP``).
 
   Attributes:
     dim: D.
@@ -162,7 +162,7 @@ class SimpleMLP(nn.Module):
     num_layers: hidden layers (3), ReLU.
     linear_init: "torch" (default, the reference's: PyTorch ``nn.Linear``'s default U(+-1/sqrt(fan_in))
       for weights and biases, ``TorchLinear``) or "flax" (``nn.Dense``'s lecun_normal kernels and
-      zero biases, ours before issue #40). The time embedding is N(0, 1) either way (Flax
+      zero biases). The time embedding is N(0, 1) either way (Flax
       ``nn.Embed`` and torch ``nn.Embedding`` defaults). On raw category indices in [0, S) the
       Flax init gives endpoint logits about sqrt(3)^4 / 2^(3/2) ~ 3x larger than torch's.
   """
@@ -376,7 +376,8 @@ def sample_endpoints(
 
 @dataclasses.dataclass(frozen=True)
 class CSBMConfig:
-  """Hyperparameters of CSBM (spec §8.3, §9). Frozen and hashable: it is a jit cache key.
+  """Hyperparameters of CSBM (defaults: the paper's HD settings). Frozen and hashable: a jit
+  cache key.
 
   Attributes:
     train_steps: total optimiser steps (paper HD: 14 epochs x 20k = 280k).
@@ -637,7 +638,7 @@ def csbm_train_step(
   )
   updates, opt = state.tx.update(grads, _select(fwd, o["forward"], o["backward"]), params)
   params = optax.apply_updates(params, updates)
-  # torch_ema warm-up (spec §8.3) counted per direction: the trained direction has had
+  # torch_ema warm-up (as the reference's EMA) counted per direction: the trained direction has had
   # (epoch // 2) full epochs before this one (the first direction trains even epochs, the other
   # odd ones).
   count = (epoch // 2) * cfg.epoch_steps + state.step % cfg.epoch_steps + 1

@@ -5,32 +5,33 @@ of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic 
 ICLR 2026 (arXiv 2509.23348), §"DLightSB"; reference PyTorch code github.com/gregkseno/catsbench.
 Background: LightSB (Korotin et al., ICLR 2024).
 
-The adjusted Schrödinger potential is parameterised exactly like the benchmark's ground truth
-(spec Eq. 4): theta = (log a (K,), log r (D, S, K)), a ``CPPotential``. Every closed form of
-``iclr26_jax.dsb.benchmark`` (normaliser, plan log-density, one-shot and Markov sampling,
-per-step transition logits) then applies to the learned potential unchanged. Training minimises
-the unpaired objective (spec Eq. 12), KL(pi* || pi_theta) up to a theta-free constant:
+The adjusted Schrödinger potential is parameterised exactly like the benchmark's ground truth (a
+rank-K CP potential, Eq. 4): theta = (log a (K,), log r (D, S, K)), a ``CPPotential``. Every closed
+form of ``iclr26_jax.dsb.benchmark`` (normaliser, plan log-density, one-shot and Markov sampling,
+per-step transition logits) then applies to the learned potential unchanged. Training minimises the
+unpaired objective, KL(pi* || pi_theta) up to a theta-free constant:
 
-    L(theta) = E_{x_0 ~ p_0}[log c_theta(x_0)] - E_{y ~ p_1}[log v_theta(y)],
+    L(theta) = E_{x_0 ~ p_0}[log c_theta(x_0)] - E_{y ~ p_1}[log v_theta(y)],           (Eq. 12)
     log v_theta(y)   = logsumexp_k [log a_k + sum_d log r_k^d(y^d)],
     log c_theta(x_0) = logsumexp_k [log a_k + sum_d logsumexp_s (log Q̄_{N+1}(x_0^d, s) + log r_k^d(s))],
 
 optionally minus a decaying bonus lambda_t * mean H(softmax_k(...)) on the mixture weights of the
-plan (spec §8.1). Everything is log-domain. The heavy contraction, O(D S^2 K) per step as the table
+plan. Everything is log-domain. The heavy contraction, O(D S^2 K) per step as the table
 log U[d, x, k] = logsumexp_s(log Q̄[x, s] + log r[d, s, k]) (``benchmark.log_u_table``), is a
 max-shifted matmul for K >= 16 (``lse_impl``; S^2 + D S K exponentials and one GEMM instead of
 D S^2 K exponentials) and the coordinate-chunked broadcast form otherwise (each intermediate at
 most ``chunk_elements`` entries; D = 64, K = 1000 in about 1.2 GB including the backward pass).
 
-Problem / Solver / Output (DESIGN §4): the problem is a ``Benchmark`` (fresh x_0 ~ p_0 and,
-independently, y ~ p_1 every step, the spec's protocol) or a ``DataProblem`` (finite sample arrays,
-drawn with replacement); the solver is a frozen ``DLightSBConfig``; ``solve(problem, rng)`` returns
-``DLightSBOutput`` with the learned potential and per-step diagnostic traces. The training loop is a
-``jax.lax.scan`` over ``steps_per_chunk`` steps, compiled once per (config, problem shapes) and
-called ``train_steps / steps_per_chunk`` times; the optimiser is optax AdamW (spec: lr 1e-2,
-betas (0.95, 0.99), weight decay 0.01; weight_decay = 0 gives Adam) built by ``core.optim``, and
-the state is ``core.train_state.TrainState`` (per-step keys by folding the step into the root key,
-so runs are reproducible from the key alone).
+Problem / Solver / Output (a problem is a pytree, the solver a frozen config): the problem is a
+``Benchmark`` (fresh x_0 ~ p_0 and, independently, y ~ p_1 every step, the paper's protocol) or a
+``DataProblem`` (finite sample arrays, drawn with replacement); the solver is a frozen
+``DLightSBConfig``; ``solve(problem, rng)`` returns ``DLightSBOutput`` with the learned potential
+and per-step diagnostic traces. The training loop is a ``jax.lax.scan`` over ``steps_per_chunk``
+steps, compiled once per (config, problem shapes) and called ``train_steps / steps_per_chunk``
+times; the optimiser is optax AdamW (the paper's lr 1e-2, betas (0.95, 0.99), weight decay 0.01;
+weight_decay = 0 gives Adam) built by ``core.optim``, and the state is
+``core.train_state.TrainState`` (per-step keys by folding the step into the root key, so runs are
+reproducible from the key alone).
 """
 
 from __future__ import annotations
@@ -206,7 +207,8 @@ def check_training_fields(cfg: Any) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class DLightSBConfig:
-  """Hyperparameters of DLightSB (spec §8.1, §9). Frozen and hashable: it is a jit cache key.
+  """Hyperparameters of DLightSB (defaults: the paper's HD settings). Frozen and hashable: a jit
+  cache key.
 
   Attributes:
     num_potentials: K, mixture components of the learned potential (1000 in the paper's HD runs).
@@ -230,7 +232,7 @@ class DLightSBConfig:
     chunk_elements: bound on the intermediates of the log-sum-exp contractions.
     lse_impl: the log-sum-exp table contraction (``benchmark.log_u_table``): "auto" (default;
       the max-shifted matmul for K >= 16, the broadcast form below), "matmul" or "broadcast"
-      (the path before issue #32, D S^2 K exponentials per step).
+      (D S^2 K exponentials per step).
   """
 
   num_potentials: int = 1000
@@ -300,7 +302,7 @@ def _make_tx(cfg: DLightSBConfig):
 
 
 def init_potential(problem: Any, rng: jax.Array, cfg: DLightSBConfig) -> CPPotential:
-  """Initial learned potential (spec §8.1 "Initialisation").
+  """Initial learned potential (the paper's DLightSB initialisation options).
 
   Args:
     problem: Benchmark or DataProblem (gives S, D and, for "samples", the p_0 draws).
@@ -342,7 +344,7 @@ def dlightsb_loss(
   chunk_elements: int = bm.DEFAULT_CHUNK_ELEMENTS,
   lse_impl: str = "auto",
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-  """The DLightSB objective (spec Eq. 12) on one batch of unpaired samples.
+  """The DLightSB objective on one batch of unpaired samples.
 
   loss = mean_b log c_theta(x0_b) - mean_b log v_theta(y_b) - entropy_weight * mean_b H_b, where
   H_b is the entropy of the plan's mixture weights w(x0_b) (Eq. 7).
@@ -499,7 +501,7 @@ def run_chunks(
 ) -> tuple[Any, dict[str, np.ndarray]]:
   """Calls the compiled ``chunk_fn(state) -> (state, info)`` ``num_chunks`` times.
 
-  Shared by every solver of the room (DLightSB, DLightSB-M, CSBM, alpha-CSBM).
+  Shared by every solver of the package (DLightSB, DLightSB-M, CSBM, alpha-CSBM).
 
   Args:
     state: the initial training state.

@@ -6,16 +6,16 @@ ICLR 2026 (arXiv 2509.23348), §"DLightSB-M"; reference PyTorch code github.com/
 Background: LightSB-M / optimal Schrödinger-bridge matching (Gushchin et al., 2024).
 
 Same parameterisation, initialisation and sampling as DLightSB (``dlightsb.py``): a learned
-``CPPotential`` theta = (log a (K,), log r (D, S, K)) whose SB-form chain
+``CPPotential`` theta = (log a (K,), log r (D, S, K)) whose SB-form chain (Eq. 9)
 p_theta(x_{t+1} | x_t) = prod_d Q_step(x_t^d, x_{t+1}^d) phi^theta_{t+1}(x_{t+1}) / phi^theta_t(x_t)
-(spec Eq. 9) is fitted to the reference-bridge mixture of a given coupling (x_0, x_{N+1}):
+is fitted to the reference-bridge mixture of a given coupling (x_0, x_{N+1}):
 each step draws pairs from the coupling, a time t ~ U{0..N} per sample (``time_sampling``; the
 reference's choice), x_t from the reference bridge (Eq. 10) and the bridge's next-step law
 q^d(x_{t+1}^d | x_t^d, y^d) ∝ Q_step(x_t^d, .) Q̄_{N-t}(., y^d). Three losses:
 
-* ``loss="joint"`` (ours, the principled variant; spec Eq. 13): the cross-entropy of the model's
+* ``loss="joint"`` (ours, the principled variant): the cross-entropy of the model's
   *joint* transition at a bridge step x_{t+1} ~ prod_d q^d(. | x_t^d, y^d),
-  L_M(theta) = E[log phi^theta_t(x_t) - log phi^theta_{t+1}(x_{t+1})] (the reference term is
+  L_M(theta) = E[log phi^theta_t(x_t) - log phi^theta_{t+1}(x_{t+1})] (Eq. 13; the reference term is
   theta-free). Averaged over t uniform on {0..N}, the expectation telescopes, because x_t and the
   following step's x_t share the bridge mixture's time marginal:
   L_M = (E_{p_0} log c_theta - E_{p_1} log v_theta) / (N + 1), i.e. the DLightSB objective (Eq. 12)
@@ -41,7 +41,7 @@ All closed forms are the benchmark's. Times (``time_sampling``):
   draws ``t`` of shape (B,)): no table is built; the rows log Q̄_{N+1-t_b}(x_t^d, .) are gathered
   per sample and contracted with the cores (``benchmark.log_phi_per_row``,
   ``benchmark.transition_marginal_log_probs_per_row``: B D S K work, GEMMs in the matmul form).
-* ``"per_batch"`` (ours before issue #32): one t for the whole batch and the (D, S, K) tables
+* ``"per_batch"``: one t for the whole batch and the (D, S, K) tables
   U_{N+1-t}, U_{N-t} (``benchmark.log_phi``, ``benchmark.transition_marginal_log_probs``; D S^2 K
   work). Same expectation (the gradient stays unbiased), more variance: every sample of a step
   sits at the same t.
@@ -86,7 +86,7 @@ TIME_SAMPLINGS = ("per_sample", "per_batch")
 
 @dataclasses.dataclass(frozen=True)
 class DLightSBMConfig(DLightSBConfig):
-  """Hyperparameters of DLightSB-M: those of ``DLightSBConfig`` (spec §8.2: the same) plus
+  """Hyperparameters of DLightSB-M: those of ``DLightSBConfig`` (the paper's same values) plus
 
   Attributes:
     loss: "kl" (default, the reference's: catsbench ``DLightSB_M`` with kl_loss_coeff = 1,

@@ -1,1 +1,1 @@
-"""JAX-native environments of the QAM room."""
+"""JAX-native environments of the QAM package."""

@@ -1,4 +1,4 @@
-"""OGBench single-task environments and locally generated datasets for QAM (spec §13.1, §13.2).
+"""OGBench single-task environments and locally generated datasets for QAM.
 
 ``load`` reads ``<dataset_dir>/<dataset>.npz`` and ``<dataset>-val.npz`` (written by
 ``iclr26_jax.qam.envs.ogbench_generate``) through ``ogbench.make_env_and_datasets``, whose own
@@ -159,9 +159,9 @@ def check_files(paths, domain: str = "") -> list[tuple[int, int]]:
   the same widths in every file, and no NaN or inf (the first bad row is named, 0-based as
   stored). Integer observations are refused, not cast.
 
-  Every array is decompressed once more (OGBench reads the files again after this): measured
-  3.3 s per million transitions of the puzzle layout (observations 55, qpos 30, qvel 30 float32)
-  on a loaded 2-core host, against the ~45 s a NaN took to surface as a divergence "at step 8".
+  Every array is decompressed once more (OGBench reads the files again after this): a few
+  seconds per million transitions, far less than a bad value costs when it surfaces later as a
+  divergence in training.
 
   Raises:
     DataError: one line naming the file, the array and what was expected.

@@ -1,7 +1,5 @@
 """Local OGBench manipulation datasets from the scripted oracles of the ``ogbench`` wheel.
 
-Spec §13.1.
-
 The OGBench datasets live on a server the project does not reach; the wheel ships the scripted
 oracles (``ogbench.manipspace.oracles.plan`` for "play" data, ``...oracles.markov`` for "noisy"
 data) but not the driver that produced the official files (``data_gen_scripts/
@@ -33,10 +31,9 @@ Command line (``experiments/ogbench_generate.py``)::
   python -m experiments.ogbench_generate --env=puzzle-3x3-play-v0 --episodes=1000 \\
       --episode_length=1000 --dataset_dir=~/.ogbench/data --seed=0
 
-Speed (MuJoCo dominates): on this project's shared 2-core machine under load (load average ≈ 8)
-the oracles ran at ≈ 130–180 steps/s per process in steady state (≈ 110–130 including the few
-seconds of environment construction); random actions ran at ≈ 360 steps/s at lower load. For
-large datasets run several processes with distinct seeds and directories.
+Speed: MuJoCo dominates, on the order of a hundred oracle steps per second per process (figures
+in docs/development/code_notes.md). For large datasets run several processes with distinct seeds
+and directories.
 """
 
 from __future__ import annotations

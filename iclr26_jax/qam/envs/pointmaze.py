@@ -1,4 +1,4 @@
-"""A jittable, vmappable 2-D point maze with a sparse reward (spec §13.3).
+"""A jittable, vmappable 2-D point maze with a sparse reward.
 
 Geometry (all in [−1, 1]²): a vertical wall of half-thickness ``WALL_HALF`` at x = 0 with two
 gaps (``GAPS``, in y), so there are two ways from the start region on the left to the goal disc
