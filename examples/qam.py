@@ -1,4 +1,8 @@
-"""QAM on a one-step task of its own: 1-D context s, 1-D action, best action 0.8 sin(pi s)."""
+"""QAM on a one-step task of its own: 1-D context s, 1-D action, best action 0.8 sin(pi s).
+
+The rewards are used at their own scale: ``train_offline`` rescales them (``reward_scale="auto"``)
+so that the default tilt lambda = 0.3 works whatever their unit.
+"""
 
 import sys
 
@@ -16,7 +20,7 @@ a = rng.uniform(-1, 1, (n, 1)).astype(np.float32)  # behaviour: uniform random a
 dataset = {
   "observations": s,
   "actions": a,
-  "rewards": (-10.0 * (a - best(s))[:, 0] ** 2).astype(np.float32),
+  "rewards": (-((a - best(s))[:, 0] ** 2)).astype(np.float32),
   "terminals": np.ones(n, np.float32),  # every transition is its own episode
 }
 config = {"horizon": 1, "num_qs": 2, "actor_hidden_dims": (64, 64), "critic_hidden_dims": (64, 64)}

@@ -30,6 +30,10 @@ from iclr26_jax._lazy import lazy_exports
 _EXPORTS = {
   "train_offline": "api",
   "OfflineAgent": "api",
+  "CPU_CONFIG": "api",
+  "check_dataset": "api",
+  "returns_to_go": "api",
+  "auto_reward_scale": "api",
   "resolve_layout": "config",
   "QAMAgent": "agent",
   "QAMMethod": "method",
@@ -51,6 +55,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+  "CPU_CONFIG",
   "CriticEnsemble",
   "MLP",
   "OfflineAgent",
@@ -58,6 +63,8 @@ __all__ = [
   "QAMMethod",
   "VelocityField",
   "adjoint_matching_loss",
+  "auto_reward_scale",
+  "check_dataset",
   "euler_ode",
   "flow_matching_loss",
   "generate_pointmaze",
@@ -66,6 +73,7 @@ __all__ = [
   "ogbench_evaluator",
   "pessimistic_target",
   "resolve_layout",
+  "returns_to_go",
   "rollout",
   "sample_chunks",
   "td_loss",

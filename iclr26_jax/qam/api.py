@@ -261,9 +261,10 @@ class OfflineAgent:
     obs_dim, action_dim, horizon: S, d, H.
   """
 
-  def __init__(self, agent: QAMAgent, history: list):
+  def __init__(self, agent: QAMAgent, history: list, reward_scale: float = 1.0):
     self.agent = agent
     self.history = history
+    self.reward_scale = float(reward_scale)
     self.obs_dim = agent.obs_dim
     self.action_dim = agent.action_dim
     self.horizon = int(agent.config.horizon)
@@ -325,6 +326,73 @@ def _progress(num_updates: int, progress):
   return "lines"
 
 
+# A network preset sized for a laptop CPU (``train_offline(..., config=qam.CPU_CONFIG)``): the
+# paper's structure (chunks of H = 5, a critic ensemble, N = 10 flow steps, lambda = 0.3) with
+# 2 x 128 networks and K = 2 critics instead of 4 x 512 and K = 10.
+CPU_CONFIG = {
+  "actor_hidden_dims": (128, 128),
+  "critic_hidden_dims": (128, 128),
+  "num_qs": 2,
+}
+
+
+def returns_to_go(dataset: Mapping[str, np.ndarray], discount: float) -> np.ndarray:
+  """Discounted returns-to-go of the dataset's own trajectories, ``(N,)``.
+
+  ``G_t = r_t + discount * m_t * G_{t+1}`` inside an episode; at an episode's last row
+  (``terminals``) ``G_t = r_t``: a time-out (``masks`` 1 there) is cut, since its value beyond
+  the data is unknown. ``dataset`` is ``check_dataset``'s output.
+  """
+  r = np.asarray(dataset["rewards"], np.float64)
+  term = np.asarray(dataset["terminals"]) > 0
+  mask = np.asarray(dataset["masks"], np.float64)
+  g = np.empty_like(r)
+  nxt = 0.0
+  for t in range(r.shape[0] - 1, -1, -1):
+    nxt = r[t] if (term[t] or t == r.shape[0] - 1) else r[t] + discount * mask[t] * nxt
+    g[t] = nxt
+  return g
+
+
+def auto_reward_scale(dataset: Mapping[str, Any], discount: float = 0.99) -> float:
+  """The factor ``train_offline(reward_scale="auto")`` multiplies the rewards by.
+
+  ``c = (1 / (1 - discount)) / (max G - min G)`` over the returns-to-go ``G`` of the data
+  (``returns_to_go``): the rescaled returns span ``1 / (1 - discount)`` (100 at 0.99), the span
+  of returns from a reward in [-1, 0] per step, the regime of the OGBench tasks on which the
+  paper set lambda (``inv_temp``). The tilt ``pi_beta * exp(lambda * Q)`` then has the same
+  strength for rewards of any scale, and adding a constant to the rewards changes nothing but
+  Q's offset. 1.0 when the returns are all equal (no Q differences to tilt by).
+
+  Args:
+    dataset: dict of arrays as ``train_offline`` takes it (checked by ``check_dataset``).
+    discount: gamma in (0, 1).
+
+  Returns:
+    the positive factor c (a Python float).
+
+  Examples:
+    >>> import numpy as np
+    >>> from iclr26_jax import qam
+    >>> data = {"observations": np.zeros((4, 1), np.float32),
+    ...         "actions": np.zeros((4, 1), np.float32),
+    ...         "rewards": np.array([0, 0, 1, 0], np.float32),  # two episodes of two steps
+    ...         "terminals": np.array([0, 1, 0, 1], np.float32)}
+    >>> qam.returns_to_go(qam.check_dataset(data), 0.5).tolist()
+    [0.0, 0.0, 1.0, 0.0]
+    >>> qam.auto_reward_scale(data, discount=0.5)  # returns span 1 -> span 1 / (1 - 0.5) = 2
+    2.0
+  """
+  discount = float(discount)
+  if not 0.0 < discount < 1.0:
+    raise ValueError(f"discount must lie in (0, 1); got {discount}")
+  g = returns_to_go(check_dataset(dataset), discount)
+  span = float(g.max() - g.min())
+  if not span > 0.0:
+    return 1.0
+  return float((1.0 / (1.0 - discount)) / span)
+
+
 def train_offline(
   dataset: Mapping[str, Any],
   *,
@@ -332,6 +400,7 @@ def train_offline(
   num_updates: int,
   config: Mapping[str, Any] | None = None,
   batch_size: int = 256,
+  reward_scale: float | str = "auto",
   log_every: int | None = None,
   progress: bool | None = None,
 ) -> OfflineAgent:
@@ -355,6 +424,15 @@ def train_offline(
       The loop layout fields ``critic_loop`` and ``am_forward`` default to ``"auto"``
       (``qam.resolve_layout`` for the running backend).
     batch_size: chunks per update.
+    reward_scale: the factor the rewards are multiplied by before training. ``"auto"`` (the
+      default) is ``auto_reward_scale(dataset, discount)``: the rewards are rescaled so that the
+      data's discounted returns span ``1 / (1 - discount)``, the regime in which ``inv_temp``
+      (lambda, default 0.3) was set, so the default tilt works for rewards of any scale and
+      sign (0 / 1 successes, costs, rewards x 0.01 or x 100). A number (e.g. 1.0) uses the
+      rewards as they are scaled by it: then lambda must match the scale of your Q-values
+      (the tilt is ``pi_beta * exp(lambda * Q)``). The trainer's configs (the paper's
+      settings) never rescale. The factor used is ``OfflineAgent.reward_scale``; the critic's
+      Q-values are in rescaled units.
     log_every: updates per logged block (default: num_updates // 10, at most 1000).
     progress: False for silence; default a bar / lines as above.
 
@@ -394,6 +472,15 @@ def train_offline(
   batch_size = int(batch_size)
   horizon = int(cfg.horizon)
   data = check_dataset(dataset, horizon)
+  if isinstance(reward_scale, str):
+    if reward_scale != "auto":
+      raise ValueError(f"reward_scale must be 'auto' or a positive number; got {reward_scale!r}")
+    scale = auto_reward_scale(data, float(cfg.discount))
+  else:
+    scale = float(reward_scale)
+    if isinstance(reward_scale, bool) or not (math.isfinite(scale) and scale > 0.0):
+      raise ValueError(f"reward_scale must be 'auto' or a positive number; got {reward_scale!r}")
+  data = dict(data, rewards=(data["rewards"] * scale).astype(np.float32))
   if log_every is None:
     log_every = max(1, min(1000, num_updates // 10))
   if isinstance(log_every, bool) or int(log_every) < 1:
@@ -460,4 +547,4 @@ def train_offline(
       bar.set_postfix({k: f"{rec[k]:.3g}" for k in ("critic/loss", "actor/am_loss") if k in rec})
   if bar not in (None, "lines"):
     bar.close()
-  return OfflineAgent(agent, history)
+  return OfflineAgent(agent, history, reward_scale=scale)

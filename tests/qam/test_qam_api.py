@@ -5,9 +5,10 @@ Known answer: a one-step contextual bandit. Context s ~ U[-1, 1]^2, actions a in
 best action a*(s) = (0.5 s_2, -0.5 s_1) (it depends on the context), reward
 r = -10 |a - a*(s)|^2, every transition its own episode (terminals = 1, so masks = 0 and the TD
 target is the reward), behaviour actions uniform on the box. QAM's policy targets the tilt
-pi*(a | s) ∝ pi_beta(a | s) exp(lambda Q(s, a)); at the default lambda = 0.3 that is
-∝ exp(-3 |a - a*|^2) on the box, whose mean distance E|a - a*| is computed here on a grid (the
-oracle, ~0.47) against the behaviour data's ~0.84. The check: the trained agent's sampled
+pi*(a | s) ∝ pi_beta(a | s) exp(lambda c Q(s, a)), c the reward scale ``train_offline`` applies
+(``auto_reward_scale``: the rewards' span, ~45, becomes 100, c ~ 2.2); at the default lambda = 0.3
+that is ∝ exp(-6.7 |a - a*|^2) on the box, whose mean distance E|a - a*| is computed here on a
+grid (the oracle, ~0.33) against the behaviour data's ~0.84. The check: the trained agent's sampled
 actions close at least half of that gap (mean distance <= behaviour - 0.5 (behaviour - tilt)).
 A policy that ignored the critic (the BC flow) stays at ~0.84, one that ignored the context
 (a*(s) averaged out) at ~0.6.
@@ -53,7 +54,8 @@ def _bandit(seed=0, n=N):
 
 
 def _tilt_distance(states, lam):
-  """E|a - a*(s)| under pi* ∝ exp(lam r(s, a)) on the box (uniform behaviour), on a grid."""
+  """E|a - a*(s)| under pi* ∝ exp(lam r(s, a)) on the box (uniform behaviour), on a grid;
+  ``lam`` multiplies the rewards as the data holds them."""
   g = np.linspace(-1, 1, 201)
   grid = np.stack(np.meshgrid(g, g, indexing="ij"), -1).reshape(-1, 2)
   out = []
@@ -76,8 +78,10 @@ def test_bandit_actions_move_to_the_best_action():
   assert a.shape == (2000, 1, 2)
   dist = float(np.mean(np.linalg.norm(a[:, 0] - _best(states), axis=1)))
   behaviour = float(np.mean(np.linalg.norm(data["actions"] - _best(data["observations"]), axis=1)))
-  tilt = _tilt_distance(states[:200], 0.3)
-  assert 0.8 < behaviour and tilt < 0.5  # the oracle's numbers (see the module docstring)
+  # One-step episodes: the returns are the rewards, so c = (1 / (1 - 0.99)) / their span.
+  assert agent.reward_scale == pytest.approx(100.0 / np.ptp(data["rewards"]), rel=1e-5)
+  tilt = _tilt_distance(states[:200], 0.3 * agent.reward_scale)
+  assert 0.8 < behaviour and tilt < 0.4  # the oracle's numbers (see the module docstring)
   assert dist <= behaviour - 0.5 * (behaviour - tilt), (dist, behaviour, tilt)
   assert len(agent.history) == 10 and agent.history[-1]["step"] == 800
   one = agent.sample_actions(states[0], jax.random.key(2))
