@@ -86,6 +86,20 @@ class _QuietOrbaxErrors(std_logging.Filter):
     return "orbax" not in record.pathname and "tensorstore" not in record.pathname
 
 
+def _drop_orbax_coroutine_errors(previous):
+  """An unraisable-exception hook that drops the errors of Orbax's abandoned coroutines (the
+  failure itself is reported by ``Checkpointer``) and passes everything else to ``previous``."""
+
+  def hook(unraisable):
+    code = getattr(unraisable.object, "cr_code", None)
+    if code is not None and f"{os.sep}orbax{os.sep}" in code.co_filename:
+      return
+    previous(unraisable)
+
+  hook._drops_orbax_coroutines = True
+  return hook
+
+
 def _quiet_orbax_errors() -> None:
   """Installs the filter above, and the tolerant event-loop policy (below) for good when the
   process still has asyncio's default policy: Orbax's background save threads make their loops
@@ -99,6 +113,11 @@ def _quiet_orbax_errors() -> None:
   warnings.filterwarnings(
     "ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning
   )
+  # A failed read also leaves Orbax's per-array read coroutines holding their error; when they
+  # are garbage-collected Python prints each as "Exception ignored in: <coroutine ...>" with the
+  # whole TensorStore spec (about 60 lines per array) beside the one-line fallback warning.
+  if not getattr(sys.unraisablehook, "_drops_orbax_coroutines", False):
+    sys.unraisablehook = _drop_orbax_coroutine_errors(sys.unraisablehook)
   if (
     sys.platform != "win32"
     and type(asyncio.get_event_loop_policy()) is asyncio.DefaultEventLoopPolicy

@@ -2,6 +2,7 @@
 
 import glob
 import os
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -99,3 +100,33 @@ def test_abstract_like_carries_shardings():
   mesh = shd.make_mesh({"data": 1})
   a = abstract_like({"x": jnp.zeros((2, 3))}, {"x": shd.replicated(mesh)})
   assert a["x"].shape == (2, 3) and a["x"].sharding == shd.replicated(mesh)
+
+
+def test_errors_of_abandoned_orbax_coroutines_are_dropped_others_kept():
+  # A failed read left Orbax's per-array read coroutines holding their errors; collected later,
+  # each printed "Exception ignored in: <coroutine ...>" with a ~60-line TensorStore spec.
+  import gc
+
+  from iclr26_jax.core import checkpoint as ckpt_lib
+
+  seen = []
+  hook = ckpt_lib._drop_orbax_coroutine_errors(lambda u: seen.append(u.object.cr_code.co_filename))
+  src = "async def read():\n  try:\n    await wake\n  finally:\n    raise RuntimeError('read')\n"
+  previous = sys.unraisablehook
+  sys.unraisablehook = hook
+  try:
+    for path in (os.path.join("site-packages", "orbax", "serialization.py"), "user_code.py"):
+      env = {"wake": _Suspend()}
+      exec(compile(src, path, "exec"), env)
+      coro = env["read"]()
+      coro.send(None)  # suspended inside the try
+      del coro, env
+      gc.collect()  # finalised: the finally raises -> unraisable
+  finally:
+    sys.unraisablehook = previous
+  assert seen == ["user_code.py"]
+
+
+class _Suspend:
+  def __await__(self):
+    yield
