@@ -5,12 +5,16 @@
       --set=dlightsb.num_potentials=64
 
 Trains every solver on every preset for every seed, prints the Markdown table (mean ± std over
-seeds) and writes ``table.md`` and ``results.json`` into ``--out``. Solvers: truth, independent,
-prior, featurewise_eot, dlightsb, dlightsb_m, dlightsb_m_joint, csbm, alpha_csbm. Presets: the HD
-names ``hd_d{2,16,64}_s50_prior_{gaussian,uniform}_a{alpha}`` (the former short names such as
+seeds) and writes ``table.md`` and ``results.json`` into ``--out``. Solvers: truth, identity,
+independent, prior, featurewise_eot, dlightsb, dlightsb_m, dlightsb_m_joint, csbm, alpha_csbm. Every
+preset's rows start with the reference rows truth (the exact plan: an exact sampler's scores),
+identity (y = x_0) and independent (y ~ p_1 ignoring x_0), so each solver is read against the scale
+of that preset; ``--noreferences`` leaves out those not named in ``--solvers``. The table's footnote
+says which way each metric is better (the SB perplexity: closest to the truth row's value). Presets:
+the HD names ``hd_d{2,16,64}_s50_prior_{gaussian,uniform}_a{alpha}`` (the former short names such as
 ``gaussian_d2_a002`` still work, with a FutureWarning) and the enumerable ``tiny_d2_s6_uniform`` /
-``tiny_d2_s10_uniform`` (one preset table, ``iclr26_jax.dsb.benchmark.PRESETS``). The metric
-columns are ``iclr26_jax.dsb.runner.METRICS``, the names ``experiments.main`` logs as ``eval/...``;
+``tiny_d2_s10_uniform`` (one preset table, ``iclr26_jax.dsb.benchmark.PRESETS``). The metric columns
+are ``iclr26_jax.dsb.runner.METRICS``, the names ``experiments.main`` logs as ``eval/...``;
 trend in the catsbench 1.4 (off-diagonal) convention.
 """
 
@@ -39,6 +43,12 @@ _NUM_POINTS = flags.DEFINE_integer("num_points", 16, "Conditioning points (paper
 _COND = flags.DEFINE_integer("cond_samples", 1000, "Conditional samples per point.")
 _NUM_TRAJ = flags.DEFINE_integer("num_traj", 512, "Test sources for the trajectory KLs.")
 _INSTANCE = flags.DEFINE_integer("instance_seed", 0, "Benchmark instance seed.")
+_REFERENCES = flags.DEFINE_bool(
+  "references",
+  True,
+  "Add the reference rows truth, identity and independent to every preset (those not in "
+  "--solvers).",
+)
 _RECORD = flags.DEFINE_bool(
   "record_errors", False, "Record failing solvers as table rows instead of stopping."
 )
@@ -83,6 +93,7 @@ def main(argv):
       cond_samples=_COND.value,
       num_traj=_NUM_TRAJ.value,
       instance_seed=_INSTANCE.value,
+      references=_REFERENCES.value,
     )
   except ValueError as e:
     raise app.UsageError(str(e)) from e

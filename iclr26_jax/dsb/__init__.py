@@ -6,7 +6,10 @@ with exact plan log-densities, samplers, the Markov SB chain and the benchmark's
 
 Entry point: ``Benchmark.from_preset(name)`` (``name in PRESETS``), ``bench.sample_source(key, n)``,
 ``bench.sample_solution(key, x0)`` (the analytic plan's conditional) and ``evaluate(bench,
-sample_fn, key=...)`` scoring any sampler ``sample_fn(key, x0) -> x1`` with the benchmark's metrics.
+sample_fn, key=...)`` scoring any sampler ``sample_fn(key, x0) -> x1`` with the benchmark's metrics;
+``reference_scores`` (or ``evaluate(..., references=True)``) gives the same metrics for the truth,
+the identity map and the independent coupling, the scale to read a sampler's scores on
+(``METRIC_DIRECTIONS`` says which way each metric is better).
 The solvers (``DLightSB``, ``DLightSBM``, ``CSBM``, ``AlphaCSBM`` and their configs, catsbench's
 defaults) and the runner's ``Model`` / ``evaluate_model`` / ``prepare_preset`` load on first use.
 
@@ -37,6 +40,9 @@ from iclr26_jax.dsb.reference import ReferenceProcess, make_reference, reference
 
 _EXPORTS = {
   "evaluate": "runner",
+  "reference_scores": "runner",
+  "Scores": "runner",
+  "METRIC_DIRECTIONS": "runner",
   "Model": "runner",
   "evaluate_model": "runner",
   "prepare_preset": "runner",
@@ -68,6 +74,9 @@ __all__ = [
   "reference_from_log_matrix",
   "resolve_preset",
   "evaluate",
+  "reference_scores",
+  "Scores",
+  "METRIC_DIRECTIONS",
   "Model",
   "evaluate_model",
   "prepare_preset",

@@ -27,7 +27,8 @@ runner's ``evaluate_model``: logged as ``eval/<name>`` for every name of ``runne
 defined for the solver (``cond_shape``, ``cond_trend`` (catsbench 1.4 convention), ``shape``,
 ``trend``, ``sb_perplexity``, ``traj_kl_fwd``, ``traj_kl_rev``, ``mc_kl``, and ``exact_kl`` /
 ``exact_tv`` when S^D <= ``eval.exact_max_states``), the same names as the
-``experiments.dsb_benchmark`` tables, plus ``eval/sb_perplexity_truth`` (the truth's own value).
+``experiments.dsb_benchmark`` tables, plus ``eval/sb_perplexity_truth`` (the truth's own value,
+the one ``eval/sb_perplexity`` should match: neither lower nor higher is better).
 Sizes: ``eval.num_test`` test pairs, one conditioning point per ``eval.point_every`` of them with
 ``eval.cond_samples`` samples of truth and model (the paper: 1,000 per point, one point per batch of
 128), trajectory KLs on ``eval.traj_samples`` sources. CSBM-type solvers are evaluated with the

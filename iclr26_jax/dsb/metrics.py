@@ -338,7 +338,15 @@ def _conditional_scores(
 
 
 def sb_perplexity(benchmark: Benchmark, x0: jax.Array, y_hat: jax.Array) -> jax.Array:
-  """SB perplexity exp(-(1/(B D)) sum_{b,d} log pi*^d(y_hat_b^d | x_0b)) (Eq. 8); lower is better.
+  """SB perplexity exp(-(1/(B D)) sum_{b,d} log pi*^d(y_hat_b^d | x_0b)) (Eq. 8).
+
+  Neither lower nor higher is better: what counts is closeness to the truth's own value (the
+  same call on samples y ~ pi*(. | x_0)), whose logarithm is an unbiased estimate of the mean
+  per-coordinate conditional entropy E_{x_0} mean_d H(pi*^d(. | x_0)). A sampler that puts each
+  coordinate on its most likely value scores below the truth (an identity map often does, where
+  the reference rarely moves a coordinate); one that ignores x_0 (y ~ p_1) scores above it: the
+  expected log of its value is the cross-entropy E_{x_0} mean_d H(p_1^d, pi*^d(. | x_0)) >=
+  mean_d H(p_1^d) >= E_{x_0} mean_d H(pi*^d(. | x_0)).
 
   For reversed (image) presets call it with the roles swapped (x0 = model outputs, y_hat = the
   conditioning inputs), as in the paper.

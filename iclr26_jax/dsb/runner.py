@@ -3,10 +3,14 @@
 A solver table maps a name to (a factory from a dict of config overrides, an adapter that turns
 the solver's output into a uniform ``Model``):
 
-* baselines (no training): ``truth`` (the true plan itself, giving the truth-vs-truth ceilings),
-  ``independent`` (y ~ p_1), ``prior`` (y ~ q(. | x_0), the rank-1 CP potential v = 1)
-  and ``featurewise_eot`` (the exact 1-D EOT plans, the rank-1 CP potential of
-  ``metrics.featurewise_eot_potential``);
+* baselines (no training): ``truth`` (the true plan itself: its row is what an exact sampler
+  scores at the same sample sizes), ``identity`` (y = x_0, moves nothing), ``independent``
+  (y ~ p_1 ignoring x_0), ``prior`` (y ~ q(. | x_0), the rank-1 CP potential v = 1) and
+  ``featurewise_eot`` (the exact 1-D EOT plans, the rank-1 CP potential of
+  ``metrics.featurewise_eot_potential``). ``truth``, ``identity`` and ``independent`` are the
+  reference rows (``REFERENCES``): a solver is useful where its scores sit clearly nearer the
+  truth's than both trivial maps' (``reference_scores``, ``evaluate(..., references=True)``,
+  ``run_table(..., references=True)``);
 * trained: ``dlightsb``, ``dlightsb_m`` (DLightSB-M with the reference per-coordinate KL
   loss), ``dlightsb_m_joint`` (the exact joint-transition loss), ``csbm`` and ``alpha_csbm``.
 
@@ -27,7 +31,9 @@ set per preset (the paper's protocol, laptop-sized by default):
 * ``cond_shape`` / ``cond_trend`` with ``cond_samples`` samples per conditioning point (the first
   x_0 of each of ``num_points`` evaluation batches);
 * ``sb_perplexity`` of the model samples under the true per-coordinate plan marginals (Eq. 8; all
-  solvers, since it only needs samples; the ``truth`` row gives the truth's own value);
+  solvers, since it only needs samples): the score is closeness to the ``truth`` row's value,
+  neither lower nor higher is better (a map onto each coordinate's most likely value scores
+  below the truth, the identity often does);
 * ``traj_kl_fwd`` / ``traj_kl_rev`` scaled by D N (models with transition logits; NaN otherwise);
   the reverse KL rolls out each model's own chain (a CP model's mixture chain);
 * ``mc_kl``: the unbiased Monte Carlo E_{x_0} KL(pi*(.|x_0) || pi_theta(.|x_0)) (models with an
@@ -39,6 +45,8 @@ set per preset (the paper's protocol, laptop-sized by default):
   1 - 2|AUROC - 0.5| of a classifier on (y, x_0) vs (y, x_hat_0)), ``shape`` of x_0 vs x_hat_0 and
   the swapped-role ``sb_perplexity``; only the baselines ``truth``, ``independent`` and ``prior``
   are supported there (the trained solvers are run forward only).
+
+Which way each metric is better: ``METRIC_DIRECTIONS``.
 
 ``run_table`` loops presets x solvers x seeds, aggregates mean ± std over seeds and writes a
 Markdown table and JSON.
@@ -76,6 +84,9 @@ __all__ = [
   "TINY_PRESETS",
   "PRESET_ALIASES",
   "METRICS",
+  "METRIC_DIRECTIONS",
+  "REFERENCES",
+  "Scores",
   "SOLVERS",
   "Model",
   "SolverEntry",
@@ -89,6 +100,8 @@ __all__ = [
   "evaluate",
   "evaluate_model",
   "evaluate_solver",
+  "reference_scores",
+  "format_scores",
   "run_table",
   "format_table",
 ]
@@ -226,7 +239,7 @@ def _reverse_prior_sample(log_kernel, rng, y):
 
 
 class _TruthSolver:
-  """The true plan as a model (truth-vs-truth ceilings)."""
+  """The true plan as a model (what an exact sampler scores at the evaluation's sample sizes)."""
 
   def __init__(self, **overrides: Any):
     if overrides:
@@ -245,6 +258,35 @@ def _truth_adapter(bench_out: Benchmark, bench: Benchmark, pad_to: int = 0) -> M
     return bench.sample_pairs(rng, y.shape[0])
 
   return model._replace(reverse_sample=reverse)
+
+
+class _IdentitySolver:
+  """y = x_0: moves nothing."""
+
+  def __init__(self, **overrides: Any):
+    if overrides:
+      raise ValueError(f"identity takes no overrides, got {sorted(overrides)}")
+
+  def solve(self, bench: Benchmark, rng: jax.Array) -> Benchmark:
+    del rng
+    return bench
+
+
+def _identity_sample(rng: jax.Array, x0: jax.Array) -> jax.Array:
+  del rng
+  return jnp.asarray(x0, jnp.int32)
+
+
+@jax.jit
+def _identity_log_prob(x0: jax.Array, y: jax.Array) -> jax.Array:
+  # The point mass at x_0: log 1 on y = x_0, log 0 elsewhere (its KL to the truth is infinite).
+  return jnp.where(jnp.all(x0 == y, axis=-1), 0.0, -jnp.inf)
+
+
+def _identity_adapter(out: Benchmark, bench: Benchmark, pad_to: int = 0) -> Model:
+  return Model(
+    sample=_identity_sample, log_prob=_identity_log_prob, reverse_sample=_identity_sample
+  )
 
 
 class _IndependentSolver:
@@ -404,7 +446,10 @@ SOLVERS: dict[str, SolverEntry] = {
     _truth_adapter,
     False,
     True,
-    "the true plan (truth-vs-truth ceilings)",
+    "the true plan (an exact sampler's scores)",
+  ),
+  "identity": SolverEntry(
+    lambda o: _IdentitySolver(**o), _identity_adapter, False, True, "y = x_0, moves nothing"
   ),
   "independent": SolverEntry(
     lambda o: _IndependentSolver(**o), _independent_adapter, False, True, "y ~ p_1 ignoring x_0"
@@ -518,7 +563,38 @@ METRICS = (
 )
 """Metric columns of a row (NaN where not defined for the solver or preset)."""
 
-_HIGHER_IS_BETTER = {"cond_shape", "cond_trend", "shape", "trend", "c2st"}
+METRIC_DIRECTIONS: dict[str, str] = {
+  "cond_shape": "higher",
+  "cond_trend": "higher",
+  "shape": "higher",
+  "trend": "higher",
+  "sb_perplexity": "truth",
+  "traj_kl_fwd": "lower",
+  "traj_kl_rev": "lower",
+  "mc_kl": "lower",
+  "exact_kl": "lower",
+  "exact_tv": "lower",
+  "c2st": "higher",
+}
+"""Which way each metric of ``METRICS`` is better.
+
+* ``"higher"``: the shape / trend scores (1 - a mean total variation between histograms, in
+  [0, 1]; 1 means the same histograms as the truth's) and ``c2st`` (1 - 2 |AUROC - 0.5|; 1 means
+  the classifier cannot tell the model's pairs from the truth's). The truth's own row is below 1
+  by sampling noise only (its samples are compared with other samples of the same law): it is
+  what an exact sampler scores at the same sample sizes, and a model within sampling noise of it
+  cannot be told from the truth by that metric.
+* ``"lower"``: the KLs and the TV (0 for the truth; ``mc_kl`` is an unbiased Monte Carlo
+  estimate, so a model near the truth may score slightly below 0).
+* ``"truth"``: ``sb_perplexity``, where closeness to the truth's own value (the truth row, or
+  ``sb_perplexity_truth`` in ``evaluate``) is what counts: a sampler that puts every coordinate
+  on its most likely value scores below the truth, one that spreads too wide scores above it.
+"""
+
+REFERENCES = ("truth", "identity", "independent")
+"""The reference rows shown beside a solver's scores: the exact plan (what an exact sampler
+scores), the identity map y = x_0 and the independent coupling y ~ p_1 (right marginal, no
+dependence on x_0). A useful solver sits clearly nearer the truth than both trivial maps."""
 
 
 @dataclasses.dataclass
@@ -709,70 +785,113 @@ def evaluate_model(ctx: PresetContext, model: Model, rng: jax.Array) -> dict[str
   return out
 
 
-def evaluate(
-  bench: Benchmark | str,
-  sample_fn: Callable[[jax.Array, jax.Array], jax.Array],
-  *,
-  key: jax.Array,
-  log_prob_fn: Callable[[jax.Array, jax.Array], jax.Array] | None = None,
-  num_test: int = 4096,
-  num_points: int = 16,
-  cond_samples: int = 1000,
-  instance_seed: int = 0,
-  max_exact_pairs: int = 1 << 20,
-) -> dict[str, float]:
-  """The benchmark's metrics for any sampler ``sample_fn(key, x0) -> x1`` of a plan from p_0.
+class Scores(dict):
+  """``evaluate``'s result: the ``{metric: float}`` dict, with the reference rows beside it.
 
-  Test pairs (x_0, x_1) ~ pi* (``num_test``, drawn from ``instance_seed``) are compared with
-  (x_0, sample_fn(key, x_0)): ``shape`` / ``trend`` (catsbench 1.4 convention), the conditional
-  ``cond_shape`` / ``cond_trend`` at ``num_points`` conditioning sources with ``cond_samples``
-  samples of the truth (``bench.sample_solution``) and of ``sample_fn`` each, and
-  ``sb_perplexity`` of the samples under the true per-coordinate plan marginals (its ceiling,
-  the truth's own value, is ``sb_perplexity_truth``). With ``log_prob_fn(x0, x1) -> (B,)``
-  (the model's exact log pi(x1 | x0)) also ``mc_kl`` and, on instances with S^(2D) <=
-  ``max_exact_pairs``, ``exact_kl`` / ``exact_tv`` by enumeration. Higher is better for shape,
-  trend and their conditional versions (1 = the truth up to sampling noise), lower for the rest.
+  A plain dict of the sampler's scores (``scores["cond_shape"]``), plus:
+
+  Attributes:
+    references: ``{name: {metric: float}}`` for ``REFERENCES`` (the truth, the identity map, the
+      independent coupling) on the same evaluation set; empty unless ``evaluate`` was called
+      with ``references=True``.
+
+  ``str(scores)`` (what ``print`` shows) is ``format_scores``: one line per metric, the sampler's
+  value beside the reference rows' and which way is better; ``repr`` is the dict's.
+  """
+
+  def __init__(self, values: Any = (), references: dict[str, dict[str, float]] | None = None):
+    super().__init__(values)
+    self.references = {name: dict(row) for name, row in (references or {}).items()}
+
+  def summary(self) -> str:
+    """``format_scores(self, self.references)``."""
+    return format_scores(self, self.references)
+
+  def __str__(self) -> str:
+    return self.summary()
+
+
+_DIRECTION_WORDS = {
+  "higher": "higher; truth ~ 1",
+  "lower": "lower; truth = 0",
+  "truth": "closest to the truth's",
+}
+
+
+def _num(value: float | None) -> str:
+  if value is None or value != value:
+    return "—"
+  if value in (float("inf"), float("-inf")):
+    return "inf" if value > 0 else "-inf"
+  return f"{value:.4g}"
+
+
+def format_scores(
+  scores: dict[str, float] | None, references: dict[str, dict[str, float]] | None = None
+) -> str:
+  """A plain-text table of a sampler's scores beside the reference rows.
 
   Args:
-    bench: a ``Benchmark`` (forward, not an image preset) or a ``PRESETS`` name.
-    sample_fn: ``(key, x0 (B, D) int32) -> (B, D)`` ints in [0, S); called with B = num_test
-      and B = cond_samples (the conditioning rows repeated).
-    key: PRNG key of the model's samples (and of the conditional truth's).
-    log_prob_fn: optional exact ``(x0 (B, D), x1 (B, D)) -> (B,)`` log-density.
-    num_test, num_points, cond_samples: evaluation sizes (paper: 20,000, 157, 1,000).
-    instance_seed: seed of the instance (for a name) and of the test pairs.
-    max_exact_pairs: enumerate when S^(2D) is at most this.
+    scores: ``{metric: float}`` of the sampler (``evaluate``'s result), or None for the
+      reference rows alone.
+    references: ``{name: {metric: float}}`` (``reference_scores``), or None.
 
   Returns:
-    ``{metric: float}`` for ``shape``, ``cond_shape``, ``sb_perplexity``,
-    ``sb_perplexity_truth``, where defined ``trend`` / ``cond_trend`` and, with a log-density,
-    ``mc_kl`` (and ``exact_kl`` / ``exact_tv``).
-
-  Examples:
-    >>> import jax
-    >>> from iclr26_jax import dsb
-    >>> bench = dsb.Benchmark.from_preset("hd_d2_s50_prior_gaussian_a0.02")
-    >>> sizes = dict(num_test=512, num_points=4, cond_samples=256)
-    >>> truth = dsb.evaluate(bench, bench.sample_solution, key=jax.random.key(0), **sizes)
-    >>> ident = dsb.evaluate(bench, lambda k, x0: x0, key=jax.random.key(0), **sizes)
-    >>> sorted(truth)[:4]
-    ['cond_shape', 'cond_trend', 'sb_perplexity', 'sb_perplexity_truth']
-    >>> truth["cond_shape"] > 0.8 > 0.2 > ident["cond_shape"]
-    True
+    One line per metric of ``METRICS`` present in any column: the sampler's value, each
+    reference row's, and which way is better (``METRIC_DIRECTIONS``); "—" where a column lacks
+    the metric, ``inf`` for an infinite KL (the identity map's). A last line gives the truth's
+    SB perplexity on the test pairs when ``scores`` holds it, and names ``references=True``
+    when no reference row is given.
   """
-  if not callable(sample_fn):
-    raise ValueError(
-      f"sample_fn must be a callable (key, x0) -> x1; got {type(sample_fn).__name__}"
+  references = dict(references or {})
+  columns: list[tuple[str, dict]] = []
+  if scores is not None:
+    columns.append(("sampler", scores))
+  columns += list(references.items())
+  metrics = [m for m in METRICS if any(m in col for _, col in columns)]
+  head = ["metric"] + [name for name, _ in columns] + ["better"]
+  rows = [
+    [m] + [_num(col.get(m)) for _, col in columns] + [_DIRECTION_WORDS[METRIC_DIRECTIONS[m]]]
+    for m in metrics
+  ]
+  widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head) - 1)]
+
+  def line(cells):
+    first = cells[0].ljust(widths[0])
+    mid = [c.rjust(w) for c, w in zip(cells[1:-1], widths[1:])]
+    return "  ".join([first] + mid + [cells[-1]]).rstrip()
+
+  out = [line(head)] + [line(r) for r in rows]
+  if scores is not None and "sb_perplexity_truth" in scores:
+    out.append(
+      f"the truth's sb_perplexity on the test pairs: {_num(scores['sb_perplexity_truth'])} "
+      "(the value to match; neither lower nor higher is better)"
     )
-  if log_prob_fn is not None and not callable(log_prob_fn):
-    raise ValueError(f"log_prob_fn must be None or callable; got {type(log_prob_fn).__name__}")
+  if not references:
+    out.append(
+      "reference rows (truth, identity, independent): evaluate(..., references=True) or "
+      "dsb.reference_scores"
+    )
+  return "\n".join(out)
+
+
+def _forward_context(
+  bench: Benchmark | str,
+  *,
+  num_test: int,
+  num_points: int,
+  cond_samples: int,
+  instance_seed: int,
+  max_exact_pairs: int,
+) -> PresetContext:
+  """``evaluate``'s evaluation set (refuses the reversed image presets)."""
   if (
     isinstance(bench, Benchmark)
     and bench.reverse
     or (isinstance(bench, str) and bm.PRESETS.get(bm.resolve_preset(bench), {}).get("reverse"))
   ):
     raise ValueError("evaluate scores forward samplers; the image presets are reversed (y -> x_0)")
-  ctx = prepare_preset(
+  return prepare_preset(
     bench,
     instance_seed,
     num_test=num_test,
@@ -781,7 +900,15 @@ def evaluate(
     max_exact_pairs=max_exact_pairs,
     eval_seed=instance_seed,
   )
-  s, d = ctx.bench.num_categories, ctx.bench.dim
+
+
+def _score_sampler(
+  ctx: PresetContext,
+  sample_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  log_prob_fn: Callable[[jax.Array, jax.Array], jax.Array] | None,
+  key: jax.Array,
+) -> dict[str, float]:
+  """The metrics of one sampler on ``evaluate``'s evaluation set (NaN entries left out)."""
 
   def checked(rng, x0):
     x1 = jnp.asarray(sample_fn(rng, x0))
@@ -794,7 +921,8 @@ def evaluate(
 
   model = Model(sample=checked, log_prob=log_prob_fn)
   if log_prob_fn is None:
-    ctx.enumerable = False  # enumeration needs a log-density (or per-step transitions)
+    # Enumeration needs a log-density (or per-step transitions).
+    ctx = dataclasses.replace(ctx, enumerable=False)
   out = evaluate_model(ctx, model, key)
   if log_prob_fn is not None:
     # A NaN here would otherwise drop mc_kl (and exact_kl / exact_tv) from the result silently.
@@ -804,9 +932,177 @@ def evaluate(
         f"log_prob_fn returned NaN (or +inf) on the model's own samples: {', '.join(bad)} "
         "undefined; it must return the finite log pi(x1 | x0) of each pair, (B,) float"
       )
-  out["sb_perplexity_truth"] = float(M.sb_perplexity(ctx.bench, ctx.x0, ctx.y))
-  del s, d
   return {k: v for k, v in out.items() if v == v}
+
+
+def _reference_samplers(ctx: PresetContext) -> dict[str, tuple[Callable, Callable | None]]:
+  """``{name: (sample_fn, log_prob_fn or None)}`` of ``REFERENCES`` on a forward preset."""
+  bench = ctx.bench
+  s = bench.num_categories
+  independent_log_prob = None
+  if ctx.log_p1 is not None:  # enumerable: p_1 is known exactly, whatever x_0
+    log_p1 = ctx.log_p1
+    independent_log_prob = lambda x0, y: log_p1[M.state_index(y, s)]  # noqa: E731
+  return {
+    "truth": (bench.sample_solution, bench.plan_log_prob),
+    "identity": (_identity_sample, _identity_log_prob),
+    "independent": (
+      lambda rng, x0: M.independent_baseline_sample(bench, rng, x0),
+      independent_log_prob,
+    ),
+  }
+
+
+def _reference_rows(ctx: PresetContext, key: jax.Array) -> dict[str, dict[str, float]]:
+  return {
+    name: _score_sampler(ctx, sample_fn, log_prob_fn, key)
+    for name, (sample_fn, log_prob_fn) in _reference_samplers(ctx).items()
+  }
+
+
+def reference_scores(
+  bench: Benchmark | str,
+  *,
+  key: jax.Array,
+  num_test: int = 4096,
+  num_points: int = 16,
+  cond_samples: int = 1000,
+  instance_seed: int = 0,
+  max_exact_pairs: int = 1 << 20,
+) -> dict[str, dict[str, float]]:
+  """``evaluate``'s metrics for the three reference samplers, to read any solver's scores against.
+
+  * ``truth``: the exact plan (``bench.sample_solution``, log-density ``bench.plan_log_prob``):
+    what an exact sampler scores at these sample sizes (shape / trend scores below 1 by
+    sampling noise only, KLs 0, the SB perplexity every sampler should match);
+  * ``identity``: y = x_0 (moves nothing; its log-density is the point mass at x_0, so its KLs
+    are infinite);
+  * ``independent``: y ~ p_1 drawn independently of x_0 (the right marginal, no coupling; its
+    exact KL / TV and MC KL only on enumerable instances, where p_1 is known exactly).
+
+  The evaluation set and the keys are ``evaluate``'s: with the same preset, sizes,
+  ``instance_seed`` and ``key``, the ``truth`` row equals ``evaluate(bench,
+  bench.sample_solution, key=key, log_prob_fn=bench.plan_log_prob, ...)`` (without
+  ``sb_perplexity_truth``), so a solver's ``evaluate`` scores and these rows are comparable entry
+  by entry. Which way each metric is better: ``METRIC_DIRECTIONS``.
+
+  Args:
+    bench: a forward ``Benchmark`` or a ``PRESETS`` name (not an image preset).
+    key: PRNG key of the samplers' draws (and of the conditional truth's).
+    num_test, num_points, cond_samples, instance_seed, max_exact_pairs: as in ``evaluate``.
+
+  Returns:
+    ``{"truth": {...}, "identity": {...}, "independent": {...}}``, each ``{metric: float}`` for
+    the metrics defined for that sampler (``inf`` for the identity's KLs).
+
+  Examples:
+    >>> import jax
+    >>> from iclr26_jax import dsb
+    >>> refs = dsb.reference_scores(
+    ...   "tiny_d2_s6_uniform", key=jax.random.key(0), num_test=512, num_points=4,
+    ...   cond_samples=256)
+    >>> sorted(refs)
+    ['identity', 'independent', 'truth']
+    >>> refs["truth"]["exact_kl"] < 1e-5, refs["identity"]["exact_kl"]
+    (True, inf)
+  """
+  ctx = _forward_context(
+    bench,
+    num_test=num_test,
+    num_points=num_points,
+    cond_samples=cond_samples,
+    instance_seed=instance_seed,
+    max_exact_pairs=max_exact_pairs,
+  )
+  return _reference_rows(ctx, key)
+
+
+def evaluate(
+  bench: Benchmark | str,
+  sample_fn: Callable[[jax.Array, jax.Array], jax.Array],
+  *,
+  key: jax.Array,
+  log_prob_fn: Callable[[jax.Array, jax.Array], jax.Array] | None = None,
+  num_test: int = 4096,
+  num_points: int = 16,
+  cond_samples: int = 1000,
+  instance_seed: int = 0,
+  max_exact_pairs: int = 1 << 20,
+  references: bool = False,
+) -> Scores:
+  """The benchmark's metrics for any sampler ``sample_fn(key, x0) -> x1`` of a plan from p_0.
+
+  Test pairs (x_0, x_1) ~ pi* (``num_test``, drawn from ``instance_seed``) are compared with
+  (x_0, sample_fn(key, x_0)): ``shape`` / ``trend`` (catsbench 1.4 convention), the conditional
+  ``cond_shape`` / ``cond_trend`` at ``num_points`` conditioning sources with ``cond_samples``
+  samples of the truth (``bench.sample_solution``) and of ``sample_fn`` each, and
+  ``sb_perplexity`` of the samples under the true per-coordinate plan marginals. With
+  ``log_prob_fn(x0, x1) -> (B,)`` (the model's exact log pi(x1 | x0)) also ``mc_kl`` and, on
+  instances with S^(2D) <= ``max_exact_pairs``, ``exact_kl`` / ``exact_tv`` by enumeration.
+
+  Which way is better (``METRIC_DIRECTIONS``): higher for shape, trend and their conditional
+  versions (1 = the truth's histograms; the truth itself scores slightly below 1 from sampling
+  noise); lower for ``mc_kl``, ``exact_kl`` and ``exact_tv`` (0 = the truth); for
+  ``sb_perplexity`` closeness to the truth's own value, ``sb_perplexity_truth``, is what counts
+  (a sampler can score below the truth by concentrating on likely values, the identity often
+  does). Trivial maps already score well above 0 on the shape scores (a sampler that moves
+  nothing keeps the coordinates that the truth rarely moves), so read a sampler's scores against
+  the reference rows: ``references=True`` adds the truth, the identity map and the independent
+  coupling on the same evaluation set (``reference_scores``; three more evaluations), and
+  ``print(scores)`` shows them side by side.
+
+  Args:
+    bench: a ``Benchmark`` (forward, not an image preset) or a ``PRESETS`` name.
+    sample_fn: ``(key, x0 (B, D) int32) -> (B, D)`` ints in [0, S); called with B = num_test
+      and B = cond_samples (the conditioning rows repeated).
+    key: PRNG key of the model's samples (and of the conditional truth's).
+    log_prob_fn: optional exact ``(x0 (B, D), x1 (B, D)) -> (B,)`` log-density.
+    num_test, num_points, cond_samples: evaluation sizes (paper: 20,000, 157, 1,000).
+    instance_seed: seed of the instance (for a name) and of the test pairs.
+    max_exact_pairs: enumerate when S^(2D) is at most this.
+    references: also score ``REFERENCES`` into ``scores.references``.
+
+  Returns:
+    ``Scores``, a ``{metric: float}`` dict for ``shape``, ``cond_shape``, ``sb_perplexity``,
+    ``sb_perplexity_truth``, where defined ``trend`` / ``cond_trend`` and, with a log-density,
+    ``mc_kl`` (and ``exact_kl`` / ``exact_tv``); its ``references`` attribute holds the
+    reference rows (empty unless ``references=True``).
+
+  Examples:
+    >>> import jax
+    >>> from iclr26_jax import dsb
+    >>> bench = dsb.Benchmark.from_preset("hd_d2_s50_prior_gaussian_a0.02")
+    >>> sizes = dict(num_test=512, num_points=4, cond_samples=256)
+    >>> truth = dsb.evaluate(bench, bench.sample_solution, key=jax.random.key(0), **sizes)
+    >>> ident = dsb.evaluate(bench, lambda k, x0: x0, key=jax.random.key(0), **sizes)
+    >>> sorted(truth)[:4]
+    ['cond_shape', 'cond_trend', 'sb_perplexity', 'sb_perplexity_truth']
+    >>> truth["cond_shape"] > 0.8 > 0.2 > ident["cond_shape"]
+    True
+    >>> scores = dsb.evaluate(bench, lambda k, x0: x0, key=jax.random.key(0), references=True,
+    ...   **sizes)
+    >>> sorted(scores.references), scores["cond_shape"] == scores.references["identity"]["cond_shape"]
+    (['identity', 'independent', 'truth'], True)
+    >>> scores.summary().splitlines()[0].split()
+    ['metric', 'sampler', 'truth', 'identity', 'independent', 'better']
+  """
+  if not callable(sample_fn):
+    raise ValueError(
+      f"sample_fn must be a callable (key, x0) -> x1; got {type(sample_fn).__name__}"
+    )
+  if log_prob_fn is not None and not callable(log_prob_fn):
+    raise ValueError(f"log_prob_fn must be None or callable; got {type(log_prob_fn).__name__}")
+  ctx = _forward_context(
+    bench,
+    num_test=num_test,
+    num_points=num_points,
+    cond_samples=cond_samples,
+    instance_seed=instance_seed,
+    max_exact_pairs=max_exact_pairs,
+  )
+  out = _score_sampler(ctx, sample_fn, log_prob_fn, key)
+  out["sb_perplexity_truth"] = float(M.sb_perplexity(ctx.bench, ctx.x0, ctx.y))
+  return Scores(out, _reference_rows(ctx, key) if references else None)
 
 
 def _evaluate_reverse(ctx: PresetContext, model: Model, keys: jax.Array) -> dict[str, float]:
@@ -893,8 +1189,12 @@ def _aggregate(runs: list[dict]) -> dict[str, Any]:
   )
   for m in METRICS + ("train_seconds",):
     vals = np.asarray([r[m] for r in runs], np.float64)
-    ok = np.isfinite(vals)
-    row[m] = (float(vals.mean()), float(vals.std())) if ok.all() else None
+    if np.isfinite(vals).all():
+      row[m] = (float(vals.mean()), float(vals.std()))
+    elif (vals == np.inf).all():
+      row[m] = (float("inf"), 0.0)  # an infinite KL (the identity map's), not an undefined one
+    else:
+      row[m] = None
   return row
 
 
@@ -902,6 +1202,8 @@ def _cell(value) -> str:
   if value is None:
     return "—"
   mean, std = value
+  if mean == float("inf"):
+    return "∞"
   digits = 3 if abs(mean) >= 0.01 or mean == 0 else 4
   return f"{mean:.{digits}f} ± {std:.{digits}f}" if digits == 3 else f"{mean:.2e} ± {std:.1e}"
 
@@ -909,7 +1211,9 @@ def _cell(value) -> str:
 def format_table(rows: list[dict]) -> str:
   """Markdown table of aggregated rows (metric columns that are "—" in every row are dropped).
 
-  Rows with a ``note`` (unavailable solvers, errors) show it in place of the metrics.
+  Rows with a ``note`` (unavailable solvers, errors) show it in place of the metrics. A footnote
+  says which way each shown metric is better (``METRIC_DIRECTIONS``) and, when the table holds
+  any of ``REFERENCES``, how to read a solver against those rows.
   """
   metric_rows = [r for r in rows if "note" not in r]
   cols = [m for m in METRICS if any(r.get(m) is not None for r in metric_rows)]
@@ -923,12 +1227,31 @@ def format_table(rows: list[dict]) -> str:
       cells = [_cell(r.get(c)) for c in cols]
     lines.append("| " + " | ".join([r["preset"], r["solver"]] + cells) + " |")
   lines.append("")
-  lines.append(
-    "mean ± std over seeds; higher is better for "
-    + ", ".join(c.replace("_", " ") for c in cols if c in _HIGHER_IS_BETTER)
-    + "; lower for the KLs, TV and SB perplexity (whose ceiling is the truth row's "
-    "value, not 1); — = not defined for the solver."
-  )
+
+  def named(direction):
+    return ", ".join(c.replace("_", " ") for c in cols if METRIC_DIRECTIONS.get(c) == direction)
+
+  notes = ["mean ± std over seeds."]
+  if named("higher"):
+    notes.append(
+      f"Higher is better for {named('higher')} (1 = indistinguishable from the truth; the "
+      "truth row sits below 1 by sampling noise only)."
+    )
+  if named("lower"):
+    notes.append(f"Lower is better for {named('lower')} (0 = the truth).")
+  if named("truth"):
+    notes.append(
+      f"For {named('truth')} the closest to the truth row's value is best (neither lower nor "
+      "higher is better)."
+    )
+  notes.append("— = not defined for the solver; ∞ = infinite (the identity map's KLs).")
+  if any(r["solver"] in REFERENCES for r in rows):
+    notes.append(
+      "Reference rows: truth (the exact plan: an exact sampler's scores), identity (y = x_0) and "
+      "independent (y ~ p_1, ignoring x_0); a solver is useful where it sits clearly nearer "
+      "the truth row than both trivial maps."
+    )
+  lines.append(" ".join(notes))
   return "\n".join(lines)
 
 
@@ -944,6 +1267,7 @@ def run_table(
   progress: Callable[[str], None] | None = print,
   preset_kwargs: dict[str, dict] | None = None,
   pad_to: int = 0,
+  references: bool = False,
   **prepare_kwargs: Any,
 ) -> dict[str, Any]:
   """Evaluates every (preset, solver, seed) and aggregates mean ± std over seeds.
@@ -954,11 +1278,14 @@ def run_table(
     seeds: solver seeds.
     steps: train_steps of the trained solvers.
     overrides: {solver name: config overrides}.
-    out_dir: if given, writes ``table.md`` and ``results.json`` there.
+    out_dir: if given, writes ``table.md`` and ``results.json`` there (JSON has no NaN or
+      infinity: non-finite numbers, such as the identity map's infinite KLs, are written as null).
     on_error: "raise" or "record" (a failing (solver, preset) gets an error row).
     progress: called with one line per (solver, preset, seed); None silences.
     preset_kwargs: {preset name: extra ``prepare_preset`` arguments} (e.g. source_samples).
     pad_to: see ``evaluate_solver``.
+    references: put the ``REFERENCES`` rows (truth, identity, independent) that ``solvers``
+      does not name first, so every solver's row is read beside them.
     **prepare_kwargs: ``prepare_preset`` arguments shared by all presets.
 
   Returns:
@@ -969,6 +1296,8 @@ def run_table(
   solvers = list(solvers)
   for s in solvers:
     _check_solver(s)
+  if references:
+    solvers = [r for r in REFERENCES if r not in solvers] + solvers
   canon = [resolve_preset(p) for p in presets]
   seeds = [int(s) for s in seeds]
   if not solvers or not canon or not seeds:

@@ -183,9 +183,13 @@ def test_cli_writes_table_and_json(tmp_path):
   assert "| tiny_d2_s6_uniform | independent |" in proc.stdout
   assert "[dsb] independent on tiny_d2_s6_uniform seed 1" in proc.stderr
   saved = json.loads((out / "results.json").read_text())
-  assert [r["solver"] for r in saved["rows"]] == ["independent"]
-  assert [r["seed"] for r in saved["runs"]] == [0, 1]
-  assert all(np.isfinite(r["exact_kl"][0]) for r in saved["rows"])
+  # The reference rows come first by default (independent is one of them, named once).
+  assert [r["solver"] for r in saved["rows"]] == ["truth", "identity", "independent"]
+  assert [r["seed"] for r in saved["runs"]] == [0, 1] * 3
+  assert "Reference rows:" in proc.stdout
+  kl = {r["solver"]: r["exact_kl"][0] for r in saved["rows"]}
+  assert np.isfinite(kl["truth"]) and np.isfinite(kl["independent"])
+  assert kl["identity"] is None  # infinite: JSON has no infinity, results.json writes null
   assert (out / "table.md").read_text().startswith("| preset | solver |")
   bad = subprocess.run(
     cmd[:3] + ["--solvers=nope"],
@@ -196,6 +200,17 @@ def test_cli_writes_table_and_json(tmp_path):
     timeout=300,
   )
   assert bad.returncode != 0 and "unknown solver 'nope'" in bad.stderr
+  alone = subprocess.run(
+    cmd[:5] + ["--seeds=0", f"--out={tmp_path / 'alone'}", "--noreferences"] + cmd[7:],
+    cwd=REPO,
+    env=subprocess_env(),
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
+  assert alone.returncode == 0, alone.stderr[-3000:]
+  saved = json.loads((tmp_path / "alone" / "results.json").read_text())
+  assert [r["solver"] for r in saved["rows"]] == ["independent"]
 
 
 def test_trivial_baselines_land_where_the_spec_says():

@@ -168,3 +168,88 @@ def test_drawing_curves_leaves_the_matplotlib_backend_alone(tmp_path):
   assert out.returncode == 0, out.stderr
   assert out.stdout.split() == ["svg", "0"]
   assert os.path.exists(tmp_path / "c.png")
+
+
+def _write_metrics(path, records):
+  path.mkdir(parents=True, exist_ok=True)
+  with open(path / "metrics.jsonl", "w") as f:
+    for rec in records:
+      f.write(json.dumps(rec) + "\n")
+  return str(path)
+
+
+@pytest.fixture
+def full_and_smoke(tmp_path):
+  """A long run whose loss falls 1 -> 0.05 (20x) under a decaying learning rate, and a smoke run
+  whose loss stays near 10 (2x) at a constant learning rate: neither loss spans two decades on
+  its own, together they span 10 / 0.05 = 200x. Both log the parameter count once; the eval
+  accuracy is logged once per run, with different values."""
+  full = [{"step": 0, "model/params": 12345}]
+  for i in range(1, 101):
+    full.append(
+      {
+        "step": i,
+        "train/loss": 1.0 - 0.95 * (i - 1) / 99,
+        "train/lr": 1e-3 - 9e-4 * (i - 1) / 99,
+        "train/grad_norm": 1.0 + (i % 7) / 10,
+      }
+    )
+  full.append({"step": 100, "eval/acc": 0.9})
+  smoke = [{"step": 0, "model/params": 12345}]
+  for i in range(1, 6):
+    smoke.append({"step": i, "train/loss": 10.0 - (i - 1) * 1.25, "train/lr": 1e-3})
+  smoke.append({"step": 5, "eval/acc": 0.5})
+  return _write_metrics(tmp_path / "full", full), _write_metrics(tmp_path / "smoke", smoke)
+
+
+def test_one_axis_per_key_log_over_all_runs_constants_as_text(full_and_smoke):
+  fig = plot.draw(list(full_and_smoke))
+  by_title = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+  # One panel per varying key (group, then key order), then the constants' text panel.
+  assert [ax.get_title() for ax in fig.axes][:4] == [
+    "train/grad_norm",
+    "train/loss",
+    "train/lr",
+    "constants",
+  ]
+  assert all(not ax.get_title() and not ax.axison for ax in fig.axes[4:])  # unused grid cells
+  # The loss and the learning rate live on different axes, each with one line per run.
+  loss, lr = by_title["train/loss"], by_title["train/lr"]
+  assert loss is not lr
+  assert [ln.get_label() for ln in loss.get_lines()] == ["full", "smoke"]
+  assert [ln.get_label() for ln in lr.get_lines()] == ["full", "smoke"]
+  assert max(max(ln.get_ydata()) for ln in lr.get_lines()) <= 1e-3  # no loss value on lr's axis
+  # Log axis: the loss over both runs spans 10 / 0.05 = 200x > 100x although each run alone
+  # spans less (20x, 2x); the lr spans 10x and the grad norm 1.6x.
+  assert loss.get_yscale() == "log"
+  assert lr.get_yscale() == "linear" and by_title["train/grad_norm"].get_yscale() == "linear"
+  # Constants are text, never a line: model/params (same in both runs) and eval/acc (logged once
+  # per run, different values).
+  for ax in fig.axes:
+    for ln in ax.get_lines():
+      assert 12345 not in list(ln.get_ydata()), ax.get_title()
+  assert "model/params" not in by_title and "eval/acc" not in by_title
+  const = by_title["constants"]
+  assert not const.axison and not const.get_lines()
+  text = "\n".join(t.get_text() for t in const.texts)
+  assert text.splitlines() == ["eval/acc: full = 0.9, smoke = 0.5", "model/params = 12345"]
+
+
+def test_single_run_constant_lr_and_cli_png(full_and_smoke, tmp_path):
+  """In one run alone the constant learning rate is text, not a flat line, and the loss (20x)
+  keeps a linear axis."""
+  _, smoke = full_and_smoke
+  fig = plot.draw([smoke], labels=["s"])
+  titles = [ax.get_title() for ax in fig.axes]
+  assert titles == ["train/loss", "constants"]
+  loss = fig.axes[0]
+  assert loss.get_yscale() == "linear" and loss.get_legend() is None  # one run: no legend
+  text = fig.axes[1].texts[0].get_text()
+  assert text.splitlines() == ["eval/acc = 0.5", "model/params = 12345", "train/lr = 0.001"]
+  # --keys picks a constant only: the picture is the text panel alone.
+  fig = plot.draw([smoke], keys=["model"])
+  assert [ax.get_title() for ax in fig.axes] == ["constants"]
+  out = tmp_path / "both.png"
+  assert plot.main([*full_and_smoke, "--out", str(out)]) == 0
+  w, h = _png_size(out)
+  assert w > 3 * h / 2  # three panels wide, two rows
