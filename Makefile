@@ -135,7 +135,7 @@ test-slow: $(VENV)/.installed-test
 	@echo "== tier 3: slow (known answers, two processes, notebooks) =="
 	@$(EIGHT) $(PYTEST) $(PAR) tests -m slow; $(OK5)
 
-# On a GPU / TPU host with its own Python stack and no registry (docs/accelerators_device_check.md):
+# On a GPU / TPU host with its own Python stack and no registry (docs/development/device_check.md):
 # the missing wheels carried in .whl/ (`make device-wheels` on a CPU machine with PyPI) and the
 # project installed --no-deps into /tmp, the imports checked, then the device check of every room's
 # step and every kernel row ($$OUT/device_check.md when OUT is set). PYTHON picks the interpreter.

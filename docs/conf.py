@@ -8,7 +8,6 @@ without intersphinx they cannot resolve.
 """
 
 import os
-import shutil
 import sys
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
@@ -26,6 +25,9 @@ extensions = [
   "sphinx.ext.autosummary",
   "sphinx.ext.napoleon",
   "sphinx.ext.mathjax",
+  # MathJax 3 served from the built site (_static/mathjax/), not from a CDN.
+  "sphinx-mathjax-offline",
+  "sphinx.ext.viewcode",
   "sphinx_copybutton",
   "myst_nb",
 ]
@@ -35,6 +37,9 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 nb_execution_mode = "off"
 nb_merge_streams = True
+# Markdown outputs (a results table printed by a cell) as GitHub-flavoured Markdown, whose tables
+# render as tables; myst-nb's default, CommonMark, has no tables and shows the raw pipes.
+nb_render_markdown_format = "gfm"
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 # methods/_generated/ holds pieces the method pages include (written below), not pages.
@@ -46,8 +51,10 @@ exclude_patterns = [
   "methods/_generated",
 ]
 
-# Formulas: the browser loads MathJax (Sphinx's default script address) when the page is opened
-# online; offline they show as their TeX source. The build itself downloads nothing.
+# Formulas: MathJax 3 ships with the site. The sphinx-mathjax-offline package (pinned in the
+# `docs` extra) copies its bundled MathJax into _static/mathjax/ after the build; the pages load it
+# from there, so formulas render with no network. The build itself downloads nothing.
+mathjax_path = "mathjax/tex-chtml.js"
 
 # Autodoc: Google-style docstrings (napoleon), members in source order, type hints in the
 # description rather than in long signatures.
@@ -61,7 +68,6 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
 napoleon_use_ivar = True
-# Flax modules carry dataclass fields (parent, name) that are not part of a layer's interface.
 autodoc_mock_imports = []
 
 nitpicky = True
@@ -94,14 +100,20 @@ nitpick_ignore_regex = [
   # Return types of the DSB entry points that live in internal modules (runner, solvers) and
   # are not exported, so they have no page: PresetContext, DLightSBOutput.
   (r"py:class", r"iclr26_jax\.dsb\.(runner|solvers\.\w+)\.\w+"),
-  # Exceptions named in "Raises:" sections: the rooms' own exceptions are documented where they
+  # The block plan that kernels_pallas.spline_lookup.plan returns (a NamedTuple of its blocks
+  # module, not exported).
+  (r"py:class", r"kernels_pallas\.spline_lookup\.blocks\.Plan"),
+  # Exceptions named in "Raises:" sections: the packages' own exceptions are documented where they
   # are exported; one raised by an internal module (e.g. core.datacheck.DataError) has no page.
   (r"py:exc", r"[A-Za-z_.]*(Error|Exception|Warning)"),
 ]
 
 html_theme = "sphinx_book_theme"
 html_title = "iclr26_jax"
-html_static_path = []
+# _static/layout.css: wide tables and code scroll inside their box, long cells and signatures
+# wrap, so no page scrolls sideways (tools/check_docs_layout.py checks it at 1280 and 420 px).
+html_static_path = ["_static"]
+html_css_files = ["layout.css"]
 html_theme_options = {
   "show_toc_level": 2,
   "navigation_with_keys": False,
@@ -111,18 +123,45 @@ html_theme_options = {
 html_last_updated_fmt = None
 
 # The notebooks live in colabs/ (run by the tests, opened on Colab); the site shows copies, taken
-# fresh at every build into docs/notebooks/ (ignored by git).
+# fresh at every build into docs/notebooks/ (ignored by git). In the copies the "Open in Colab"
+# badge cell (a remote image and a link to Colab's start page: the repository has no public
+# address yet) becomes a download link to the notebook itself; its "Stored outputs" line stays.
 _NB_SRC = os.path.join(REPO, "colabs")
 _NB_DST = os.path.join(DOCS, "notebooks")
+_BADGE_MARK = "<!-- colab-badge -->"
+
+
+def _site_copy(name: str) -> str:
+  import json
+
+  with open(os.path.join(_NB_SRC, name), encoding="utf-8") as f:
+    nb = json.load(f)
+  for cell in nb["cells"]:
+    src = cell.get("source", "")
+    src = "".join(src) if isinstance(src, list) else src
+    if cell.get("cell_type") == "markdown" and src.startswith(_BADGE_MARK):
+      stored = src.split("\n\n", 1)[1] if "\n\n" in src else ""
+      cell["source"] = (
+        f"{{download}}`Download this notebook <../../colabs/{name}>` (`colabs/{name}` in the "
+        "repository) to run it in Jupyter, or upload it to Colab (File → Upload notebook) and run "
+        "the setup cell below first." + (f"\n\n{stored}" if stored else "")
+      )
+  return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
 os.makedirs(_NB_DST, exist_ok=True)
 for _name in sorted(os.listdir(_NB_SRC)):
   if _name.endswith(".ipynb"):
-    shutil.copyfile(os.path.join(_NB_SRC, _name), os.path.join(_NB_DST, _name))
+    _text = _site_copy(_name)
+    _dst = os.path.join(_NB_DST, _name)
+    if not os.path.exists(_dst) or open(_dst, encoding="utf-8").read() != _text:
+      with open(_dst, "w", encoding="utf-8") as _f:
+        _f.write(_text)
 
-# API reference: one page per room, written at every build from the room's own ``__all__`` (so a
-# new export appears without editing the docs): the room's docstring, its entry points in full
-# (those of ENTRY_POINTS that the room exports), then a summary table of every export and each
-# export's documentation.
+# API reference: one page per package (a method package, the core, the shared blocks), written at
+# every build from the package's own ``__all__`` (so a new export appears without editing the
+# docs): the package's docstring, its entry points in full (those of ENTRY_POINTS it exports),
+# then a summary table of every export and each export's documentation.
 ROOMS = {
   "core": "The training core",
   "nn": "Shared Flax blocks",
@@ -133,8 +172,8 @@ ROOMS = {
   "minpv": "MinPV",
   "qam": "QAM",
 }
-# The library entry points of each method (issue #37): the names a user calls on a problem of
-# their own. Shown first on the room's API page, documented in full, when the room exports them.
+# The library entry points of each method: the names a user calls on a problem of their own.
+# Shown first on the package's API page, documented in full, when the package exports them.
 ENTRY_POINTS = {
   "core": ["train", "Method", "TrainState", "read_jsonl"],
   "nn": [],
@@ -153,6 +192,15 @@ ENTRY_POINTS = {
   ],
 }
 _API_DIR = os.path.join(DOCS, "api")
+
+
+def _plain_signature(obj) -> str:
+  """``obj``'s call signature without annotations (the page shows types in the description)."""
+  import inspect
+
+  sig = inspect.signature(obj)
+  params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()]
+  return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
 
 
 def _write_api_pages():
@@ -188,12 +236,28 @@ def _write_api_pages():
         elif callable(obj):
           lines += [f".. autofunction:: {n}", ""]
         else:
-          lines += [f".. py:data:: {n}", "", f"   ``{room}.{n}``: see the room's docstring.", ""]
+          lines += [
+            f".. py:data:: {n}",
+            "",
+            f"   ``{room}.{n}``: see the package's docstring above.",
+            "",
+          ]
     if code:
       lines += ["Other exports", "-" * 80, "", ".. autosummary::", "   :nosignatures:", ""]
       lines += [f"   {n}" for n in code] + [""]
       for n in code:
-        if inspect.isclass(getattr(mod, n)):
+        obj = getattr(mod, n)
+        home = obj.__module__.rsplit(".", 1)[0] if inspect.isclass(obj) else ""
+        if home.startswith("kernels_pallas."):
+          # A class re-exported from kernels_pallas is documented on the kernels page, its home
+          # (two autoclass entries would claim the same canonical name).
+          lines += [
+            f".. py:class:: {n}{_plain_signature(obj)}",
+            "",
+            f"   Re-exported from the kernels: :py:class:`{home}.{n}`.",
+            "",
+          ]
+        elif inspect.isclass(obj):
           lines += [f".. autoclass:: {n}", "   :members:", ""]
         else:
           lines += [f".. autofunction:: {n}", ""]
@@ -208,9 +272,139 @@ def _write_api_pages():
 
 _write_api_pages()
 
+# The Pallas kernels (``kernels_pallas``): one page for both kernel packages, each package's
+# docstring, its differentiable op first, then every other export of its ``__all__``.
+KERNELS = {
+  "bitplane_matmul": ("AnyBCQ bit-plane matmul", ["bitplane_matmul"]),
+  "spline_lookup": ("lmKAN spline lookup", ["spline_lookup"]),
+}
+
+
+def _write_kernels_page():
+  import importlib
+  import inspect
+
+  lines = [
+    "Pallas kernels: ``kernels_pallas``",
+    "=" * 80,
+    "",
+    ".. automodule:: kernels_pallas",
+    "   :no-members:",
+    "",
+    "Each kernel package exports one differentiable op, which picks the kernel for the backend it "
+    "runs on (``impl='auto'``; the pure-jnp reference on a CPU), and the pieces it is built from. "
+    "What each kernel is compiled for and measured on: :doc:`/kernels`.",
+    "",
+  ]
+  for pkg, (title, entry) in KERNELS.items():
+    mod = importlib.import_module(f"kernels_pallas.{pkg}")
+    names = list(mod.__all__)
+    rest = [n for n in names if n not in entry]
+    code = [n for n in rest if callable(getattr(mod, n))]
+    data = [n for n in rest if n not in code]
+    lines += [
+      f"{title}: ``kernels_pallas.{pkg}``",
+      "-" * 80,
+      "",
+      f".. automodule:: kernels_pallas.{pkg}",
+      "   :no-members:",
+      "",
+      f".. currentmodule:: kernels_pallas.{pkg}",
+      "",
+    ]
+    for n in entry:
+      lines += [f".. autofunction:: {n}", ""]
+    if code:
+      lines += [".. autosummary::", "   :nosignatures:", ""] + [f"   {n}" for n in code] + [""]
+      for n in code:
+        kind = "autoclass" if inspect.isclass(getattr(mod, n)) else "autofunction"
+        lines += [f".. {kind}:: {n}"] + (["   :members:"] if kind == "autoclass" else []) + [""]
+    if data:
+      lines += ["Tables: " + ", ".join(f"``{n}``" for n in data) + ".", ""]
+  text = "\n".join(lines)
+  path = os.path.join(_API_DIR, "kernels_pallas.rst")
+  if not os.path.exists(path) or open(path).read() != text:
+    with open(path, "w") as f:
+      f.write(text)
+
+
+_write_kernels_page()
+
+
+# Signatures as a reader writes them. Flax modules are dataclasses whose generated ``__init__``
+# ends in ``parent=<flax.linen.module._Sentinel object>, name=None`` (Flax's plumbing, not part of
+# a layer's interface); default values that are classes print as ``<class 'jax.numpy.float32'>``;
+# jax's array type prints under its private module (``jax.jaxlib._jax.Array``).
+_SIG_SUBS = [
+  (r"<class '(?:jax\.numpy|jax\._src\.numpy[\w.]*)\.(\w+)'>", r"jnp.\1"),
+  (r"<class 'numpy\.(\w+)'>", r"np.\1"),
+  (r"<class 'flax\.linen\.[\w.]*?\.(\w+)'>", r"nn.\1"),
+  (r"<class '([\w.]+)'>", r"\1"),
+  (r"\b(?:jax\.)?jaxlib\._jax\.(?:Array|ArrayImpl)\b", "jax.Array"),
+  (r"\bjax\._src\.\w+\.Array\b", "jax.Array"),
+]
+
+
+def _is_flax_module(obj) -> bool:
+  try:
+    import flax.linen as nn
+  except ImportError:  # pragma: no cover
+    return False
+  return isinstance(obj, type) and issubclass(obj, nn.Module)
+
+
+def _clean(text):
+  import re
+
+  if not text:
+    return text
+  for pattern, repl in _SIG_SUBS:
+    text = re.sub(pattern, repl, text)
+  return text
+
+
+def _process_signature(app, what, name, obj, options, signature, return_annotation):
+  import re
+
+  if signature and _is_flax_module(obj):
+    signature = re.sub(r",\s*parent=<flax\.linen\.module\._Sentinel object>", "", signature)
+    signature = re.sub(r",\s*name=None(?=\)$)", "", signature)
+  return _clean(signature), _clean(return_annotation)
+
+
+def _clean_type_fields(app, doctree):
+  """Type names in the parameter lists that autodoc writes from annotations (``jax.Array``)."""
+  from docutils import nodes
+  from sphinx import addnodes
+
+  for node in list(doctree.findall(nodes.Text)):
+    new = _clean(str(node))
+    if new != str(node):
+      node.parent.replace(node, nodes.Text(new))
+  for node in doctree.findall(addnodes.pending_xref):
+    target = node.get("reftarget", "")
+    new = _clean(target)
+    if new != target:
+      node["reftarget"] = new
+
+
+def _process_docstring(app, what, name, obj, options, lines):
+  """A shape written ``(*S, G+1)`` (a star-unpacked batch shape) is not reST emphasis."""
+  import re
+
+  for i, line in enumerate(lines):
+    lines[i] = re.sub(r"\((\*)(?=[A-Za-z_]\w*\s*,)", r"(\\*", line)
+
+
+def setup(app):
+  app.connect("autodoc-process-signature", _process_signature)
+  app.connect("autodoc-process-docstring", _process_docstring)
+  app.connect("doctree-read", _clean_type_fields)
+
+
 # Method pages: pieces written at every build into docs/methods/_generated/ (ignored by git), so
 # the pages follow the code: the method's example script (examples/<method>.py), links to its
-# entry points as the room exports them, and its claims as registered in experiments/claims/
+# entry points as the package exports them, and its claims as registered in experiments/claims/
 # (what is measured, the reference, the pass rule, and the recorded reason beside a FAIL).
 METHODS = ["lmkan", "anybcq", "dsb", "pdns", "minpv", "qam"]
 _GEN = os.path.join(DOCS, "methods", "_generated")
@@ -251,7 +445,7 @@ def _write_method_pieces():
     names = [n for n in ENTRY_POINTS[room] if n in getattr(mod, "__all__", [])]
     items = [f"- {{py:obj}}`iclr26_jax.{room}.{n}`" for n in names]
     text = "\n".join(items) + "\n" if items else "*No entry point exported yet.*\n"
-    text += f"\nEvery export of the room: {{doc}}`/api/{room}`.\n"
+    text += f"\nEvery export of the package: {{doc}}`/api/{room}`.\n"
     _write(os.path.join(_GEN, f"{m}_entry.md"), text)
     # Claims.
     rows = [c for c in claims if c.method == m or c.name.startswith(m + "/")]
@@ -272,7 +466,17 @@ def _write_method_pieces():
 _write_method_pieces()
 
 
-# Budget curves (#40): experiments/claims/budget_curves.json, measured by `python -m
+def _undated(note: str) -> str:
+  """A curve's note without its measurement dates (kept in budget_curves.json and on the
+  development page): "(2 CPU cores; 2x and 4x measured 2026-12-06)" -> "(2 CPU cores)"."""
+  import re
+
+  note = re.sub(r"^points\s+", "", note.strip())
+  note = re.sub(r"[;,]?\s*[^;,()]*\d{4}-\d{2}-\d{2}[^;,()]*", "", note)
+  return re.sub(r"\(\s*[;,]\s*", "(", note)
+
+
+# Budget curves: experiments/claims/budget_curves.json, measured by `python -m
 # experiments.reproduce --only=CLAIM --budget_curve=...`, shown on the claims page with what each
 # curve shows (reasons.curve_trend, the rule the reason classes follow) and its plot.
 def _write_budget_curves():
@@ -295,7 +499,7 @@ def _write_budget_curves():
     if reason:
       lines += ["", f"Recorded class: *{reason.cls}* ({_cell(reason.summary)})."]
     if curve.get("note"):
-      lines += ["", f"Points: {_cell(curve['note'])}."]
+      lines += ["", f"Points: {_cell(_undated(curve['note']))}."]
     png = name.replace("/", "__") + ".png"
     if os.path.exists(os.path.join(src, "budget_curves", png)):
       shutil.copyfile(os.path.join(src, "budget_curves", png), os.path.join(out, png))

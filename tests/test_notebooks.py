@@ -1,14 +1,36 @@
-"""Notebooks in colabs/: each carries the Colab badge, the current setup cell and stored outputs,
-and each executes headless in smoke mode (ICLR26_SMOKE=1)."""
+"""Notebooks in colabs/: each carries the Colab badge, the current setup cell and stored outputs
+(every cell that draws a figure stores its image), and each executes headless in smoke mode
+(ICLR26_SMOKE=1)."""
 
 import glob
+import json
 import os
+import re
 
 import pytest
 
 from tests.conftest import REPO
 
 NOTEBOOKS = sorted(glob.glob(os.path.join(REPO, "colabs", "*.ipynb")))
+# A code cell that draws a figure (its source calls matplotlib or an image plot).
+DRAWS = re.compile(r"plt\.|\.plot\(|imshow")
+# Notebooks stored with figure cells that hold no image (executed before their figures were
+# drawn, or stored without outputs): they pass once re-executed
+# (`.venv/bin/python -m experiments.notebooks --execute --only=NAME`); then drop them from here.
+FIGURES_MISSING = {
+  "lmkan.ipynb": "cells 9 and 13 draw figures but store no image/png output",
+  "minpv.ipynb": "cells 11 and 13 draw figures but store no image/png output",
+  "pdns.ipynb": "cells 7, 9 and 11 draw figures but store no image/png output",
+}
+
+
+def _figure_params():
+  for path in NOTEBOOKS:
+    name = os.path.basename(path)
+    marks = []
+    if name in FIGURES_MISSING:
+      marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {FIGURES_MISSING[name]}")]
+    yield pytest.param(path, marks=marks, id=name)
 
 
 def test_colabs_exist():
@@ -34,6 +56,26 @@ def test_notebook_is_colab_ready(path):
   )
   assert any(c.outputs for c in code)
   assert "iclr26_jax" in nb.metadata and nb.metadata["iclr26_jax"]["executed"]
+
+
+@pytest.mark.parametrize("path", _figure_params())
+def test_figure_cells_store_their_image(path):
+  """Every code cell that draws (``plt.``, ``.plot(``, ``imshow``) stores an image/png output, so
+  the rendered notebook on the docs site shows the figure."""
+  with open(path, encoding="utf-8") as f:
+    nb = json.load(f)
+  missing = []
+  for i, cell in enumerate(nb["cells"]):
+    if cell["cell_type"] != "code":
+      continue
+    src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    if DRAWS.search(src) and not any(
+      "image/png" in o.get("data", {}) for o in cell.get("outputs", [])
+    ):
+      missing.append(i)
+  assert not missing, (
+    f"{os.path.basename(path)}: code cells {missing} draw a figure but store no image"
+  )
 
 
 def test_setup_cell_is_a_no_op_off_colab(monkeypatch):
