@@ -25,7 +25,7 @@ from iclr26_jax.minpv.analysis import (
   path_variance_integral,
   t_grid,
 )
-from iclr26_jax.minpv.api import LogRatio, estimate_mi, fit_log_ratio
+from iclr26_jax.minpv.api import KLEstimate, LogRatio, estimate_kl, estimate_mi, fit_log_ratio
 from iclr26_jax.minpv.benchmarks import (
   MAPS,
   GaussianMITask,
@@ -100,7 +100,9 @@ from iclr26_jax.minpv.paths import (
 )
 
 __all__ = [
+  "KLEstimate",
   "LogRatio",
+  "estimate_kl",
   "estimate_mi",
   "fit_log_ratio",
   "MAPS",
