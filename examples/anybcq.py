@@ -36,3 +36,5 @@ for b in (2, 3, 4):
   out = model.apply(anybcq.dequantize_params(q, b), x)
   rel = float(jnp.linalg.norm(out - ref) / jnp.linalg.norm(ref))
   print(f"{b} bits: MSE {float(loss(anybcq.dequantize_params(q, b))):.4f}, output error {rel:.3f}")
+if tiny:
+  print("(--tiny only checks that the code runs: these numbers are not the method's result)")

@@ -24,3 +24,5 @@ def jitter(key, x0):  # a local random walk: x0 plus a small step, clipped to th
 # is better.
 scores = dsb.evaluate(bench, jitter, key=jax.random.key(0), references=True, **sizes)
 print(scores)
+if tiny:
+  print("(--tiny only checks that the code runs: these numbers are not the method's result)")
