@@ -288,6 +288,69 @@ class QuantizedParams:
     module = self.dense_module(path, impl=impl, interpret=interpret)
     return module.apply(self.dense_variables(path), x, bits)
 
+  def apply(
+    self,
+    model,
+    *args,
+    bits: int,
+    impl: str = "auto",
+    interpret: bool | None = False,
+    **kwargs,
+  ):
+    """The whole model at precision ``bits`` with its quantized Dense layers on packed weights.
+
+    Runs ``model.apply(variables, *args, **kwargs)`` with every ``nn.Dense`` whose kernel was
+    quantized computed by ``apply_dense`` (the bit-plane matmul of the packed planes, its bias
+    in full precision) instead of a float matmul; quantized Conv kernels enter dequantized
+    (the packed path serves matmuls), every other leaf as it is. The output equals
+    ``model.apply(dequantize_params(self, bits), ...)`` to float32 rounding.
+
+    Args:
+      model: the Flax module whose parameters were quantized (``quantize_params(params)`` with
+        ``params = model.init(...)`` or its ``"params"`` dict).
+      *args, **kwargs: the inputs, as for ``model.apply``.
+      bits: a stored precision.
+      impl, interpret: forwarded to ``QuantizedDense``.
+    Returns:
+      what ``model.apply`` returns.
+
+    Examples:
+      >>> import jax, jax.numpy as jnp, flax.linen as nn
+      >>> from iclr26_jax import anybcq
+      >>> model = nn.Sequential([nn.Dense(64), nn.relu, nn.Dense(8)])
+      >>> x = jax.random.normal(jax.random.key(0), (4, 32))
+      >>> q = anybcq.quantize_params(model.init(jax.random.key(1), x), bits=(2, 4), rounds=4)
+      >>> y = q.apply(model, x, bits=4)
+      >>> ref = model.apply(anybcq.dequantize_params(q, 4), x)
+      >>> y.shape, bool(jnp.allclose(y, ref, atol=1e-4))
+      ((4, 8), True)
+    """
+    import flax.linen as nn
+
+    p = self._bits(bits)
+    variables = self.dequantize(p)
+    wrapped = not (isinstance(variables, dict) and "params" in variables)
+    if wrapped:
+      variables = {"params": variables}
+    packed = {
+      path[:-1] if wrapped else path[1:-1]: path
+      for path in self.weights
+      if path not in self.shapes and path[-1] == "kernel" and (wrapped or path[0] == "params")
+    }
+
+    def interceptor(next_fun, call_args, call_kwargs, context):
+      module = context.module
+      path = packed.get(tuple(module.path)) if isinstance(module, nn.Dense) else None
+      if context.method_name != "__call__" or path is None or len(call_args) != 1:
+        return next_fun(*call_args, **call_kwargs)
+      (x,) = call_args
+      # nn.Dense's own output dtype: its ``dtype``, else the promotion of input and parameters.
+      dtype = module.dtype if module.dtype is not None else jnp.result_type(x, module.param_dtype)
+      return self.apply_dense(path, x, p, impl=impl, interpret=interpret).astype(dtype)
+
+    with nn.intercept_methods(interceptor):
+      return model.apply(variables, *args, **kwargs)
+
   def nbytes(self, bits: int | None = None) -> int:
     """Bytes of the quantized kernels (``QuantizedWeight.nbytes``, logical padded widths K_q):
     everything stored (``bits=None``) or what a ``bits``-bit matmul reads."""

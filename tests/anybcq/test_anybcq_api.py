@@ -232,3 +232,29 @@ def test_ctrl_c_stops_quantize_params_between_row_blocks():
     timer.cancel()
   jax.block_until_ready(jnp.ones(3) * 2.0)
   assert sent and time.time() - sent[0] < 5.0  # one or two blocks, with slack for load
+
+
+def test_whole_model_forward_on_packed_weights(mlp, monkeypatch):
+  # Oracle: the same model on the dequantized tree; every quantized Dense went through the
+  # packed bit-plane path (counted), for the full variables and for the inner params dict.
+  x, params, q = mlp
+  calls = []
+  packed = anybcq.QuantizedParams.apply_dense
+  monkeypatch.setattr(
+    anybcq.QuantizedParams,
+    "apply_dense",
+    lambda self, path, *a, **k: calls.append(path) or packed(self, path, *a, **k),
+  )
+  for b in BITS:
+    y = q.apply(MLP(), x, bits=b)
+    ref = MLP().apply(anybcq.dequantize_params(q, b), x)
+    np.testing.assert_allclose(np.asarray(y), np.asarray(ref), rtol=1e-5, atol=1e-5)
+  assert calls == [("params", "hidden", "kernel"), ("params", "out", "kernel")] * len(BITS)
+  inner = anybcq.quantize_params(params["params"], bits=BITS, rounds=T)
+  calls.clear()
+  y = inner.apply(MLP(), x, bits=2)
+  ref = MLP().apply({"params": anybcq.dequantize_params(inner, 2)}, x)
+  np.testing.assert_allclose(np.asarray(y), np.asarray(ref), rtol=1e-5, atol=1e-5)
+  assert calls == [("hidden", "kernel"), ("out", "kernel")]
+  with pytest.raises(ValueError, match="bits must be one of the stored precisions"):
+    q.apply(MLP(), x, bits=8)
