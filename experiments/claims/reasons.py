@@ -78,7 +78,7 @@ _NOT_RUN = "Not run: the authors' code has no runnable setting at this budget (i
 REASONS: dict[str, Reason] = {
   "minpv/objectives_mi_d10": Reason(
     "budget",
-    "budget curve passes at 2× (0.46 / 0.30 / 0.17 / 0.094 / 0.104 at ¼ … 4×)",
+    "budget curve under the threshold at 2×, at it at 4× (0.46 / 0.30 / 0.17 / 0.094 / 0.104 at ¼ … 4×)",
     "Budget curve (#40, 2026-12-06, D3RE at the reference's lr 1e-3): worst mean relative error "
     "0.457 / 0.298 / 0.166 / 0.094 / 0.104 at 375 / 750 / 1500 / 3000 / 6000 steps (seeds 0, 1; "
     "change 0.35 against a seed spread of 0.06): under 0.1 at 2×, at the threshold at 4×. At 1× "

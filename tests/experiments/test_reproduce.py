@@ -377,6 +377,42 @@ def test_readme_claim_table_follows_the_report():
   assert sum(r[3] == "PASS" for r in rows.values()) == 17
 
 
+def test_status_lines_follow_the_claims_table():
+  # The status column of the README's and the index's method tables: "N of M claims pass" as in
+  # docs/claims.md, naming every claim that fails.
+  import os
+  import re
+
+  text = (
+    open(os.path.join(REPO, "docs", "claims.md")).read().split("## The claims as last recorded")[1]
+  )
+  verdicts = {}
+  for line in text.split("\n## ")[0].splitlines():
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    if line.startswith("| ") and "/" in cells[0] and len(cells) > 3:
+      verdicts[cells[0]] = cells[3]
+  methods = {
+    "lmKAN": "lmkan",
+    "AnyBCQ": "anybcq",
+    "DSB": "dsb",
+    "PDNS": "pdns",
+    "MinPV": "minpv",
+    "QAM": "qam",
+  }
+  for page in ("README.md", os.path.join("docs", "index.md")):
+    lines = open(os.path.join(REPO, page)).read().splitlines()
+    for label, prefix in methods.items():
+      row = [ln for ln in lines if ln.startswith((f"| {label} | ", f"| {{doc}}`{label} <"))]
+      assert len(row) == 1, (page, label)
+      status = row[0].rstrip(" |").split(" | ")[-1]
+      mine = {n: v for n, v in verdicts.items() if n.startswith(prefix + "/")}
+      passed = sum(v == "PASS" for v in mine.values())
+      assert re.match(rf"{passed} of {len(mine)} claims pass\b", status), (page, label, status)
+      for name, verdict in mine.items():
+        if verdict == "FAIL":
+          assert f"`{name.split('/', 1)[1]}`" in status, (page, name, status)
+
+
 # -- budget knob and budget curves (#40) ------------------------------------------------------------
 
 
