@@ -162,7 +162,7 @@ for _name in sorted(os.listdir(_NB_SRC)):
 # every build from the package's own ``__all__`` (so a new export appears without editing the
 # docs): the package's docstring, its entry points in full (those of ENTRY_POINTS it exports),
 # then a summary table of every export and each export's documentation.
-ROOMS = {
+PACKAGES = {
   "core": "The training core",
   "nn": "Shared Flax blocks",
   "lmkan": "lmKAN",
@@ -179,14 +179,16 @@ ENTRY_POINTS = {
   "nn": [],
   "lmkan": ["LMKANDense", "recipe_optimizer", "hessian_penalty", "two_phase_schedule", "LMKANNet"],
   "anybcq": ["quantize_params", "dequantize_params", "QuantizedParams", "QuantizedDense"],
-  "dsb": ["Benchmark", "evaluate", "PRESETS"],
+  "dsb": ["Benchmark", "evaluate", "reference_scores", "PRESETS"],
   "pdns": ["fit_sampler", "fit_discrete_sampler", "FittedSampler"],
-  "minpv": ["fit_log_ratio", "estimate_mi", "LogRatio"],
+  "minpv": ["fit_log_ratio", "estimate_kl", "estimate_mi", "LogRatio", "KLEstimate"],
   "qam": [
     "train_offline",
     "OfflineAgent",
     "agent_config",
     "check_dataset",
+    "auto_reward_scale",
+    "CPU_CONFIG",
     "resolve_layout",
     "QAMAgent",
   ],
@@ -208,23 +210,23 @@ def _write_api_pages():
   import inspect
 
   os.makedirs(_API_DIR, exist_ok=True)
-  for room, title in ROOMS.items():
-    mod = importlib.import_module(f"iclr26_jax.{room}")
+  for pkg, title in PACKAGES.items():
+    mod = importlib.import_module(f"iclr26_jax.{pkg}")
     names = list(getattr(mod, "__all__", []))
-    entry = [n for n in ENTRY_POINTS[room] if n in names]
+    entry = [n for n in ENTRY_POINTS[pkg] if n in names]
     rest = [n for n in names if n not in entry]
     # Tables and constants (e.g. ``dsb.PRESETS``) carry their type's docstring; they are listed
     # by name, the functions and classes in a summary table.
     code = [n for n in rest if callable(getattr(mod, n))]
     data = [n for n in rest if n not in code]
     lines = [
-      f"{title}: ``iclr26_jax.{room}``",
+      f"{title}: ``iclr26_jax.{pkg}``",
       "=" * 80,
       "",
-      f".. automodule:: iclr26_jax.{room}",
+      f".. automodule:: iclr26_jax.{pkg}",
       "   :no-members:",
       "",
-      f".. currentmodule:: iclr26_jax.{room}",
+      f".. currentmodule:: iclr26_jax.{pkg}",
       "",
     ]
     if entry:
@@ -239,7 +241,7 @@ def _write_api_pages():
           lines += [
             f".. py:data:: {n}",
             "",
-            f"   ``{room}.{n}``: see the package's docstring above.",
+            f"   ``{pkg}.{n}``: see the package's docstring above.",
             "",
           ]
     if code:
@@ -264,7 +266,7 @@ def _write_api_pages():
     if data:
       lines += ["Tables and constants: " + ", ".join(f"``{n}``" for n in data) + ".", ""]
     text = "\n".join(lines)
-    path = os.path.join(_API_DIR, f"{room}.rst")
+    path = os.path.join(_API_DIR, f"{pkg}.rst")
     if not os.path.exists(path) or open(path).read() != text:
       with open(path, "w") as f:
         f.write(text)
@@ -420,6 +422,75 @@ def _cell(text) -> str:
   return " ".join(str(text).split()).replace("|", "\\|")
 
 
+# One figure per method page: the first stored image of the notebook cell whose source holds the
+# marker (the notebooks are executed at their real settings, ``python -m experiments.notebooks
+# --execute``), with its caption.
+FIGURES = {
+  "lmkan": (
+    "reference.spline_lookup_xla(pts",
+    "The 2-D lookup tables of a trained lmKAN layer (methane regression), one panel per "
+    "input pair and output; grid lines at the σ-grid nodes (from the lmKAN notebook).",
+  ),
+  "anybcq": (
+    "shapes = [tuple(",
+    "Quantization error and bytes read per bit width for one shared set of binary planes "
+    "(from the AnyBCQ notebook).",
+  ),
+  "dsb": (
+    "learned_cond = [conditional(",
+    "Conditional plans π*(· | x0) of the D = 2 Gaussian preset: the analytic truth (top) and "
+    "DLightSB's (bottom) with their exact KL (from the DSB notebook).",
+  ),
+  "pdns": (
+    'gmm = {"PDNS": run(gmm2d',
+    "Samples of the proximal sampler and of the η = ∞ baseline on the 2-D mixture (from the "
+    "PDNS notebook).",
+  ),
+  "minpv": (
+    "est = np.asarray(jax.jit(lambda x: estimator.integrate_time_score",
+    "Estimated against true log-ratios at held-out points, MinPV's learned path and the fixed "
+    "trig path, d = 10 (from the MinPV notebook).",
+  ),
+  "qam": (
+    'ax.set_xlabel("offline updates")',
+    "Point-maze success rate over offline updates: QAM, FQL and the BC flow, mean of two seeds "
+    "(from the QAM notebook).",
+  ),
+}
+
+# Seconds of `examples/<method>.py --tiny` and of the full run, measured on a 2-core CPU.
+EXAMPLE_SECONDS: dict[str, tuple[float, float]] = {}
+
+
+def _notebook_figure(m: str):
+  """The PNG bytes of the method's figure cell (None when the notebook stores none)."""
+  import base64
+  import json
+
+  marker, _ = FIGURES[m]
+  with open(os.path.join(REPO, "colabs", f"{m}.ipynb"), encoding="utf-8") as f:
+    cells = json.load(f)["cells"]
+  for cell in cells:
+    if cell["cell_type"] == "code" and marker in "".join(cell["source"]):
+      for out in cell.get("outputs", []):
+        png = out.get("data", {}).get("image/png")
+        if png:
+          return base64.b64decode("".join(png) if isinstance(png, list) else png)
+  return None
+
+
+def _recorded_claims() -> dict:
+  """``{claim: (ours, verdict)}`` from the recorded table of docs/claims.md (one source)."""
+  with open(os.path.join(DOCS, "claims.md"), encoding="utf-8") as f:
+    text = f.read().split("## The claims as last recorded")[1].split("\n## ")[0]
+  out = {}
+  for line in text.splitlines():
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if line.startswith("| ") and "/" in cells[0] and len(cells) > 3:
+      out[cells[0]] = (cells[2], cells[3])
+  return out
+
+
 def _write_method_pieces():
   import importlib
 
@@ -427,6 +498,18 @@ def _write_method_pieces():
 
   os.makedirs(_GEN, exist_ok=True)
   claims = all_claims()
+  recorded = _recorded_claims()
+  for m in METHODS:
+    png = _notebook_figure(m)
+    if png is None:
+      text = f"*The {m} notebook stores no figure yet: run `python -m experiments.notebooks --execute --only={m}`.*\n"
+    else:
+      with open(os.path.join(_GEN, f"{m}_figure.png"), "wb") as f:
+        f.write(png)
+      text = (
+        f"```{{figure}} /methods/_generated/{m}_figure.png\n:width: 100%\n\n{FIGURES[m][1]}\n```\n"
+      )
+    _write(os.path.join(_GEN, f"{m}_figure.md"), text)
   for m in METHODS + ["core"]:
     # Example script.
     script = os.path.join(REPO, "examples", f"{m}.py")
@@ -440,25 +523,27 @@ def _write_method_pieces():
       text = f"*`examples/{m}.py` is not in this checkout yet.*\n"
     _write(os.path.join(_GEN, f"{m}_example.md"), text)
     # Entry points.
-    room = "core" if m == "core" else m
-    mod = importlib.import_module(f"iclr26_jax.{room}")
-    names = [n for n in ENTRY_POINTS[room] if n in getattr(mod, "__all__", [])]
-    items = [f"- {{py:obj}}`iclr26_jax.{room}.{n}`" for n in names]
+    pkg = "core" if m == "core" else m
+    mod = importlib.import_module(f"iclr26_jax.{pkg}")
+    names = [n for n in ENTRY_POINTS[pkg] if n in getattr(mod, "__all__", [])]
+    items = [f"- {{py:obj}}`iclr26_jax.{pkg}.{n}`" for n in names]
     text = "\n".join(items) + "\n" if items else "*No entry point exported yet.*\n"
-    text += f"\nEvery export of the package: {{doc}}`/api/{room}`.\n"
+    text += f"\nEvery export of the package: {{doc}}`/api/{pkg}`.\n"
     _write(os.path.join(_GEN, f"{m}_entry.md"), text)
     # Claims.
     rows = [c for c in claims if c.method == m or c.name.startswith(m + "/")]
     lines = [
-      "| claim | what is measured | reference | passes when | why, if it fails |",
-      "| --- | --- | --- | --- | --- |",
+      "| claim | what is measured | reference | passes when | ours (last recorded) | why, if it "
+      "fails |",
+      "| --- | --- | --- | --- | --- | --- |",
     ]
     for c in rows:
       rule = f"{'≥' if c.direction == 'higher' else '≤'} {c.threshold:g}"
       reason = c.reason
+      ours, verdict = recorded.get(c.name, ("–", ""))
       lines.append(
-        f"| `{c.name}` | {_cell(c.measure)} | {c.reference:g} | "
-        f"{rule} | {_cell(reason.cell()) if reason else ''} |"
+        f"| `{c.name}` | {_cell(c.measure)} | {c.reference:g} | {rule} | {ours} {verdict} | "
+        f"{_cell(reason.cell()) if reason and verdict != 'PASS' else ''} |"
       )
     _write(os.path.join(_GEN, f"{m}_claims.md"), "\n".join(lines) + "\n")
 

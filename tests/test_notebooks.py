@@ -17,20 +17,9 @@ DRAWS = re.compile(r"plt\.|\.plot\(|imshow")
 # Notebooks stored with figure cells that hold no image (executed before their figures were
 # drawn, or stored without outputs): they pass once re-executed
 # (`.venv/bin/python -m experiments.notebooks --execute --only=NAME`); then drop them from here.
-FIGURES_MISSING = {
-  "lmkan.ipynb": "cells 9 and 13 draw figures but store no image/png output",
-  "minpv.ipynb": "cells 11 and 13 draw figures but store no image/png output",
-  "pdns.ipynb": "cells 7, 9 and 11 draw figures but store no image/png output",
-}
-
-
 def _figure_params():
   for path in NOTEBOOKS:
-    name = os.path.basename(path)
-    marks = []
-    if name in FIGURES_MISSING:
-      marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {FIGURES_MISSING[name]}")]
-    yield pytest.param(path, marks=marks, id=name)
+    yield pytest.param(path, id=os.path.basename(path))
 
 
 def test_colabs_exist():

@@ -308,7 +308,7 @@ class QuantizedParams:
     Args:
       model: the Flax module whose parameters were quantized (``quantize_params(params)`` with
         ``params = model.init(...)`` or its ``"params"`` dict).
-      *args, **kwargs: the inputs, as for ``model.apply``.
+      args, kwargs: the inputs, as for ``model.apply``.
       bits: a stored precision.
       impl, interpret: forwarded to ``QuantizedDense``.
     Returns:
