@@ -72,6 +72,7 @@ def parse_overrides(items: list[str]) -> dict[str, dict]:
 
 def main(argv):
   del argv
+  from experiments.dsb_results import write_results
   from iclr26_jax.dsb import runner
 
   try:
@@ -85,7 +86,6 @@ def main(argv):
       seeds,
       steps=_STEPS.value,
       overrides=parse_overrides(_SET.value),
-      out_dir=_OUT.value,
       on_error="record" if _RECORD.value else "raise",
       progress=lambda line: print(line, file=sys.stderr, flush=True),
       num_test=_NUM_TEST.value,
@@ -97,6 +97,7 @@ def main(argv):
     )
   except ValueError as e:
     raise app.UsageError(str(e)) from e
+  write_results(result, _OUT.value)
   print(result["table"])
   print(f"wrote {_OUT.value}/table.md and {_OUT.value}/results.json", file=sys.stderr)
 

@@ -32,6 +32,7 @@ import sys
 
 import numpy as np
 
+from experiments.dsb_results import write_results
 from experiments.claims import Claim, ClaimContext, ClaimResult
 
 _BASELINES = ["truth", "independent", "prior", "featurewise_eot"]
@@ -98,17 +99,18 @@ def _run(
 ) -> dict:
   from iclr26_jax.dsb import runner
 
-  return runner.run_table(
+  result = runner.run_table(
     solvers,
     presets,
     seeds,
     overrides=overrides,
-    out_dir=out_dir or ctx.outdir,
     on_error="record",
     progress=lambda line: print(line, file=sys.stderr, flush=True),
     pad_to=pad_to,
     **eval_kwargs,
   )
+  write_results(result, out_dir or ctx.outdir)
+  return result
 
 
 def _row(result: dict, solver: str, preset: str) -> dict | None:

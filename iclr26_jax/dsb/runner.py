@@ -61,9 +61,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
-import os
 import time
 from typing import Any, Callable, NamedTuple
 
@@ -1262,7 +1260,6 @@ def run_table(
   *,
   steps: int | None = None,
   overrides: dict[str, dict] | None = None,
-  out_dir: str | None = None,
   on_error: str = "raise",
   progress: Callable[[str], None] | None = print,
   preset_kwargs: dict[str, dict] | None = None,
@@ -1278,8 +1275,6 @@ def run_table(
     seeds: solver seeds.
     steps: train_steps of the trained solvers.
     overrides: {solver name: config overrides}.
-    out_dir: if given, writes ``table.md`` and ``results.json`` there (JSON has no NaN or
-      infinity: non-finite numbers, such as the identity map's infinite KLs, are written as null).
     on_error: "raise" or "record" (a failing (solver, preset) gets an error row).
     progress: called with one line per (solver, preset, seed); None silences.
     preset_kwargs: {preset name: extra ``prepare_preset`` arguments} (e.g. source_samples).
@@ -1289,7 +1284,9 @@ def run_table(
     **prepare_kwargs: ``prepare_preset`` arguments shared by all presets.
 
   Returns:
-    {"rows": aggregated rows, "runs": per-seed rows, "table": Markdown text, "settings": ...}.
+    {"rows": aggregated rows, "runs": per-seed rows, "table": Markdown text, "settings": ...};
+    nothing is written (``python -m experiments.dsb_benchmark --out=DIR`` writes ``table.md`` and
+    ``results.json``; ``jsonable`` turns the result into JSON types).
   """
   if on_error not in ("raise", "record"):
     raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
@@ -1350,21 +1347,16 @@ def run_table(
     overrides=overrides,
     **{k: v for k, v in prepare_kwargs.items() if k != "source_samples"},
   )
-  result = dict(rows=rows, runs=runs, table=table, settings=settings)
-  if out_dir:
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "table.md"), "w") as f:
-      f.write(table + "\n")
-    with open(os.path.join(out_dir, "results.json"), "w") as f:
-      json.dump(_jsonable(dict(rows=rows, runs=runs, settings=settings)), f, indent=2)
-  return result
+  return dict(rows=rows, runs=runs, table=table, settings=settings)
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
+  """``x`` (a ``run_table`` result, or any of its parts) with only JSON types: tuples as lists,
+  numpy scalars as Python numbers, NaN and infinities as None."""
   if isinstance(x, dict):
-    return {str(k): _jsonable(v) for k, v in x.items()}
+    return {str(k): jsonable(v) for k, v in x.items()}
   if isinstance(x, (list, tuple)):
-    return [_jsonable(v) for v in x]
+    return [jsonable(v) for v in x]
   if isinstance(x, (float, np.floating)):
     return None if not math.isfinite(float(x)) else float(x)
   if isinstance(x, (np.integer,)):

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from experiments.dsb_results import write_results
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as M
 from iclr26_jax.dsb import runner
@@ -40,11 +41,11 @@ def table(tmp_path_factory):
     [0, 1],
     steps=300,
     overrides={"dlightsb": dict(num_potentials=4, batch_size=128)},
-    out_dir=str(out),
     progress=lines.append,
     pad_to=4,
     **EVAL,
   )
+  write_results(result, str(out))
   return result, out, lines
 
 
@@ -214,7 +215,7 @@ def test_cli_writes_table_and_json(tmp_path):
 
 
 def test_trivial_baselines_land_where_the_spec_says():
-  """Spec §8.5 / issue: on the D = 2 Gaussian preset, independent beats prior on the conditional
+  """On the D = 2 Gaussian preset, independent beats prior on the conditional
   scores and feature-wise EOT beats both (paper's baseline notebook: .712 vs .507 cond shape);
   the truth row is the sampling-error ceiling above all three."""
   ctx = runner.prepare_preset(
