@@ -21,15 +21,20 @@ import time
 
 import jax
 import numpy as np
-from absl import app, flags
+from absl import flags
 from scipy import stats
 
 from iclr26_jax import minpv
 
-_CASES = flags.DEFINE_list("cases", ["g4", "g8", "ts", "t3"], "Which pairs (see the docstring).")
-_SEEDS = flags.DEFINE_list("seeds", ["0", "1"], "Seeds (samples and fit).")
-_OPTIONS = flags.DEFINE_string("options", "{}", "fit_log_ratio options as JSON.")
 N = 10_000
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  """Flags exist only when this file runs as a script (importing it defines none)."""
+  flags.DEFINE_list("cases", ["g4", "g8", "ts", "t3"], "Which pairs (see the docstring).")
+  flags.DEFINE_list("seeds", ["0", "1"], "Seeds (samples and fit).")
+  flags.DEFINE_string("options", "{}", "fit_log_ratio options as JSON.")
 
 
 def _gauss_kl(m1, s1, m2, s2):
@@ -74,9 +79,9 @@ def case(name: str, rng: np.random.Generator):
 
 def main(argv):
   del argv
-  options = json.loads(_OPTIONS.value)
-  for name in _CASES.value:
-    for seed in map(int, _SEEDS.value):
+  options = json.loads(FLAGS.options)
+  for name in FLAGS.cases:
+    for seed in map(int, FLAGS.seeds):
       x_p, x_q, fresh, truth = case(name, np.random.default_rng(seed))
       t0 = time.time()
       ratio = minpv.fit_log_ratio(x_p, x_q, key=jax.random.PRNGKey(seed), **options)
@@ -89,4 +94,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  from experiments import _cli
+
+  _define_flags()
+  _cli.app_run(main)

@@ -3,7 +3,6 @@ install must be a resolution of the ranges a library user gets from `pip install
 
 import configparser
 import os
-import re
 
 import pytest
 from packaging.requirements import Requirement
@@ -11,26 +10,10 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from tests.conftest import REPO
+from tests.helpers import LOCK, LOCK_COMPILE, read_lock
 
-LOCK = os.path.join(REPO, "requirements", "lock.txt")
-LOCK_COMPILE = os.path.join(REPO, "requirements", "lock-compile.txt")
 # The extras each lock resolves (the Makefile's `lock` target installs exactly these).
 LOCK_EXTRAS = {LOCK: ("test", "rl", "models", "docs"), LOCK_COMPILE: ("test", "compile")}
-
-
-def read_lock(path: str) -> dict[str, Version]:
-  pins = {}
-  with open(path) as f:
-    for line in f:
-      line = line.strip()
-      if not line or line.startswith("#"):
-        continue
-      m = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([^\s;]+)", line)
-      assert m, f"{os.path.basename(path)}: not a pin: {line!r}"
-      name = canonicalize_name(m.group(1))
-      assert name not in pins, f"{os.path.basename(path)} pins {name} twice"
-      pins[name] = Version(m.group(2))
-  return pins
 
 
 def setup_requirements(extras) -> list[Requirement]:

@@ -14,6 +14,8 @@ from tests.conftest import REPO
 NOTEBOOKS = sorted(glob.glob(os.path.join(REPO, "colabs", "*.ipynb")))
 # A code cell that draws a figure (its source calls matplotlib or an image plot).
 DRAWS = re.compile(r"plt\.|\.plot\(|imshow")
+
+
 # Notebooks stored with figure cells that hold no image (executed before their figures were
 # drawn, or stored without outputs): they pass once re-executed
 # (`.venv/bin/python -m experiments.notebooks --execute --only=NAME`); then drop them from here.

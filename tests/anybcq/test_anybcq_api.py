@@ -1,4 +1,4 @@
-"""The AnyBCQ front door on a Flax param tree: ``quantize_params`` / ``dequantize_params``.
+"""The AnyBCQ entry points on a Flax param tree: ``quantize_params`` / ``dequantize_params``.
 
 Oracles: the per-matrix quantizer ``anybcq.quantize`` applied by hand to the transposed (and, for
 widths that need it, explicitly zero-padded) kernel; the BCQ level count (a p-bit group takes at
@@ -74,8 +74,8 @@ def test_padding_matches_the_quantizer_on_the_explicitly_padded_transpose(mlp):
 
 
 def test_flax_layout_groups_run_along_inputs():
-  # A (K, N) = (256, 8) Flax kernel, g = 128: no padding, so the front door must equal the
-  # quantizer on kernel.T exactly, and every (output, input group) takes <= 2^p values.
+  # A (K, N) = (256, 8) Flax kernel, g = 128: no padding, so ``quantize_params`` must equal
+  # the quantizer on kernel.T exactly, and every (output, input group) takes <= 2^p values.
   kernel = jax.random.normal(jax.random.key(3), (256, 8))
   params = {"params": {"dense": {"kernel": kernel, "bias": jnp.zeros(8)}}}
   q = anybcq.quantize_params(params, bits=(1, 2), group_size=128, rounds=T)

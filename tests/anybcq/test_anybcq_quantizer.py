@@ -103,7 +103,7 @@ def test_code_search_equals_brute_force(weight):
   s = np.transpose(np.asarray(qw.planes(3), np.float64).reshape(3, N, -1, G), (1, 2, 3, 0))
   assigned = np.abs(wg - beta[..., None] - np.einsum("ngki,ngi->ngk", s, alpha))
   srt = np.sort(dist, axis=-1)
-  untied = (srt[..., 1] - srt[..., 0]) > 1e-5  # ties excluded (spec section 13.3)
+  untied = (srt[..., 1] - srt[..., 0]) > 1e-5  # ties excluded
   assert untied.mean() > 0.9
   # levels are formed in float32 by the quantizer: agree to a few f32 ulps of |w| ~ 4
   np.testing.assert_array_less(assigned[untied] - srt[..., 0][untied], 1e-5)

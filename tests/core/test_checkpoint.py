@@ -1,4 +1,6 @@
-"""Checkpointer: reshard on restore, keep-N, fallback past a corrupt newest checkpoint."""
+"""Checkpointer: reshard on restore, keep-N, fallback past a corrupt newest checkpoint, the
+temporary folders it reports removed (only those gone from disk), and the errors of Orbax's
+abandoned read coroutines kept off stderr."""
 
 import glob
 import os
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.checkpoint import Checkpointer, abstract_like
 from tests.conftest import need_devices
@@ -130,3 +133,17 @@ def test_errors_of_abandoned_orbax_coroutines_are_dropped_others_kept():
 class _Suspend:
   def __await__(self):
     yield
+
+
+def test_remove_temporary_counts_only_folders_that_are_gone(tmp_path, monkeypatch):
+  # A writer still running can refill a temporary folder after it is removed (two SIGINTs then
+  # reported "removed 1 temporary folder" while it was still on disk): only folders that no
+  # longer exist are reported.
+  ck = ckpt_lib.Checkpointer(str(tmp_path), async_save=False)
+  tmp = tmp_path / ("7" + ckpt_lib._TMP_MARK + "-123")
+  os.makedirs(tmp / "default")
+  monkeypatch.setattr(ckpt_lib.shutil, "rmtree", lambda path, ignore_errors=False: None)
+  assert ck.remove_temporary() == [] and tmp.is_dir()
+  monkeypatch.undo()
+  assert ck.remove_temporary() == [str(tmp)] and not tmp.exists()
+  ck.close()

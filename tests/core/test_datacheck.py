@@ -1,4 +1,6 @@
-"""require_finite: the first bad row and column, counted in the file."""
+"""The checks of ``core.datacheck``: ``require_finite`` names the first bad row and column, counted
+in the file; dtype, shape, emptiness, keys and unreadable files are each one line naming the
+file."""
 
 import numpy as np
 import pytest
@@ -24,7 +26,7 @@ def test_names_source_first_row_and_column(bad, row, col):
   assert f"{1 if row == 6 else 2} bad row(s)" in msg
 
 
-# -- #39.2: dtype, shape, emptiness, keys and garbage files, each one line naming the file -------
+# -- dtype, shape, emptiness, keys and garbage files, each one line naming the file ---------------
 
 from iclr26_jax.core.datacheck import (  # noqa: E402
   DataError,

@@ -17,7 +17,7 @@ from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core import toy, trainer
 from tests.conftest import Kill, assert_trees_equal, kill_at, need_devices
-from tests.core.test_trainer import _cfg
+from tests.helpers import resume_toy_config
 
 
 class _Recorded(toy.ToyRegression):
@@ -38,8 +38,8 @@ class _Recorded(toy.ToyRegression):
 
 def test_device_batch_equals_host_batch_and_trains_bitwise_equal(tmp_path):
   need_devices(8)
-  cfg = _cfg("toy.hidden=(16,),toy.input_noise=0.3")
-  dev_cfg = _cfg("toy.hidden=(16,),toy.input_noise=0.3,toy.data_on_device=True")
+  cfg = resume_toy_config("toy.hidden=(16,),toy.input_noise=0.3")
+  dev_cfg = resume_toy_config("toy.hidden=(16,),toy.input_noise=0.3,toy.data_on_device=True")
   m = toy.ToyRegression(dev_cfg)
   data = m.device_data()
   for s in (0, 29):  # the oracle batch: the host path's rows of step s

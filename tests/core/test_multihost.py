@@ -9,7 +9,6 @@ the FSDP-sharded Orbax checkpoint. The same holds with the data on the devices (
 """
 
 import os
-import socket
 import subprocess
 import sys
 
@@ -20,6 +19,7 @@ import pytest
 from iclr26_jax.core import metrics as metrics_lib
 from tests.core.toy_restore import restore_toy
 from tests.conftest import REPO, subprocess_env
+from tests.helpers import free_port
 
 ARG = (
   "smoke,num_steps=20,log_every=5,checkpoint_every=10,batch_size=32,toy.hidden=(64,64),"
@@ -38,12 +38,6 @@ def _cmd(workdir, *extra, arg=ARG):
   ]
 
 
-def _free_port():
-  with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    return s.getsockname()[1]
-
-
 def _losses(workdir):
   return [
     r["train/loss"]
@@ -59,7 +53,7 @@ def _final_params(workdir):
 
 def _two_processes(workdir, arg=ARG) -> list[str]:
   """Runs the command in two processes of 2 CPU devices each; returns their stderr."""
-  port = _free_port()
+  port = free_port()
   procs = []
   for pid in range(2):
     env = subprocess_env(

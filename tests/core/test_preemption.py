@@ -1,12 +1,16 @@
-"""Preemption and dead peers (#29): SIGTERM / SIGINT save at a step boundary (every process at
-the same step), exit 0, and the same command resumes bitwise equal to an uninterrupted run; a
-process whose peer died stops within ICLR26_PEER_TIMEOUT with one line naming it.
+"""Signals and dead peers. SIGTERM / SIGINT save at a step boundary (every process at the same
+step), exit 0, and the same command resumes bitwise equal to an uninterrupted run. A signal before
+the loop runs stops the run cleanly: during start-up (imports) in one line with nothing written,
+while the data loads with the lock released and the same command resuming. A process whose peer
+died stops within ICLR26_PEER_TIMEOUT with one line naming it.
 
 Oracles: uninterrupted runs of the same config (one process in-process; two processes on
-localhost over gloo, as in test_multihost.py), compared leaf by leaf, bit for bit.
+localhost over gloo, as in test_multihost.py), compared leaf by leaf, bit for bit, and the
+workdir after the signal (absent, or without a lock).
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +24,14 @@ from experiments.configs.toy import regression
 from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import toy, trainer
 from tests.conftest import REPO, subprocess_env
-from tests.core.test_multihost import _free_port
 from tests.core.toy_restore import restore_toy
+from tests.helpers import (
+  assert_same_state,
+  free_port,
+  stderr_lines,
+  train_toy,
+  wide_toy_config,
+)
 
 BASE = "smoke,num_steps=12,checkpoint_every=5,log_every=5,progress_bar=False,mesh.data=1"
 
@@ -114,11 +124,11 @@ def _wait(procs, timeout=300):
 @pytest.mark.slow
 def test_two_processes_sigterm_one_both_save_the_same_step_and_resume_bitwise(tmp_path):
   ref_dir = tmp_path / "ref"
-  for code, err in _wait(_launch(ref_dir, ARG2, _free_port())):
+  for code, err in _wait(_launch(ref_dir, ARG2, free_port())):
     assert code == 0, err[-3000:]
   work = tmp_path / "run"
   faulty = ARG2 + ",toy.signal_at_step=5,toy.step_delay=0.3"
-  outs = _wait(_launch(work, faulty, _free_port()))
+  outs = _wait(_launch(work, faulty, free_port()))
   for code, err in outs:
     assert code == 0, err[-3000:]
   line = [ln for ln in outs[0][1].splitlines() if "SIGTERM received: stopped at step" in ln]
@@ -131,7 +141,7 @@ def test_two_processes_sigterm_one_both_save_the_same_step_and_resume_bitwise(tm
   default = work / "checkpoints" / str(stop) / "default"
   assert (default / "ocdbt.process_0").is_dir() and (default / "ocdbt.process_1").is_dir()
   # The same command (the fault step is behind the checkpoint, so it does not fire again).
-  outs = _wait(_launch(work, faulty, _free_port()))
+  outs = _wait(_launch(work, faulty, free_port()))
   for code, err in outs:
     assert code == 0, err[-3000:]
   assert f"resumed from checkpoint step {stop}" in outs[0][1]
@@ -146,7 +156,7 @@ def test_dead_peer_stops_the_other_within_the_timeout(tmp_path):
   # Process 1 SIGKILLs itself mid-run; process 0 must stop by itself, in one line, long before
   # JAX's own 100 s heartbeat timeout (it hung ~80-90 s before the watch existed).
   faulty = ARG2 + ",num_steps=100000,toy.signal_at_step=5,toy.signal_name=SIGKILL"
-  procs = _launch(tmp_path / "run", faulty, _free_port(), timeout_env="3")
+  procs = _launch(tmp_path / "run", faulty, free_port(), timeout_env="3")
   t0 = time.monotonic()
   (code0, err0), (code1, _) = _wait(procs, timeout=120)
   elapsed = time.monotonic() - t0
@@ -156,3 +166,66 @@ def test_dead_peer_stops_the_other_within_the_timeout(tmp_path):
   assert len(lines) == 1 and "lost process 1 of 2" in lines[0], err0[-3000:]
   assert "Traceback" not in err0 and "Check failure" not in err0
   assert elapsed < 60  # the whole run, start-up included; the hang it replaces was 80-90 s
+
+
+# -- signals before the loop runs ------------------------------------------------------------------
+
+
+def test_sigint_during_start_up_is_one_line_and_writes_nothing(tmp_path):
+  import signal
+  import time
+
+  work = tmp_path / "w"
+  proc = subprocess.Popen(
+    [
+      sys.executable,
+      "-m",
+      "experiments.main",
+      "--config=experiments/configs/toy/regression.py:smoke,progress_bar=False",
+      f"--workdir={work}",
+    ],
+    cwd=REPO,
+    env=subprocess_env(XLA_FLAGS=""),
+    stderr=subprocess.PIPE,
+    text=True,
+  )
+  time.sleep(1.0)  # imports: before, this was a KeyboardInterrupt traceback or lost
+  proc.send_signal(signal.SIGINT)
+  _, err = proc.communicate(timeout=120)
+  assert proc.returncode == 0, err
+  assert stderr_lines(err) == [
+    "SIGINT received during start-up: stopped before anything was written; run the same "
+    "command to start"
+  ], err
+  assert not work.exists()
+
+
+def test_signal_while_the_run_starts_releases_the_lock_and_resumes(base_run, run_copy):
+  import signal
+
+  from iclr26_jax.core import interrupt, toy
+  from iclr26_jax.core import workdir as workdir_lib
+
+  class SignalledDuringDataLoad(toy.ToyRegression):
+    def device_data(self):
+      os.kill(os.getpid(), signal.SIGTERM)  # as a scheduler would, while the data loads
+      return super().device_data()
+
+  previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+  shutil.rmtree(run_copy / "checkpoints" / "10")  # resume from 5: the loop has work to do
+  interrupt.install()
+  try:
+    cfg = wide_toy_config()
+    with pytest.raises(interrupt.Interrupted) as e:
+      from iclr26_jax.core import trainer
+
+      trainer.train(SignalledDuringDataLoad(cfg), cfg, str(run_copy))
+  finally:
+    for s, h in previous.items():
+      signal.signal(s, h)
+    interrupt._state.update(installed=False, phase="start", received=None)
+  assert e.value.signal_name == "SIGTERM"
+  assert not (run_copy / workdir_lib.LOCK_NAME).exists()  # no stale lock
+  res = train_toy(wide_toy_config(), run_copy)  # the same command resumes
+  assert res.resumed_from == 5
+  assert_same_state(res.state, base_run[1])

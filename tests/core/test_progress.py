@@ -1,4 +1,4 @@
-"""Progress display (issue #31 item 8): plain lines, no bar frames, when not on a terminal."""
+"""Progress display: plain lines, no bar frames, when not on a terminal."""
 
 import io
 import sys

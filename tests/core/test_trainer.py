@@ -1,4 +1,5 @@
-"""Trainer behaviour against independent oracles: bitwise resume, NaN guard, sharded equality."""
+"""Trainer behaviour against independent oracles: bitwise resume, NaN guard, sharded equality,
+and a batch too large for memory refused in one line before a workdir exists."""
 
 import json
 import os
@@ -7,17 +8,11 @@ import jax
 import numpy as np
 import pytest
 
-from experiments.configs.toy import regression
 from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import toy, trainer
 from tests.conftest import Kill, kill_at, need_devices
-
-BASE = "num_steps=30,checkpoint_every=10,log_every=5,batch_size=32,progress_bar=False"
-
-
-def _cfg(extra=""):
-  return regression.get_config("smoke," + BASE + ("," + extra if extra else ""))
+from tests.helpers import resume_toy_config, train_toy, wide_toy_config
 
 
 def _params(result):
@@ -36,7 +31,7 @@ def test_resume_is_bitwise_exact(tmp_path, kill_step):
   # Oracle: an uninterrupted run of the same config. A kill between checkpoints (17) and right
   # at a checkpoint step before the save (20) must both end with identical parameters,
   # optimizer state and logged metrics.
-  cfg = _cfg("toy.hidden=(16,),toy.input_noise=0.3")
+  cfg = resume_toy_config("toy.hidden=(16,),toy.input_noise=0.3")
   ref = trainer.train(toy.ToyRegression(cfg), cfg, str(tmp_path / "ref"))
   work = str(tmp_path / "killed")
   with pytest.raises(Kill):
@@ -54,7 +49,7 @@ def test_nan_guard_names_steps_and_keeps_last_good_checkpoint(tmp_path):
   # Step index 13 (the 14th update) produces a NaN loss. Logs every 5 and checkpoints every 10:
   # the guard must fire at the step-15 check, name step 14 and the range 11..15, and leave
   # checkpoint 10 as the newest, restorable and finite.
-  cfg = _cfg("toy.nan_at_step=13")
+  cfg = resume_toy_config("toy.nan_at_step=13")
   work = str(tmp_path / "nan")
   with pytest.raises(trainer.NonFiniteError) as info:
     trainer.train(toy.ToyRegression(cfg), cfg, work)
@@ -71,7 +66,7 @@ def test_nan_guard_names_steps_and_keeps_last_good_checkpoint(tmp_path):
 
 
 def test_update_compiles_once(tmp_path):
-  cfg = _cfg()
+  cfg = resume_toy_config()
   method = toy.ToyRegression(cfg)
   traces = []
   orig = method.update
@@ -91,8 +86,8 @@ def test_eight_device_step_equals_one_device(tmp_path, sharding):
   # so only the summation order differs: equal to float32 rounding (rtol 1e-5).
   need_devices(8)
   extra = "toy.hidden=(64,64),batch_size=64"
-  one = _cfg(extra + ",mesh.data=1")
-  eight = _cfg(extra + f",param_sharding={sharding}")
+  one = resume_toy_config(extra + ",mesh.data=1")
+  eight = resume_toy_config(extra + f",param_sharding={sharding}")
   r1 = trainer.train(toy.ToyRegression(one), one, str(tmp_path / "one"))
   r8 = trainer.train(toy.ToyRegression(eight), eight, str(tmp_path / "eight"))
   assert len(r8.state.params["params"]["Dense_1"]["kernel"].sharding.device_set) == 8
@@ -111,7 +106,7 @@ def test_eight_device_step_equals_one_device(tmp_path, sharding):
 
 
 def test_config_dumped_and_logs_written(tmp_path):
-  cfg = _cfg()
+  cfg = resume_toy_config()
   res = trainer.train(toy.ToyRegression(cfg), cfg, str(tmp_path / "d"))
   dumped = json.load(open(os.path.join(res.workdir, "config.json")))
   assert dumped["num_steps"] == 30 and dumped["method"] == "toy_regression"
@@ -126,5 +121,17 @@ def test_config_dumped_and_logs_written(tmp_path):
 
 def test_invalid_trainer_config(tmp_path):
   with pytest.raises(ValueError, match="num_steps"):
-    cfg = _cfg("num_steps=0")
+    cfg = resume_toy_config("num_steps=0")
     trainer.train(toy.ToyRegression(cfg), cfg, str(tmp_path / "x"))
+
+
+def test_a_batch_too_large_for_memory_is_one_line_and_leaves_no_workdir(tmp_path):
+  from iclr26_jax.core import trainer
+
+  work = tmp_path / "w"
+  cfg = wide_toy_config(f"batch_size={10**12}")
+  with pytest.raises(trainer.StepMemoryError) as e:
+    train_toy(cfg, work)
+  msg = str(e.value)
+  assert "batch_size=1000000000000" in msg and "nothing was trained" in msg and "\n" not in msg
+  assert not work.exists()

@@ -1,12 +1,13 @@
-"""A workdir holds one run: config identity on resume, the exclusive lock, the metrics log
-rewritten to one line per step, and a clear fresh start when no checkpoint can be read.
+"""A workdir holds one run: config identity on resume, the exclusive lock (a live owner stops a
+second run; a dead owner's lock, and an unparsable one once old, are taken over; an unparsable
+one says how to clear it), the metrics log rewritten to one line per step, and a clear fresh start
+when no checkpoint can be read.
 
 Oracles: the workdir's bytes before and after a refused resume (nothing may change), a
 hand-written metrics file, and Orbax's own files (what is in ``checkpoints/`` and ``corrupt/``).
 """
 
 import glob
-import hashlib
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import toy, trainer
 from iclr26_jax.core import workdir as workdir_lib
 from tests.conftest import REPO, subprocess_env
+from tests.helpers import snapshot
 
 BASE = "smoke,num_steps=10,checkpoint_every=5,log_every=5,progress_bar=False,mesh.data=1"
 
@@ -35,18 +37,10 @@ def _train(cfg, work, **kw):
   return trainer.train(toy.ToyRegression(cfg), cfg, str(work), **kw)
 
 
-def _snapshot(work):
-  """``{relative path: sha256}`` of every file under ``work``."""
-  out = {}
-  for p in sorted(glob.glob(os.path.join(str(work), "**"), recursive=True)):
-    if os.path.isfile(p):
-      out[os.path.relpath(p, work)] = hashlib.sha256(open(p, "rb").read()).hexdigest()
-  return out
-
-
 @pytest.fixture(scope="module")
 def base_run(tmp_path_factory):
-  """A finished 10-step toy run (checkpoints 5 and 10); tests work on copies of it."""
+  """A finished 10-step toy run (checkpoints 5 and 10); tests work on copies of it. This
+  module's own (the toy's default layers), in place of tests/core/conftest.py's."""
   work = tmp_path_factory.mktemp("base") / "run"
   _train(_cfg(), work)
   return work
@@ -63,17 +57,17 @@ def test_structural_change_stops_before_touching_anything(run_copy):
   # `mlp` gives the toy model hidden layers: a different state tree. The old behaviour declared
   # every checkpoint unreadable, moved them to corrupt/, restarted at step 0 and overwrote the
   # log and config.json.
-  before = _snapshot(run_copy)
+  before = snapshot(run_copy)
   with pytest.raises(workdir_lib.ConfigChangedError) as info:
     _train(_cfg("mlp"), run_copy)
   msg = str(info.value)
   assert "toy.hidden" in msg and "different structure" in msg
-  assert _snapshot(run_copy) == before
+  assert snapshot(run_copy) == before
   assert not os.path.exists(run_copy / "checkpoints" / "corrupt")
   # Even with the override flag a structural change is refused.
   with pytest.raises(workdir_lib.ConfigChangedError):
     _train(_cfg("mlp"), run_copy, allow_config_change=True)
-  assert _snapshot(run_copy) == before
+  assert snapshot(run_copy) == before
 
 
 def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy, monkeypatch):
@@ -85,7 +79,7 @@ def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy, mo
     return start(self, step)
 
   monkeypatch.setattr(metrics_lib.Progress, "start", recording_start)
-  before = _snapshot(run_copy)
+  before = snapshot(run_copy)
   # progress_bar is a display key: it may differ from the stored run without the flag.
   changed = _cfg("optim.learning_rate=0.5,num_steps=15,progress_bar=True")
   with pytest.raises(workdir_lib.ConfigChangedError) as info:
@@ -93,7 +87,7 @@ def test_nonstructural_change_stops_unless_allowed_then_is_recorded(run_copy, mo
   msg = str(info.value)
   assert "optim.learning_rate: 0.03 -> 0.5" in msg and "num_steps: 10 -> 15" in msg
   assert "--allow_config_change" in msg
-  assert _snapshot(run_copy) == before
+  assert snapshot(run_copy) == before
 
   res = _train(changed, run_copy, allow_config_change=True)
   assert res.resumed_from == 10 and int(res.state.step) == 15
@@ -144,7 +138,7 @@ def test_all_checkpoints_unreadable_says_it_starts_fresh(run_copy, capfd):
 
 def test_a_second_run_stops_at_once(run_copy, python):
   # The lock is held by this (live) process, as a concurrent run would hold it.
-  before = _snapshot(run_copy)
+  before = snapshot(run_copy)
   with workdir_lib.WorkdirLock(str(run_copy)):
     with pytest.raises(workdir_lib.WorkdirBusyError, match="in use by another run"):
       _train(_cfg(), run_copy)
@@ -164,7 +158,7 @@ def test_a_second_run_stops_at_once(run_copy, python):
     )
   assert proc.returncode != 0
   assert f"pid {os.getpid()}" in proc.stderr and "Traceback" not in proc.stderr
-  after = _snapshot(run_copy)
+  after = snapshot(run_copy)
   after.pop(".run.lock.guard", None)
   before.pop(".run.lock.guard", None)
   assert after == before
@@ -226,3 +220,22 @@ def test_config_changes_are_dotted():
   ch = workdir_lib.config_changes(old, new)
   assert ch == {"m.x": (1, 2), "m.z": (None, 0), "mesh.data": (-1, 1)}
   assert workdir_lib.is_runtime_key("mesh.data") and not workdir_lib.is_runtime_key("m.x")
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00garbage", b"[1, 2]", b'{"pid": "x"}'])
+def test_an_unparsable_lock_says_how_to_clear_it_and_is_taken_over_when_old(tmp_path, content):
+  import time
+
+  from iclr26_jax.core import workdir as workdir_lib
+
+  lock = tmp_path / workdir_lib.LOCK_NAME
+  lock.write_bytes(content)
+  with pytest.raises(workdir_lib.WorkdirBusyError) as e:
+    workdir_lib.WorkdirLock(str(tmp_path)).acquire()
+  assert f"delete {lock}" in str(e.value) and "pid ?" not in str(e.value), e.value
+  old = time.time() - 60
+  os.utime(lock, (old, old))
+  got = workdir_lib.WorkdirLock(str(tmp_path)).acquire()
+  assert got.stale_owner == {}
+  got.release()
+  assert not lock.exists()

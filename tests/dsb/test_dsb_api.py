@@ -1,4 +1,4 @@
-"""The DSB front door: ``Benchmark.from_preset``, ``sample_solution`` and ``dsb.evaluate``.
+"""The DSB entry points: ``Benchmark.from_preset``, ``sample_solution`` and ``dsb.evaluate``.
 
 Oracles: the preset table itself (a built instance carries the fields its name encodes), the
 closed-form plan (exact log pi*(y | x_0) enumerated over all y on a tiny instance gives the KL of

@@ -1,4 +1,4 @@
-"""Known-answer tests for iclr26_jax.dsb.benchmark (spec §3-5, §12).
+"""Known-answer tests for iclr26_jax.dsb.benchmark.
 
 The test instance is enumerable (D = 2, S = 5, K = 3, N = 2, s = 2) with a *non-symmetric*
 one-step matrix, non-uniform mixture weights a_k and a full-support categorical source, so that

@@ -1,4 +1,4 @@
-"""Tests for the classifier two-sample test ``metrics.c2st`` (spec §7, §12 "Metrics").
+"""Tests for the classifier two-sample test ``metrics.c2st``.
 
 Oracles:
 * identical laws: whatever the classifier learned on the training half, held-out labels are

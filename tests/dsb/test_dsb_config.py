@@ -2,7 +2,7 @@
 dataclasses in one place (``dsb.method.solver_config``); the old ``hparams.*`` optimiser keys stop
 with an error naming the new key.
 
-Oracles: the paper's optimiser settings (spec §9: AdamW, constant lr 1e-2 for DLightSB /
+Oracles: the paper's optimiser settings (AdamW, constant lr 1e-2 for DLightSB /
 DLightSB-M, 1e-4 for CSBM, 1e-3 for alpha-CSBM, betas (0.95, 0.99), PyTorch's weight decay 0.01),
 written out here; the solver dataclasses' own defaults (the standalone API) for "nothing else
 changed"; the first Adam step of the built optax chain (-lr sign(g)) for "the override reaches the

@@ -1,4 +1,4 @@
-"""CSBM / alpha-CSBM (spec §8.3, §8.4): the Eq. 14 transition, the bridge-matching loss, the
+"""CSBM / alpha-CSBM: the Eq. 14 transition, the bridge-matching loss, the
 two-direction machinery, training on an enumerable instance, and DSBMethod evaluation.
 
 Oracles: a dense numpy evaluation of Eq. 14 (explicit sum over the endpoint e, explicit
@@ -205,10 +205,10 @@ def _check_output_api(tiny, out):
 @pytest.mark.slow
 def test_csbm_and_alpha_csbm_learn_the_coupling(tiny, independent_kl):
   """2000 steps each. First run (seed 1): independent 0.89; CSBM 0.081, alpha-CSBM 0.030 (with
-  the pre-#32 defaults: backward first, KL summed over D; the thresholds hold with the reference's
-  forward-first order and D-averaged KL, the defaults since #32).
+  the earlier defaults: backward first, KL summed over D; the thresholds hold with the current
+  defaults, the reference's forward-first order and D-averaged KL).
 
-  CSBM-type transitions factorise over coordinates, so with N = 3 they keep a bias (spec §8.3);
+  CSBM-type transitions factorise over coordinates, so with N = 3 they keep a bias;
   the thresholds sit well below the independent coupling and above the observed values with
   margin for platform round-off over 2000 Adam steps.
   """
@@ -280,7 +280,7 @@ def test_method_resume_is_exact_and_evaluate_logs_the_eval_keys():
     return state, flags
 
   full, flags = run(init(jax.random.PRNGKey(0)), 0, 12)
-  # Forward first (the reference's order, the default since #32).
+  # Forward first (the reference's order, and the default).
   assert flags == [(1.0, 0.0)] * 5 + [(0.0, 0.0)] * 5 + [(1.0, 1.0)] * 2
   half, _ = run(init(jax.random.PRNGKey(0)), 0, 7)
   saved = jax.device_get(half.arrays())

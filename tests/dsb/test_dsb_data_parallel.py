@@ -1,4 +1,4 @@
-"""DSB's training step is data parallel on a mesh (issue #29).
+"""DSB's training step is data parallel on a mesh.
 
 The step draws its batch itself from the benchmark's samplers: ``shard_rows`` splits the drawn
 rows (and CSBM's IMF rollout from them) over ``data`` under the trainer's ``rows_mesh``. Oracle:

@@ -1,4 +1,4 @@
-"""Issue #32: the reference's (catsbench) estimator choices as options, and the matmul LSE tables.
+"""The reference's (catsbench) estimator choices as options, and the matmul LSE tables.
 
 Hand-worked small cases, no training: the max-shifted matmul contractions equal the broadcast
 log-sum-exp; DLightSB-M's per-sample times draw distinct times and its per-row closed forms

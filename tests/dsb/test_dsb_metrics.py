@@ -1,4 +1,4 @@
-"""Tests for iclr26_jax.dsb.metrics (spec §7, §12 "Metrics").
+"""Tests for iclr26_jax.dsb.metrics.
 
 Known answers: hand-computed shape / trend values, numpy pair counts, KL of explicit
 distributions, and truth-vs-truth zeros. Monte Carlo comparisons state their tolerance inline.

@@ -1,9 +1,9 @@
-"""Known-answer tests for iclr26_jax.dsb.reference (spec §2, §12).
+"""Known-answer tests for iclr26_jax.dsb.reference.
 
 Oracles are float64 numpy matrix products written here, independent of the library's log-domain
 algebra. Identity checks run under float64 (``jax.enable_x64``) with a 1e-10 tolerance (pure
-round-off of a handful of S x S products); the spec's quoted noise levels are checked to the
-digits the spec states.
+round-off of a handful of S x S products); the reference noise levels quoted in the test are
+checked to the digits quoted.
 """
 
 import jax
@@ -47,7 +47,7 @@ def test_uniform_closed_form_equals_repeated_matmul():
 
 
 def test_gaussian_matrix_definition_and_spec_noise_levels():
-  """Eq. 2 entries, stochasticity, and the noise levels quoted in spec §2 (S = 50, M = 128)."""
+  """Eq. 2 entries, stochasticity, and the quoted reference noise levels (S = 50, M = 128)."""
   with jax.enable_x64(True):
     s, alpha = 7, 0.4
     q = np.exp(np.asarray(R.gaussian_one_step_log_matrix(s, alpha, jnp.float64)))

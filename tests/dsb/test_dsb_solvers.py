@@ -1,4 +1,4 @@
-"""Known-answer tests for the DLightSB and DLightSB-M solvers (spec §8.1, §8.2, §12).
+"""Known-answer tests for the DLightSB and DLightSB-M solvers.
 
 Oracle: exact enumeration on a tiny instance (D = 2, S = 6, so 36 states and 1296 pairs):
 ``metrics.exact_conditional_kl_tv`` gives E_{p_0} KL(pi*(.|x_0) || pi_theta(.|x_0)) with both
@@ -77,7 +77,7 @@ def test_independent_baseline_is_far(independent_kl):
 def test_dlightsb_reaches_small_exact_kl(bench, dlightsb_out, independent_kl):
   kl = _exact_kl(bench, dlightsb_out.potential)
   # First run: 0.00089. 0.004 leaves room for platform round-off in 600 Adam steps and is still
-  # more than 100x below the independent baseline (spec §12 expects order 1e-3).
+  # more than 100x below the independent baseline (order 1e-3 is the expected level).
   assert kl < 4e-3, kl
   assert kl < independent_kl / 100
   loss = dlightsb_out.loss
@@ -100,7 +100,7 @@ def test_per_coordinate_loss_bias(bench, percoord_out, joint_out, dlightsb_out):
   Observed (first run): per-coordinate 0.0033 vs DLightSB 0.00089 at the same budget; the joint
   loss (0.0052) is *not* below it after 600 steps because its estimator is noisier, so the
   honest check of the bias is against DLightSB, which optimises the same population objective as
-  `joint` (spec Eq. 13 telescopes to Eq. 12 / (N + 1)) with less variance.
+  `joint` (Eq. 13 telescopes to Eq. 12 / (N + 1)) with less variance.
   """
   kl_pc = _exact_kl(bench, percoord_out.potential)
   kl_dlsb = _exact_kl(bench, dlightsb_out.potential)

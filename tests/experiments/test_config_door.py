@@ -1,5 +1,6 @@
-"""Configs are checked at the door (issue #31 item 7): a bad size, count or rate stops
-``experiments.main`` with one line naming the full dotted key, exit status 2, nothing written."""
+"""Configs are checked at the door, before a run starts: a bad size, count or rate, or a NaN / inf
+in a float field, stops ``experiments.main`` with one line naming the full dotted key, exit
+status 2, nothing written."""
 
 import glob
 import importlib.util
@@ -88,15 +89,15 @@ def test_room_values_out_of_range_name_the_dotted_key(path, arg, message):
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: os.path.relpath(p, REPO))
 def test_nan_or_inf_in_any_float_field_stops_at_the_door(path):
   # Every float field of the shipped config (and float items of tuples), each set to NaN, +inf
-  # and -inf in turn: the door names exactly that key (#39.3: a NaN MI target was silently
-  # replaced by the default rule, an infinite learning rate passed).
+  # and -inf in turn: the door names exactly that key (a NaN MI target used to be replaced
+  # silently by the default rule, and an infinite learning rate passed).
   base = _load(path, "smoke")
   fields = {
     k: v
     for k, v in config_lib.flat_fields(base).items()
     if isinstance(v, float) or (isinstance(v, tuple) and any(isinstance(x, float) for x in v))
   }
-  assert fields or "toy" in path, path  # every room but the toy one has a float field
+  assert fields or "toy" in path, path  # every method package but the toy one has a float field
   for key, value in fields.items():
     for bad in (float("nan"), float("inf"), -float("inf")):
       cfg = _load(path, "smoke")
@@ -131,7 +132,7 @@ def _main(tmp_path, *args):
     ((f"--config={TOY}:smoke,toy.num_examples=0",), "'toy.num_examples' must be >= 1; got 0"),
     ((f"--config={TOY}:smoke", "--config.toy.nosuch=1"), "unknown config key 'toy.nosuch'"),
     (("--config={bad}",), "cannot load config file {bad}:2: invalid syntax"),
-    # NaN / inf in a float field (#39.3): the right key and value, at the door.
+    # NaN / inf in a float field: the right key and value, at the door.
     (
       (f"--config={TOY}:smoke", "--config.optim.learning_rate=inf"),
       "config key 'optim.learning_rate' must be a finite number; got inf",

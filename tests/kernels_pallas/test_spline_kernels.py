@@ -216,7 +216,7 @@ def test_owner_computes_backward_is_bitwise_repeatable_and_padded_rows_get_zero(
 
 
 def test_affine_tables_reproduce_linear_map_far_outside_grid():
-  """T1 through the kernels: T[p,i,j,q] = W[q,2p]·t_i + W[q,2p+1]·t_j makes y = x·Wᵀ everywhere."""
+  """Affine tables through the kernels: T[p,i,j,q] = W[q,2p]·t_i + W[q,2p+1]·t_j makes y = x·Wᵀ everywhere."""
   G = 8
   grid = SigmaGrid(G)
   rng = np.random.default_rng(3)

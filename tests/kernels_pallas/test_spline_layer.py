@@ -62,7 +62,7 @@ def test_layer_pallas_interpret_matches_xla_forward_and_grads():
   _close(y_p, y_x)
   _close(dt_p, dt_x)
   _close(dx_p, dx_x)
-  # T1 through the layer's kernel path: affine tables make the layer the linear map x·Wᵀ + b, also
+  # Through the layer's kernel path: affine tables make the layer the linear map x·Wᵀ + b, also
   # far outside the grid (same compiled program: only the parameter values change).
   w = rng.standard_normal((5, 7)).astype(np.float32)
   bias = rng.standard_normal(5).astype(np.float32)

@@ -1,4 +1,4 @@
-"""The lmKAN front door: `LMKANDense(dtype, param_dtype)` in bf16, the default init, the recipe in optax.
+"""The lmKAN public API: `LMKANDense(dtype, param_dtype)` in bf16, the default init, the recipe in optax.
 
 Oracles: the dense hat-matrix formulation (`spline_lookup_dense`, plain autodiff, no custom VJP) in
 float32 for the bf16 paths (XLA and Pallas in interpret mode), linearity and a zero Hessian penalty for

@@ -1,4 +1,4 @@
-"""T9: parameter and FLOP accounting, including the paper's Fig. 1 FLOP axes. Integer arithmetic: exact."""
+"""Parameter and FLOP accounting, including the paper's Fig. 1 FLOP axes. Integer arithmetic: exact."""
 
 import jax
 import jax.numpy as jnp

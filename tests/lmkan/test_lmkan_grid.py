@@ -1,4 +1,5 @@
-"""T8 (grid) and grid-size validation for lmKAN's sigma grid."""
+"""lmKAN's sigma grid: its nodes (symmetry, outer nodes, the G = 10 values, the G = 3 rule), cell
+lookup, the Laplace CDF and its samples, the out-of-grid fraction, and grid-size validation."""
 
 import math
 
@@ -42,7 +43,7 @@ def test_grid_symmetry_and_outer_nodes(g):
 
 
 def test_grid_g10_node_values():
-  # The G = 10 values quoted in spec §1.2 (4 decimals).
+  # The G = 10 nodes to 4 decimals: 0, ±ln 1.25, ±ln(5/3), ±ln 2.5, ±ln 5, ±ln 10.
   want = [-2.3026, -1.6094, -0.9163, -0.5108, -0.2231, 0.0, 0.2231, 0.5108, 0.9163, 1.6094, 2.3026]
   np.testing.assert_allclose(SigmaGrid(10).nodes, want, atol=5e-5)
 

@@ -1,4 +1,5 @@
-"""LMKANDense: T1 through the layer (odd width), inits, impl switch, layout converters, T10 errors."""
+"""LMKANDense: affine tables give the linear map through the layer (odd width), inits, impl switch,
+layout converters, argument errors."""
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +23,7 @@ def _x64():
 
 
 def test_layer_affine_tables_equal_linear_map_odd_width_and_leading_dims():
-  # T1 through the layer: N_in = 7 (odd, padded with a zero input), leading dims (2, 5), inputs N(0, 8²)
+  # Affine tables through the layer: N_in = 7 (odd, padded with a zero input), leading dims (2, 5), inputs N(0, 8²)
   # mostly outside the G = 6 grid. float64; tolerance as in test_lmkan_reference (rounding ~1e-14).
   grid = SigmaGrid(6)
   rng = np.random.default_rng(0)

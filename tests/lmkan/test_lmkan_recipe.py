@@ -1,5 +1,5 @@
 """The default training recipe trains a deep lmKAN on a 32-D teacher, and eval-mode BatchNorm agrees
-with train-mode BatchNorm on the training distribution (issue 16).
+with train-mode BatchNorm on the training distribution.
 
 Oracle for "trains": ordinary least squares on the same teacher (closed form, fitted here on fresh
 samples): a model that learned nothing non-linear cannot beat it. Before the fix the reference noise

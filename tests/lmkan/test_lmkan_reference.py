@@ -1,5 +1,7 @@
-"""T1, T2, T3, T5, T6 and T10 for the pure-jnp lmKAN lookup (gather form, dense hat-matrix form and the
-closed-form custom_vjp).
+"""Known-answer tests of the pure-jnp lmKAN lookup (gather form, dense hat-matrix form and the
+closed-form custom_vjp): affine tables give a linear layer, node values are interpolated exactly,
+the forms agree, input and table gradients are exact, and far outside the grid the output stays
+finite and linear.
 
 Exact properties are checked in float64. Tolerances: the quantities compared are sums of a few dozen
 products of O(1–50) numbers, so float64 rounding is ~1e-14 relative; 1e-10 leaves ample slack while any
@@ -75,7 +77,7 @@ def _interior_points(grid, b, p, seed):
 
 
 def test_affine_tables_reproduce_linear_layer_far_outside_grid():
-  # T1. Inputs N(0, 10²): most lie outside [t_0, t_G] = [−ln 8, ln 8].
+  # Inputs N(0, 10²): most lie outside [t_0, t_G] = [−ln 8, ln 8].
   grid = SigmaGrid(G)
   rng = np.random.default_rng(1)
   n_in = 2 * P
@@ -91,7 +93,7 @@ def test_affine_tables_reproduce_linear_layer_far_outside_grid():
 
 
 def test_node_interpolation_including_outer_nodes():
-  # T2. f(t_i, t_j) = T[i, j] for all node pairs, outer nodes included.
+  # f(t_i, t_j) = T[i, j] for all node pairs, outer nodes included.
   g = 5
   grid = SigmaGrid(g)
   t = grid.nodes
@@ -104,7 +106,7 @@ def test_node_interpolation_including_outer_nodes():
 
 
 def test_gather_equals_dense_and_f32_matches_f64_oracle():
-  # T3 (reference forms). f32 against the f64 oracle: ~P·4 products of O(1) values, so 1e-5.
+  # The two reference forms agree; f32 against the f64 oracle: ~P·4 products of O(1) values, so 1e-5.
   grid = SigmaGrid(G)
   x, table = _random(3)
   custom, gather, dense = _three_forms(x, table, grid)
@@ -144,7 +146,7 @@ def test_custom_vjp_matches_autodiff_of_dense_and_gather_forms():
 
 
 def test_input_gradient_vs_finite_differences_and_closed_form():
-  # T5. Inside a cell f is bilinear, i.e. linear in each coordinate separately, so a central difference
+  # Inside a cell f is bilinear, i.e. linear in each coordinate separately, so a central difference
   # with a step far smaller than the distance to the cell border (≥ 0.2 cell widths ≥ 0.04) is exact up
   # to rounding: error ≈ |f|·1e-16/eps ≈ 1e-10 for eps = 1e-6, hence atol 1e-8.
   grid = SigmaGrid(G)
@@ -158,7 +160,7 @@ def test_input_gradient_vs_finite_differences_and_closed_form():
   f = jax.jit(jax.vmap(lambda xx: jnp.sum(spline_lookup_gather(xx, table, grid) * g)))
   fd = (np.asarray(f(x[None] + pert)) - np.asarray(f(x[None] - pert))) / (2 * eps)
   np.testing.assert_allclose(np.asarray(dx), fd.reshape(x.shape), rtol=0, atol=1e-8)
-  # Closed form of spec §3 written out per (sample, pair, output) with numpy loops.
+  # The closed form of the input gradient written out per (sample, pair, output) with numpy loops.
   t, r = grid.nodes, grid.inv_widths
   sigma = lambda v: 0.5 * np.exp(v) if v <= 0 else 1 - 0.5 * np.exp(-v)  # Laplace(0, 1) CDF
   xn, tn, gn = np.asarray(x), np.asarray(table), np.asarray(g)
@@ -176,7 +178,7 @@ def test_input_gradient_vs_finite_differences_and_closed_form():
 
 
 def test_table_gradient_is_exact_because_output_is_linear_in_table():
-  # T6. For a loss linear in y, L(T + E) − L(T) = ⟨∇_T L, E⟩ exactly (up to float64 rounding).
+  # For a loss linear in y, L(T + E) − L(T) = ⟨∇_T L, E⟩ exactly (up to float64 rounding).
   grid = SigmaGrid(G)
   x, table = _random(12)
   rng = np.random.default_rng(13)
@@ -200,7 +202,7 @@ def test_table_gradient_is_exact_because_output_is_linear_in_table():
 
 
 def test_large_inputs_stay_finite_and_extrapolate_linearly():
-  # T10. Far outside the grid f is one bilinear piece, hence linear in each coordinate separately:
+  # Far outside the grid f is one bilinear piece, hence linear in each coordinate separately:
   # moving x1 alone (pair 0) or x2 alone (pair 1) along 50, 60, 70 gives f(50) + f(70) − 2 f(60) = 0, and
   # no saturation (f(60) ≠ f(50) for random tables). Checked in float32 (the production dtype); values
   # are O(70·|T|·r) ≈ 1e3, so the second difference is zero to ~1e3·1e-6 → atol 1e-2.

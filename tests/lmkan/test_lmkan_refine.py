@@ -1,4 +1,4 @@
-"""T4: exact grid refinement G → 2G and G → 3G, through the reference lookup and through a network."""
+"""Exact grid refinement G → 2G and G → 3G, through the reference lookup and through a network."""
 
 import jax
 import jax.numpy as jnp

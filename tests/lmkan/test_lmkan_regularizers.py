@@ -1,4 +1,5 @@
-"""T7 (Hessian penalty) and the two-phase schedule."""
+"""The Hessian penalty (zero on affine tables, exact on quadratics, its quadratic form and null
+space) and the two-phase schedule."""
 
 import jax
 import jax.numpy as jnp

@@ -1,14 +1,14 @@
-"""Slow known-answer ordering (spec §13 R1) through the real trainer and configs.
+"""Slow known-answer ordering through the real trainer and configs: lmKAN beats a costlier MLP.
 
 On the methane-like surrogate (1000 steps, batch 512, seeds 0 and 1), lmKAN 12→8→8→1 (G = 8,
 672 FLOPs/sample) must beat by a clear margin the same-depth ReLU MLP of width 16, which costs
-more (928 FLOPs/sample). First honest run (reproduce harness, 2026-11-29): lmKAN 0.537 ± 0.014,
+more (928 FLOPs/sample). First honest run (reproduce harness): lmKAN 0.537 ± 0.014,
 MLP 0.752 ± 0.011 test MSE/Var; the margin below (lmKAN < 0.85 × MLP, i.e. 0.64) sits about
-seven seed-stds from both. (That run used the reference noise init; with the affine default of
-issue 16 the laptop reproduce run at 1500 steps measured lmKAN 0.593 ± 0.006 vs MLP 0.788 ± 0.010.) The test
-runs 1000 steps to keep CI short (2026-12-01, this exact test body: lmKAN 0.619 / 0.644 vs MLP
-0.817 / 0.824, threshold 0.698). With the named data and init streams of issue 19 the same body
-measured lmKAN 0.688 / 0.619 vs MLP 0.806 / 0.842 (2026-12-02; mean ratio 0.79, threshold 0.700):
+seven seed-stds from both. (That run used the reference noise init; with the affine default init
+the laptop reproduce run at 1500 steps measured lmKAN 0.593 ± 0.006 vs MLP 0.788 ± 0.010.) The test
+runs 1000 steps to keep CI short (this exact test body: lmKAN 0.619 / 0.644 vs MLP
+0.817 / 0.824, threshold 0.698). With the named data and init streams the same body
+measured lmKAN 0.688 / 0.619 vs MLP 0.806 / 0.842 (mean ratio 0.79, threshold 0.700):
 one seed alone is not enough (seed 0's ratio is 0.854), so both seeds stay. A broken lookup,
 penalty, schedule or BatchNorm placement lands lmKAN at or above the MLP.
 """

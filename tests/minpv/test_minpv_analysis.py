@@ -1,4 +1,5 @@
-"""Path analysis: J[α], the Cauchy–Schwarz bound, the geodesic, path-only MinPV (spec §8, T1)."""
+"""Path analysis: J[α], the Cauchy–Schwarz bound, the geodesic, path-only MinPV, the schedule
+curves and the MI α-band diagnostic."""
 
 import jax
 import jax.numpy as jnp
@@ -23,7 +24,7 @@ def geo():
 
 
 def test_geodesic_reference_values(geo):
-  # Spec §8 (floored metric, δ = 1e-5, m = d): α ≈ .91/.74/.32/.07/.014/.005 at
+  # Reference values (floored metric, δ = 1e-5, m = d): α ≈ .91/.74/.32/.07/.014/.005 at
   # t = .05/.1/.25/.5/.75/.9 and L² ≈ 76·d. Values are quoted to 2 significant digits.
   np.testing.assert_allclose(
     geo.alpha_at([0.05, 0.1, 0.25, 0.5, 0.75, 0.9]),
@@ -48,7 +49,7 @@ def test_geodesic_attains_the_bound(geo):
 
 
 def test_spec_values_of_j():
-  # Spec §8 on t ∈ [1e-5, 1 − 1e-5], d = m = 10: J ≈ 9.9e3 (linear), 7.8e3 (trig), 3.8e3 (KMM
+  # Reference values on t ∈ [1e-5, 1 − 1e-5], d = m = 10: J ≈ 9.9e3 (linear), 7.8e3 (trig), 3.8e3 (KMM
   # init), quoted to 2 digits; the dense geometric grid resolves both ends (grid-converged below).
   for name, expect in (("linear", 9.9e3), ("trig", 7.8e3), ("kmm", 3.8e3)):
     fn, phi = paths.get_path(name), paths.init_path_params(name)
@@ -63,7 +64,7 @@ def test_spec_values_of_j():
 
 @pytest.mark.parametrize("name", list(paths.FIXED_PATHS) + ["kmm"])
 def test_every_schedule_respects_the_lower_bound(name):
-  # T1.2: J ≥ (∫√g dα)² over the schedule's own endpoints, with its own constraint's metric.
+  # J ≥ (∫√g dα)² over the schedule's own endpoints, with its own constraint's metric.
   fn, phi = paths.get_path(name), paths.init_path_params(name)
   grid = analysis.t_grid()
   j = float(analysis.path_variance_integral(fn, phi, dim=D, m=M, grid=grid))
@@ -85,7 +86,7 @@ def test_affine_geodesic_is_exponential_without_floor():
 
 
 def test_path_only_minpv_reaches_the_geodesic(fitted, geo):
-  # T1.1: J approaches L² (within 2 %), falls far below trig, α matches the geodesic.
+  # J approaches L² (within 2 %), falls far below trig, α matches the geodesic.
   j_trig = float(analysis.path_variance_integral(paths.get_path("trig"), {}, dim=D, m=M))
   j_fit = float(analysis.path_variance_integral(paths.get_path("kmm"), fitted.params, dim=D, m=M))
   assert fitted.history[-1] < 0.25 * fitted.history[0]
@@ -98,9 +99,9 @@ def test_path_only_minpv_reaches_the_geodesic(fitted, geo):
 
 
 def test_oracle_integration_on_the_geodesic_path(fitted):
-  # T0.5 for the front-loaded (geodesic-fit) path: the analytic s* through the integrator.
+  # The analytic s* through the integrator, on the front-loaded (geodesic-fit) path.
   # Observed: 100 uniform nodes leave a bias of about 0.013 nats (RMSE 0.016); 1000 nodes
-  # remove it to ~5e-4 (spec §9 documents this path-dependent bias).
+  # remove it to ~5e-4 (the bias of a uniform grid depends on the path).
   task = benchmarks.make_task(D)
   x = benchmarks.sample_p1(jax.random.PRNGKey(0), 1000, task)
   truth = benchmarks.true_log_ratio(x, task)
@@ -143,3 +144,32 @@ def test_plot_schedules_writes_a_png(tmp_path, geo):
   assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
   ax_alpha = fig.axes[0]
   assert len(ax_alpha.lines) == 3  # two schedules and the geodesic
+
+
+def test_mi_alpha_band_holds_the_stated_share_of_the_mi():
+  # G(α) = E_{p1} log p_α(x) by Monte Carlo (p_α Gaussian, scipy-free closed density) at the band
+  # edges: the MI accrued between them is 90 % of G(0) − G(1) = MI.
+  task = benchmarks.make_task(D)
+  lo, hi = analysis.mi_alpha_band(task, mass=0.9)
+  assert 0.0 <= lo < hi <= 1.0
+  x = np.asarray(benchmarks.sample_p1(jax.random.PRNGKey(3), 200_000, task), np.float64)
+  sigma = np.asarray(benchmarks.eigen_coordinates(jnp.eye(D), task)).T
+  sigma = sigma.T @ np.diag(task.eigenvalues) @ sigma
+
+  def g(alpha):
+    cov = alpha**2 * np.eye(D) + (1 - alpha**2) * sigma
+    inv = np.linalg.inv(cov)
+    quad = np.einsum("ni,ij,nj->n", x, inv, x)
+    return float(np.mean(-0.5 * quad) - 0.5 * np.linalg.slogdet(2 * np.pi * cov)[1])
+
+  g0, g1 = g(0.0), g(1.0)
+  np.testing.assert_allclose(g0 - g1, task.mi, rtol=0.02)  # MC of KL(p1‖p0), s.e. < 1 %
+  share = (g(lo) - g(hi)) / (g0 - g1)
+  np.testing.assert_allclose(share, 0.9, atol=0.02)
+  # Fractions: a path spending all its time in the band scores 1, none 0; weights normalise.
+  assert analysis.band_fraction(np.full(5, 0.5 * (lo + hi)), (lo, hi)) == 1.0
+  assert analysis.band_fraction(np.array([lo / 2, 1.0]), (lo, hi)) == 0.0
+  assert (
+    analysis.band_fraction(np.array([0.5 * (lo + hi), 1.0]), (lo, hi), weights=np.array([3.0, 1.0]))
+    == 0.75
+  )

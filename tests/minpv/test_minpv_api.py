@@ -1,4 +1,4 @@
-"""Front door (``minpv.fit_log_ratio``, ``minpv.estimate_mi``) against closed forms.
+"""The entry points ``minpv.fit_log_ratio`` and ``minpv.estimate_mi`` against closed forms.
 
 Oracles: KL between two Gaussians, ½[tr(S0⁻¹S1) + Δμᵀ S0⁻¹ Δμ − d + log det S0 / det S1], and
 the MI of a correlated Gaussian pair, −½ Σ log(1 − ρ²). Tolerances: the fast tests run a few
@@ -74,7 +74,7 @@ def test_bad_input_names_argument():
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_defaults_within_ten_percent(seed):
-  # The front door's contract (issue 37): at its defaults, KL of a d = 6 Gaussian pair and the MI
+  # The entry points' contract: at their defaults, KL of a d = 6 Gaussian pair and the MI
   # of a d = 4 + 4 correlated Gaussian pair within 10 %.
   rng, m1, s1, m0, s0 = _pair(6, 10 + seed)
   truth = _gauss_kl(m1, s1, m0, s0)
@@ -110,7 +110,7 @@ def test_mi_is_blind_to_monotone_maps_of_each_coordinate():
 @pytest.mark.slow
 def test_defaults_large_kl_d10():
   # The d = 10 pair of experiments/minpv_large_kl.py (seed 0, KL 7.108 nats): -31 % at the earlier
-  # defaults (batch 256, lr 1e-3), -7.6 % at today's (measured 2026-12-06); the contract is 10 %.
+  # defaults (batch 256, lr 1e-3), -7.6 % at the current ones; the contract is 10 %.
   rng, m1, s1, m0, s0 = _pair(10, 0)
   truth = _gauss_kl(m1, s1, m0, s0)
   x_p = rng.multivariate_normal(m1, s1, 10000)

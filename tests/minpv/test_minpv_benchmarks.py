@@ -1,4 +1,5 @@
-"""The Gaussian MI benchmark against closed forms (spec §12)."""
+"""The MI benchmarks against closed forms, numerical marginals and quadrature: the Gaussian task,
+the coordinate-wise mapped tasks, the additive-noise and the gamma-exponential tasks."""
 
 import jax
 import jax.numpy as jnp
@@ -65,7 +66,7 @@ def test_errors_name_the_argument():
     benchmarks.true_log_ratio(jnp.ones((2, 3)), benchmarks.make_task(4))
 
 
-# ------------------------------------------------- coordinate-wise mapped MI tasks (spec §12)
+# -------------------------------------------------------- coordinate-wise mapped MI tasks
 # Independent NumPy inverses of the maps (the task code holds its own).
 _INVERSES = {
   "gauss": lambda z: z,

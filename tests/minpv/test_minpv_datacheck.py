@@ -1,9 +1,12 @@
-"""The UCI loader rejects NaN/inf at load time, naming the file and the first bad row (it used
-to accept them; training then stopped at step 1 with a NonFiniteError about the loss)."""
+"""The UCI loader checks its files at load time, each fault naming the file: a NaN or inf with the
+first bad row and column as counted in the file (it used to accept them; training then stopped at
+step 1 with a NonFiniteError about the loss), integer values where floats are expected, and a file
+that is not an archive."""
 
 import numpy as np
 import pytest
 
+from iclr26_jax.core import datacheck
 from iclr26_jax.minpv import data
 
 
@@ -32,3 +35,15 @@ def test_uci_npz_with_nan(tmp_path):
   np.savez(tmp_path / "g.npz", train=train, test=np.ones((4, 2)))
   with pytest.raises(ValueError, match=r"g\.npz\['train'\]: .* data row 3, column 1"):
     data.load_uci(str(tmp_path / "g.npz"))
+
+
+def test_minpv_uci_integer_file_is_refused(tmp_path):
+  from iclr26_jax.minpv import data as minpv_data
+
+  f = tmp_path / "uci.npz"
+  np.savez(f, train=np.arange(40, dtype=np.int32).reshape(20, 2), test=np.zeros((5, 2)))
+  with pytest.raises(datacheck.DataError, match=r"uci.npz\['train'\]: expected floating values"):
+    minpv_data.load_uci(str(f))
+  f.write_bytes(b"garbage")
+  with pytest.raises(datacheck.DataError, match="cannot be read as a .npz archive"):
+    minpv_data.load_uci(str(f))

@@ -1,4 +1,4 @@
-"""Density-estimation data and NLL bookkeeping of MinPV (spec §1 likelihood, §12 density tasks)."""
+"""Density-estimation data and NLL bookkeeping of MinPV: the likelihood and the density tasks."""
 
 import os
 
@@ -135,7 +135,7 @@ def test_uci_task_nll_bookkeeping(tmp_path):
 
 @pytest.mark.slow
 def test_short_density_run_beats_the_gaussian_baseline(tmp_path):
-  # Eight Gaussians, KMM-MinPV with the spec §10 ``fixed`` switches, 800 steps (≈ 35 s on a
+  # Eight Gaussians, KMM-MinPV with the ``fixed`` preset's switches, 800 steps (≈ 35 s on a
   # loaded 2-core machine). Measured: NLL 2.89 against the N(0, I)-in-z baseline 3.57 and the
   # exact 2.48; pointwise log-ratio RMSE 0.80 against 1.43 for log r̂ ≡ 0. (The faithful
   # per-sample floored weights overshoot here: NLL 0.65 < exact, RMSE 2.2; score-based

@@ -1,4 +1,5 @@
-"""Slow known-answer run (spec T2.1 and the T2.3 negative control, sized for two CPU cores).
+"""Slow known-answer runs: Gaussian MI and the pointwise log-ratio are recovered, and a
+sign-flipped target (the negative control) fails; sized for two CPU cores.
 
 Gaussian MI at d = 10 (MI = 2 nats), fixed trig path, conditional time-score matching with the
 ``fixed`` preset (time-only weights, exact variance), a 2 × 128 residual network, batch 512,
@@ -7,10 +8,10 @@ method's own ``init_state``, ``update`` and ``evaluate`` (``MinPVMethod``) insid
 ``lax.scan`` with on-device batches; the trainer loop itself is covered by the smoke test.
 
 The truth is the mean analytic log r over the same 4096 evaluation samples. First honest runs
-(2026-11-29, seeds 0/1 with this recipe, when every conditional loss was divided by the batch
+(seeds 0/1 with this recipe, when every conditional loss was divided by the batch
 mean of the weight variance): MI 1.71 / 1.78 against 2.04 / 2.02, pointwise RMSE 0.95 / 0.97 (std
 of the true log r ≈ 1.66); the sign-flipped target (β̇⟨x0, x1⟩ → −β̇⟨x0, x1⟩) gave MI −0.99 and
-RMSE 6.8. Without that normaliser on a fixed path (issue #15; 2026-12-01, seed 0): MI 2.00
+RMSE 6.8. Without that normaliser on a fixed path (seed 0): MI 2.00
 against 1.99, RMSE 0.55; flipped MI 1.03, RMSE 5.66. Thresholds: |MI error| < 0.5 and RMSE < 1.3
 pass the honest run with margin; the negative control must exceed 1.5× the MI bound (0.75) and
 RMSE 3.0, i.e. fail both criteria clearly.
@@ -31,8 +32,8 @@ RECIPE = (
 
 
 # DRE-∞: implicit objective on trig, time embedding on 30·t (resolved by the objective), lr 1e-3,
-# 1000 steps, a 2 × 64 network, batch 1024. At the issue's batch 256 the estimate wanders during
-# training and its end value depends on the batch stream (measured 2026-12-01: 1.98 / 1.84 /
+# 1000 steps, a 2 × 64 network, batch 1024. At batch 256 the estimate wanders during
+# training and its end value depends on the batch stream (measured: 1.98 / 1.84 /
 # 1.62 / 1.48 over four runs against 2.0); at batch 1024 it rises steadily (seeds 0 / 1 through
 # the trainer: 0.91 → 1.01 → 1.41 → 1.91 and 1.19 → 1.10 → 1.85 → 2.10 at steps 250…1000).
 # With the embedding on 1000·t (the reference's) the same run gave 0.07.

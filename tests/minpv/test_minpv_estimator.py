@@ -1,4 +1,4 @@
-"""Quadrature, log-ratio integration, likelihood and the score network (spec §9, §11, T0.5)."""
+"""Quadrature, log-ratio integration, likelihood and the score network."""
 
 import jax
 import jax.numpy as jnp
@@ -31,7 +31,7 @@ def test_path_grid_is_uniform_in_alpha():
 
 @pytest.mark.parametrize("name", ["trig", "linear", "cosine"])
 def test_analytic_time_score_reproduces_analytic_log_ratio(name):
-  # T0.5: ∫ s* dt through the integrator equals log p1/p0 up to the quadrature error; for these
+  # ∫ s* dt through the integrator equals log p1/p0 up to the quadrature error; for these
   # smooth schedules 100 nodes give an RMSE below 1e-3 and 1000 nodes a smaller one. A sign or
   # t-grid error is off by O(1) nats.
   task = benchmarks.make_task(10)
@@ -93,7 +93,7 @@ def test_errors_name_the_argument():
     networks.sinusoidal_embedding(jnp.ones(3), 5)
 
 
-# ------------------------------------------------------ Simpson and ODE integrators (spec §9)
+# ------------------------------------------------------------- Simpson and ODE integrators
 def test_simpson_weights_are_exact_for_cubics_and_quadratics():
   nodes, _ = estimator.quadrature_grid(11, t_start=0.0, t_end=1.0)
   w = estimator.simpson_weights(nodes)

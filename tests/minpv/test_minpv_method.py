@@ -1,4 +1,6 @@
-"""Config and trainer plumbing of the MinPV room (spec §10, §11, §15)."""
+"""Config and trainer plumbing of the MinPV method package: the configs and their errors, batches,
+the smoke run's logs, checkpoints and resume, the presolve, the data tasks, and the integrators
+and importance-sampled times through ``MinPVMethod``."""
 
 import json
 import os
@@ -18,7 +20,7 @@ from iclr26_jax.minpv.method import MinPVMethod, loss_settings, make_task
 def test_default_config_is_faithful_except_the_documented_departures():
   c = default_config()
   s = loss_settings(c)
-  # Every reference switch, except the deterministic normaliser and φ clipped apart (issue #15).
+  # Every reference switch, except the deterministic normaliser and φ clipped apart.
   assert s == losses.LossSettings(objective="joint", penalty=True, normalizer="grid")
   assert c.path.grad_clip == 1.0 and c.model.time_scale == 0.0
   # gaussian_mi.py's default is the measured conditional + fixed-preset recipe; its `faithful`
@@ -132,7 +134,8 @@ def test_presolve_freeze_fits_the_geodesic_and_bridge_update_runs():
   probes = jnp.asarray([0.1, 0.25, 0.5, 0.75, 0.9])
   geo = analysis.geodesic(dim=10, m=m.second_moment)
   alpha = paths.kmm(state.params["path"], probes).alpha
-  np.testing.assert_allclose(alpha, geo.alpha_at(np.asarray(probes)), atol=0.04)  # as in T1.1
+  # The tolerance of the path-only fit in test_minpv_analysis.py.
+  np.testing.assert_allclose(alpha, geo.alpha_at(np.asarray(probes)), atol=0.04)
   batch = jax.tree.map(jnp.asarray, m.get_batch(0))
   new, metrics = jax.jit(m.update)(state, batch)
   for a, b in zip(jax.tree.leaves(new.params["path"]), jax.tree.leaves(state.params["path"])):
@@ -216,7 +219,7 @@ def test_integrators_agree_through_the_method():
   np.testing.assert_allclose(outs["dopri5", 1e-7], ref, atol=3e-4)
 
 
-# ------------------------------------------------------ importance-sampled times (spec §7 ``is``)
+# --------------------------------------------------------------- importance-sampled times (``is``)
 def test_is_sampler_draws_times_with_density_proportional_to_one_over_the_variance():
   # With s_θ ≡ 0, time-only weights and the true (batch) moments, E[c² | t] = Var(t) on the
   # grid, so the mean of c² over IS draws is Σ_k q_k Var_k = G / Σ_k 1/Var_k (the harmonic mean

@@ -1,4 +1,5 @@
-"""Known-answer tests of the MinPV schedules (spec §2, §6, T0.1)."""
+"""Known-answer tests of the MinPV schedules: the KMM initialisation, endpoint and monotonicity
+constraints, clips, derivatives, fixed schedules and interpolants."""
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +22,7 @@ def _random_phi(seed, scale=0.5, k=5):
 
 def test_kmm_reference_initialisation():
   w, a, b = paths.kmm_shapes(paths.kmm_init(5))
-  # Effective shapes are softplus(log raw) = log(1 + raw) (spec §6), not raw.
+  # Effective shapes are softplus(log raw) = log(1 + raw), not raw.
   np.testing.assert_allclose(a, np.log1p([1.5, 2.0, 7.0, 9.0, 11.0]), rtol=1e-6)
   np.testing.assert_allclose(b, np.log1p([13.0, 11.0, 3.0, 2.5, 2.0]), rtol=1e-6)
   np.testing.assert_allclose(a, [0.916, 1.099, 2.079, 2.303, 2.485], atol=1e-3)

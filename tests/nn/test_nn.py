@@ -1,7 +1,7 @@
-"""iclr26_jax.nn: the shared MLP and time embeddings, and the room networks built on them.
+"""iclr26_jax.nn: the shared MLP and time embeddings, and the method packages' networks built on them.
 
 Every network that moved onto ``nn.mlp`` is checked against an inline oracle: a module written
-here with explicit ``nn.Dense`` lines, the structure the room had before the move. Same key, same
+here with explicit ``nn.Dense`` lines, the structure each network had before the move. Same key, same
 input: the parameter trees and the init values and outputs must be equal to the bit (Flax derives
 init keys from module paths, so a renamed or re-nested layer changes them and fails the test).
 The embeddings are checked against numpy float64 formulas.
@@ -113,7 +113,7 @@ class _CsbmRef(nn.Module):
   def __call__(self, x, t):
     emb = nn.Embed(3, 4, name="time_embedding")(t)
     h = jnp.concatenate([x.astype(jnp.float32), emb.astype(jnp.float32)], axis=-1)
-    # CSBM initialises its layers as torch's nn.Linear does (#40): same variables as nn.Dense.
+    # CSBM initialises its layers as torch's nn.Linear does: same variables as nn.Dense.
     from iclr26_jax.dsb.solvers.csbm import TorchLinear as Dense
 
     h = nn.relu(Dense(8, name="hidden_0")(h))
@@ -158,7 +158,7 @@ class _QuadraticRef(nn.Module):
     return coef[:, 0] + jnp.sum(coef[:, 1:6] * y**2, axis=1), -(coef[:, 6:] * y) @ w
 
 
-# ----------------------------------------------------------------- room networks vs oracles
+# ------------------------------------------------------ method packages' networks vs oracles
 @pytest.mark.parametrize("compute_dtype", ["float32", "bfloat16"])
 def test_qam_mlp_matches_inline_reference(compute_dtype):
   net = qam_networks.MLP((8, 6), 4, layer_norm=True, compute_dtype=compute_dtype)
@@ -260,7 +260,7 @@ def test_fourier_time_features_match_numpy_formula():
 
 # -------------------------------------------------------------------------------- layering
 def test_nn_imports_no_room_and_its_package_no_jax():
-  """nn is a floor under the rooms: it imports nothing of iclr26_jax but ``_lazy`` and itself."""
+  """nn is a floor under the method packages: it imports nothing of iclr26_jax but ``_lazy`` and itself."""
   root = pathlib.Path(inn.__file__).parent
   for path in root.glob("*.py"):
     for node in ast.walk(ast.parse(path.read_text())):

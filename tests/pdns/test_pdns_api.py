@@ -1,4 +1,4 @@
-"""``pdns.fit_sampler`` / ``pdns.fit_discrete_sampler``, the front door for a density of one's own
+"""``pdns.fit_sampler`` / ``pdns.fit_discrete_sampler``, the entry points for a density of one's own
 (Guo, Choi, Zhu, Tao, Chen, "Proximal Diffusion Neural Sampler", ICLR 2026;
 github.com/AlexandreGUO2001/PDNS), at their default settings, against exact answers.
 

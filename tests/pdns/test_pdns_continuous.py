@@ -2,7 +2,7 @@
 
 Oracles: Gaussian transition densities of the two Euler–Maruyama chains (float64), the discrete
 variance recursion of linear Gaussian chains, the analytic optimal control of Gaussian targets
-and the discrete reference's terminal law (spec §2.3, §14).
+and the discrete reference's terminal law.
 """
 
 import math
@@ -160,7 +160,7 @@ def test_gmm_optimal_control_oracle_on_ou():
   # Delta-method standard error of log Z^: sqrt((1/ESS - 1) / N); 5 of them.
   se = math.sqrt((1 / stats["eval/ess"] - 1) / n)
   assert abs(stats["eval/log_z"] - want) < 5 * se + 1e-4, (stats, want)
-  # At 200 steps the EM bias of the oracle control leaves a small path KL (spec §2.3).
+  # At 200 steps the EM bias of the oracle control leaves a small path KL.
   assert stats["eval/ess"] > 0.9 and stats["eval/path_kl"] < 0.05
   assert stats0["eval/path_kl"] > 20 * stats["eval/path_kl"]
   # The control also moves the samples onto the modes: mode-2 fraction near 0.7.

@@ -1,4 +1,4 @@
-"""PDNS's training step is data parallel on a mesh (issue #29).
+"""PDNS's training step is data parallel on a mesh.
 
 The step draws its batch itself (the stage buffer and its rollout): ``shard_rows`` splits the
 rollout's paths and the minibatch over ``data`` under the trainer's ``rows_mesh``. Oracle: the

@@ -1,4 +1,4 @@
-"""Known-answer tests of the discrete PDNS sampler (spec §3, §6.2, §14) on enumerable targets.
+"""Known-answer tests of the discrete PDNS sampler on enumerable targets.
 
 PDNS: Guo, Choi, Zhu, Tao, Chen, ICLR 2026; reference code github.com/AlexandreGUO2001/PDNS.
 """

@@ -1,4 +1,4 @@
-"""End-to-end PDNS known answers (issue #9 item 7), through the shared trainer.
+"""End-to-end PDNS known answers, through the shared trainer.
 
 * 4 x 4 periodic Ising at beta = 0.6 (h = 0): log Z, ESS, P(M < 0) and the total variation of
   the sampled law against exact enumeration of all 2^16 states (the oracle is a brute-force
@@ -58,7 +58,7 @@ def test_ising_4x4_against_exact_enumeration(tmp_path):
   res = trainer.train(m, cfg, str(tmp_path / "run"))
   ev = res.eval_metrics
   log_z, pi, p_neg = _ising_truth(size, beta)
-  assert log_z == pytest.approx(20.056533, abs=1e-5)  # spec §14 table
+  assert log_z == pytest.approx(20.056533, abs=1e-5)  # the quoted reference value
   assert abs(ev["eval/log_z"] - log_z) < 0.1, ev
   assert ev["eval/ess"] > 0.1, ev
   assert abs(ev["eval/p_neg"] - p_neg) < 0.1, ev  # both signs kept

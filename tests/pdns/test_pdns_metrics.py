@@ -1,4 +1,4 @@
-"""Known-answer tests of the PDNS metrics (spec §1, §7, §12): importance-sampling log Z / ELBO /
+"""Known-answer tests of the PDNS metrics: importance-sampling log Z / ELBO /
 ESS against closed forms, MMD against the Gaussian closed form, Sinkhorn divergence against W2^2
 of a translated cloud, 1-D W2 against replication and Gaussian closed forms, mode weights, lattice
 statistics and TV against exact enumeration.

@@ -13,7 +13,7 @@ import pytest
 
 from iclr26_jax.pdns import references
 
-# int alpha = 10.05 (>= 10): residual correlation e^{-5.03} < 0.01 (spec §2.1, §18).
+# int alpha = 10.05 (>= 10): residual correlation e^{-5.03} < 0.01.
 DECREASING = references.ou_reference(
   3, schedule="linear_decreasing", sigma_bar=1.5, alpha_min=0.1, alpha_max=20.0
 )

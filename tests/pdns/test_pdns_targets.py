@@ -1,4 +1,4 @@
-"""Known-answer tests of the PDNS targets (spec §11, §14, §15): log Z against independent
+"""Known-answer tests of the PDNS targets: log Z against independent
 quadrature / closed forms, exact samples against analytic moments, particle-energy symmetries and
 hand values, lattice enumeration against brute-force Python loops.
 

@@ -1,4 +1,4 @@
-"""Lean adjoint and adjoint-matching loss against autodiff oracles (spec §14 B, §5)."""
+"""Lean adjoint and adjoint-matching loss against autodiff oracles."""
 
 import functools
 

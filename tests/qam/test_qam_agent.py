@@ -1,4 +1,4 @@
-"""Agent-level checks of ``QAMAgent`` (spec §7–§9, §14 unit checks; QAM, Li & Levine, ICLR 2026,
+"""Agent-level checks of ``QAMAgent`` (QAM, Li & Levine, ICLR 2026,
 github.com/ColinQiyangLi/qam): one jitted update per agent kind (QAM-F, QAM-E, BC flow, FQL) is
 compiled once per module and shared by the tests; plain QAM's update is the common sub-graph of
 QAM-F and QAM-E, and its sampler is checked separately.
@@ -147,7 +147,7 @@ def _adam_mu(agent):
 
 @pytest.mark.parametrize("kind", ["qam_f", "qam_e", "fql"])
 def test_gradient_isolation(kind):
-  """Each loss reaches only its own parameters (spec §7): L_Q → φ, L_BC → β, L_AM → θ,
+  """Each loss reaches only its own parameters: L_Q → φ, L_BC → β, L_AM → θ,
   L_F → ω, L_E → ψ and log α_e.
 
   valid = 0 zeroes L_Q and L_BC exactly (both valid-weighted) and changes nothing else in the

@@ -1,4 +1,4 @@
-"""``qam.train_offline``, the front door for a dataset of one's own (QAM, Li & Levine, ICLR 2026,
+"""``qam.train_offline``, the entry point for a dataset of one's own (QAM, Li & Levine, ICLR 2026,
 github.com/ColinQiyangLi/qam).
 
 Known answer: a one-step contextual bandit. Context s ~ U[-1, 1]^2, actions a in [-1, 1]^2, the

@@ -1,4 +1,4 @@
-"""Bandit known-answer check of the whole QAM agent (spec §14 D; QAM, Li & Levine, ICLR 2026,
+"""Bandit known-answer check of the whole QAM agent (QAM, Li & Levine, ICLR 2026,
 github.com/ColinQiyangLi/qam): critic ensemble, BC flow and fine-tuned flow trained jointly by
 ``QAMAgent.update`` from a bimodal behaviour dataset, then compared with the analytic tilt.
 
@@ -11,11 +11,11 @@ both modes shift by λ s_0² w = (0.050, 0.130).
 
 γ = 0: ``config.discount`` must lie in (0, 1], so the batches carry masks = 0 on every transition
 instead, which makes the TD target exactly y = r (the bootstrap term is multiplied by the mask;
-``critic.pessimistic_target``). Everything else is the agent's own update (§7, one clipped Adam
+``critic.pessimistic_target``). Everything else is the agent's own update (one clipped Adam
 step on L_Q + L_BC + L_AM, Polyak targets), compiled once as a ``lax.scan`` over the steps.
 
-Baseline. The BC flow v_β trained inside the same agent (its loss, Eq. 2, touches only β, so it
-is the BC-flow baseline of §10 = QAM at λ = 0 trained on the same batches) is sampled with the
+Baseline. The BC flow v_β trained inside the same agent (its loss touches only β, so it is the
+BC-flow baseline, QAM at λ = 0, trained on the same batches) is sampled with the
 same N = 10 Euler ODE and the same x_0 as v_θ. Its mode weight and component means/stds give the
 slack for the learned-flow + Euler errors that are not the tilt's.
 """
@@ -150,7 +150,7 @@ def test_bandit_mode_weights_follow_tilt(bandit):
 
   Tolerance: Δℓ / 1.386 ∈ [1 − b − e, 1 + b + e] with e = 4 Monte Carlo standard errors of Δℓ
   (SE of a logit is 1/sqrt(M p (1 − p)), ≈ 0.02 here) relative to 1.386, and b = 0.3 for the
-  N = 10 discretisation: twice the spec's ≈ 15% tilt bias at N = 10 (§14 A), because the mode
+  N = 10 discretisation: twice the ≈ 15% tilt bias expected of N = 10 on the analytic Gaussian tilt, because the mode
   weight depends on the adjoint transported through the region between the modes, where the
   base drift's Jacobian is large and positive and the explicit-Euler factor (I + hJ) falls short
   of exp(hJ) — the weight is under-tilted (measured ratio 0.77 with this
@@ -178,8 +178,8 @@ def test_bandit_component_means_shift_by_tilt(bandit):
   λ s_0² w = (0.050, 0.130).
 
   The shift is compared through its projection on ŵ and its component perpendicular to w.
-  - Projection / ‖λ s_0² w‖ must lie in [r_BC² − e, 1.15 + e]: 1.15 is the spec's N = 10
-    overshoot of a linear tilt (§14 A); r_BC = std^BC/s_0 (min over states, modes, dims) is the
+  - Projection / ‖λ s_0² w‖ must lie in [r_BC² − e, 1.15 + e]: 1.15 is the expected N = 10
+    overshoot of a linear tilt (on the analytic Gaussian tilt); r_BC = std^BC/s_0 (min over states, modes, dims) is the
     measured under-dispersion of the N = 10 BC sampler, which scales the effective variance
     κ = s_0² in λκw; e = 4 standard errors of the pooled mean difference (relative).
   - Perpendicular part ≤ 4 SE + the BC baseline's mean bias max|mean^BC − m_i| (learned flow +

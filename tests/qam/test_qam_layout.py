@@ -1,4 +1,4 @@
-"""Loop layouts of the QAM update (issue #34; QAM, Li & Levine, ICLR 2026,
+"""Loop layouts of the QAM update (QAM, Li & Levine, ICLR 2026,
 github.com/ColinQiyangLi/qam): ``config.critic_loop`` ("vmap" | "scan") and ``config.am_forward``
 ("reuse" | "grid" | "scan") change how the update loops over critic members and flow steps, not
 what it computes.
@@ -107,7 +107,7 @@ def test_layout_fields_checked(field, value):
     config_lib.validate(cfg)
 
 
-# -- "auto" (issue #41): resolved per backend by config.resolve_layout -----------------------
+# -- "auto": resolved per backend by config.resolve_layout ----------------------------------
 
 
 def test_resolve_layout_per_platform():

@@ -1,4 +1,4 @@
-"""OGBench data generation, loading and chunked evaluation (spec §13.1, §13.2, §13.4).
+"""OGBench data generation, loading and chunked evaluation.
 
 Oracles: the Lights-Out rule of the puzzle (every recorded change of the button states is the
 plus-shaped toggle of one button), the observation encoding (button one-hots and arm joints

@@ -1,4 +1,4 @@
-"""Throughput features of the QAM room (issue #20; QAM, Li & Levine, ICLR 2026,
+"""Throughput features of the QAM update (QAM, Li & Levine, ICLR 2026,
 github.com/ColinQiyangLi/qam): the rollout's v_θ forward reused by the adjoint-matching loss,
 the bf16 matmul policy ``config.compute_dtype``, donated update buffers, and data parallelism
 over a mesh through the shared trainer.

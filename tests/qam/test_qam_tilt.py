@@ -1,5 +1,5 @@
 """Known-answer checks of the memoryless SDE and of lean adjoint matching against an analytic
-Gaussian behaviour policy (spec §14 A and C; QAM, Li & Levine, ICLR 2026,
+Gaussian behaviour policy (QAM, Li & Levine, ICLR 2026,
 github.com/ColinQiyangLi/qam).
 
 Setting and the affine v_θ family: see ``iclr26_jax.qam.known_answers`` (shared with the
@@ -29,7 +29,9 @@ from iclr26_jax.qam.known_answers import (
 
 
 def test_gaussian_tilt_adjoint_matching_recovers_closed_form():
-  """Spec §14 A (i)–(iv).
+  """Adjoint matching on the Gaussian tilt: (i) the ODE samples of v_θ have the mean and
+  covariance of π*, (ii) v_θ is π*'s closed-form velocity, (iii) at λ = 0 v_θ stays v_β, (iv) with
+  a linear critic the mean shifts linearly in λ, by λ·s_0²·w.
 
   Tolerances. Monte Carlo: M = 20000 samples, σ ≤ 0.3, so the mean's standard error is
   ≤ 0.0021 and 4 SE = 0.0085; the std's relative SE is 1/√(2M) = 0.005. Slack: the Euler bias of
@@ -124,7 +126,7 @@ def _memory_experiment():
 
 
 def test_memoryless_rollout_forgets_x0_and_keeps_behaviour_marginal():
-  """Spec §14 C: with the exact Gaussian v_β and N = 100, the library's memoryless rollout
+  """The memoryless SDE: with the exact Gaussian v_β and N = 100, the library's memoryless rollout
   (rollout with v_θ := v_β) ends in π_β = N(μ(0.5), s_0² I) and X_N is uncorrelated with X_0;
   the ODE (a deterministic map, corr ≈ 1) and a non-memoryless σ_t (half the memoryless one,
   measured corr ≈ 0.18) keep the memory.
