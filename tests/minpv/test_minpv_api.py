@@ -37,12 +37,14 @@ def _pair(d, seed):
 
 
 def test_gaussian_kl_small():
-  # d = 3, 1500 steps (the default is 2000): both sides non-standard; tolerance 15 %.
+  # d = 3, 1000 steps of batch 1024 (the defaults are 2000 of 4096; a sixth of the compute, ~7 s
+  # on a quiet core): both sides non-standard; tolerance 15 % (measured: 1.2 %, pointwise RMSE
+  # 0.21 of the true log ratio's spread).
   rng, m1, s1, m0, s0 = _pair(3, 0)
   truth = _gauss_kl(m1, s1, m0, s0)
   x_p = rng.multivariate_normal(m1, s1, 4000)
   x_q = rng.multivariate_normal(m0, s0, 4000)
-  r = minpv.fit_log_ratio(x_p, x_q, key=jax.random.PRNGKey(0), steps=1500)
+  r = minpv.fit_log_ratio(x_p, x_q, key=jax.random.PRNGKey(0), steps=1000, batch_size=1024)
   held_out = rng.multivariate_normal(m1, s1, 4000)
   assert r(held_out).shape == (4000,)
   est = r.kl(held_out)
