@@ -46,6 +46,8 @@ from iclr26_jax.anybcq.quantizer import (
   ridge_solve,
 )
 
+from iclr26_jax.core import validate
+
 __all__ = [
   "BlockCalibration",
   "calibrate_block",
@@ -325,12 +327,6 @@ def _pad_scales(alpha, num_planes):
   return jnp.pad(alpha, ((0, 0), (0, 0), (0, num_planes - alpha.shape[-1])))
 
 
-def _pos_int(v, name):
-  if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-    raise ValueError(f"{name} must be a positive int; got {v!r}")
-  return int(v)
-
-
 def calibrate_block(
   block_fn: Callable[[Mapping[str, jax.Array], jax.Array], jax.Array],
   weights: Mapping[str, Any],
@@ -376,8 +372,8 @@ def calibrate_block(
     raise ValueError(
       f"calibrate_block: bits must be consecutive (p_L, p_L+1, ..., p_H); got {bits}"
     )
-  steps = _pos_int(steps, "steps")
-  batch_size = _pos_int(batch_size, "batch_size")
+  steps = validate.positive_int(steps, "steps")
+  batch_size = validate.positive_int(batch_size, "batch_size")
   if not 0.0 <= float(input_prob) <= 1.0:
     raise ValueError(f"input_prob must be in [0, 1]; got {input_prob}")
   if not float(lr) > 0:

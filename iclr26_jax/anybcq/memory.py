@@ -20,6 +20,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from iclr26_jax.core import validate
+
 __all__ = [
   "LinearMemory",
   "linear_nbytes",
@@ -54,16 +56,10 @@ class LinearMemory(NamedTuple):
   per_precision: dict  # {p: bytes a precision-p matmul reads}
 
 
-def _pos_int(v, name):
-  if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-    raise ValueError(f"{name} must be a positive int; got {v!r}")
-  return int(v)
-
-
 def _check_bits(bits) -> tuple[int, ...]:
   if isinstance(bits, (int, np.integer)) and not isinstance(bits, bool):
     bits = (bits,)
-  out = tuple(_pos_int(b, "bits entry") for b in bits)
+  out = tuple(validate.positive_int(b, "bits entry") for b in bits)
   if not out or any(a >= b for a, b in zip(out, out[1:])):
     raise ValueError(f"bits must be strictly increasing positive ints; got {bits!r}")
   return out
@@ -92,10 +88,10 @@ def linear_nbytes(
   Returns:
     ``LinearMemory`` (all ints, bytes).
   """
-  n = _pos_int(out_features, "out_features")
-  k = _pos_int(in_features, "in_features")
-  g = _pos_int(group_size, "group_size")
-  sb = _pos_int(scale_bytes, "scale_bytes")
+  n = validate.positive_int(out_features, "out_features")
+  k = validate.positive_int(in_features, "in_features")
+  g = validate.positive_int(group_size, "group_size")
+  sb = validate.positive_int(scale_bytes, "scale_bytes")
   bits = _check_bits(bits)
   if k % g:
     raise ValueError(f"in_features K = {k} is not a multiple of group_size g = {g}")

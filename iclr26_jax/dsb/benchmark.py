@@ -56,6 +56,7 @@ from flax import struct
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.dsb import reference as ref_lib
 from iclr26_jax.dsb.reference import ReferenceProcess, check_states, check_time
+from iclr26_jax.core import validate
 
 __all__ = [
   "DEFAULT_CHUNK_ELEMENTS",
@@ -181,7 +182,7 @@ def _check_potential(potential: CPPotential, reference: ReferenceProcess) -> Non
 
 
 def _check_chunk(chunk_elements: Any) -> int:
-  return ref_lib._check_positive_int(chunk_elements, "chunk_elements", 1)
+  return validate.positive_int(chunk_elements, "chunk_elements", 1)
 
 
 def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int, split: bool = False):
@@ -900,7 +901,7 @@ def quantise(z: jax.Array, num_categories: int, half_range: float) -> jax.Array:
   Returns:
     int32 array of z's shape with values in [0, S).
   """
-  s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
+  s = validate.positive_int(num_categories, "num_categories", 2)
   if not half_range > 0:
     raise ValueError(f"half_range must be positive, got {half_range}")
   z = jnp.asarray(z)
@@ -925,7 +926,7 @@ def source_bin_log_probs(
   Returns:
     (S,) float64 numpy array of log-probabilities (-inf for empty bins).
   """
-  s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
+  s = validate.positive_int(num_categories, "num_categories", 2)
   if not source_range > 0:
     raise ValueError(f"source_range must be positive, got {source_range}")
   edges = list(np.linspace(-source_range, source_range, s - 1))
@@ -996,9 +997,9 @@ def gaussian_bump_potential(
   Returns:
     CPPotential with log_alpha (K,) and log_cp_cores (D, S, K).
   """
-  d = ref_lib._check_positive_int(dim, "dim", 1)
-  s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
-  k = ref_lib._check_positive_int(num_potentials, "num_potentials", 1)
+  d = validate.positive_int(dim, "dim", 1)
+  s = validate.positive_int(num_categories, "num_categories", 2)
+  k = validate.positive_int(num_potentials, "num_potentials", 1)
   if not float(bump_sigma) > 0:
     raise ValueError(f"bump_sigma must be positive, got {bump_sigma}")
   return _gaussian_bump_potential(rng, d, s, k, float(bump_sigma), jnp.dtype(dtype))
@@ -1022,8 +1023,8 @@ def sample_centres(
   Returns:
     (centres (K, D), accepted (K,) bool: whether centre k met the distance rule).
   """
-  k = ref_lib._check_positive_int(num_potentials, "num_potentials", 1)
-  d = ref_lib._check_positive_int(dim, "dim", 1)
+  k = validate.positive_int(num_potentials, "num_potentials", 1)
+  d = validate.positive_int(dim, "dim", 1)
   return _sample_centres(_as_key(rng), k, d, jnp.dtype(dtype))
 
 
@@ -1073,9 +1074,9 @@ def uniform_random_potential(
   Returns:
     CPPotential with log_alpha (K,) and log_cp_cores (D, S, K).
   """
-  d = ref_lib._check_positive_int(dim, "dim", 1)
-  s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
-  k = ref_lib._check_positive_int(num_potentials, "num_potentials", 1)
+  d = validate.positive_int(dim, "dim", 1)
+  s = validate.positive_int(num_categories, "num_categories", 2)
+  k = validate.positive_int(num_potentials, "num_potentials", 1)
   log_r = jax.random.uniform(rng, (d, s, k), dtype)
   return CPPotential(log_alpha=jnp.full((k,), -math.log(k), dtype), log_cp_cores=log_r)
 
@@ -1167,7 +1168,7 @@ class Benchmark(struct.PyTreeNode):
     Returns:
       (n, D) int32 states.
     """
-    n = ref_lib._check_positive_int(n, "n", 1)
+    n = validate.positive_int(n, "n", 1)
     return _jit_sample_source(self, rng, n)
 
   def source_log_prob(self, x0: jax.Array) -> jax.Array:
@@ -1612,9 +1613,9 @@ def make_benchmark(
   Returns:
     Benchmark.
   """
-  d = ref_lib._check_positive_int(dim, "dim", 1)
-  s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
-  k = ref_lib._check_positive_int(num_potentials, "num_potentials", 1)
+  d = validate.positive_int(dim, "dim", 1)
+  s = validate.positive_int(num_categories, "num_categories", 2)
+  k = validate.positive_int(num_potentials, "num_potentials", 1)
   if source not in ("gaussian", "uniform", "empirical"):
     raise ValueError(f"source must be 'gaussian', 'uniform' or 'empirical', got {source!r}")
   key = _as_key(seed)
@@ -1791,7 +1792,7 @@ def make_preset(
     raise ValueError(f"overrides may not change the preset's {bad}; use num_steps to re-grid")
   kwargs = dict(PRESETS[name])
   if num_steps is not None:
-    n = ref_lib._check_positive_int(num_steps, "num_steps", 0)
+    n = validate.positive_int(num_steps, "num_steps", 0)
     if name in TINY_PRESETS:
       raise ValueError(f"num_steps re-grids the M = {BASE_STEPS} presets, not {name!r}")
     if BASE_STEPS % (n + 1):

@@ -38,9 +38,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from iclr26_jax.dsb import benchmark as bm
-from iclr26_jax.dsb import reference as ref_lib
 from iclr26_jax.dsb.benchmark import Benchmark
 from iclr26_jax.dsb.reference import check_states
+from iclr26_jax.core import validate
 
 __all__ = [
   "marginal_histograms",
@@ -246,7 +246,7 @@ def conditioning_points(x0: jax.Array, batch_size: int = 128) -> jax.Array:
     exception_type=ValueError,
     custom_message=f"x0 must have shape (B, D), got {tuple(x0.shape)}",
   )
-  batch_size = ref_lib._check_positive_int(batch_size, "batch_size", 1)
+  batch_size = validate.positive_int(batch_size, "batch_size", 1)
   return x0[::batch_size]
 
 
@@ -278,7 +278,7 @@ def conditional_shape_trend(
     {"cond_shape": scalar, "cond_trend": scalar (if with_trend)}, averaged over points.
   """
   x0_points = check_states(x0_points, "x0_points", num_categories)
-  n = ref_lib._check_positive_int(num_samples, "num_samples", 1)
+  n = validate.positive_int(num_samples, "num_samples", 1)
   p, d = x0_points.shape
   if p == 0:
     raise ValueError("x0_points must hold at least one point")
@@ -654,8 +654,8 @@ def enumerate_states(dim: int, num_categories: int, max_states: int = 1 << 16) -
   Returns:
     (S^D, D) int32 states.
   """
-  d = ref_lib._check_positive_int(dim, "dim", 1)
-  s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
+  d = validate.positive_int(dim, "dim", 1)
+  s = validate.positive_int(num_categories, "num_categories", 2)
   if s**d > max_states:
     raise ValueError(f"dim/num_categories: S^D = {s**d} states exceed max_states={max_states}")
   grids = np.meshgrid(*([np.arange(s)] * d), indexing="ij")
@@ -664,7 +664,7 @@ def enumerate_states(dim: int, num_categories: int, max_states: int = 1 << 16) -
 
 def _enumerated_pairs(benchmark: Benchmark, max_pairs: int):
   s, d = benchmark.num_categories, benchmark.dim
-  max_pairs = ref_lib._check_positive_int(max_pairs, "max_pairs", 1)
+  max_pairs = validate.positive_int(max_pairs, "max_pairs", 1)
   if s ** (2 * d) > max_pairs:
     raise ValueError(
       f"benchmark: S^(2D) = {s ** (2 * d)} pairs exceed max_pairs={max_pairs}; "
@@ -880,7 +880,7 @@ def _featurewise_g(
   if target_log_marginals is None:
     if rng is None:
       raise ValueError("rng is required when target_log_marginals is not given")
-    n = ref_lib._check_positive_int(num_marginal_samples, "num_marginal_samples", 1)
+    n = validate.positive_int(num_marginal_samples, "num_marginal_samples", 1)
     x0 = benchmark.sample_source(rng, n)
     logp = benchmark.plan_marginal_logits(x0)  # (n, D, S)
     target_log_marginals = _log_mean_rows(logp)
@@ -896,7 +896,7 @@ def _featurewise_g(
   )
   if not threshold > 0:
     raise ValueError(f"threshold must be positive, got {threshold}")
-  max_iterations = ref_lib._check_positive_int(max_iterations, "max_iterations", 1)
+  max_iterations = validate.positive_int(max_iterations, "max_iterations", 1)
   return _featurewise_sinkhorn(
     benchmark.reference_log_kernel(),
     benchmark.source_log_marginals,
@@ -1164,16 +1164,16 @@ def c2st(
   Returns:
     C2STResult(accuracy, auroc, score, num_test).
   """
-  s = ref_lib._check_positive_int(num_categories, "num_categories", 2)
+  s = validate.positive_int(num_categories, "num_categories", 2)
   real = check_states(real, "real", s)
   fake = check_states(fake, "fake", s, real.shape[-1])
   if encoding not in C2ST_ENCODINGS:
     raise ValueError(f"encoding must be one of {C2ST_ENCODINGS}, got {encoding!r}")
   if not 0.0 < float(train_fraction) < 1.0:
     raise ValueError(f"train_fraction must lie in (0, 1), got {train_fraction}")
-  hidden = ref_lib._check_positive_int(hidden, "hidden", 1)
-  train_steps = ref_lib._check_positive_int(train_steps, "train_steps", 1)
-  batch_size = ref_lib._check_positive_int(batch_size, "batch_size", 1)
+  hidden = validate.positive_int(hidden, "hidden", 1)
+  train_steps = validate.positive_int(train_steps, "train_steps", 1)
+  batch_size = validate.positive_int(batch_size, "batch_size", 1)
   if not learning_rate > 0:
     raise ValueError(f"learning_rate must be positive, got {learning_rate}")
   if not weight_decay >= 0:

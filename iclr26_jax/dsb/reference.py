@@ -36,6 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from iclr26_jax.core import validate
+
 __all__ = [
   "REFERENCE_KINDS",
   "ReferenceProcess",
@@ -62,14 +64,6 @@ REFERENCE_KINDS = ("uniform", "gaussian")
 # --------------------------------------------------------------------------------------------
 # Input checks shared by the dsb package.
 # --------------------------------------------------------------------------------------------
-
-
-def _check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
-  if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-    raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-  if value < minimum:
-    raise ValueError(f"{name} must be >= {minimum}, got {value}")
-  return int(value)
 
 
 def _check_log_square(log_q: jax.Array, name: str) -> None:
@@ -188,7 +182,7 @@ def uniform_one_step_log_matrix(
   Returns:
     (S, S) log one-step matrix (rows = current state, columns = next state).
   """
-  s = _check_positive_int(num_categories, "num_categories", 2)
+  s = validate.positive_int(num_categories, "num_categories", 2)
   alpha = _check_uniform_alpha(s, alpha)
   out = np.full((s, s), math.log(alpha / (s - 1)), np.float64)
   np.fill_diagonal(out, math.log1p(-alpha))
@@ -213,7 +207,7 @@ def gaussian_one_step_log_matrix(
   Returns:
     (S, S) log one-step matrix.
   """
-  s = _check_positive_int(num_categories, "num_categories", 2)
+  s = validate.positive_int(num_categories, "num_categories", 2)
   alpha = float(alpha)
   if not alpha > 0.0 or not math.isfinite(alpha):
     raise ValueError(f"alpha must be a positive finite float, got {alpha}")
@@ -281,7 +275,7 @@ def log_matrix_power(log_q: jax.Array, n: int) -> jax.Array:
   """
   log_q = jnp.asarray(log_q)
   _check_log_square(log_q, "log_q")
-  n = _check_positive_int(n, "n", 0)
+  n = validate.positive_int(n, "n", 0)
   return _log_matrix_power(log_q, jnp.asarray(n, jnp.int32))
 
 
@@ -316,9 +310,9 @@ def uniform_log_matrix_power(
   Returns:
     (S, S) log-matrix.
   """
-  s = _check_positive_int(num_categories, "num_categories", 2)
+  s = validate.positive_int(num_categories, "num_categories", 2)
   alpha = _check_uniform_alpha(s, alpha)
-  n = _check_positive_int(n, "n", 0)
+  n = validate.positive_int(n, "n", 0)
   return jnp.asarray(_uniform_log_power_np(s, alpha, n), dtype)
 
 
@@ -345,7 +339,7 @@ def cumulative_log_matrices(log_q_step: jax.Array, num_steps: int) -> jax.Array:
   """
   log_q_step = jnp.asarray(log_q_step)
   _check_log_square(log_q_step, "log_q_step")
-  n = _check_positive_int(num_steps, "num_steps", 0)
+  n = validate.positive_int(num_steps, "num_steps", 0)
   return _cumulative_log_matrices(log_q_step, n)
 
 
@@ -375,9 +369,9 @@ def uniform_cumulative_log_matrices(
   Returns:
     (N + 2, S, S) stack.
   """
-  n = _check_positive_int(num_steps, "num_steps", 0)
-  skip = _check_positive_int(num_skip_steps, "num_skip_steps", 1)
-  s = _check_positive_int(num_categories, "num_categories", 2)
+  n = validate.positive_int(num_steps, "num_steps", 0)
+  skip = validate.positive_int(num_skip_steps, "num_skip_steps", 1)
+  s = validate.positive_int(num_categories, "num_categories", 2)
   alpha = _check_uniform_alpha(s, alpha)
   return jnp.asarray(
     np.stack([_uniform_log_power_np(s, alpha, t * skip) for t in range(n + 2)]), dtype
@@ -448,8 +442,8 @@ def make_reference(
   Returns:
     ReferenceProcess with log_q_step (S, S) and log_q_bar (N + 2, S, S).
   """
-  n = _check_positive_int(num_steps, "num_steps", 0)
-  skip = _check_positive_int(num_skip_steps, "num_skip_steps", 1)
+  n = validate.positive_int(num_steps, "num_steps", 0)
+  skip = validate.positive_int(num_skip_steps, "num_skip_steps", 1)
   if kind == "uniform":
     log_q_bar = uniform_cumulative_log_matrices(num_categories, alpha, n, skip, dtype)
     log_q_step = uniform_log_matrix_power(num_categories, alpha, skip, dtype)
@@ -487,7 +481,7 @@ def reference_from_log_matrix(
         "log_q_one_step must be row-stochastic (rows sum to 1), got row "
         f"sums in [{row_mass.min():.6g}, {row_mass.max():.6g}]"
       )
-  skip = _check_positive_int(num_skip_steps, "num_skip_steps", 1)
+  skip = validate.positive_int(num_skip_steps, "num_skip_steps", 1)
   log_q_step = log_matrix_power(log_q_one_step, skip)
   log_q_bar = cumulative_log_matrices(log_q_step, num_steps)
   return ReferenceProcess(

@@ -24,7 +24,6 @@ families' shapes). `total_flops` = headline + overhead + transcendentals, each e
 from __future__ import annotations
 
 import math
-import numbers
 from typing import NamedTuple, Sequence
 
 import flax.linen as nn
@@ -32,6 +31,7 @@ import jax
 import numpy as np
 
 from iclr26_jax.lmkan.layer import LMKANDense
+from iclr26_jax.core import validate
 
 __all__ = [
   "PAIR_OVERHEAD_FLOPS",
@@ -63,41 +63,35 @@ BATCHNORM_FLOPS_PER_ELEMENT = 2
 BIAS_FLOPS_PER_ELEMENT = 1
 
 
-def _pos_int(v, name):
-  if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-    raise ValueError(f"{name} must be a positive int, got {v!r}.")
-  return int(v)
-
-
 def linear_flops(n_in: int, n_out: int) -> int:
   """FLOPs of a linear layer per sample (or per output position): 2·N_in·N_out (bias excluded)."""
-  return 2 * _pos_int(n_in, "n_in") * _pos_int(n_out, "n_out")
+  return 2 * validate.positive_int(n_in, "n_in") * validate.positive_int(n_out, "n_out")
 
 
 def linear_params(n_in: int, n_out: int, bias: bool = True) -> int:
   """Parameters of a linear layer: N_in·N_out (+ N_out with bias)."""
-  n_in, n_out = _pos_int(n_in, "n_in"), _pos_int(n_out, "n_out")
+  n_in, n_out = validate.positive_int(n_in, "n_in"), validate.positive_int(n_out, "n_out")
   return n_in * n_out + (n_out if bias else 0)
 
 
 def lmkan_flops(n_in: int, n_out: int) -> int:
   """Lookup FLOPs of an lmKAN layer per sample: 8·⌈N_in/2⌉·N_out (= 4·N_in·N_out for even N_in)."""
-  n_in, n_out = _pos_int(n_in, "n_in"), _pos_int(n_out, "n_out")
+  n_in, n_out = validate.positive_int(n_in, "n_in"), validate.positive_int(n_out, "n_out")
   return LOOKUP_FLOPS_PER_FUNCTION * ((n_in + 1) // 2) * n_out
 
 
 def lmkan_overhead(n_in: int) -> tuple[int, int]:
   """Per-sample per-pair overhead of an lmKAN layer: (12·P FLOPs, 2·P transcendentals), P = ⌈N_in/2⌉."""
-  p = (_pos_int(n_in, "n_in") + 1) // 2
+  p = (validate.positive_int(n_in, "n_in") + 1) // 2
   return PAIR_OVERHEAD_FLOPS * p, PAIR_OVERHEAD_TRANSCENDENTALS * p
 
 
 def lmkan_params(n_in: int, n_out: int, grid_size: int) -> int:
   """Parameters of an lmKAN layer: (G+1)²·N_out·⌈N_in/2⌉ (no bias)."""
   n_in, n_out, g = (
-    _pos_int(n_in, "n_in"),
-    _pos_int(n_out, "n_out"),
-    _pos_int(grid_size, "grid_size"),
+    validate.positive_int(n_in, "n_in"),
+    validate.positive_int(n_out, "n_out"),
+    validate.positive_int(grid_size, "grid_size"),
   )
   if g < 3:
     raise ValueError(f"grid_size must be >= 3, got {g}.")
@@ -110,7 +104,7 @@ def _widths(widths):
     raise ValueError(
       f"widths must list the input width and at least one layer width, got {widths!r}."
     )
-  return [_pos_int(w, "widths[i]") for w in widths]
+  return [validate.positive_int(w, "widths[i]") for w in widths]
 
 
 def mlp_flops(widths: Sequence[int]) -> int:

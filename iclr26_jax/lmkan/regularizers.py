@@ -32,6 +32,7 @@ import numpy as np
 import optax
 
 from iclr26_jax.lmkan.grid import SigmaGrid
+from iclr26_jax.core import validate
 
 __all__ = [
   "hessian_penalty_table",
@@ -190,12 +191,6 @@ class TwoPhaseSchedule(NamedTuple):
   total_steps: int
 
 
-def _positive_int(v, name):
-  if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-    raise ValueError(f"{name} must be a positive int, got {v!r}.")
-  return int(v)
-
-
 def two_phase_schedule(
   total_steps: int,
   phase1_fraction: float = 0.5,
@@ -231,7 +226,7 @@ def two_phase_schedule(
     >>> [round(float(s.hessian_lambda(k)), 8) for k in (0, 250, 499, 500)]  # 1 -> 1e-8, then 0
     [1.0, 0.0001, 1e-08, 0.0]
   """
-  total_steps = _positive_int(total_steps, "total_steps")
+  total_steps = validate.positive_int(total_steps, "total_steps")
   if total_steps < 2:
     raise ValueError(f"total_steps must be >= 2 (one step per phase at least), got {total_steps}.")
   if not 0.0 < float(phase1_fraction) < 1.0:
@@ -253,7 +248,7 @@ def two_phase_schedule(
       float(lambda0), transition_steps=s1, decay_rate=10.0 ** (-float(lambda_decades))
     )
   else:
-    spe = _positive_int(steps_per_epoch, "steps_per_epoch")
+    spe = validate.positive_int(steps_per_epoch, "steps_per_epoch")
     decay = optax.exponential_decay(
       float(lambda0),
       transition_steps=spe,
