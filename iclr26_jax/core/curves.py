@@ -1,15 +1,19 @@
-"""Learning curves of runs, read from their ``metrics.jsonl``: one panel per metric group.
+"""Learning curves of runs, read from their ``metrics.jsonl``, drawn one panel per metric key.
 
-A metric group is a key's prefix before its first ``/`` (``train/loss`` and ``train/grad_norm``
-share the panel ``train``; a key without ``/`` is a group of its own). Several runs are overlaid
-in every panel, one line style per run. A panel's y axis is logarithmic when its series are all
-positive and one of them spans more than two decades (max / min > 100), as a loss falling from
-1e1 to 1e-3 does. Non-numeric values, NaN / inf and event lines are skipped.
+* One panel per key (``train/loss``, ``train/lr`` and ``eval/acc`` each get their own), so every
+  y axis carries one quantity; panels are ordered by group (the key's prefix before its first
+  ``/``) and then by key, three to a row.
+* Several runs are overlaid in each panel, one colour and line style per run, with a legend
+  when there are several.
+* A panel's y axis is logarithmic when every value of its key, over all the overlaid runs, is
+  positive and the largest exceeds the smallest by more than two decades.
+* A key whose value never changes within any run (a parameter count, a constant learning rate, a
+  metric logged once) is not drawn: it is listed in a last text panel, ``constants``.
 
-The trainer calls ``write_run_curves`` when a run finishes (``<workdir>/curves.png``, process 0;
-``ICLR26_CURVES=0`` turns it off);
-``python -m experiments.plot WORKDIR [WORKDIR ...] --out F.png`` draws any set of runs. Matplotlib
-is imported here only (Agg backend, no display needed).
+Non-numeric values, NaN / inf and event lines are skipped. The trainer calls
+``write_run_curves`` when a run finishes (``<workdir>/curves.png``, process 0; ``ICLR26_CURVES=0``
+turns it off); ``python -m experiments.plot WORKDIR [WORKDIR ...] --out F.png`` draws any set of
+runs. Matplotlib is imported here only (a Figure with its own Agg canvas; no display needed).
 
 Examples:
   >>> import json, os, tempfile
@@ -126,28 +130,79 @@ def spans_decades(values: Sequence[float], decades: float = 2.0) -> bool:
   return max(values) / min(values) > 10.0**decades
 
 
-def plot_runs(
-  workdirs: Sequence[str],
-  *,
-  out: str,
-  keys: Sequence[str] | None = None,
-  labels: Sequence[str] | None = None,
-  dpi: int = 90,
-) -> str:
-  """Draws the curves of one or more runs into one PNG, a panel per metric group.
+# The most constants listed in the text panel; the rest are counted on one line.
+MAX_CONSTANT_LINES = 24
+NCOLS = 3
+
+
+def _fmt(value: float) -> str:
+  """A constant for the text panel: integers in full (parameter counts), others to 6 digits."""
+  if float(value).is_integer() and abs(value) < 1e15:
+    return str(int(value))
+  return f"{value:.6g}"
+
+
+def split_constants(runs: Sequence[dict], keys: Sequence[str]) -> tuple[list[str], list[str]]:
+  """Splits ``keys`` into (drawn, constant) for the runs' series.
+
+  A key is constant when every run that logs it holds one value only for it (logged once, or
+  the same value at every step); such a key has no curve to draw. Any run whose value changes
+  makes the key a curve, drawn for every run that logs it.
 
   Args:
-    workdirs: run workdirs (or metrics files); each is one line style.
-    out: the PNG to write (its folder is created).
-    keys: keep only these keys / groups / globs (``select_keys``); default: every key.
-    labels: a legend name per run (default: the workdir's base name).
-    dpi: resolution of the PNG.
+    runs: one ``{key: (steps, values)}`` per run (``read_series``).
+    keys: the keys to split.
 
   Returns:
-    ``out``.
+    (drawn keys, constant keys), each in the order of ``keys``.
+  """
+  drawn, constant = [], []
+  for key in keys:
+    varies = any(key in s and len(set(s[key][1])) > 1 for s in runs)
+    (drawn if varies else constant).append(key)
+  return drawn, constant
+
+
+def constant_lines(runs: Sequence[dict], labels: Sequence[str], keys: Sequence[str]) -> list[str]:
+  """One text line per constant key: ``key = value``, or ``key: run = value, ...`` when the runs
+  that log it hold different values."""
+  lines = []
+  for key in keys:
+    held = [(label, s[key][1][0]) for s, label in zip(runs, labels) if key in s]
+    if len({v for _, v in held}) == 1:
+      lines.append(f"{key} = {_fmt(held[0][1])}")
+    else:
+      lines.append(f"{key}: " + ", ".join(f"{label} = {_fmt(v)}" for label, v in held))
+  if len(lines) > MAX_CONSTANT_LINES:
+    extra = len(lines) - (MAX_CONSTANT_LINES - 1)
+    lines = lines[: MAX_CONSTANT_LINES - 1] + [f"... and {extra} more"]
+  return lines
+
+
+def draw(
+  workdirs: Sequence[str],
+  *,
+  keys: Sequence[str] | None = None,
+  labels: Sequence[str] | None = None,
+):
+  """The curves of one or more runs as a matplotlib ``Figure`` (the layout of the module docstring).
+
+  The figure has its own Agg canvas and is not registered with pyplot: the process's backend is
+  left alone (a notebook that calls the trainer keeps drawing its own figures inline).
+
+  Args:
+    workdirs: run workdirs (or metrics files); each run is one colour and line style.
+    keys: keep only these keys / groups / globs (``select_keys``); default: every key.
+    labels: a legend name per run (default: the workdir's base name).
+
+  Returns:
+    ``matplotlib.figure.Figure``: one axes per drawn key (its title the key), then one axes
+    titled ``constants`` with the axis turned off when some key is constant, then unused grid
+    cells (turned off, untitled).
 
   Raises:
     ValueError: no run given, labels of the wrong length, or no metric left to plot.
+    FileNotFoundError: a workdir without a metrics file.
   """
   if not workdirs:
     raise ValueError("plot_runs needs at least one workdir")
@@ -162,52 +217,77 @@ def plot_runs(
     raise ValueError(
       f"no metric to plot (keys={list(keys) if keys else None}; the runs hold {have})"
     )
-  groups = group_keys(chosen)
+  ordered = [k for _, group in group_keys(chosen) for k in group]
+  drawn, constant = split_constants(runs, ordered)
 
-  # A Figure with its own Agg canvas, not pyplot: the process's backend is left alone (a
-  # notebook that calls the trainer keeps drawing its own figures inline) and no figure is
-  # registered with pyplot.
   from matplotlib.backends.backend_agg import FigureCanvasAgg
   from matplotlib.figure import Figure
 
-  ncols = min(3, len(groups))
-  nrows = -(-len(groups) // ncols)
+  panels = len(drawn) + (1 if constant else 0)
+  ncols = min(NCOLS, panels)
+  nrows = -(-panels // ncols)
   fig = Figure(figsize=(4.6 * ncols, 3.2 * nrows))
   FigureCanvasAgg(fig)
-  axes = fig.subplots(nrows, ncols, squeeze=False)
+  axes = list(fig.subplots(nrows, ncols, squeeze=False).flat)
   styles = ["-", "--", ":", "-."]
   markers = [".", "x", "+", "^"]
-  for ax, (group, gkeys) in zip(axes.flat, groups):
-    log = False
-    positive = True
+  for ax, key in zip(axes, drawn):
+    values_all = []
     for r, (series, label) in enumerate(zip(runs, labels)):
-      for c, key in enumerate(gkeys):
-        if key not in series:
-          continue
-        steps, values = series[key]
-        name = key if len(runs) == 1 else f"{label}: {key}"
-        ax.plot(
-          steps,
-          values,
-          styles[r % len(styles)],
-          color=f"C{c % 10}",
-          marker=markers[r % len(markers)] if len(steps) < 3 else None,
-          label=name,
-          lw=1.3,
-        )
-        positive = positive and min(values) > 0
-        log = log or spans_decades(values)
-    if log and positive:
+      if key not in series:
+        continue
+      steps, values = series[key]
+      ax.plot(
+        steps,
+        values,
+        styles[r % len(styles)],
+        color=f"C{r % 10}",
+        marker=markers[r % len(markers)] if len(steps) < 3 else None,
+        label=label,
+        lw=1.3,
+      )
+      values_all.extend(values)
+    # One decision per panel, over every run's values of the key.
+    if spans_decades(values_all):
       ax.set_yscale("log")
-    ax.set_title(group, fontsize=10)
+    ax.set_title(key, fontsize=10)
     ax.set_xlabel("step", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, loc="best")
-  for ax in list(axes.flat)[len(groups) :]:
+    if len(runs) > 1:
+      ax.legend(fontsize=6, loc="best")
+  rest = axes[len(drawn) :]
+  if constant:
+    ax = rest.pop(0)
+    ax.axis("off")
+    ax.set_title("constants", fontsize=10)
+    ax.text(
+      0.0,
+      1.0,
+      "\n".join(constant_lines(runs, labels, constant)),
+      transform=ax.transAxes,
+      va="top",
+      ha="left",
+      fontsize=7,
+      family="monospace",
+    )
+  for ax in rest:
     ax.axis("off")
   fig.suptitle(", ".join(labels), fontsize=10)
   fig.tight_layout()
+  return fig
+
+
+def plot_runs(
+  workdirs: Sequence[str],
+  *,
+  out: str,
+  keys: Sequence[str] | None = None,
+  labels: Sequence[str] | None = None,
+  dpi: int = 90,
+) -> str:
+  """Draws the runs (``draw``) into the PNG ``out`` (its folder is created) and returns ``out``."""
+  fig = draw(workdirs, keys=keys, labels=labels)
   os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
   fig.savefig(out, dpi=dpi)
   return out

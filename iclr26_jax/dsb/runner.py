@@ -236,12 +236,13 @@ def _reverse_prior_sample(log_kernel, rng, y):
   return jax.random.categorical(rng, log_kernel.T[y], axis=-1).astype(jnp.int32)
 
 
-class _TruthSolver:
-  """The true plan as a model (what an exact sampler scores at the evaluation's sample sizes)."""
+class _NoTraining:
+  """A baseline that trains nothing: ``solve`` hands the benchmark to its adapter, which builds
+  the model (the true plan, the identity, the independent coupling)."""
 
-  def __init__(self, **overrides: Any):
+  def __init__(self, name: str, **overrides: Any):
     if overrides:
-      raise ValueError(f"truth takes no overrides, got {sorted(overrides)}")
+      raise ValueError(f"{name} takes no overrides, got {sorted(overrides)}")
 
   def solve(self, bench: Benchmark, rng: jax.Array) -> Benchmark:
     del rng
@@ -256,18 +257,6 @@ def _truth_adapter(bench_out: Benchmark, bench: Benchmark, pad_to: int = 0) -> M
     return bench.sample_pairs(rng, y.shape[0])
 
   return model._replace(reverse_sample=reverse)
-
-
-class _IdentitySolver:
-  """y = x_0: moves nothing."""
-
-  def __init__(self, **overrides: Any):
-    if overrides:
-      raise ValueError(f"identity takes no overrides, got {sorted(overrides)}")
-
-  def solve(self, bench: Benchmark, rng: jax.Array) -> Benchmark:
-    del rng
-    return bench
 
 
 def _identity_sample(rng: jax.Array, x0: jax.Array) -> jax.Array:
@@ -285,18 +274,6 @@ def _identity_adapter(out: Benchmark, bench: Benchmark, pad_to: int = 0) -> Mode
   return Model(
     sample=_identity_sample, log_prob=_identity_log_prob, reverse_sample=_identity_sample
   )
-
-
-class _IndependentSolver:
-  """y ~ p_1 ignoring x_0."""
-
-  def __init__(self, **overrides: Any):
-    if overrides:
-      raise ValueError(f"independent takes no overrides, got {sorted(overrides)}")
-
-  def solve(self, bench: Benchmark, rng: jax.Array) -> Benchmark:
-    del rng
-    return bench
 
 
 def _independent_adapter(out: Benchmark, bench: Benchmark, pad_to: int = 0) -> Model:
@@ -440,17 +417,21 @@ class SolverEntry(NamedTuple):
 
 SOLVERS: dict[str, SolverEntry] = {
   "truth": SolverEntry(
-    lambda o: _TruthSolver(**o),
+    lambda o: _NoTraining("truth", **o),
     _truth_adapter,
     False,
     True,
     "the true plan (an exact sampler's scores)",
   ),
   "identity": SolverEntry(
-    lambda o: _IdentitySolver(**o), _identity_adapter, False, True, "y = x_0, moves nothing"
+    lambda o: _NoTraining("identity", **o), _identity_adapter, False, True, "y = x_0, moves nothing"
   ),
   "independent": SolverEntry(
-    lambda o: _IndependentSolver(**o), _independent_adapter, False, True, "y ~ p_1 ignoring x_0"
+    lambda o: _NoTraining("independent", **o),
+    _independent_adapter,
+    False,
+    True,
+    "y ~ p_1 ignoring x_0",
   ),
   "prior": SolverEntry(
     lambda o: _PriorSolver(**o), _prior_adapter, False, True, "y ~ q(.|x_0), the reference"
