@@ -206,7 +206,7 @@ def test_row_blocks_give_the_planes_and_scales_of_one_call(monkeypatch):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)  # by shape
 
 
-def test_ctrl_c_stops_quantize_params_between_row_blocks():
+def test_ctrl_c_stops_quantize_params_between_row_blocks(monkeypatch):
   # One 4096 x 4096 kernel at the defaults (~13 s of work on a laptop core): SIGINT lands between
   # row blocks of about 1.5 s. As one call, Python saw the signal at its next sync but the
   # dispatched work ran on for ~8 s, so the next JAX operation (or the process exit) waited
@@ -216,6 +216,11 @@ def test_ctrl_c_stops_quantize_params_between_row_blocks():
   import threading
   import time
 
+  from iclr26_jax.anybcq import tree
+
+  # Blocks of 512 K weights (a quarter of the default): short even where XLA compiles at -O0
+  # on a loaded host, as the test tier does.
+  monkeypatch.setattr(tree, "_BLOCK_WEIGHTS", 1 << 19)
   kernel = np.random.default_rng(0).standard_normal((4096, 4096), dtype=np.float32)
   sent = []
 
