@@ -383,10 +383,15 @@ def auto_reward_scale(dataset: Mapping[str, Any], discount: float = 0.99) -> flo
     >>> qam.auto_reward_scale(data, discount=0.5)  # returns span 1 -> span 1 / (1 - 0.5) = 2
     2.0
   """
+  return _reward_scale(check_dataset(dataset), discount)
+
+
+def _reward_scale(data: Mapping[str, np.ndarray], discount: float) -> float:
+  """``auto_reward_scale`` of a dataset ``check_dataset`` has already checked."""
   discount = float(discount)
   if not 0.0 < discount < 1.0:
     raise ValueError(f"discount must lie in (0, 1); got {discount}")
-  g = returns_to_go(check_dataset(dataset), discount)
+  g = returns_to_go(data, discount)
   span = float(g.max() - g.min())
   if not span > 0.0:
     return 1.0
@@ -475,7 +480,7 @@ def train_offline(
   if isinstance(reward_scale, str):
     if reward_scale != "auto":
       raise ValueError(f"reward_scale must be 'auto' or a positive number; got {reward_scale!r}")
-    scale = auto_reward_scale(data, float(cfg.discount))
+    scale = _reward_scale(data, float(cfg.discount))  # data is checked already
   else:
     scale = float(reward_scale)
     if isinstance(reward_scale, bool) or not (math.isfinite(scale) and scale > 0.0):
