@@ -113,6 +113,25 @@ def is_setup(cell) -> bool:
   return cell.get("cell_type") == "code" and _src(cell).startswith(SETUP_MARK)
 
 
+def stored_outputs_line(meta) -> str:
+  """The line under the badge that says how the stored outputs were made, from the metadata
+  ``--execute`` records (mode, date, wall-clock seconds); empty for a notebook never executed."""
+  if not meta:
+    return ""
+  secs = int(meta.get("seconds", 0))
+  took = f"{secs} s" if secs < 120 else f"{secs} s, about {round(secs / 60)} min"
+  smoke = (
+    " (`ICLR26_SMOKE=1`: few steps, small nets; the figures are a preview, not results; unset "
+    "it and rerun for the full settings)"
+    if meta.get("mode") == "smoke"
+    else ""
+  )
+  return (
+    f"Stored outputs: {meta.get('mode', 'default')} settings{smoke}, executed on a 2-core CPU "
+    f"on {meta.get('executed', '?')}; the whole notebook took {took}."
+  )
+
+
 def with_colab_cells(nb, name: str, repo_slug: str = ""):
   """A copy of ``nb`` with the badge and setup cell (replacing older copies) after the title."""
   import nbformat
@@ -120,10 +139,13 @@ def with_colab_cells(nb, name: str, repo_slug: str = ""):
   nb = copy.deepcopy(nb)
   cells = [c for c in nb.cells if not (is_badge(c) or is_setup(c))]
   head = 1 if cells and cells[0].cell_type == "markdown" else 0
-  new = [
-    nbformat.v4.new_markdown_cell(badge_markdown(name, repo_slug)),
-    nbformat.v4.new_code_cell(SETUP_CELL),
-  ]
+  stored = stored_outputs_line(nb.metadata.get("iclr26_jax"))
+  badge_src = badge_markdown(name, repo_slug) + (f"\n\n{stored}" if stored else "")
+  # Cells already current are kept as they are (ids, execution counts, outputs).
+  badge = next((c for c in nb.cells if is_badge(c)), None) or nbformat.v4.new_markdown_cell("")
+  badge.source = badge_src
+  setup = next((c for c in nb.cells if is_setup(c) and _src(c) == SETUP_CELL), None)
+  new = [badge, setup or nbformat.v4.new_code_cell(SETUP_CELL)]
   nb.cells = cells[:head] + new + cells[head:]
   nbformat.validator.normalize(nb)  # cell ids (nbformat >= 4.5)
   return nb
@@ -179,17 +201,7 @@ def main(argv):
         "mode": mode,
         "seconds": round(time.time() - t0),
       }
-      badge = next(c for c in nb.cells if is_badge(c))
-      badge.source += (
-        f"\n\nStored outputs: {mode} settings"
-        + (
-          " (`ICLR26_SMOKE=1`: few steps, small nets; the figures are a preview, "
-          "not results; unset it and rerun for the full settings)"
-          if _FLAGS.smoke
-          else ""
-        )
-        + f", executed on a CPU on {time.strftime('%Y-%m-%d')}."
-      )
+      nb = with_colab_cells(nb, name, _FLAGS.repo_slug)  # the stored-outputs line
       print(f"{name}: done in {time.time() - t0:.0f} s", flush=True)
     nbformat.write(nb, path)
     print(f"wrote {os.path.relpath(path, REPO)}", flush=True)
