@@ -284,6 +284,20 @@ def main(argv):
       raise
     print(f"error: {_disk_message(e, _WORKDIR.value)}", file=sys.stderr)
     sys.exit(1)
+  except KeyboardInterrupt:
+    # A second Ctrl-C: out at once (the first asked for a save at the next step boundary), without
+    # waiting for a save under way; say what is on disk now. The next run removes the temporary
+    # folder of a save that did not finish.
+    on_disk = _checkpoints_on_disk(_WORKDIR.value)
+    kept = f"checkpoints on disk: steps {on_disk}" if on_disk else "no checkpoint on disk"
+    print(
+      f"second SIGINT: stopped at once (a save under way is abandoned); {kept}; run the same "
+      "command to resume",
+      file=sys.stderr,
+      flush=True,
+    )
+    sys.stdout.flush()
+    os._exit(130)
   except interrupt.Interrupted as e:
     where = f" while {e.phase}" if e.phase else ""
     print(
@@ -311,6 +325,13 @@ def main(argv):
         f"({interrupt.received()} received after training finished: ignored, the run is complete)",
         file=sys.stderr,
       )
+
+
+def _checkpoints_on_disk(workdir: str) -> list[int]:
+  """The step folders under ``<workdir>/checkpoints`` (temporary ones have non-numeric names)."""
+  folder = os.path.join(workdir, "checkpoints")
+  names = os.listdir(folder) if os.path.isdir(folder) else []
+  return sorted(int(n) for n in names if n.isdigit() and os.path.isdir(os.path.join(folder, n)))
 
 
 _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES}

@@ -422,8 +422,7 @@ class Checkpointer:
     removed = self.remove_temporary()
     first = str(error).splitlines()[0][:300] if str(error) else ""
     extra = f"; removed {len(removed)} temporary folder(s)" if removed else ""
-    # Only steps whose folder is on disk (Orbax's list can still hold the step that failed).
-    on_disk = [s for s in self.steps() if os.path.isdir(os.path.join(self.directory, str(s)))]
+    on_disk = self.steps_on_disk()
     kept = (
       f"the checkpoints saved before are intact (steps {on_disk})"
       if on_disk
@@ -677,10 +676,23 @@ class Checkpointer:
     self._quarantine(step)
     self.quarantined.append(step)
 
-  def close(self) -> None:
-    """Waits for a pending save (raising ``CheckpointSaveError`` if it failed), then closes."""
+  def steps_on_disk(self) -> list[int]:
+    """Steps whose folder is on disk, ascending (Orbax's list can still hold a step that failed
+    or was abandoned)."""
+    return [s for s in self.steps() if os.path.isdir(os.path.join(self.directory, str(s)))]
+
+  def close(self, settle: bool = False) -> None:
+    """Waits for a pending save (raising ``CheckpointSaveError`` if it failed), then closes.
+
+    ``settle=True`` (the run is already stopping on an exception, e.g. a second Ctrl-C) lets the
+    save finish or fail without raising; a failed save's temporary folder is removed all the
+    same, and ``steps_on_disk`` then says what is there."""
     try:
-      self.wait()
+      if settle:
+        with contextlib.suppress(CheckpointSaveError):
+          self.wait()
+      else:
+        self.wait()
     finally:
       with contextlib.suppress(Exception):  # Orbax re-raises a failed save's error here too
         self._mgr.close()

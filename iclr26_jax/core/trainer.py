@@ -387,6 +387,11 @@ def _train(
   ckpt = ckpt_lib.Checkpointer(
     os.path.join(workdir, "checkpoints"), keep=int(config.keep_checkpoints)
   )
+  # A save abandoned by a second Ctrl-C or a kill leaves Orbax's temporary folder; this run holds
+  # the workdir's lock, so no other writer owns it.
+  for path in ckpt.remove_temporary():
+    if primary:
+      print(f"removed {path} (an unfinished save of an earlier run)", file=sys.stderr, flush=True)
   # Touches no file until its first write or truncate_after; closed on success and on errors.
   writer = metrics_lib.MetricWriter(workdir, writers=_writers(config))
   try:
@@ -407,7 +412,7 @@ def _train(
     )
   finally:
     try:
-      ckpt.close()
+      ckpt.close(settle=isinstance(sys.exc_info()[1], KeyboardInterrupt))
     finally:
       writer.close()
 
@@ -591,7 +596,10 @@ def _run(
     if bar is not None:
       bar.close()
     writer.bar = None
-    ckpt.wait()
+    if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+      ckpt.wait()
+    # else (a second Ctrl-C): ``_train``'s ``ckpt.close(settle=True)`` lets the save under way end
+    # without replacing the KeyboardInterrupt by its outcome; the caller reports the disk.
   if preempted is not None:
     writer.event(step, "preempted", signal=preempted)
     writer.flush()

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from experiments.configs.toy import regression
+from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import toy, trainer
 from tests.conftest import REPO, subprocess_env
@@ -69,6 +70,47 @@ def test_signal_saves_at_the_step_boundary_and_resumes_bitwise(tmp_path, capfd, 
   assert events == [{"step": 7, "event": "preempted", "signal": sig}]
   again = _train(BASE, work)  # the same command
   assert again.resumed_from == 7 and int(again.state.step) == 12 and again.preempted is None
+  _same(again.state, ref)
+
+
+def test_second_sigint_during_the_stop_save_is_a_keyboard_interrupt_and_the_disk_resumes(
+  tmp_path, monkeypatch, capfd
+):
+  # The second Ctrl-C lands while the run waits for its stop-save (as in Orbax's thread join). The
+  # run must end with that KeyboardInterrupt (before, the cleanup replaced it by a false "saving
+  # checkpoint step 7 failed"), leave no lock, and the same command resume from what is on disk,
+  # clearing a temporary folder an abandoned save left.
+  ref = _train(BASE, tmp_path / "ref").state
+  work = tmp_path / "run"
+  real_wait = ckpt_lib.Checkpointer.wait
+  stopping = []
+
+  def send_at_7(step, state):
+    del state
+    if step == 7:
+      stopping.append(True)
+      os.kill(os.getpid(), signal.SIGINT)
+
+  def wait(self):
+    if stopping and len(stopping) == 1:
+      stopping.append(True)
+      raise KeyboardInterrupt  # what the second SIGINT's handler raises
+    return real_wait(self)
+
+  monkeypatch.setattr(ckpt_lib.Checkpointer, "wait", wait)
+  with pytest.raises(KeyboardInterrupt):
+    _train(BASE, work, hooks=(send_at_7,))
+  monkeypatch.undo()
+  assert "failed" not in capfd.readouterr().err
+  assert not (work / "run.lock").exists()
+  on_disk = sorted(int(d) for d in os.listdir(work / "checkpoints") if d.isdigit())
+  assert on_disk in ([5], [5, 7]), on_disk  # the stop-save finished or not; nothing else
+  stale = work / "checkpoints" / f"9{ckpt_lib._TMP_MARK}"
+  stale.mkdir()
+  again = _train(BASE, work)
+  assert f"removed {stale}" in capfd.readouterr().err
+  assert not stale.exists()
+  assert again.resumed_from == on_disk[-1] and int(again.state.step) == 12
   _same(again.state, ref)
 
 
