@@ -1192,7 +1192,7 @@ class Benchmark(struct.PyTreeNode):
     Returns:
       (B, D) int32 target states.
     """
-    return _jit_sample_plan(self, rng, self._states(x0, "x0"))
+    return _closed_form(sample_plan, self, rng, self._states(x0, "x0"))
 
   def sample_solution(self, rng: jax.Array, x0: jax.Array) -> jax.Array:
     """x_1 ~ pi*(. | x_0), the analytic SB / EOT solution's conditional (``sample_plan``).
@@ -1285,7 +1285,7 @@ class Benchmark(struct.PyTreeNode):
       exception_type=ValueError,
       custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
     )
-    return _jit_plan_log_prob(self, x0, y)
+    return _closed_form(plan_log_prob, self, x0, y)
 
   def plan_marginal_logits(self, x0: jax.Array) -> jax.Array:
     """Per-coordinate plan marginals log pi*^d(. | x_0) (Eq. 8), normalised.
@@ -1296,11 +1296,11 @@ class Benchmark(struct.PyTreeNode):
     Returns:
       (B, D, S) log-probabilities.
     """
-    return _jit_plan_marginals(self, self._states(x0, "x0"))
+    return _closed_form(plan_marginal_log_probs, self, self._states(x0, "x0"))
 
   def log_normalizer(self, x0: jax.Array) -> jax.Array:
     """log c(x_0) (Eq. 6): (B, D) int -> (B,)."""
-    return _jit_log_normalizer(self, self._states(x0, "x0"))
+    return _closed_form(log_normalizer, self, self._states(x0, "x0"))
 
   def log_potential(self, y: jax.Array) -> jax.Array:
     """log v(y) (Eq. 4): (B, D) int -> (B,)."""
@@ -1321,7 +1321,9 @@ class Benchmark(struct.PyTreeNode):
       (B, D, S) normalised log-probabilities.
     """
     t = check_time(t, "t", 0, self.num_steps)
-    return _jit_transition_logits(self, self._states(x_t, "x_t"), jnp.asarray(t, jnp.int32))
+    return _closed_form(
+      transition_marginal_log_probs, self, self._states(x_t, "x_t"), jnp.asarray(t, jnp.int32)
+    )
 
   def transition_log_prob(self, x_t: jax.Array, x_next: jax.Array, t: Any) -> jax.Array:
     """Joint SB transition log p*(x_{t+1} | x_t) (Eq. 9).
@@ -1345,7 +1347,7 @@ class Benchmark(struct.PyTreeNode):
         f"x_next must have the shape of x_t {tuple(x_t.shape)}, got {tuple(x_next.shape)}"
       ),
     )
-    return _jit_transition_log_prob(self, x_t, x_next, jnp.asarray(t, jnp.int32))
+    return _closed_form(transition_log_prob, self, x_t, x_next, jnp.asarray(t, jnp.int32))
 
   def sample_trajectory(self, rng: jax.Array, x0: jax.Array, method: str = "markov") -> jax.Array:
     """Samples SB trajectories x_0..x_{N+1} from x_0.
@@ -1361,7 +1363,7 @@ class Benchmark(struct.PyTreeNode):
     """
     x0 = self._states(x0, "x0")
     if method == "markov":
-      return _jit_sample_markov(self, rng, x0)
+      return _closed_form(sample_markov, self, rng, x0)
     if method == "bridge":
       return _jit_sample_bridge_traj(self, rng, x0)
     raise ValueError(f"method must be 'markov' or 'bridge', got {method!r}")
@@ -1419,24 +1421,11 @@ def _jit_source_log_prob(bench: Benchmark, x0: jax.Array) -> jax.Array:
   return jnp.log(counts.astype(dtype)) - jnp.log(jnp.asarray(n, dtype))
 
 
-@jax.jit
-def _jit_sample_plan(bench, rng, x0):
-  return sample_plan(bench.potential, bench.reference, rng, x0, bench.chunk_elements)
-
-
-@jax.jit
-def _jit_plan_log_prob(bench, x0, y):
-  return plan_log_prob(bench.potential, bench.reference, x0, y, bench.chunk_elements)
-
-
-@jax.jit
-def _jit_plan_marginals(bench, x0):
-  return plan_marginal_log_probs(bench.potential, bench.reference, x0, bench.chunk_elements)
-
-
-@jax.jit
-def _jit_log_normalizer(bench, x0):
-  return log_normalizer(bench.potential, bench.reference, x0, bench.chunk_elements)
+@functools.partial(jax.jit, static_argnums=(0,))
+def _closed_form(fn, bench: Benchmark, *args):
+  """``fn(potential, reference, *args, chunk_elements)`` for one of the module's closed forms
+  (``sample_plan``, ``plan_log_prob``, ...), compiled once per (fn, benchmark structure)."""
+  return fn(bench.potential, bench.reference, *args, bench.chunk_elements)
 
 
 @jax.jit
@@ -1444,27 +1433,10 @@ def _jit_log_potential(bench, y):
   return log_potential(bench.potential, y, bench.chunk_elements)
 
 
-@jax.jit
-def _jit_transition_logits(bench, x_t, t):
-  return transition_marginal_log_probs(
-    bench.potential, bench.reference, x_t, t, bench.chunk_elements
-  )
-
-
-@jax.jit
-def _jit_transition_log_prob(bench, x_t, x_next, t):
-  return transition_log_prob(bench.potential, bench.reference, x_t, x_next, t, bench.chunk_elements)
-
-
-@jax.jit
-def _jit_sample_markov(bench, rng, x0):
-  return sample_markov(bench.potential, bench.reference, rng, x0, bench.chunk_elements)
-
-
 def _jit_sample_bridge_traj(bench, rng, x0):
   # Two compiled pieces: the plan sampler is shared with Benchmark.sample_plan.
   k_plan, k_path = jax.random.split(rng)
-  y = _jit_sample_plan(bench, k_plan, x0)
+  y = _closed_form(sample_plan, bench, k_plan, x0)
   return _jit_bridge_path(bench.reference, k_path, x0, y)
 
 
