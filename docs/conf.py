@@ -458,9 +458,10 @@ FIGURES = {
   ),
 }
 
-# Seconds of `examples/<method>.py --tiny` (start-up and compiles included), measured one after
-# another on a 2-core CPU (jax 0.12.1).
-TINY_SECONDS = {"anybcq": 19, "dsb": 11, "lmkan": 15, "minpv": 28, "pdns": 16, "qam": 16}
+# Seconds of `examples/<method>.py` at its defaults and with `--tiny` (start-up and compiles
+# included), each script run one after another on a 2-core CPU (jax 0.12.1).
+FULL_SECONDS = {"anybcq": 11, "dsb": 7, "lmkan": 12, "minpv": 58, "pdns": 10, "qam": 29}
+TINY_SECONDS = {"anybcq": 10, "dsb": 6, "lmkan": 10, "minpv": 16, "pdns": 8, "qam": 11}
 
 
 def _notebook_figure(m: str):
@@ -517,10 +518,11 @@ def _write_method_pieces():
     if os.path.exists(script):
       text = (
         f"```{{literalinclude}} /../examples/{m}.py\n:language: python\n```\n\n"
-        f"Run it from the repository root: `.venv/bin/python examples/{m}.py` (add `--tiny` for "
-        "the short version the test suite runs"
-        + (f": about {TINY_SECONDS[m]} s on a 2-core CPU" if m in TINY_SECONDS else "")
-        + ").\n"
+        f"Run it from the repository root: `.venv/bin/python examples/{m}.py`"
+        + (f" (about {FULL_SECONDS[m]} s on a 2-core CPU)" if m in FULL_SECONDS else "")
+        + "; add `--tiny` for the short version the test suite runs"
+        + (f" (about {TINY_SECONDS[m]} s)" if m in TINY_SECONDS else "")
+        + ".\n"
       )
     else:
       text = f"*`examples/{m}.py` is not in this checkout yet.*\n"
