@@ -71,9 +71,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.optim.schedule = "warmup_cosine"
   c.optim.warmup_steps = 100
   c.optim.grad_clip = 1.0
-  c.lm = ml_collections.ConfigDict()
-  for f in _LM_FIELDS:
-    setattr(c.lm, f, getattr(lm.LMConfig(), f))
+  c.lm = config_lib.from_dataclass(lm.LMConfig(), _LM_FIELDS)
   c.data = ml_collections.ConfigDict()
   c.data.train_modules = tuple(corpus_lib.TRAIN_MODULES)
   c.data.valid_modules = tuple(corpus_lib.VALID_MODULES)
@@ -157,7 +155,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
 
 def lm_config(config: ml_collections.ConfigDict) -> lm.LMConfig:
   """The ``lm.LMConfig`` of ``config.lm`` (byte vocabulary)."""
-  return lm.LMConfig(**{f: int(config.lm[f]) for f in _LM_FIELDS})
+  return config_lib.to_dataclass(lm.LMConfig, config.lm, "lm")
 
 
 def run_config(
@@ -193,8 +191,7 @@ def run_config(
   c.optim.learning_rate = float(lr)
   c.optim.weight_decay = float(weight_decay)
   c.optim.warmup_steps = max(1, min(100, steps // 10))
-  for f in _LM_FIELDS:
-    c.lm[f] = getattr(cfg, f)
+  c.lm.update(config_lib.from_dataclass(cfg, _LM_FIELDS))
   if cfg.vocab != corpus_lib.VOCAB_SIZE:
     raise ValueError(
       f"the corpus is bytes: LMConfig.vocab must be {corpus_lib.VOCAB_SIZE}; got {cfg.vocab}"

@@ -110,6 +110,89 @@ def optim_fields(
   return out
 
 
+def _plain(v: Any) -> Any:
+  """A config value as a frozen-dataclass field takes it: lists (and ConfigDict sequences) as
+  tuples, nested ConfigDicts as dicts."""
+  if isinstance(v, ml_collections.ConfigDict):
+    return v.to_dict()
+  if isinstance(v, list):
+    return tuple(_plain(x) for x in v)
+  return v
+
+
+def to_dataclass(
+  cls: type,
+  section: Mapping[str, Any] | ml_collections.ConfigDict,
+  key: str,
+  *,
+  keys: Mapping[str, str] | None = None,
+  **extra: Any,
+):
+  """The bridge from a run config to a library dataclass: ``cls(**section, **extra)``.
+
+  Method packages keep their settings in frozen dataclasses (jit cache keys, plain Python
+  arguments); a run config keeps them in ConfigDict sections. This builds one from the other,
+  in one place, with errors that name the config key.
+
+  Args:
+    cls: a dataclass.
+    section: the config section whose keys are ``cls``'s field names (lists become tuples).
+    key: the section's dotted config key, named in errors (e.g. ``"prox"``).
+    keys: for fields given in ``extra`` that come from elsewhere in the config, field -> the
+      config key to name in an error about that field (e.g. ``{"batch_size": "batch_size"}``).
+    **extra: further fields (values taken from other sections, fixed values).
+
+  Returns:
+    The dataclass instance.
+
+  Raises:
+    ConfigError: a key of ``section`` that is not a field of ``cls`` (named, with the fields),
+      or a value ``cls`` rejects (naming ``key.FIELD`` when the message names a field).
+
+  Examples:
+    >>> import dataclasses, ml_collections
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Opt:
+    ...   widths: tuple = (8,)
+    ...   lr: float = 1e-3
+    >>> to_dataclass(Opt, ml_collections.ConfigDict({"widths": [4, 4]}), "model", lr=0.1)
+    Opt(widths=(4, 4), lr=0.1)
+  """
+  import dataclasses
+
+  names = [f.name for f in dataclasses.fields(cls)]
+  kw = {k: _plain(v) for k, v in section.items()}
+  unknown = sorted(set(kw) - set(names))
+  if unknown:
+    raise ConfigError(
+      f"unknown config key(s) {[f'{key}.{k}' for k in unknown]} (the fields of {cls.__name__} "
+      f"read from '{key}': {sorted(set(names) - set(extra))})"
+    )
+  kw.update(extra)
+  try:
+    return cls(**kw)
+  except (TypeError, ValueError) as e:
+    msg = str(e)
+    # The dataclasses' own checks name the field first ("lr must be > 0; got ..."); longest
+    # names first so that "batch" does not claim "batch_size".
+    field = next((f for f in sorted(names, key=len, reverse=True) if msg.startswith(f + " ")), "")
+    where = (keys or {}).get(field) or (f"{key}.{field}" if field in section else key)
+    raise ConfigError(f"config key '{where}': {msg}") from None
+
+
+def from_dataclass(obj: Any, fields: Iterable[str] | None = None) -> ml_collections.ConfigDict:
+  """The other way: a dataclass instance's fields (or the named ones) as a ConfigDict section
+  (tuples as lists, as config files write them)."""
+  import dataclasses
+
+  names = [f.name for f in dataclasses.fields(obj)] if fields is None else list(fields)
+  out = ml_collections.ConfigDict()
+  for name in names:
+    v = getattr(obj, name)
+    out[name] = list(v) if isinstance(v, tuple) else v
+  return out
+
+
 def _split_top_level(text: str) -> list[str]:
   """Splits on commas outside brackets, so ``widths=(3,4)`` stays one item."""
   parts, depth, cur = [], 0, []

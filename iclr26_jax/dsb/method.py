@@ -265,17 +265,16 @@ def solver_config(cfg: ml_collections.ConfigDict):
   optim = config_lib.optim_fields(
     cfg.optim, fields, optim_config(cfg.solver), f"the {cfg.solver} optimiser"
   )
-  try:
-    return cfg_cls(
-      train_steps=int(cfg.num_steps),
-      steps_per_chunk=1,
-      batch_size=int(cfg.batch_size),
-      **{**cfg.hparams.to_dict(), **optim, **(entry.fixed or {})},
-    )
-  except (TypeError, ValueError) as e:
-    msg = str(e)  # the dataclass names the field first; name the run-config key
-    key = next((f"optim.{k}" for k, f in fields.items() if msg.startswith(f"{f} ")), "hparams")
-    raise config_lib.ConfigError(f"config key '{key}': {msg}") from None
+  return config_lib.to_dataclass(
+    cfg_cls,
+    cfg.hparams,
+    "hparams",
+    keys={f: f"optim.{k}" for k, f in fields.items()},
+    train_steps=int(cfg.num_steps),
+    steps_per_chunk=1,
+    batch_size=int(cfg.batch_size),
+    **{**optim, **(entry.fixed or {})},
+  )
 
 
 class DSBMethod(Method):

@@ -217,19 +217,17 @@ def prox_config(c) -> proximal.ProxConfig:
     ConfigError: naming the key of a bad value (``prox``, ``optim.*``, ``batch_size``), or an
       ``optim`` key the stage optimiser does not read set away from its value.
   """
-  kw = {k: (tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in c.prox.items()}
-  kw.update(
-    config_lib.optim_fields(
-      c.optim,
-      OPTIM_FIELDS,
-      optim_config(),
-      "the PDNS stage optimiser (Adam, constant learning rate)",
-    )
+  optim = config_lib.optim_fields(
+    c.optim, OPTIM_FIELDS, optim_config(), "the PDNS stage optimiser (Adam, constant learning rate)"
   )
-  try:
-    return proximal.ProxConfig(batch_size=int(c.batch_size), **kw)
-  except ValueError as e:
-    raise config_lib.ConfigError(f"config key 'prox' (or 'batch_size'): {e}") from None
+  return config_lib.to_dataclass(
+    proximal.ProxConfig,
+    c.prox,
+    "prox",
+    keys={"batch_size": "batch_size", **{f: f"optim.{k}" for k, f in OPTIM_FIELDS.items()}},
+    batch_size=int(c.batch_size),
+    **optim,
+  )
 
 
 # --------------------------------------------------------------------------------------- targets

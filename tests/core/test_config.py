@@ -161,3 +161,36 @@ def test_experiment_words_are_listed_for_show_variants():
   with config_lib.recording_variants() as known:
     config_lib.experiment(_trainer_cfg(), None, _variants([]))
   assert known == {"smoke", "wide", "double"}
+
+
+# -- the bridge between run configs and library dataclasses --------------------------------------
+
+
+def test_to_dataclass_and_back_name_the_config_key():
+  import dataclasses
+
+  @dataclasses.dataclass(frozen=True)
+  class Solver:
+    widths: tuple = (8,)
+    lr: float = 1e-3
+    batch_size: int = 4
+
+    def __post_init__(self):
+      if self.lr <= 0:
+        raise ValueError(f"lr must be > 0; got {self.lr}")
+      if self.batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1; got {self.batch_size}")
+
+  section = ml_collections.ConfigDict({"widths": [4, 4], "lr": 0.1})
+  got = config_lib.to_dataclass(Solver, section, "model", batch_size=2)
+  assert got == Solver(widths=(4, 4), lr=0.1, batch_size=2)  # lists become tuples
+  back = config_lib.from_dataclass(got, ["widths", "lr"])
+  assert back.to_dict() == {"widths": [4, 4], "lr": 0.1}
+  assert config_lib.to_dataclass(Solver, back, "model", batch_size=2) == got
+  with pytest.raises(config_lib.ConfigError, match=r"'model.lr': lr must be > 0; got -1"):
+    config_lib.to_dataclass(Solver, {"lr": -1.0}, "model")
+  # A field given from elsewhere in the config is named by its own key.
+  with pytest.raises(config_lib.ConfigError, match=r"config key 'batch_size': batch_size must"):
+    config_lib.to_dataclass(Solver, {}, "model", keys={"batch_size": "batch_size"}, batch_size=0)
+  with pytest.raises(config_lib.ConfigError, match=r"\['model.depth'\].*\['lr', 'widths'\]"):
+    config_lib.to_dataclass(Solver, {"depth": 2}, "model", batch_size=2)
