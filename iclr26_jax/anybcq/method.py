@@ -21,7 +21,6 @@ Logged: ``train/loss`` (mean next-byte NLL, nats), ``train/grad_norm`` (before c
 
 from __future__ import annotations
 
-import os
 import tempfile
 from typing import Callable
 
@@ -34,7 +33,6 @@ from iclr26_jax.anybcq import corpus as corpus_lib
 from iclr26_jax.anybcq import lm
 from iclr26_jax.anybcq.quantizer import check_bits
 from iclr26_jax.core import config as config_lib
-from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import optim
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core.train_state import TrainState
@@ -339,8 +337,7 @@ def train_lm(
 
   def run(wd):
     result = trainer.train(method, config, wd)
-    log = metrics_lib.read_jsonl(os.path.join(result.workdir, "metrics.jsonl"))
-    losses = np.asarray([r["train/loss"] for r in log if "train/loss" in r], np.float32)
+    losses = np.asarray([r["train/loss"] for r in result.history if "train/loss" in r], np.float32)
     return jax.device_get(result.state.params), losses
 
   if workdir is not None:

@@ -199,6 +199,10 @@ class MetricWriter:
     self.echo = echo
     self.bar = None
     self._tb: TensorBoardWriter | None = None
+    # Every record this writer logged, ``{"step": s, **values}`` in order; after
+    # ``truncate_after(step)`` it starts with the records kept in the JSON-lines file up to
+    # ``step`` (a resumed run's earlier curve), so a caller never reads the file back.
+    self.history: list[dict[str, Any]] = []
     if self.enabled:
       os.makedirs(workdir, exist_ok=True)
 
@@ -228,6 +232,8 @@ class MetricWriter:
       if rec.get("step", 0) <= step:
         records[(rec.get("step", 0), tuple(sorted(rec)))] = l
     keep = list(records.values())
+    kept = [json.loads(l) for l in keep]
+    self.history = [r for r in kept if "event" not in r] + self.history
     tmp = self.path + ".tmp"
     try:
       with open(tmp, "w") as f:
@@ -241,6 +247,7 @@ class MetricWriter:
   def write(self, step: int, metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     """Fetches, records and prints ``metrics`` at ``step``; returns them as floats."""
     values = to_python(metrics)
+    self.history.append({"step": int(step), **values})
     if not self.enabled:
       return values
     if "jsonl" in self.writers:

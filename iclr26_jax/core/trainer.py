@@ -131,6 +131,10 @@ class TrainResult:
   workdir: str
   resumed_from: int | None
   preempted: str | None = None  # "SIGTERM" / "SIGINT": stopped early with a checkpoint saved
+  # Every logged record, ``{"step": s, **values}`` in step order: training and evaluation
+  # metrics, including (on process 0, with the JSON-lines writer) those of the runs this one
+  # resumed; the same rows as ``metrics.jsonl`` without its event lines.
+  history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 def _watched(key: str) -> bool:
@@ -617,6 +621,7 @@ def _run(
       workdir=workdir,
       resumed_from=resumed_from,
       preempted=preempted,
+      history=writer.history,
     )
   if start >= num_steps and not eval_metrics:
     eval_metrics = dict(method.evaluate(state))
@@ -631,4 +636,5 @@ def _run(
     eval_metrics=eval_metrics,
     workdir=workdir,
     resumed_from=resumed_from,
+    history=writer.history,
   )

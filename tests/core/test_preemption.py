@@ -71,6 +71,9 @@ def test_signal_saves_at_the_step_boundary_and_resumes_bitwise(tmp_path, capfd, 
   again = _train(BASE, work)  # the same command
   assert again.resumed_from == 7 and int(again.state.step) == 12 and again.preempted is None
   _same(again.state, ref)
+  # The result carries the whole curve, the interrupted run's part included: the file's rows.
+  rows = [r for r in metrics_lib.read_jsonl(str(work / "metrics.jsonl")) if "event" not in r]
+  assert again.history == rows and [r["step"] for r in rows if "train/loss" in r] == [5, 10, 12]
 
 
 def test_second_sigint_during_the_stop_save_is_a_keyboard_interrupt_and_the_disk_resumes(
