@@ -238,8 +238,8 @@ def main(argv):
   from iclr26_jax.core import workdir as workdir_lib
 
   config = _CONFIG.value
-  # At the door: every range check of the run and its room, then the workdir, before anything
-  # is built or written (a bad value is one line naming its dotted key, exit status 2).
+  # First every range check of the run and its method, then the workdir, before anything is
+  # built or written (a bad value is one line naming its dotted key, exit status 2).
   try:
     registry.validate(config)
   except (config_lib.ConfigError, ValueError) as e:
@@ -254,7 +254,7 @@ def main(argv):
   except config_lib.ConfigError as e:
     print(f"config error: {_config_error_message(e)}", file=sys.stderr)
     sys.exit(2)
-  except (datacheck.DataError, FileNotFoundError) as e:  # the room's data, read at construction
+  except (datacheck.DataError, FileNotFoundError) as e:  # the method's data, read at construction
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)
   try:

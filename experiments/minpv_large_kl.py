@@ -1,5 +1,6 @@
-r"""Where MinPV's large-KL underestimate comes from: the front door's learned time score against
-the analytic one of the same bridge, per t, on a Gaussian pair with a closed-form KL.
+r"""Where MinPV's large-KL underestimate comes from: the learned time score of
+``minpv.fit_log_ratio`` against the analytic one of the same bridge, per t, on a Gaussian pair
+with a closed-form KL.
 
   python -m experiments.minpv_large_kl                              # d = 10, seed 0, defaults
   python -m experiments.minpv_large_kl --options='{"batch_size": 1024}'

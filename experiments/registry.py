@@ -36,7 +36,7 @@ def _load(spec: str):
 
 
 def validate(config) -> None:
-  """Checks ``config`` at the door: the run-level fields (``core.config.check_run``) and the
+  """Checks ``config`` before a run starts: the run-level fields (``core.config.check_run``) and the
   method's own ranges (``VALIDATORS``). Builds nothing and writes nothing.
 
   Raises:

@@ -282,7 +282,7 @@ def write_report(
     lines += [f"- {s}" for s in stacks] + [""]
   if not rows:
     lines += [
-      "No claims are registered yet (or none matched `--only`). Method rooms add "
+      "No claims are registered yet (or none matched `--only`). Method packages add "
       "theirs in `experiments/claims/<method>.py`.",
       "",
     ]
@@ -532,7 +532,7 @@ def check_budget(claims, budget: float) -> None:
       )
 
 
-# -- budget curves (#40) ----------------------------------------------------------------------------
+# -- budget curves ---------------------------------------------------------------------------------
 
 DEFAULT_CURVES = os.path.join(_REPO, "experiments", "claims", "budget_curves.json")
 

@@ -1,6 +1,6 @@
-r"""Accelerator plan: every room's training step compiled for GPUs and TPU pod slices without a chip.
+r"""Accelerator plan: each method's training step compiled for GPUs and TPU pod slices, no chip.
 
-For each room's accelerator-scale config, the step is built as ``experiments.main`` and
+For each method's accelerator-scale config, the step is built as ``experiments.main`` and
 ``core.trainer`` build it: the ``Method`` from ``experiments.registry``, the mesh from
 ``config.mesh`` over the target's devices (``core.sharding.make_mesh``), the state shardings from
 ``config.param_sharding`` (``core.sharding.state_shardings``), and ``make_device_step_fn`` (data on
@@ -18,7 +18,7 @@ overhead``, peaks and their sources in ``TARGETS``) and the wall time of the con
 (``num_steps`` x step time; nothing for evaluation, checkpoints or input). A config that does not
 fit one device is compiled again with ``param_sharding=fsdp``.
 
-Rooms whose loop is staged (PDNS proximal stages, DSB solvers) run through the same trainer with a
+Methods whose loop is staged (PDNS proximal stages, DSB solvers) run through the same trainer with a
 step that draws its batch inside ``update`` (``get_batch`` returns ``{}``); their compiled step is
 that ``update`` (PDNS: the stage / epoch refresh under ``lax.cond`` included, so its counts hold
 the refresh on every step: an upper bound).
@@ -32,7 +32,7 @@ environment once per process). Run from the repository root, in the compile venv
   ... --config=experiments/configs/minpv/gaussian_mi.py:paper,batch_size=65536 --targets=h200x1
 
 ``--config=FILE.py[:ARG]`` checks one config of your own (any file ``experiments.main`` takes)
-instead of the rooms' accelerator-scale ones: does it fit, and what would the run cost.
+instead of the methods' accelerator-scale ones: does it fit, and what would the run cost.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ from experiments import _cli  # pylint: disable=g-import-not-at-top
 
 CONFIGS = "experiments/configs"
 
-# room -> (config file, accelerator-scale arg, smoke arg, what is compiled). The accelerator-scale
-# arg is the setting the room's ``--full`` claims and its docstring name as the paper's.
-ROOMS = {
+# method -> (config file, accelerator-scale arg, smoke arg, what is compiled). The accelerator-scale
+# arg is the setting the method's ``--full`` claims and its docstring name as the paper's.
+METHODS = {
   "qam": (
     "qam/ogbench_puzzle3x3.py",
     "",
@@ -100,8 +100,9 @@ ROOMS = {
 
 # QAM's OGBench data: the trainer keeps the whole offline set on the devices. The plan does not
 # generate it (hours of MuJoCo); it takes the shapes: puzzle-3x3-play has 55-D observations and 5-D
-# actions (gymnasium.make("puzzle-3x3-v0") in ogbench 1.2.2), 1000 episodes x 1000 steps (spec §11;
-# ``data.generate_episodes`` x ``data.generate_length`` when the config sets them).
+# actions (gymnasium.make("puzzle-3x3-v0") in ogbench 1.2.2), 1000 episodes x 1000 steps (the
+# paper's data size; ``data.generate_episodes`` x ``data.generate_length`` when the config sets
+# them).
 OGBENCH_DIMS = {"puzzle-3x3": (55, 5)}
 OGBENCH_EPISODES = 1000
 
@@ -149,9 +150,9 @@ LAUNCH_NOTE = (
 # Building the trainer's step (worker side: jax imported here, after the environment is set).
 
 
-def load_config(room: str, arg: str):
-  """The room's config from its file with ``arg`` applied, as ``experiments.main`` loads it."""
-  return load_config_file(os.path.join(CONFIGS, ROOMS[room][0]), arg)
+def load_config(name: str, arg: str):
+  """The method's config from its file with ``arg`` applied, as ``experiments.main`` loads it."""
+  return load_config_file(os.path.join(CONFIGS, METHODS[name][0]), arg)
 
 
 def load_config_file(path: str, arg: str):
@@ -165,11 +166,11 @@ def load_config_file(path: str, arg: str):
   return module.get_config(arg) if arg else module.get_config()
 
 
-def make_method(room: str, config, scale: str):
+def make_method(name: str, config, scale: str):
   """``registry.get_method(config.method)(config)``; QAM's OGBench data (a known env of
   ``OGBENCH_DIMS``) replaced by zero-cost arrays of the real shapes: only their shapes enter the
   compiled program."""
-  del room, scale
+  del name, scale
   from experiments import registry
 
   registry.validate(config)
@@ -331,10 +332,11 @@ def _roofline(hlo: dict, t: dict, min_bytes: int) -> tuple[float, ...]:
 
 
 def run_worker(
-  family: str, rooms: list[str], targets: list[str], scale: str, out: str, config_spec: str = ""
+  family: str, names: list[str], targets: list[str], scale: str, out: str, config_spec: str = ""
 ) -> None:
-  """Compiles every (room, target) of one family; appends one JSON line per cell to ``out``.
-  With ``config_spec`` ("FILE.py[:ARG]") that one config is the only "room"."""
+  """Compiles every (method, target) of one family; appends one JSON line per cell to ``out``
+  (the method's name under the key ``"room"``). With ``config_spec`` ("FILE.py[:ARG]") that one
+  config is the only method."""
   import jax
 
   def emit(rec):
@@ -342,20 +344,20 @@ def run_worker(
       f.write(json.dumps(rec, default=str) + "\n")
 
   mine = [t for t in targets if TARGETS[t]["family"] == family]
-  for room in rooms:
+  for name in names:
     if config_spec:
       path, _, arg = config_spec.partition(":")
     else:
-      arg = ROOMS[room][1] if scale == "paper" else ROOMS[room][2]
-      path = os.path.join(CONFIGS, ROOMS[room][0])
+      arg = METHODS[name][1] if scale == "paper" else METHODS[name][2]
+      path = os.path.join(CONFIGS, METHODS[name][0])
     try:
       config = load_config_file(path, arg)
-      method = make_method(room, config, scale)
+      method = make_method(name, config, scale)
     except Exception as e:  # noqa: BLE001 - one line per cell
       for target in mine:
-        emit(dict(room=room, target=target, error=f"build: {_first_line(e)}"))
+        emit({"room": name, "target": target, "error": f"build: {_first_line(e)}"})
       continue
-    base = dict(room=room, arg=arg, num_steps=int(config.num_steps))
+    base = {"room": name, "arg": arg, "num_steps": int(config.num_steps)}
     for target in mine:
       rec = dict(base, target=target, mode=str(config.param_sharding))
       try:
@@ -435,8 +437,8 @@ def run_text(rec: dict) -> str:
   return _fmt_s(hi) if lo >= 0.95 * hi else f"{_fmt_s(lo)} – {_fmt_s(hi)}"
 
 
-def table(records: list[dict], rooms: list[str], targets: list[str]) -> str:
-  """Rooms × targets Markdown table (the best cell per pair: a fitting FSDP cell replaces a
+def table(records: list[dict], names: list[str], targets: list[str]) -> str:
+  """Methods × targets Markdown table (the best cell per pair: a fitting FSDP cell replaces a
   replicated one that does not fit)."""
   best = {}
   for r in records:
@@ -448,11 +450,11 @@ def table(records: list[dict], rooms: list[str], targets: list[str]) -> str:
       or ("error" not in r and not old.get("fits") and r.get("fits"))
     ):
       best[key] = r
-  head = "| room | " + " | ".join(targets) + " |"
+  head = "| method | " + " | ".join(targets) + " |"
   lines = [head, "|" + " --- |" * (len(targets) + 1)]
-  for room in rooms:
+  for name in names:
     lines.append(
-      f"| {room} | " + " | ".join(cell_text(best.get((room, t))) for t in targets) + " |"
+      f"| {name} | " + " | ".join(cell_text(best.get((name, t))) for t in targets) + " |"
     )
   return "\n".join(lines)
 
@@ -496,10 +498,10 @@ def details(records: list[dict]) -> str:
   return "\n".join(out)
 
 
-def report(records, rooms, targets, command: str, versions: dict, wall_s: float) -> str:
+def report(records, names, targets, command: str, versions: dict, wall_s: float) -> str:
   """The Markdown report (ACCELERATOR_PLAN.md)."""
   lines = [
-    "# Accelerator plan: every room's training step compiled without a chip",
+    "# Accelerator plan: every method's training step compiled without a chip",
     "",
     f"Generated {datetime.date.today().isoformat()} by `{command}` "
     f"(jax {versions.get('jax')}, jaxlib {versions.get('jaxlib')}, libtpu "
@@ -520,17 +522,17 @@ def report(records, rooms, targets, command: str, versions: dict, wall_s: float)
     "against HBM) and the estimated run time. `fsdp`: compiled again with "
     "`param_sharding=fsdp` because the replicated state did not fit.",
     "",
-    table(records, rooms, targets),
+    table(records, names, targets),
     "",
     "## What was compiled",
     "",
   ]
-  for room in rooms:
-    if room not in ROOMS:
-      lines.append(f"- **{room}**: the config given with `--config`.")
+  for name in names:
+    if name not in METHODS:
+      lines.append(f"- **{name}**: the config given with `--config`.")
       continue
-    path, arg, _, what = ROOMS[room]
-    lines.append(f"- **{room}**: `{CONFIGS}/{path}{':' + arg if arg else ''}`: {what}.")
+    path, arg, _, what = METHODS[name]
+    lines.append(f"- **{name}**: `{CONFIGS}/{path}{':' + arg if arg else ''}`: {what}.")
   lines += ["", "## Targets (peak figures and their sources)", ""]
   for name in targets:
     t = TARGETS[name]
@@ -556,7 +558,7 @@ def _versions() -> dict:
   return out
 
 
-def plan(rooms, targets, scale: str, timeout_s: int, config_spec: str = "") -> tuple[list, float]:
+def plan(names, targets, scale: str, timeout_s: int, config_spec: str = "") -> tuple[list, float]:
   """Runs one worker subprocess per target family (sequentially) and collects their records."""
   families = []
   for t in targets:
@@ -574,7 +576,7 @@ def plan(rooms, targets, scale: str, timeout_s: int, config_spec: str = "") -> t
         "experiments.bench.accelerator_plan",
         f"--worker={fam}",
         f"--worker_out={out}",
-        f"--rooms={','.join(rooms)}",
+        f"--rooms={','.join(names)}",
         f"--targets={','.join(targets)}",
         f"--scale={scale}",
         f"--config={config_spec}",
@@ -596,10 +598,10 @@ def plan(rooms, targets, scale: str, timeout_s: int, config_spec: str = "") -> t
       for r in got:
         print(f"[plan] {r['room']} × {r['target']}: {cell_text(r)}", flush=True)
       done = {(r["room"], r["target"]) for r in got}
-      for room in rooms:
+      for name in names:
         for t in targets:
-          if TARGETS[t]["family"] == fam and (room, t) not in done and fail:
-            got.append(dict(room=room, target=t, error=fail))
+          if TARGETS[t]["family"] == fam and (name, t) not in done and fail:
+            got.append({"room": name, "target": t, "error": fail})
       records += got
   return records, time.perf_counter() - t0
 
@@ -609,7 +611,7 @@ NAMES = ("rooms", "targets", "scale", "config", "out", "timeout", "worker", "wor
 
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
-  flags.DEFINE_list("rooms", list(ROOMS), f"Subset of {','.join(ROOMS)}.", flag_values=fv)
+  flags.DEFINE_list("rooms", list(METHODS), f"Subset of {','.join(METHODS)}.", flag_values=fv)
   flags.DEFINE_list("targets", list(TARGETS), f"Subset of {','.join(TARGETS)}.", flag_values=fv)
   flags.DEFINE_enum(
     "scale", "paper", ["paper", "smoke"], "Accelerator-scale configs or smoke.", flag_values=fv
@@ -617,7 +619,7 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   flags.DEFINE_string(
     "config",
     "",
-    "FILE.py[:ARG]: check this config (as experiments.main takes it) instead of the rooms'.",
+    "FILE.py[:ARG]: check this config (as experiments.main takes it) instead of the methods'.",
     flag_values=fv,
   )
   flags.DEFINE_string(
@@ -631,28 +633,28 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
 
 
 def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
-  """Compiles every room × target; prints the table and writes the report."""
+  """Compiles every method × target; prints the table and writes the report."""
   _cli.no_arguments(argv)
   a = _cli.values(fv, NAMES)
-  rooms = [r for r in a["rooms"] if r]
+  names = [r for r in a["rooms"] if r]
   targets = [t for t in a["targets"] if t]
   if a["config"]:
     if not os.path.isfile(a["config"].partition(":")[0]):
       raise app.UsageError(f"--config: no file {a['config'].partition(':')[0]!r}")
-    rooms = [os.path.basename(a["config"].partition(":")[0])[: -len(".py")]]
-  elif not rooms or set(rooms) - set(ROOMS):
-    raise app.UsageError(f"--rooms must name some of {tuple(ROOMS)}; got {a['rooms']!r}")
+    names = [os.path.basename(a["config"].partition(":")[0])[: -len(".py")]]
+  elif not names or set(names) - set(METHODS):
+    raise app.UsageError(f"--rooms must name some of {tuple(METHODS)}; got {a['rooms']!r}")
   if not targets or set(targets) - set(TARGETS):
     raise app.UsageError(f"--targets must name some of {tuple(TARGETS)}; got {a['targets']!r}")
   if a["worker"]:
-    run_worker(a["worker"], rooms, targets, a["scale"], a["worker_out"], a["config"])
+    run_worker(a["worker"], names, targets, a["scale"], a["worker_out"], a["config"])
     return
-  records, wall = plan(rooms, targets, a["scale"], a["timeout"], a["config"])
+  records, wall = plan(names, targets, a["scale"], a["timeout"], a["config"])
   command = "python -m experiments.bench.accelerator_plan" + "".join(
     f" {arg}" for arg in sys.argv[1:]
   )
-  text = report(records, rooms, targets, command, _versions(), wall)
-  print("\n" + table(records, rooms, targets))
+  text = report(records, names, targets, command, _versions(), wall)
+  print("\n" + table(records, names, targets))
   if a["out"]:
     _cli.write_results(a["out"], text, {"records": records, "wall_s": wall})
 

@@ -1,12 +1,12 @@
-r"""One-command device check: every room's training step and both Pallas kernels, as Markdown tables.
+r"""One-command device check: each method's training step and both Pallas kernels, in Markdown.
 
     python -m experiments.bench.device_check --rooms [--out device_check.md]   # one GPU / TPU host
     python -m experiments.bench.device_check --rooms --tiny                   # CPU: the test's run
 
 Rows (each in isolation, see below), in this order:
 
-* ``--rooms``: for each room (toy, QAM, MinPV, PDNS, DSB, lmKAN, AnyBCQ) one training step at its
-  accelerator-scale config (``accelerator_plan.ROOMS``, the plan's one-device cell ``h200x1``),
+* ``--rooms``: for each method (toy, QAM, MinPV, PDNS, DSB, lmKAN, AnyBCQ) one training step at its
+  accelerator-scale config (``accelerator_plan.METHODS``, the plan's one-device cell ``h200x1``),
   built as the trainer builds it (``accelerator_plan.build_step``: the ``Method``, the one-device
   mesh, the state donated), compiled (seconds), run on real arrays and timed: the median over 3
   windows of ms per step, the steps of a window dispatched asynchronously and waited for at its
@@ -14,7 +14,7 @@ Rows (each in isolation, see below), in this order:
   range where the step has ``lax.cond``) and the ratio measured / estimate, the compiled per-device
   bytes beside the plan's, and whether the step's watched metrics stayed finite. QAM's offline
   set is the plan's: zeros of the real shapes (1M transitions of puzzle-3x3), so the timing holds
-  but the losses mean nothing; host-batch rooms get one batch placed on the device once (the
+  but the losses mean nothing; host-batch methods get one batch placed on the device once (the
   step alone is timed, as the estimate models it). On a device QAM runs in both loop layouts
   (``qam@scan``: critic_loop=scan, am_forward=scan, the layout the plan compiled;
   ``qam@vmap``: vmap / reuse), the note saying which one ``"auto"`` picks on this backend.
@@ -45,7 +45,7 @@ are listed as skipped. Each row's line is appended to ``--out`` (and printed) as
 workers' stderr goes to ``OUT.log``. Budget: about 8 minutes on one H200 including compiles; the
 Triton comparison rows come last, so a spent budget skips them first.
 
-On a CPU host (``--tiny``, the test) rooms run their ``smoke`` configs and the kernels run in
+On a CPU host (``--tiny``, the test) methods run their ``smoke`` configs and the kernels run in
 interpret mode on tiny shapes (XLA at optimisation level 0 in the worker): a code-path check; the
 plan's estimates are still the paper-scale H200 cell's, so no ratio is given.
 """
@@ -82,7 +82,7 @@ from kernels_pallas.spline_lookup import blocks as sblocks
 from kernels_pallas.spline_lookup import ops as sops
 from kernels_pallas.spline_lookup.grid import SigmaGrid
 
-ROOMS = ("toy", "qam", "minpv", "pdns", "dsb", "lmkan", "anybcq")
+METHODS = ("toy", "qam", "minpv", "pdns", "dsb", "lmkan", "anybcq")
 # QAM's loop layouts timed on a device (``qam@NAME`` rows); the plan's cell was compiled with
 # "scan" (ACCELERATOR_PLAN.json as generated in commit 7095283: "QAM's scan layout launches 2273
 # kernels per step on one H200").
@@ -95,11 +95,11 @@ PLAN_QAM_LAYOUT = "scan"
 TINY_OVERRIDES = {"qam": "agent.flow_steps=2,agent.horizon=2"}
 PLAN_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ACCELERATOR_PLAN.json")
 PLAN_TARGET = "h200x1"
-ROOM_HEADER = (
-  "| room | config | data | compile s | step ms | plan est. ms (h200x1) | measured / est. "
+METHOD_HEADER = (
+  "| method | config | data | compile s | step ms | plan est. ms (h200x1) | measured / est. "
   "| compiled MB (plan) | notes |"
 )
-ROOM_SEP = "|---|---|---|---|---|---|---|---|---|"
+METHOD_SEP = "|---|---|---|---|---|---|---|---|---|"
 KERNEL_SEP = "|---|---|---|---|---|---|---|---|---|"
 MARK = "@@device_check "  # the worker's protocol lines on stdout
 
@@ -330,7 +330,7 @@ def spline_rows(kplat, interpret, tiny, buckets, reps, warmup):
 
 
 # ------------------------------------------------------------------------------------------------
-# Room rows (worker side).
+# Training-step rows (worker side).
 
 
 def _plan_records(path: str = PLAN_JSON) -> list[dict]:
@@ -341,13 +341,13 @@ def _plan_records(path: str = PLAN_JSON) -> list[dict]:
     return []
 
 
-def plan_estimate(room: str, arg: str, layout: str = "", records=None) -> dict | None:
-  """The accelerator plan's ``h200x1`` record of ``room`` at its accelerator-scale ``arg`` (None:
-  no such cell, or a QAM layout other than the one the plan compiled)."""
-  if room == "qam" and layout and layout != PLAN_QAM_LAYOUT:
+def plan_estimate(name: str, arg: str, layout: str = "", records=None) -> dict | None:
+  """The accelerator plan's ``h200x1`` record of method ``name`` at its accelerator-scale ``arg``
+  (None: no such cell, or a QAM layout other than the one the plan compiled)."""
+  if name == "qam" and layout and layout != PLAN_QAM_LAYOUT:
     return None
   for r in _plan_records() if records is None else records:
-    if r.get("room") == room and r.get("target") == PLAN_TARGET and r.get("arg", "") == arg:
+    if r.get("room") == name and r.get("target") == PLAN_TARGET and r.get("arg", "") == arg:
       return None if "error" in r else r
   return None
 
@@ -370,8 +370,8 @@ def _qam_layout(config) -> str:
   return f"{'auto → ' if auto else ''}critic_loop={fields['critic_loop']}, am_forward={fields['am_forward']}"
 
 
-def room_row(name: str, *, tiny: bool, min_time: float = 0.5) -> dict:
-  """Compiles and times one room's training step (``name``: a room or ``qam@LAYOUT``).
+def method_row(name: str, *, tiny: bool, min_time: float = 0.5) -> dict:
+  """Compiles and times one method's training step (``name``: a method or ``qam@LAYOUT``).
 
   Returns:
     a dict with the table cells' values: compile and step seconds, the plan's estimate, compiled
@@ -379,16 +379,18 @@ def room_row(name: str, *, tiny: bool, min_time: float = 0.5) -> dict:
   """
   from experiments.bench import accelerator_plan as ap
 
-  room, _, layout = name.partition("@")
-  if room not in ap.ROOMS or (layout and (room != "qam" or layout not in QAM_LAYOUTS)):
-    raise ValueError(f"room row {name!r}: not one of {ROOMS} or qam@{{{','.join(QAM_LAYOUTS)}}}")
-  _, paper_arg, smoke_arg, _ = ap.ROOMS[room]
-  parts = [smoke_arg if tiny else paper_arg, TINY_OVERRIDES.get(room, "") if tiny else ""]
+  base, _, layout = name.partition("@")
+  if base not in ap.METHODS or (layout and (base != "qam" or layout not in QAM_LAYOUTS)):
+    raise ValueError(
+      f"method row {name!r}: not one of {METHODS} or qam@{{{','.join(QAM_LAYOUTS)}}}"
+    )
+  _, paper_arg, smoke_arg, _ = ap.METHODS[base]
+  parts = [smoke_arg if tiny else paper_arg, TINY_OVERRIDES.get(base, "") if tiny else ""]
   if layout:
     parts += [f"agent.{k}={v}" for k, v in QAM_LAYOUTS[layout].items()]
   arg = ",".join(p for p in parts if p)
-  config = ap.load_config(room, arg)
-  method = ap.make_method(room, config, "smoke" if tiny else "paper")
+  config = ap.load_config(base, arg)
+  method = ap.make_method(base, config, "smoke" if tiny else "paper")
   fn, specs, path = ap.build_step(method, config, jax.devices()[:1])
   t0 = time.perf_counter()
   compiled = fn.trace(*specs).lower().compile()
@@ -432,17 +434,17 @@ def room_row(name: str, *, tiny: bool, min_time: float = 0.5) -> dict:
     f"{int(config.num_steps)} steps/run",
     "finite" if bad < 0 else f"non-finite at step {bad}",
   ]
-  if room == "qam":
+  if base == "qam":
     notes.append(_qam_layout(config))
     if not tiny:
       notes.append("offline set: zeros of the real shapes")
   if peak:
     notes.append(f"peak in use {peak / 1e6:.0f} MB")
-  est = plan_estimate(room, paper_arg, layout)
+  est = plan_estimate(base, paper_arg, layout)
   return dict(
-    section="rooms",
+    section="methods",
     row=name,
-    config=f"{ap.ROOMS[room][0]}{':' + arg if arg else ''}",
+    config=f"{ap.METHODS[base][0]}{':' + arg if arg else ''}",
     path=path,
     compile_s=compile_s,
     step_s=statistics.median(windows),
@@ -460,8 +462,9 @@ def _ms(s) -> str:
   return "n/a" if s is None else f"{s * 1e3:.3g}"
 
 
-def room_line(r: dict, *, ratio: bool) -> str:
-  """One Markdown row of the rooms table (``ratio``: the device is the plan's cell's, H200)."""
+def method_line(r: dict, *, ratio: bool) -> str:
+  """One Markdown row of the training-step table (``ratio``: the device is the plan's cell's,
+  H200)."""
   if "error" in r:
     return f"| {r['row']} | {r.get('config', '')} | | | **{r['error']}** | | | | |"
   est, lo = r["est_s"], r["est_lo_s"]
@@ -512,7 +515,7 @@ def _platforms():
 
 
 def run_row(name: str, *, tiny: bool, reps: int) -> list[dict]:
-  """One row of either kind (``room:NAME``, ``bitplane:BUCKET``, ``spline:BUCKET``)."""
+  """One row of either kind (``method:NAME``, ``bitplane:BUCKET``, ``spline:BUCKET``)."""
   import warnings
 
   kind, _, what = name.partition(":")
@@ -520,8 +523,8 @@ def run_row(name: str, *, tiny: bool, reps: int) -> list[dict]:
   warmup = 1 if tiny else 2
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    if kind == "room":
-      out = [room_row(what, tiny=tiny)]
+    if kind == "method":
+      out = [method_row(what, tiny=tiny)]
     elif kind in ("bitplane", "spline"):
       os.environ["ICLR26_KERNEL_SELFCHECK"] = "off"  # these rows measure the kernel itself
       try:
@@ -536,14 +539,14 @@ def run_row(name: str, *, tiny: bool, reps: int) -> list[dict]:
     elif kind == "_crash":  # internal (isolation test): the worker dies mid-row
       os._exit(3)
     else:
-      raise ValueError(f"row {name!r}: kind must be room, bitplane or spline")
+      raise ValueError(f"row {name!r}: kind must be method, bitplane or spline")
   selfcheck = [str(w.message).split(";")[0] for w in caught if "SelfCheck" in w.category.__name__]
   for r in out:
     r["warnings"] = ["self-check: " + m for m in selfcheck]
   return out
 
 
-def worker(rows: list[str] | None, *, tiny: bool, reps: int, rooms: bool, kernels: bool) -> None:
+def worker(rows: list[str] | None, *, tiny: bool, reps: int, methods: bool, kernels: bool) -> None:
   """Runs ``rows`` in order (None: ``default_rows`` for this device, announced in the "ready"
   line); exits after the first row that raises (the next gets a fresh process: a device error can
   leave this one's runtime unusable)."""
@@ -559,7 +562,7 @@ def worker(rows: list[str] | None, *, tiny: bool, reps: int, rooms: bool, kernel
       triton=_backend.triton_capable(),
     )
   if rows is None:
-    rows = default_rows(rooms=rooms, kernels=kernels, tiny=tiny, platform=plat, **gpu)
+    rows = default_rows(methods=methods, kernels=kernels, tiny=tiny, platform=plat, **gpu)
   _emit(
     dict(
       event="ready",
@@ -595,7 +598,7 @@ def worker(rows: list[str] | None, *, tiny: bool, reps: int, rooms: bool, kernel
 
 def default_rows(
   *,
-  rooms: bool,
+  methods: bool,
   kernels: bool,
   tiny: bool,
   platform: str,
@@ -611,12 +614,12 @@ def default_rows(
   first, then the Triton rows (``triton-BUCKET``), comparisons named explicitly, so that a spent
   ``--budget`` skips those."""
   out = []
-  if rooms:
-    for room in ROOMS:
-      if room == "qam" and not tiny:
-        out += [f"room:qam@{k}" for k in QAM_LAYOUTS]
+  if methods:
+    for name in METHODS:
+      if name == "qam" and not tiny:
+        out += [f"method:qam@{k}" for k in QAM_LAYOUTS]
       else:
-        out.append(f"room:{room}")
+        out.append(f"method:{name}")
   if not kernels:
     return out
   if platform != "gpu":
@@ -636,11 +639,11 @@ def default_rows(
 class _Worker:
   """One worker subprocess and a reader thread feeding its protocol lines into a queue."""
 
-  def __init__(self, rows, *, tiny, reps, log, rooms, kernels):
+  def __init__(self, rows, *, tiny, reps, log, methods, kernels):
     cmd = [sys.executable, "-m", "experiments.bench.device_check", "--worker", f"--reps={reps}"]
     cmd += ["--tiny"] if tiny else []
     if rows is None:  # the worker picks the device's default rows
-      cmd += ["--rooms" if rooms else "--norooms", "--kernels" if kernels else "--nokernels"]
+      cmd += ["--rooms" if methods else "--norooms", "--kernels" if kernels else "--nokernels"]
     else:
       cmd += [f"--worker_rows={','.join(rows)}"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -693,13 +696,13 @@ class Table:
     if name in self.sections:
       return
     self.sections.add(name)
-    if name == "rooms":
+    if name == "methods":
       self.add(
         "",
         "Training steps (one device; `accelerator_plan` builds them as the trainer does):",
         "",
-        ROOM_HEADER,
-        ROOM_SEP,
+        METHOD_HEADER,
+        METHOD_SEP,
       )
     else:
       mode = ", interpret mode: times are not timings" if info.get("interpret") else ""
@@ -716,26 +719,26 @@ class Table:
 def run(
   rows: list[str] | None = None,
   *,
-  rooms: bool = False,
+  methods: bool = False,
   kernels: bool = True,
   tiny: bool = False,
   out: str | None = None,
   reps: int = 10,
   row_timeout: float = 150.0,
-  room_timeout: float = 120.0,
+  method_timeout: float = 120.0,
   budget: float = 480.0,
   echo: bool = True,
 ) -> tuple[list[str], list[dict]]:
   """Runs the rows in worker subprocesses and writes the table as they finish.
 
   Args:
-    rows: row names (``room:ROOM``, ``room:qam@LAYOUT``, ``bitplane:BUCKET``, ``spline:BUCKET``);
-      None: ``default_rows`` for the device the first worker reports.
-    rooms, kernels: which row kinds ``rows=None`` includes.
+    rows: row names (``method:NAME``, ``method:qam@LAYOUT``, ``bitplane:BUCKET``,
+      ``spline:BUCKET``); None: ``default_rows`` for the device the first worker reports.
+    methods, kernels: which row kinds ``rows=None`` includes.
     tiny: CPU code-path check (smoke configs, tiny kernel shapes, interpret mode).
     out: the Markdown file (appended row by row); its ``.log`` sibling takes the workers' stderr.
     reps: timed repetitions per kernel row.
-    row_timeout, room_timeout: seconds a kernel / room row may take (compile included).
+    row_timeout, method_timeout: seconds a kernel / training-step row may take (compile included).
     budget: seconds for the whole command; rows not started by then are skipped.
   Returns:
     (the Markdown lines, every row's result dict; failed rows carry ``error``).
@@ -756,7 +759,7 @@ def run(
           results.append(_failed(name, f"skipped: the {budget:.0f} s budget was spent"))
           _write(table, results[-1], info, tiny)
         break
-      w = _Worker(pending, tiny=tiny, reps=reps, log=log, rooms=rooms, kernels=kernels)
+      w = _Worker(pending, tiny=tiny, reps=reps, log=log, methods=methods, kernels=kernels)
       current, deadline = None, time.perf_counter() + min(left, 180.0)  # start-up
       while True:
         try:
@@ -767,7 +770,7 @@ def run(
             name = pending[0] if pending else "worker start"
             results.append(_failed(name, "worker start timed out"))
           else:
-            lim = _limit(current, room_timeout, row_timeout)
+            lim = _limit(current, method_timeout, row_timeout)
             results.append(_failed(current, f"timed out after {min(lim, left):.0f} s"))
           name = results[-1]["row"]
           _write(table, results[-1], info, tiny)
@@ -803,7 +806,7 @@ def run(
           deadline = time.perf_counter() + left
         elif ev == "start":
           current = msg["row"]
-          lim = _limit(current, room_timeout, row_timeout)
+          lim = _limit(current, method_timeout, row_timeout)
           left = budget - (time.perf_counter() - t_start)
           deadline = time.perf_counter() + min(lim, left)
         elif ev == "done":
@@ -825,25 +828,25 @@ def run(
   return table.lines, results
 
 
-def _limit(name: str, room_timeout: float, row_timeout: float) -> float:
+def _limit(name: str, method_timeout: float, row_timeout: float) -> float:
   if name.startswith("_hang:"):
     return float(name.partition(":")[2])
-  return room_timeout if name.startswith("room:") else row_timeout
+  return method_timeout if name.startswith("method:") else row_timeout
 
 
 def _failed(name: str, error: str) -> dict:
   kind, _, what = name.partition(":")
-  if kind in ("room", "_hang", "_crash"):
-    return dict(section="rooms", row=what if kind == "room" else name, error=error)
+  if kind in ("method", "_hang", "_crash"):
+    return dict(section="methods", row=what if kind == "method" else name, error=error)
   op = {"bitplane": "bitplane_matmul", "spline": "spline_lookup"}.get(kind, kind)
   return dict(section="kernels", op=op, row=what, error=error)
 
 
 def _write(table: Table, r: dict, info: dict, tiny: bool) -> None:
   table.section(r["section"], info)
-  if r["section"] == "rooms":
+  if r["section"] == "methods":
     h200 = "H200" in str(info.get("device", "")) and info.get("platform") == "gpu"
-    table.add(room_line(r, ratio=h200 and not tiny))
+    table.add(method_line(r, ratio=h200 and not tiny))
   else:
     table.add(kernel_line(r, interpret=bool(info.get("interpret"))))
 
@@ -875,7 +878,7 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
     flag_values=fv,
   )
   flags.DEFINE_boolean("tiny", False, "Tiny shapes (CPU interpret-mode check).", flag_values=fv)
-  flags.DEFINE_boolean("rooms", False, "Also time every room's training step.", flag_values=fv)
+  flags.DEFINE_boolean("rooms", False, "Also time every method's training step.", flag_values=fv)
   flags.DEFINE_boolean("kernels", True, "The kernel block rows.", flag_values=fv)
   flags.DEFINE_list(
     "bitplane_rows",
@@ -894,14 +897,16 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   flags.DEFINE_list(
     "room_rows",
     [],
-    f"Rooms to run (default with --rooms: all; of {ROOMS}, qam@scan, qam@vmap).",
+    f"Methods to run (default with --rooms: all; of {METHODS}, qam@scan, qam@vmap).",
     flag_values=fv,
   )
   flags.DEFINE_integer(
     "reps", 10, "Timed repetitions per kernel row.", lower_bound=1, flag_values=fv
   )
   flags.DEFINE_float("row_timeout", 150.0, "Seconds per kernel row.", lower_bound=1, flag_values=fv)
-  flags.DEFINE_float("room_timeout", 120.0, "Seconds per room row.", lower_bound=1, flag_values=fv)
+  flags.DEFINE_float(
+    "room_timeout", 120.0, "Seconds per training-step row.", lower_bound=1, flag_values=fv
+  )
   flags.DEFINE_float(
     "budget", 480.0, "Seconds for the whole command.", lower_bound=1, flag_values=fv
   )
@@ -915,10 +920,10 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
   a = _cli.values(fv, NAMES)
   if a["worker"]:
     rows = [r for r in a["worker_rows"] if r] or None
-    worker(rows, tiny=a["tiny"], reps=a["reps"], rooms=a["rooms"], kernels=a["kernels"])
+    worker(rows, tiny=a["tiny"], reps=a["reps"], methods=a["rooms"], kernels=a["kernels"])
     return
   pick = {
-    "room": [v for v in a["room_rows"] if v],
+    "method": [v for v in a["room_rows"] if v],
     "bitplane": [v for v in a["bitplane_rows"] if v],
     "spline": [v for v in a["spline_rows"] if v],
   }
@@ -927,13 +932,13 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
     rows = [f"{kind}:{v}" for kind, vs in pick.items() for v in vs]
   run(
     rows,
-    rooms=a["rooms"],
+    methods=a["rooms"],
     kernels=a["kernels"],
     tiny=a["tiny"],
     out=a["out"] or os.path.join(os.environ.get("OUT") or ".", "device_check.md"),
     reps=a["reps"],
     row_timeout=a["row_timeout"],
-    room_timeout=a["room_timeout"],
+    method_timeout=a["room_timeout"],
     budget=a["budget"],
   )
 

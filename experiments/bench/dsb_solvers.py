@@ -7,7 +7,7 @@ steps of the solver's own training step (fresh p_0 / p_1 draws, loss, gradient, 
 timed; ``ms/step`` is the median wall time per optimiser step and ``CPU ms/step`` the median
 process CPU time (``time.process_time``, all threads) per step, so a multi-threaded backend shows
 CPU > wall. The DLightSB-family solvers are timed once per ``--lse`` path (``lse_impl`` of their
-config: ``broadcast`` = the D S^2 K log-sum-exp tables before issue #32, ``auto`` = the
+config: ``broadcast`` = the D S^2 K log-sum-exp tables (the earlier path), ``auto`` = the
 max-shifted matmul for K >= 16), all paths of a solver in alternating rounds of the same run;
 ``vs first`` is the first path's time over this one's (wall). The default instance
 is the paper's largest HD setting: preset ``hd_d64_s50_prior_gaussian_a0.02`` (D = 64, S = 50,
@@ -24,7 +24,7 @@ Run from the repository root:
   python -m experiments.bench.dsb_solvers --quick        # DLightSB only, 2-step chunk, 2 reps
   python -m experiments.bench.dsb_solvers --solvers dlightsb,joint,kl --chunk 5
   python -m experiments.bench.dsb_solvers --solvers dlightsb,alpha_csbm,csbm
-  # issue #32's target (DLightSB K = 1000, D = 16, B = 128, S = 50), one thread:
+  # the speed-up target of the matmul path (DLightSB K = 1000, D = 16, B = 128, S = 50), one thread:
   JAX_PLATFORMS=cpu XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
     taskset -c 0 python -m experiments.bench.dsb_solvers --preset hd_d16_s50_prior_gaussian_a0.02 \
     --solvers dlightsb --reps 5
@@ -146,7 +146,7 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
     "lse",
     "broadcast,auto",
     "Comma-separated lse_impl paths timed for the DLightSB-family solvers "
-    "(broadcast = before issue #32; auto = matmul for K >= 16; matmul).",
+    "(broadcast = D S^2 K exponentials per step; auto = matmul for K >= 16; matmul).",
     flag_values=fv,
   )
   flags.DEFINE_integer(

@@ -1,28 +1,28 @@
 r"""Benchmark: the QAM update's loop layout — CPU time, scratch memory and page faults per update.
 
-QAM (Li & Levine, ICLR 2026, github.com/ColinQiyangLi/qam), issue #34. For each size
+QAM (Li & Levine, ICLR 2026, github.com/ColinQiyangLi/qam). For each size
 
   * small: 3×128 MLPs, K = 2 critics, chunks H = 5 of d = 5 actions (D_a = 25), 40-D
     observations, batch 256, N = 10 flow steps;
-  * full: the reference size (spec §11), 4×512 MLPs, K = 10, otherwise the same
+  * full: the paper's size, 4×512 MLPs, K = 10, otherwise the same
 
-(the shapes of the side-by-side measurement against the authors' agent in issue #34), it times
+(the shapes of a side-by-side measurement against the authors' agent), it times
 the jitted, donated ``QAMAgent.update`` (as a training loop runs it) in two loop layouts, in one
 process, in alternating rounds:
 
   * chosen: the config defaults (``critic_loop``, ``am_forward``, ``flow_unroll``: see
     ``iclr26_jax/qam/config.py``);
-  * previous: ``am_forward="reuse"``, ``critic_loop="vmap"``, ``flow_unroll=1``, the layout before
-    issue #34 (the rollout's v_θ forward reused by L_AM inside a scan, the vmapped ensemble
+  * previous: ``am_forward="reuse"``, ``critic_loop="vmap"``, ``flow_unroll=1``, the earlier layout
+    (the rollout's v_θ forward reused by L_AM inside a scan, the vmapped ensemble
     differentiated as one program).
 
 Per row: compile time; the compiled update's scratch (``memory_analysis().temp_size_in_bytes``)
-of ``jax.jit(update)`` (the issue's criterion) and of the donated update that is timed; CPU-ms
-per update (``time.process_time``: every thread of this process, so load from other jobs moves it
-less than wall time); wall ms; minor page faults per update (``resource.getrusage``: glibc maps an
-allocation above its 32 MiB mmap threshold fresh from the kernel on every call, so a large
-scratch buffer costs one fault per 4 KiB page touched, every update); the speed-up of the chosen
-layout over the previous one (ratio of CPU-ms medians, and of the per-round ratios); the
+of ``jax.jit(update)`` (what the chosen layout shrinks) and of the donated update that is timed;
+CPU-ms per update (``time.process_time``: every thread of this process, so load from other jobs
+moves it less than wall time); wall ms; minor page faults per update (``resource.getrusage``:
+glibc maps an allocation above its 32 MiB mmap threshold fresh from the kernel on every call, so
+a large scratch buffer costs one fault per 4 KiB page touched, every update); the speed-up of the
+chosen layout over the previous one (ratio of CPU-ms medians, and of the per-round ratios); the
 1-minute load average before and after the size's rounds.
 
 Run as a program it measures one thread on one core, with the default allocator: unless

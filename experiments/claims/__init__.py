@@ -77,7 +77,7 @@ class Claim:
 
   Attributes:
     name: ``method/short_name``.
-    method: the method room (``--only`` filters on it).
+    method: the method package (``--only`` filters on it).
     config: the config the claim runs (``path.py:arg``), for people who want to rerun it.
     measure: how the number is measured, in words.
     reference: the paper's value or the analytic ground truth.

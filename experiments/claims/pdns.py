@@ -7,20 +7,20 @@ reference code github.com/AlexandreGUO2001/PDNS. Every number is a training run 
 ``PDNSMethod``); runs are cached per process and shared between claims (the PDNS 4 x 4 runs of
 the A/B claim are also the exact-lattice check's runs when the settings coincide).
 
-Claim ``pdns/ising4_log_z``: 4 x 4 periodic Ising, beta = 0.6, h = 0 (spec §14 table: log Z =
-20.056533, P(M < 0) = 0.49977), discrete masked sampler, adaptive eps = 0.3, buffer 2048,
+Claim ``pdns/ising4_log_z``: 4 x 4 periodic Ising, beta = 0.6, h = 0 (exact by enumeration: log Z
+= 20.056533, P(M < 0) = 0.49977), discrete masked sampler, adaptive eps = 0.3, buffer 2048,
 33 stages of 32 steps. Value |log Z^ - log Z| (nats, 4096 evaluation paths). Threshold 0.1: a
-sampler locked onto one magnetisation sign misses by log 2 = 0.69 (spec §14), a wrong RN term or
+sampler locked onto one magnetisation sign misses by log 2 = 0.69, a wrong RN term or
 sign of r by orders of magnitude, while the IS estimator's own error at ESS >= 0.1 and 4096 paths
 is a few 0.01 nats. The details also give ESS, P(M < 0), E|M|/D against the exact values and the
 TV between the empirical sample law and pi over the 2^16 states next to the i.i.d.-sampling
 floor (exact samples of pi at the same N).
 
-Claim ``pdns/two_mode_10d``: the 10-D two-component mixture of spec §14 (weights 0.3 / 0.7, means
-8 apart, log Z = 2), continuous sampler. Value |log Z^ - log Z|; threshold 0.3 nats: the
-missing-mode error is -log 0.7 = 0.36 or -log 0.3 = 1.2 nats, and at laptop scale the EM bias of
-100 steps (spec §2.3) plus IS error leave a few 0.1 nats; the sampled weight of the 0.3 mode is
-reported against the exact one.
+Claim ``pdns/two_mode_10d``: the 10-D two-component mixture (weights 0.3 / 0.7, means 8 apart,
+log Z = 2), continuous sampler. Value |log Z^ - log Z|; threshold 0.3 nats: the missing-mode
+error is -log 0.7 = 0.36 or -log 0.3 = 1.2 nats, and at laptop scale the Euler–Maruyama bias of
+100 steps plus IS error leave a few 0.1 nats; the sampled weight of the 0.3 mode is reported
+against the exact one.
 
 Claim ``pdns/prox_vs_eta_inf``: 4 x 4 Ising at beta = 1.0 (barrier 2 x 4 bonds x 2 beta: the
 sign-flip region has probability ~1e-3 under pi; exact P(M < 0) = 0.5 by symmetry), PDNS
@@ -34,7 +34,7 @@ requires PDNS to keep a clearly balanced law where the baseline loses a sign in 
 with a 1024 buffer and ~500 steps, where PDNS is not converged.)
 
 8 x 8 A/B (``--full`` only: ten runs of ~2.4 min each on two shared cores, far more than the
-minute a laptop-scale claim may add): the same claim on spec §15's 8 x 8 lattice at beta = 0.6
+minute a laptop-scale claim may add): the same claim on an 8 x 8 lattice at beta = 0.6
 (exact log Z - 64 log 2 = 33.780 and exact law of M from the row transfer matrix), both arms the
 config's ``laptop`` variant with 16 epochs per stage (eps = 0.3, buffer 2048, batch 256, MLP
 2 x 128, 40 + 3 stages of 128 steps = 5504 steps and 88,064 energy evaluations each), seeds 1-5
@@ -45,7 +45,7 @@ stated with it before the runs, the count rule in the details: PDNS keeps both s
 (0.1 < P^(M < 0) < 0.9) in >= 4 of 5 seeds, the baseline in <= 1, and PDNS's median TV of the law
 of M is the lower.
 
-Measured (2026-12-01, this claim alone at ``--full`` scale, the runs that
+Measured (this claim alone at ``--full`` scale, the runs that
 ``python -m experiments.reproduce --only=pdns --full`` makes for it; 1427 s wall on two loaded
 cores): FAIL, advantage 0.097; count rule not met. P^(M < 0) per seed 1-5: PDNS 1.000 / 1.000 /
 0.000 / 0.486 / 0.000, baseline 1.000 / 0.000 / 0.000 / 0.000 / 0.000; |log Z^ - log Z| PDNS
@@ -78,7 +78,7 @@ uses buffer 2048, 20 epochs per stage, 10 + 3 stages. ``--full``: seeds 1-5 and 
 lattice at beta = 0.6 for the A/B claim (above), MLP 2 x 128 and a 4096 buffer for the 4 x 4
 check and the mixture.
 
-First measurement (2026-11-30, cold run, 3 min 06 s wall for the three claims on two shared
+First measurement (cold run, 3 min 06 s wall for the three claims on two shared
 cores): |log Z^ - log Z| = 0.007 on 4 x 4 at beta = 0.6 (ESS 0.33, P(M<0) 0.492, TV 0.18 vs
 floor 0.044); mixture |log Z^ - log Z| = 0.055, mode-0 weight 0.24 vs 0.3; A/B P(M<0) per seed
 PDNS 0.438 / 0.296 / 0.000 / 0.531 / 1.000, baseline 1 / 0 / 0 / 0 / 1 (advantage 0.240 ± about
@@ -96,7 +96,7 @@ generated once, cached in ``eval.reference.cache_dir``):
   python -m experiments.main --workdir=/tmp/pdns_lj13 \
       --config=experiments/configs/pdns/lj13.py:sampler.network=egnn,sampler.hidden=64,sampler.depth=3
 
-Exploration (2026-11-30, two shared cores, seed 0 unless stated; 4096 evaluation paths):
+Exploration (two shared cores, seed 0 unless stated; 4096 evaluation paths):
 4 x 4 at beta = 0.6 with buffer 1024 and 480 steps: baseline P(M<0) = 0.995 (collapsed), PDNS
 (eps = 1, not converged) 0.925 with ESS 0.004; with buffer 2048 and 1056 steps both balanced
 (0.492 / 0.492). 6 x 6 at beta = 0.6: both collapsed (P(M<0) = 0). 4 x 4 at beta = 1.0, seeds
@@ -475,8 +475,8 @@ CLAIMS = [
     measure="|log Ẑ − log Z| (nats) of the trained discrete sampler on the 4×4 Ising "
     "lattice at β = 0.6; ESS, P(M<0), E|M| and TV in the details",
     reference=0.0,
-    reference_source="exact enumeration / transfer matrix (spec §14 table: "
-    "log Z = 20.056533); pass within 0.1 nats",
+    reference_source="exact enumeration / transfer matrix (log Z = "
+    "20.056533); pass within 0.1 nats",
     direction="lower",
     threshold=0.1,
     run=_ising4,

@@ -4,7 +4,7 @@ puzzle-3x3, an OGBench smoke run.
 Li & Levine, "Q-learning with Adjoint Matching" (ICLR 2026), reference code
 github.com/ColinQiyangLi/qam.
 
-Claim ``qam/analytic_tilt`` (spec §14 A): the adjoint-matching fine-tuning of an affine v_θ against
+Claim ``qam/analytic_tilt``: the adjoint-matching fine-tuning of an affine v_θ against
 the exact Gaussian behaviour velocity and analytic critics (quadratic k = 10, c = (0.4, 0.2) at
 λ = 1; the same at λ = 0; linear w = (1, −0.5) at λ = 0.5 and 1), N = 40 flow steps, 1500 Adam
 steps, 20000 ODE samples per state. Value: the largest |mean(v_θ samples) − m*| over the four
@@ -12,19 +12,19 @@ problems and three states, m* the closed-form mean of π* ∝ π_β·exp(λQ). T
 standard errors (4·0.3/√20000 = 0.0085) plus the base sampler's own Euler bias at N = 40 (≈ 1e-3)
 = 0.01; a wrong adjoint or λ sign moves the mean by 0.1–0.2 in the wrong direction.
 
-Claim ``qam/pointmaze_success`` (spec §14 E): QAM, FQL and BC flow trained from the same noisy,
+Claim ``qam/pointmaze_success``: QAM, FQL and BC flow trained from the same noisy,
 multimodal play data of the JAX point maze (2000 episodes × 100 steps, 81% of them visit the goal
 but by wandering between random waypoints), seeds vmapped, success over 100 vectorised evaluation
 episodes. Value: mean success of QAM minus that of BC. Threshold 0.05: BC imitates the wandering
 (success ≈ 0.13), a value-guided policy should head for the goal.
 
-Claim ``qam/ogbench_smoke`` (spec §14 F): a few dozen puzzle-3x3 episodes generated locally with the
+Claim ``qam/ogbench_smoke``: a few dozen puzzle-3x3 episodes generated locally with the
 wheel's scripted oracles, the full agent at reduced width through the trainer (``QAMMethod``),
 then resumed from its checkpoint for more steps. Value 1 when every logged loss is finite and the
 mean Q of the data stays within the reward bounds [−1/(1 − γ), 0] of the sparse reward, else 0.
 No success rate is expected at this scale. Skipped (NaN) when the ``[rl]`` extra is missing.
 
-Claim ``qam/ogbench_puzzle3x3`` (spec §12, issue #20): QAM, FQL and BC flow trained on the same
+Claim ``qam/ogbench_puzzle3x3``: QAM, FQL and BC flow trained on the same
 locally generated puzzle-3x3-play data (OGBench's scripted oracles, no download) for the same number
 of updates, seeds vmapped, each final agent evaluated in MuJoCo on task 1 with the environment's
 success metric. Task 1 (press the two corner buttons of an all-off board) is the one a small budget
@@ -64,8 +64,8 @@ def _scale(ctx: ClaimContext) -> dict:
   }
 
 
-# The reduced-scale OGBench comparison (spec §12, §14 F). Laptop: what two CPU cores train in about
-# half an hour; --full: the paper's puzzle-3x3 settings (spec §11), an accelerator job.
+# The reduced-scale OGBench comparison. Laptop: what two CPU cores train in about half an hour;
+# --full: the paper's puzzle-3x3 settings (its reference hyperparameters), an accelerator job.
 _P3X3_LAPTOP = {
   "episodes": 100,
   "seeds": (0, 1, 2),
@@ -372,7 +372,7 @@ CLAIMS = [
   Claim(
     name="qam/analytic_tilt",
     method="qam",
-    config="iclr26_jax.qam.known_answers.tilt_experiment (spec §14 A)",
+    config="iclr26_jax.qam.known_answers.tilt_experiment (analytic Gaussian tilt)",
     measure="max |mean of v_θ ODE samples − closed-form tilted mean m*| over 4 problems × "
     "3 states (N = 40)",
     reference=0.0,
@@ -387,7 +387,7 @@ CLAIMS = [
     config="experiments/configs/qam/pointmaze_{qam,fql,bc}.py (seed-vmapped, λ = 0.3)",
     measure="success rate of QAM minus BC flow from the same offline data (mean over seeds)",
     reference=0.05,
-    reference_source="spec §13.3 expected ordering QAM ≳ FQL > BC",
+    reference_source="expected ordering on sub-optimal play data: QAM ≳ FQL > BC",
     direction="higher",
     run=_pointmaze,
   ),
@@ -397,7 +397,7 @@ CLAIMS = [
     config="experiments/configs/qam/ogbench_puzzle3x3.py (reduced width)",
     measure="1 if losses are finite, mean Q stays in the reward bounds and resume works",
     reference=1.0,
-    reference_source="spec §14 F",
+    reference_source="smoke check: finite losses, Q within the reward bounds",
     direction="higher",
     run=_ogbench,
   ),
@@ -409,8 +409,8 @@ CLAIMS = [
     measure="success rate of QAM minus BC flow on puzzle-3x3 task 1 (mean over seeds, "
     "same data, same number of updates)",
     reference=0.1,
-    reference_source="spec §12 (puzzle-3x3: QAM 99.5%, FQL 70.3%; BC flow "
-    "imitates random button presses)",
+    reference_source="Li & Levine 2026, offline OGBench results (puzzle-3x3: QAM 99.5%, "
+    "FQL 70.3%; BC flow imitates random button presses)",
     direction="higher",
     run=_p3x3_table,
     budget="updates of QAM, FQL and BC flow (data, networks, seeds unchanged)",

@@ -1,6 +1,6 @@
 """Why a claim fails, when it does, and what the authors' own code gave at the same budget.
 
-The reproduce report (``experiments/reproduce.py``) reads this module by claim name; the room
+The reproduce report (``experiments/reproduce.py``) reads this module by claim name; the claims
 modules do not import it. A reason never changes a verdict: the verdict is the measurement, and a
 reason is shown only beside a FAIL.
 
@@ -20,8 +20,8 @@ reason is shown only beside a FAIL.
   then the report prints "–"; claims without a ``--full`` setting (``NO_FULL_SETTING``) print
   "n/a".
 
-The numbers in ``authors_code`` paragraphs are from issue #33 (the authors' code run outside this
-project, one thread, side by side with this project's runs at the same budget).
+The numbers in ``authors_code`` paragraphs come from the authors' code run outside this project,
+one thread, side by side with this project's runs at the same budget.
 """
 
 from __future__ import annotations
@@ -73,13 +73,13 @@ _LMKAN = (
   "forward, which equals this project's layer to 9e-7: BatchNorm without affine before every "
   "lmKAN layer, G 8–10, two-phase Hessian schedule, lr 1e-3, U(±0.1/√N_in) table init."
 )
-_NOT_RUN = "Not run: the authors' code has no runnable setting at this budget (issue #33)."
+_NOT_RUN = "Not run: the authors' code has no runnable setting at this budget."
 
 REASONS: dict[str, Reason] = {
   "minpv/objectives_mi_d10": Reason(
     "budget",
     "budget curve under the threshold at 2×, at it at 4× (0.46 / 0.30 / 0.17 / 0.094 / 0.104 at ¼ … 4×)",
-    "Budget curve (#40, 2026-12-06, D3RE at the reference's lr 1e-3): worst mean relative error "
+    "Budget curve (D3RE at the reference's lr 1e-3): worst mean relative error "
     "0.457 / 0.298 / 0.166 / 0.094 / 0.104 at 375 / 750 / 1500 / 3000 / 6000 steps (seeds 0, 1; "
     "change 0.35 against a seed spread of 0.06): under 0.1 at 2×, at the threshold at 4×. At 1× "
     "conditional 0.041, DRE-∞ 0.020 and D3RE 0.166: D3RE alone holds the claim, biased low with a "
@@ -98,9 +98,9 @@ REASONS: dict[str, Reason] = {
   "minpv/minpv_vs_fixed_d10": Reason(
     "budget",
     "budget curve moves toward passing (+0.50 / +0.42 / +0.29 / +0.15 / +0.07 at ¼ … 4×)",
-    "Budget curve (#40): MinPV − trig |MI error| +0.498 / +0.420 / +0.290 at 750 / 1500 / 3000 "
-    "steps (2026-12-03, a3a5594 / a10940a) and +0.153 / +0.074 at 6000 / 12,000 steps "
-    "(2026-12-06; seeds 0, 1: +0.126 / +0.022 at 4×): every doubling moves it toward passing by "
+    "Budget curve: MinPV − trig |MI error| +0.498 / +0.420 / +0.290 at 750 / 1500 / 3000 "
+    "steps (a3a5594 / a10940a) and +0.153 / +0.074 at 6000 / 12,000 steps "
+    "(seeds 0, 1: +0.126 / +0.022 at 4×): every doubling moves it toward passing by "
     "more than the seed spread (0.07-0.10), still > 0 at 4×. "
     "Learned path spends 27 % of its training times in the band where the MI accrues (trig 65 %); "
     "the authors' code learns the same path (band fraction 0.26) and gives claim value +0.65 "
@@ -114,14 +114,15 @@ REASONS: dict[str, Reason] = {
   "lmkan/teacher_flop_ratio": Reason(
     "open",
     "budget curve flat (0.436 at ¼ … 4×: lmKAN stays worse than the smallest MLP)",
-    "Budget curve (#40): 0.4363 at 250 / 500 / 1000 steps (2026-12-03, a0e616a) and at 2000 / "
-    "4000 (2026-12-06), both seeds, i.e. the upper-bound reading (smallest MLP's 2,129 FLOPs "
+    "Budget curve: 0.4363 at 250 / 500 / 1000 steps (a0e616a) and at 2000 / "
+    "4000, both seeds, i.e. the upper-bound reading (smallest MLP's 2,129 FLOPs "
     "over lmKAN h = 16's 4,880): "
     "the most accurate lmKAN point stays less accurate than the smallest MLP (at 1×: 0.841 vs "
     "0.731; at 4×: 0.793 vs 0.650 / 0.657), so the ratio cannot move until it overtakes it; "
     "flat, so the class is open. "
     "lmKAN h = 16 reaches 0.841 (below least squares 0.891) but not the smallest MLP (0.731); "
-    "spec §14 expects no advantage on the random teacher at this scale. The authors' recipe at "
+    "no advantage is expected on the random teacher at this scale (in short runs the FLOP "
+    "advantage shows on smooth, low-dimensional targets). The authors' recipe at "
     "the same 1000 steps: eval-mode 22.1 / 18.4 (train-mode 1.015 / 1.000, the mean), this "
     "project's recipe 0.856 / 0.838 in the same PyTorch harness, matched-FLOPs MLP 0.659 / 0.665.",
     _LMKAN + " On this project's teacher (32→16→16→16→1, batch 512) its recipe gives eval-mode "
@@ -132,8 +133,8 @@ REASONS: dict[str, Reason] = {
   "lmkan/hessian_penalty_helps": Reason(
     "open",
     "ratio rises to parity, not past it (0.92 / 0.90 / 0.95 / 1.00 / 0.98 at ¼ … 4×)",
-    "Budget curve (#40): without / with the penalty 0.917 / 0.904 / 0.947 at 125 / 250 / 500 "
-    "steps (2026-12-03, 0b2b850 / ebaf387) and 0.995 / 0.985 at 1000 / 2000 (2026-12-06; seeds "
+    "Budget curve: without / with the penalty 0.917 / 0.904 / 0.947 at 125 / 250 / 500 "
+    "steps (0b2b850 / ebaf387) and 0.995 / 0.985 at 1000 / 2000 (seeds "
     "0-2: 0.979 / 0.975 / 1.001 at 4×). The end points read toward passing (+0.07 against a "
     "spread of 0.05), but what the curve approaches is 1, the two runs equal, not the 1.1 the "
     "claim asks: from 1× to 4× the change (+0.04) is inside the 1× seed spread (0.13), and no "
@@ -148,8 +149,8 @@ REASONS: dict[str, Reason] = {
   "lmkan/digits_flop_ratio": Reason(
     "open",
     "budget curve flat past 1× (0.97 / 0.62 / 0.45 / 0.39 / 0.47 at ¼ … 4×), seed spread ~1.3",
-    "Budget curve (#40): 0.969 / 0.622 / 0.450 at 125 / 250 / 500 steps (2026-12-03, a0e616a / "
-    "4e9f139 / 0b2b850) and 0.392 / 0.474 at 1000 / 2000 (2026-12-06): flat within the seed "
+    "Budget curve: 0.969 / 0.622 / 0.450 at 125 / 250 / 500 steps (a0e616a / "
+    "4e9f139 / 0b2b850) and 0.392 / 0.474 at 1000 / 2000: flat within the seed "
     "spread (per-seed ratios 0.20-1.57 at 2× and 0.34-1.57 at 4×), so the class is open. "
     "Found: the per-seed values sit on a grid, 0.196 × 2^k (0.196 / 0.392 / 0.784 / 1.568 at "
     "2×; six of the ten per-seed values at 2× and 4× are on it): each seed's lmKAN CNN is read off at "
@@ -159,15 +160,15 @@ REASONS: dict[str, Reason] = {
     "CNN c = 8 2.54 % vs 1.97 % for a CNN of equal FLOPs, 5 seeds; seeds 0-4 of c = 8 range "
     "1.8-4.0 %). So the claim's value moves by factors of 2 with a few test images, and more "
     "steps do not sharpen it: at this data size the measurement, not the budget, decides the "
-    "reading. What would: the paper's CIFAR-10 (10,000 test images; the room loads a local "
-    "copy, none ships and nothing is downloaded here) or a denser comparison grid; `--full` "
+    "reading. What would: the paper's CIFAR-10 (10,000 test images; the method package loads a "
+    "local copy, none ships and nothing is downloaded here) or a denser comparison grid; `--full` "
     "keeps the same 450 digits test images. No authors' number at this budget (their "
     "repository has no training scripts).",
   ),
   "qam/ogbench_puzzle3x3": Reason(
     "open",
     "budget curve flat (QAM − BC 0 at 625 / 1250 / 2500 updates); no evidence more updates close it",
-    "Budget curve (#40, experiments/claims/budget_curves.json, measured 2026-12-03): QAM − BC = 0 "
+    "Budget curve (experiments/claims/budget_curves.json): QAM − BC = 0 "
     "at every seed at 1/16, 1/8 and 1/4 of the laptop budget (625 / 1250 / 2500 updates, seeds "
     "0-2, 20 episodes each; FQL 0.017 at 100 updates, 0 from 625 on): flat, so the class is open. "
     "The points sit below 1x (a 1x point is ~25 min on 2 unshared cores; the CPU was shared by 8 "
@@ -181,13 +182,13 @@ REASONS: dict[str, Reason] = {
   "dsb/equal_steps_d2": Reason(
     "budget",
     "budget curve crosses the threshold at 2× (−0.24 / −0.21 / −0.08 / +0.17 / +0.29 at ¼ … 4×)",
-    "Budget curve (#40): min margin over the independent baseline −0.236 / −0.209 / −0.081 at "
-    "B = 125 / 250 / 500 (2026-12-03, a3a5594 / a10940a) and +0.165 / +0.294 at B = 1000 / 2000 "
-    "(2026-12-06; seeds 0, 1: 0.162 / 0.169 and 0.290 / 0.297): every solver beats the "
+    "Budget curve: min margin over the independent baseline −0.236 / −0.209 / −0.081 at "
+    "B = 125 / 250 / 500 (a3a5594 / a10940a) and +0.165 / +0.294 at B = 1000 / 2000 "
+    "(seeds 0, 1: 0.162 / 0.169 and 0.290 / 0.297): every solver beats the "
     "independent baseline from 2× on, with a seed spread of 0.01; the laptop budget (B = 500) is "
     "the one point short of it. "
     "No solver converged at B = 500 on the D = 2 gaussian preset (stable = ±0.02), measured "
-    "2026-12-02 with the reference's estimators (per-sample t, KL mean over D, forward first): "
+    "with the reference's estimators (per-sample t, KL mean over D, forward first): "
     "cond shape at 500 → 1000 steps DLightSB 0.484 → 0.786, DLightSB-M (kl) 0.280 → 0.526, "
     "CSBM 0.496 → 0.595, α-CSBM 0.560 → 0.667 (independent baseline 0.361); `--full` runs the "
     "paper step counts.",
@@ -209,8 +210,8 @@ REASONS: dict[str, Reason] = {
 # Every claim reads ``ctx.full`` except these.
 NO_FULL_SETTING = frozenset({"qam/analytic_tilt"})
 
-# From experiments/bench/ACCELERATOR_PLAN.md (#29): runs x steps x the estimated step time of the
-# room's accelerator-scale config compiled for one H200 and a v5e-16 slice (roofline + launches,
+# From experiments/bench/ACCELERATOR_PLAN.md: runs x steps x the estimated step time of the
+# method's accelerator-scale config compiled for one H200 and a v5e-16 slice (roofline + launches,
 # never measured). "≤": the plan's config is the claim's largest run (QAM: 12 seeds x QAM / FQL /
 # BC at QAM's step; lmKAN: 3 seeds x 7 models at h = 128's step); "≈": the claim's own config
 # (MinPV: 2 paths x 3 seeds of gaussian_mi.py:paper's step; toy: 8000 steps). Data generation
@@ -224,7 +225,7 @@ FULL_RUN_ESTIMATES: dict[str, dict[str, str]] = {
 }
 
 
-# -- budget curves (#40) ----------------------------------------------------------------------------
+# -- budget curves ---------------------------------------------------------------------------------
 # ``experiments/claims/budget_curves.json`` (written by ``python -m experiments.reproduce
 # --budget_curve=...``) holds a measured curve per claim. ``curve_trend`` reads one; a claim may be
 # classed ``budget`` only when its curve, where it has one, reads "toward passing".

@@ -35,7 +35,7 @@ TARGETS = {"v5e-16": (_TPU, _TPU_WHY), "h200x8": (_GPU, _GPU_WHY)}
 
 @functools.lru_cache(maxsize=None)
 def _method(room: str):
-  config = plan.load_config(room, plan.ROOMS[room][2])
+  config = plan.load_config(room, plan.METHODS[room][2])
   return plan.make_method(room, config, "smoke"), config
 
 
@@ -75,7 +75,7 @@ def _data_parallel(room: str, method, compiled, path: str) -> str | None:
   return None
 
 
-ROOMS = tuple(plan.ROOMS)
+ROOMS = tuple(plan.METHODS)
 
 
 @pytest.mark.parametrize("room", ROOMS)

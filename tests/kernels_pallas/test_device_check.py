@@ -19,16 +19,16 @@ def test_device_check_tiny_rooms_writes_a_row_per_room(tmp_path):
   device_check.define_flags(fv)
   argv = fv(
     ["device_check", "--tiny", "--rooms", f"--out={out}", "--reps=1"]
-    + [f"--room_rows={','.join(device_check.ROOMS)}"]
+    + [f"--room_rows={','.join(device_check.METHODS)}"]
     + ["--bitplane_rows=decode", "--spline_rows=small"]
   )
   device_check.main(argv, fv)
   text = out.read_text()
-  assert device_check.ROOM_HEADER in text and device_check.HEADER in text
+  assert device_check.METHOD_HEADER in text and device_check.HEADER in text
   if jax.default_backend() == "cpu":
     assert "interpret mode" in text
   plan = {r["room"]: r for r in device_check._plan_records() if r["target"] == "h200x1"}
-  for room in device_check.ROOMS:
+  for room in device_check.METHODS:
     (line,) = _rows(text, f"| {room} |")
     cells = [c.strip() for c in line.split("|")[1:-1]]
     assert "error" not in line and "**" not in line, line
@@ -47,7 +47,7 @@ def test_failing_and_slow_rows_cost_only_themselves(tmp_path):
   """A row that hangs past its limit, one that kills its worker and one that raises are each
   recorded, and the rows after them still run (each in a fresh worker)."""
   out = tmp_path / "iso.md"
-  rows = ["_hang:3", "_crash:", "room:nosuch", "room:toy"]
+  rows = ["_hang:3", "_crash:", "method:nosuch", "method:toy"]
   lines, results = device_check.run(rows, tiny=True, out=str(out), echo=False)
   by_row = {r["row"]: r for r in results}
   assert "timed out after 3 s" in by_row["_hang:3"]["error"]
@@ -62,7 +62,7 @@ def test_gpu_rows_are_the_mosaic_gpu_kernels_then_named_triton_rows():
   spline mgpu), then the Triton kernels as explicitly named comparison rows, last (a spent budget
   skips them first); each Triton row resolves to a Triton variant of its table."""
   rows = device_check.default_rows(
-    rooms=False, kernels=True, tiny=False, platform="gpu", lut=True, wgmma=True, mgpu=True,
+    methods=False, kernels=True, tiny=False, platform="gpu", lut=True, wgmma=True, mgpu=True,
     triton=True,
   )  # fmt: skip
   triton = [r for r in rows if ":triton-" in r]
@@ -81,7 +81,7 @@ def test_gpu_rows_are_the_mosaic_gpu_kernels_then_named_triton_rows():
       assert cfg.variant == "gather", (row, cfg)
   # Without Hopper's kernels only the Triton rows remain; a TPU host gets its Mosaic TPU rows.
   ampere = device_check.default_rows(
-    rooms=False, kernels=True, tiny=False, platform="gpu", triton=True
+    methods=False, kernels=True, tiny=False, platform="gpu", triton=True
   )
   assert ampere == triton
   assert device_check._bitplane_kernel("gpu", "decode", tiny=False) == (16, None)

@@ -1,9 +1,10 @@
-"""DSB experiment configs; ``validate`` is the room's check at the door (``experiments.registry``)."""
+"""DSB experiment configs; ``validate`` is the method's check before a run starts
+(``experiments.registry``)."""
 
 
 def validate(config) -> None:
-  """Range checks of a DSB run config at the door (``experiments.registry.VALIDATORS``): the
-  solver's own (``dsb.method.solver_config``) plus the benchmark and evaluation sizes, each
+  """Range checks of a DSB run config before the run starts (``experiments.registry.VALIDATORS``):
+  the solver's own (``dsb.method.solver_config``) plus the benchmark and evaluation sizes, each
   naming its dotted key (``core.config.ConfigError``)."""
   from iclr26_jax.core import config as config_lib
   from iclr26_jax.dsb import method

@@ -1,4 +1,4 @@
-"""alpha-CSBM (online CSBM: both directions in every step; spec §8.4).
+"""alpha-CSBM (online CSBM: both directions in every step).
 
   python -m experiments.main --workdir=/tmp/dsb_alpha_csbm \
       --config=experiments/configs/dsb/alpha_csbm.py
@@ -34,7 +34,7 @@ def get_config(arg=None):
   c.hparams.epoch_steps = 20_000
   c.hparams.num_first_iterations = 3
   c.hparams.loss = "kl"
-  c.hparams.kl_reduction = "mean"  # KL averaged over the D coordinates, the reference's (#32)
+  c.hparams.kl_reduction = "mean"  # KL averaged over the D coordinates, the reference's
   # AdamW, constant lr 1e-3, betas (0.95, 0.99), weight decay 0.01
   c.optim.name = "adamw"
   c.optim.learning_rate = 1e-3

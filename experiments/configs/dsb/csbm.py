@@ -1,4 +1,5 @@
-"""CSBM (alternating two-direction D-IMF, D3PM-style endpoint MLP; spec §8.3).
+"""CSBM (Ksenofontov & Korotin, ICML 2025: alternating two-direction D-IMF, D3PM-style endpoint
+MLP).
 
   python -m experiments.main --workdir=/tmp/dsb_csbm \
       --config=experiments/configs/dsb/csbm.py
@@ -34,8 +35,8 @@ def get_config(arg=None):
   c.hparams.epoch_steps = 20_000
   c.hparams.num_first_iterations = 3
   c.hparams.loss = "kl"
-  c.hparams.kl_reduction = "mean"  # KL averaged over the D coordinates, the reference's (#32)
-  c.hparams.first_direction = "forward"  # epoch 0 trains the forward model, the reference's (#32)
+  c.hparams.kl_reduction = "mean"  # KL averaged over the D coordinates, the reference's
+  c.hparams.first_direction = "forward"  # epoch 0 trains the forward model, the reference's
   # AdamW, constant lr 1e-4, betas (0.95, 0.99), weight decay 0.01
   c.optim.name = "adamw"
   c.optim.learning_rate = 1e-4

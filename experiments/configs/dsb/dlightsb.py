@@ -1,4 +1,4 @@
-"""DLightSB (discrete LightSB, spec §8.1) on a CatSBench instance.
+"""DLightSB (discrete LightSB) on a CatSBench instance.
 
   python -m experiments.main --workdir=/tmp/dsb_dlightsb \
       --config=experiments/configs/dsb/dlightsb.py
@@ -32,7 +32,7 @@ def get_config(arg=None):
   c.hparams.init_mass = 0.9
   c.hparams.log_alpha_mean = -2.0
   c.hparams.log_alpha_std = 0.1
-  c.hparams.lse_impl = "auto"  # max-shifted matmul LSE tables for K >= 16 (broadcast: pre-#32)
+  c.hparams.lse_impl = "auto"  # max-shifted matmul LSE tables for K >= 16 (broadcast: D S^2 K exps)
   # AdamW, constant lr 1e-2, betas (0.95, 0.99), weight decay 0.01
   c.optim.name = "adamw"
   c.optim.learning_rate = 1e-2

@@ -1,4 +1,4 @@
-"""DLightSB-M (discrete optimal projection / bridge matching, spec §8.2).
+"""DLightSB-M (discrete optimal projection / bridge matching).
 
   python -m experiments.main --workdir=/tmp/dsb_dlightsb_m \
       --config=experiments/configs/dsb/dlightsb_m.py
@@ -34,8 +34,8 @@ def get_config(arg=None):
   c.hparams.log_alpha_std = 0.1
   c.hparams.coupling = "independent"  # bridge matching from the independent coupling
   c.hparams.loss = "kl"  # the reference per-coordinate KL (mse: the other released loss)
-  c.hparams.time_sampling = "per_sample"  # t_b ~ U{0..N} per sample, the reference's (#32)
-  c.hparams.lse_impl = "auto"  # max-shifted matmul LSE tables for K >= 16 (broadcast: pre-#32)
+  c.hparams.time_sampling = "per_sample"  # t_b ~ U{0..N} per sample, the reference's
+  c.hparams.lse_impl = "auto"  # max-shifted matmul LSE tables for K >= 16 (broadcast: D S^2 K exps)
   # AdamW, constant lr 1e-2, betas (0.95, 0.99), weight decay 0.01
   c.optim.name = "adamw"
   c.optim.learning_rate = 1e-2

@@ -2,8 +2,8 @@
 layers of width h, random sin-MLP teacher). At laptop scale lmKAN is not expected to win here.
 
 Variants: ``smoke``, ``mlp``, ``paper`` (accelerator scale: the paper's largest lmKAN point of
-Fig. 1, h = 128, i.e. 32 -> 128 -> 128 -> 128 -> 1, for the spec's 6000 steps; the batch size is
-not stated there and stays 512).
+Fig. 1, h = 128, i.e. 32 -> 128 -> 128 -> 128 -> 1, for the training recipe's 6000 steps; the
+paper states no batch size, so it stays 512).
 """
 
 from iclr26_jax.core import config as config_lib

@@ -1,4 +1,4 @@
-"""MinPV density estimation on 2-D toy densities (spec §1 likelihood, §12).
+"""MinPV density estimation on 2-D toy densities (the likelihood from the estimated log-ratio).
 
   python -m experiments.main --config=experiments/configs/minpv/density_2d.py --workdir=/tmp/d2
   python -m experiments.main \

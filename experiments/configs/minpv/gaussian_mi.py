@@ -1,18 +1,18 @@
-"""MinPV on the block-diagonal Gaussian MI task (spec §14 T2 protocol, laptop scale).
+"""MinPV on the block-diagonal Gaussian MI task (laptop scale).
 
   python -m experiments.main --config=experiments/configs/minpv/gaussian_mi.py --workdir=/tmp/minpv
   python -m experiments.main --config=experiments/configs/minpv/gaussian_mi.py:trig,data.dim=40 ...
 
 Defaults: d = 10, MI = 2, KMM-MinPV (θ, φ trained jointly) on the plain interpolant with the
-conditional objective and the spec §10 ``fixed`` preset (time-only weights, exact variance in the
-weights), a 3 × 128 network, AdamW 1e-3 with cosine decay, EMA 0.999, 3000 steps of batch 1024;
-the loss normaliser is the deterministic grid mean and φ's gradient is clipped apart from θ's
-(``loss.normalizer``, ``path.grad_clip``).
+conditional objective and the ``fixed`` preset (``minpv.config.apply_fixed``: time-only weights,
+exact variance in the weights), a 3 × 128 network, AdamW 1e-3 with cosine decay, EMA 0.999, 3000
+steps of batch 1024; the loss normaliser is the deterministic grid mean and φ's gradient is
+clipped apart from θ's (``loss.normalizer``, ``path.grad_clip``).
 
 Why not the reference's switches (variant ``faithful``: joint objective with per-sample floored
-weights, batch normaliser, one shared clip)? Measured at d = 6, MI = 1.5 with these sizes
-(issue #15): faithful 3.11 (3.67 with the new normaliser and clipping) against a truth of 1.50,
-while the default here gives 1.47. The per-sample floored weights leave the network almost
+weights, batch normaliser, one shared clip)? Measured at d = 6, MI = 1.5 with these sizes:
+faithful 3.11 (3.67 with the new normaliser and clipping) against a truth of 1.50, while the
+default here gives 1.47. The per-sample floored weights leave the network almost
 unconstrained where the learned path spends much of its time (α → 0), and that region enters
 the integral ∫ s dt with full weight.
 
@@ -26,7 +26,7 @@ One variant per row of the MI table:
               signal-to-noise 4e-3 and learned nothing at laptop budgets)
   quadratic   the parametric Gaussian time score (``networks.QuadraticTimeScore``; combine with
               any of the above), the model class of the published d = 40…160 numbers
-  fixed       the spec §10 ``fixed`` preset (time-only weights, exact variance, exact cross term;
+  fixed       the ``fixed`` preset (time-only weights, exact variance, exact cross term;
               part of the default here)
   faithful    the reference's switches: joint objective (on the KMM path), per-sample floored
               weights, abs cross term, batch normaliser, one shared clip
@@ -82,7 +82,7 @@ def get_config(arg=None):
   c.model.time_features = 64
   c.optim.schedule = "cosine"  # AdamW 1e-3 with cosine decay
   c.ema_decay = 0.999
-  # the conditional objective with the spec §10 ``fixed`` weights (see the docstring)
+  # the conditional objective with the ``fixed`` preset's weights (see the docstring)
   c.loss.objective = "conditional"
   c.loss.weights = "time_only"
   c.loss.var_for_weights = "exact"

@@ -1,4 +1,4 @@
-"""MinPV on low-dimensional MI tasks with coordinate-wise nonlinear maps (spec §12).
+"""MinPV on low-dimensional MI tasks with coordinate-wise nonlinear maps (the reference's tasks).
 
   python -m experiments.main --config=experiments/configs/minpv/nonlinear_mi.py --workdir=/tmp/nl
   python -m experiments.main \
@@ -13,7 +13,7 @@ is the reference's ``additive_noise`` (Y = X + U(−ε, ε), ``data.noise_eps``)
 default is the dequantified bridge (D3RE) with the KMM path; variant ``implicit`` uses DRE-∞'s
 implicit objective on the plain interpolant with the (frozen) trig path. Defaults: d = 2,
 MI = 1 nat. Variants: ``smoke``, ``trig`` (fixed trig path, conditional TSM), ``implicit``,
-``fixed`` (spec §10 preset), ``faithful`` (the default switches).
+``fixed`` (the ``fixed`` preset), ``faithful`` (the default switches).
 Override ``data.name``, ``data.dim``, ``data.mi`` / ``data.rho``, ``path.name`` as key=value.
 """
 

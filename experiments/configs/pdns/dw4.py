@@ -7,7 +7,7 @@ subspace, log nu with 6 degrees of freedom). No exact log Z: ``eval/log_z`` is a
   python -m experiments.main --config=experiments/configs/pdns/dw4.py:baseline --workdir=/tmp/pdns_dw4_b
   python -m experiments.main --config=experiments/configs/pdns/dw4.py:prox.epsilon=0.01,seed=1 ...
 
-Defaults (spec §9 reference values for DW-4): OU reference with sigma_bar = 3, alpha linearly
+Defaults (the reference code's values for DW-4): OU reference with sigma_bar = 3, alpha linearly
 20 -> 0.1 (int alpha = 10.05; the released code's 10 -> 0.1 leaves a residual correlation of
 0.08), 100 Euler–Maruyama steps, control parameterisation and loss, MLP 2 x 128 (not
 equivariant by default); adaptive step size with eps = 0.1 (reference range 0.01-0.1), Eq. 8b
@@ -19,7 +19,7 @@ defaults. Variants: ``baseline`` (eta = infinity from the start), ``smoke``. Ove
 Reference samples (``eval.reference``, used for ``eval/energy_w2``, ``eval/distance_w2``,
 ``eval/distance_w1``, ``eval/distance_tv``): parallel tempering with MALA moves, 6 temperatures
 (beta down to 0.2), 256 chains, 3000 adapted burn-in steps, then 40 draws per chain every 100
-steps (10 240 samples), generated once (33 s on two shared CPU cores, 2026-12-01: split
+steps (10 240 samples), generated once (33 s on two shared CPU cores: split
 R-hat 0.999 (energy) / 1.007 (mean pair distance), bulk ESS 11201 / 9611 of 10240, MALA
 acceptance 0.57, swap rates 0.68-0.81; E = -22.57 +- 1.89; every 50 steps gave R-hat 1.017
 for the mean distance) and cached in

@@ -6,7 +6,7 @@
 Defaults: OU reference, sigma_bar = 3 (the scale of x_1), alpha linearly 20 -> 0.1, 100
 Euler–Maruyama steps, MLP 2 x 128, adaptive eps = 1, resampling, buffer 4096, batch 256, 10
 epochs per stage, at most 15 proximal stages then 3 at eta = infinity, Adam 1e-3, EMA 0.99. The
-paper reports the funnel as competitive only (spec §13). Variants: ``baseline``, ``smoke``.
+paper reports the funnel as competitive only. Variants: ``baseline``, ``smoke``.
 Overridable: ``target.dim``, ``target.beta``, ``prox.*``, ``optim.*``, ``sampler.*``.
 """
 

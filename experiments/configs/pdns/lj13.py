@@ -8,7 +8,7 @@ metric, the energy W2 against long-MCMC samples, is ``eval/energy_w2``).
   python -m experiments.main --config=experiments/configs/pdns/lj13.py:baseline --workdir=/tmp/pdns_lj13_b
   python -m experiments.main --config=experiments/configs/pdns/lj13.py:prox.step_size=fixed,prox.c_fixed=0.1 ...
 
-Defaults (spec §9 reference values for LJ-13): OU reference with sigma_bar = 2, alpha linearly
+Defaults (the reference code's values for LJ-13): OU reference with sigma_bar = 2, alpha linearly
 20 -> 0.1 (int alpha = 10.05), 100 Euler–Maruyama steps, control parameterisation and loss, MLP
 3 x 256 (not equivariant by default); adaptive step size with eps = 1 (or fixed c = 0.1, see
 above), Eq. 8b stage target, multinomial resampling, buffer 10 000, batch 1000, 200 epochs per
@@ -20,7 +20,7 @@ Reference samples (``eval.reference``, used for ``eval/energy_w2``, ``eval/dista
 ``eval/distance_w1``, ``eval/distance_tv``): 1000 capped gradient-descent steps from a CoM-free
 Gaussian (initialisation only), then parallel tempering with MALA moves (drift capped at 100,
 4 temperatures, beta down to 0.5), 128 chains, 5000 adapted burn-in steps, 40 draws per chain
-every 500 steps (5120 samples); generated once (271 s on two shared CPU cores, 2026-12-01:
+every 500 steps (5120 samples); generated once (271 s on two shared CPU cores:
 split R-hat 1.010 (energy) / 1.011 (mean pair distance), bulk ESS 4232 / 4052 of 5120, MALA
 acceptance 0.57, swap rates 0.32-0.41; E = 0.62 +- 6.34) and cached in
 ``eval.reference.cache_dir`` (default ``workdirs/data/pdns_reference``). With every 200 steps

@@ -4,7 +4,7 @@ log Z by quadrature): mode coverage through the TV of the 32 sampled mode weight
   python -m experiments.main --config=experiments/configs/pdns/many_well.py --workdir=/tmp/pdns_mw
   python -m experiments.main --config=experiments/configs/pdns/many_well.py:baseline --workdir=/tmp/pdns_mw_b
 
-Defaults (spec §9 reference values for MW54: adjoint parameterisation, control loss, eps = 1):
+Defaults (the reference code's values for MW54: adjoint parameterisation, control loss, eps = 1):
 OU reference, sigma_bar = 2 (wells at +-2), alpha linearly 20 -> 0.1, 100 Euler–Maruyama steps,
 MLP 2 x 128, resampling, buffer 4096 (the reference uses 10 000), batch 256, 10 epochs per stage
 (the reference: 100), at most 15 proximal stages then 3 at eta = infinity, Adam 1e-3, EMA 0.99.

@@ -1,4 +1,4 @@
-"""PDNS on the periodic q-state Potts model (discrete masked-diffusion sampler, spec §3, §11).
+"""PDNS on the periodic q-state Potts model (discrete masked-diffusion sampler).
 
   python -m experiments.main --config=experiments/configs/pdns/potts.py --workdir=/tmp/pdns_potts
   python -m experiments.main --config=experiments/configs/pdns/potts.py:target.beta=1.3 --workdir=/tmp/pdns_potts13

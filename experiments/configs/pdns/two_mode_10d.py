@@ -1,5 +1,5 @@
-"""PDNS on the 10-D two-component mixture of spec §14 (weights 0.3 / 0.7, means 8 apart, unit
-covariance, log Z = 2): log Z^, ESS and the sampled mode weight against the exact ones.
+"""PDNS on the 10-D two-component mixture (weights 0.3 / 0.7, means 8 apart, unit covariance,
+log Z = 2): log Z^, ESS and the sampled mode weight against the exact ones.
 
   python -m experiments.main --config=experiments/configs/pdns/two_mode_10d.py --workdir=/tmp/pdns_2m
   python -m experiments.main --config=experiments/configs/pdns/two_mode_10d.py:baseline --workdir=/tmp/pdns_2m_b

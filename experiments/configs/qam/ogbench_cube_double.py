@@ -1,4 +1,4 @@
-"""QAM on OGBench cube-double-play, paper settings (spec §11, §13).
+"""QAM on OGBench cube-double-play, the paper's settings.
 
   python -m experiments.ogbench_generate --env=cube-double-play-v0 --episodes=1000 \
       --episode_length=1000 --dataset_dir=~/.cache/iclr26_jax/ogbench
@@ -23,7 +23,7 @@ def get_config(arg=None):
   c.data.name = "cube-double-play-singletask-task1-v0"
   c.agent.agent_name = "qam"
   c.agent.inv_temp = 1.0  # λ
-  c.num_steps = 1_000_000  # spec §11: 1M offline updates,
+  c.num_steps = 1_000_000  # the paper's 1M offline updates,
   c.eval_every = 50_000  # 50 evaluation episodes every 50K
   c.checkpoint_every = 50_000
   c.log_every = 1000

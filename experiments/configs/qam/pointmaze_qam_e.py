@@ -1,4 +1,4 @@
-"""QAM-E on the JAX point maze: a tanh-Gaussian edit on top of the QAM flow (spec §9).
+"""QAM-E on the JAX point maze: a tanh-Gaussian edit on top of the QAM flow.
 
   python -m experiments.main --config=experiments/configs/qam/pointmaze_qam_e.py --workdir=/tmp/pointmaze_qam_e
   python -m experiments.main --config=experiments/configs/qam/pointmaze_qam_e.py:online --workdir=...
@@ -19,13 +19,13 @@ def get_config(arg=None):
   c.agent.agent_name = "qam"
   c.agent.inv_temp = 0.3  # λ
   c.agent.edit_scale = 0.1  # η, QAM-E edit scale
-  c.agent.actor_hidden_dims = (256, 256)  # spec §13.3: small networks, minutes on a CPU
+  c.agent.actor_hidden_dims = (256, 256)  # small networks: minutes on a CPU
   c.agent.critic_hidden_dims = (256, 256)
   c.agent.num_qs = 2  # K critics
   c.agent.horizon = 5  # H, action chunk length
   c.agent.flow_steps = 10  # N, Euler steps
   c.agent.discount = 0.99
-  # bf16 matmul operands, f32 parameters and accumulation (issue #34): on this config, same seeds,
+  # bf16 matmul operands, f32 parameters and accumulation: on this config, same seeds,
   # 2000 updates, the losses stay within 0.5% of float32's and success matches (QAM 0.475 vs
   # 0.460, QAM-F 0.415 vs 0.425, QAM-E, FQL and BC equal); 1.09× faster per update on one CPU thread.
   c.agent.compute_dtype = "bfloat16"
