@@ -2,7 +2,7 @@
 
   python -m experiments.anybcq_digits_eval [--steps=300 --rounds=20 --symmetric --seeds=1]
 
-Trains the 64-256-256-10 MLP of ``iclr26_jax.anybcq.digits_eval`` (full-batch Adam) for each seed
+Trains the 64-256-256-10 MLP of ``experiments/anybcq_digits.py`` (full-batch Adam) for each seed
 0..seeds-1, quantizes its three Dense kernels weight-only with AnyBCQ, fixed-precision BCQ and RTN,
 and prints a Markdown table of test accuracy at FP and 4 / 3 / 2 bits per seed and method.
 """
@@ -34,7 +34,7 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
 
 def run(*, steps: int = 300, rounds: int = 20, symmetric: bool = False, seeds: int = 1) -> None:
   """Prints the split sizes, then one table row per (seed, method) and each seed's time."""
-  from iclr26_jax.anybcq import digits_eval
+  from experiments import anybcq_digits as digits_eval
   from iclr26_jax.anybcq.lm import METHODS
 
   xtr, ytr, xte, yte = digits_eval.load_split()

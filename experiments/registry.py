@@ -7,7 +7,7 @@ To add a method, add one line here: its name and ``"module:ClassName"``, and one
 import importlib
 
 METHODS = {
-  "toy_regression": "iclr26_jax.core.toy:ToyRegression",
+  "toy_regression": "experiments.toy:ToyRegression",
   "lmkan": "iclr26_jax.lmkan.method:LMKANMethod",
   "minpv": "iclr26_jax.minpv.method:MinPVMethod",
   "dsb": "iclr26_jax.dsb.method:DSBMethod",
@@ -20,7 +20,7 @@ METHODS = {
 # config.method -> "module:function" raising ``core.config.ConfigError`` naming the dotted key of
 # a bad value; ``validate`` runs it (after the run-level checks) before anything is built.
 VALIDATORS = {
-  "toy_regression": "iclr26_jax.core.toy:validate",
+  "toy_regression": "experiments.toy:validate",
   "lmkan": "iclr26_jax.lmkan.method:validate",
   "minpv": "iclr26_jax.minpv.method:validate",
   "dsb": "experiments.configs.dsb:validate",

@@ -73,7 +73,8 @@ def resume_toy_config(extra=""):
 
 def train_toy(cfg, work, **kw):
   """``trainer.train`` of the toy regression of ``cfg`` in workdir ``work``."""
-  from iclr26_jax.core import toy, trainer
+  from experiments import toy
+  from iclr26_jax.core import trainer
 
   return trainer.train(toy.ToyRegression(cfg), cfg, str(work), **kw)
 

@@ -76,7 +76,7 @@ mods = [
   "jax", "jaxlib", "flax", "optax", "chex", "orbax.checkpoint", "diffrax", "ml_collections",
   "distrax", "ott", "jaxopt", "tensorstore", "sklearn", "matplotlib", "tqdm", "absl",
   "kernels_pallas.bitplane_matmul.ops", "kernels_pallas.spline_lookup.ops", "iclr26_jax.core.trainer",
-  "iclr26_jax.core.toy", "iclr26_jax.qam.method",
+  "experiments.toy", "iclr26_jax.qam.method",
   "iclr26_jax.minpv", "iclr26_jax.pdns.method", "iclr26_jax.dsb.method", "iclr26_jax.dsb.metrics",
   "iclr26_jax.pdns.metrics", "iclr26_jax.lmkan.method", "iclr26_jax.anybcq.method",
   "experiments.registry", "experiments.bench.accelerator_plan", "experiments.bench.device_check",

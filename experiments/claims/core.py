@@ -11,7 +11,8 @@ CONFIG = "experiments/configs/toy/regression.py"
 def _run(ctx: ClaimContext) -> ClaimResult:
   from experiments.configs.toy import regression
   from iclr26_jax.core import metrics as metrics_lib
-  from iclr26_jax.core import toy, trainer
+  from experiments import toy
+  from iclr26_jax.core import trainer
 
   arg = f"seed={ctx.seed},progress_bar=False" + (
     ",num_steps=8000,optim.learning_rate=0.01" if ctx.full else ""

@@ -90,7 +90,7 @@ _P3X3_FULL = {
 def _tilt(ctx: ClaimContext) -> ClaimResult:
   import jax
   import jax.numpy as jnp
-  from iclr26_jax.qam import known_answers as ka
+  from experiments import qam_known_answers as ka
 
   t0 = time.perf_counter()
   stats, base, _ = jax.device_get(ka.tilt_experiment())
@@ -128,7 +128,8 @@ def _pointmaze(ctx: ClaimContext) -> ClaimResult:
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
   import importlib
-  from iclr26_jax.qam import compare, method
+  from experiments import qam_compare as compare
+  from iclr26_jax.qam import method
 
   sc = _scale(ctx)
   results = {}
@@ -262,7 +263,8 @@ def _p3x3_table(ctx: ClaimContext) -> ClaimResult:
   if importlib.util.find_spec("ogbench") is None:
     return ClaimResult(float("nan"), "ogbench is not installed: pip install -e '.[rl]'")
   from experiments.configs.qam import ogbench_puzzle3x3
-  from iclr26_jax.qam import compare, method
+  from experiments import qam_compare as compare
+  from iclr26_jax.qam import method
   from iclr26_jax.qam import config as qam_config
   from iclr26_jax.qam.envs import ogbench_env, ogbench_generate
 
@@ -372,7 +374,7 @@ CLAIMS = [
   Claim(
     name="qam/analytic_tilt",
     method="qam",
-    config="iclr26_jax.qam.known_answers.tilt_experiment (analytic Gaussian tilt)",
+    config="experiments.qam_known_answers.tilt_experiment (analytic Gaussian tilt)",
     measure="max |mean of v_θ ODE samples − closed-form tilted mean m*| over 4 problems × "
     "3 states (N = 40)",
     reference=0.0,

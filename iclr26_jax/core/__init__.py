@@ -5,8 +5,9 @@ Modules: ``config`` (locked ConfigDicts, ``"smoke,seed=3"`` arguments, overrides
 ``distributed`` (``jax.distributed`` init on request), ``sharding`` (meshes, replicated / batch
 shardings, global batches), ``train_state`` (``TrainState``), ``trainer`` (the ``Method`` protocol
 and the ``train`` loop), ``checkpoint`` (Orbax), ``metrics`` (JSON lines and terminal writer),
-``optim`` (optax chains, EMA), ``workdir`` (workdir lock, config-change records), ``datacheck``
-(finite-value checks) and ``toy`` (a least-squares method for tests and the quickstart).
+``optim`` (optax chains, EMA), ``workdir`` (workdir lock, config-change records) and
+``datacheck`` (finite-value checks). The smallest complete ``Method``, a least-squares toy, is
+``experiments/toy.py``.
 
 The names in ``__all__`` are imported from their module on first access (PEP 562), so importing
 this package imports nothing: config files and the workdir helpers stay free of jax.

@@ -15,8 +15,7 @@ adjoint-matching loss), ``critic`` (pessimistic chunked TD), ``variants`` (QAM-E
 ``baselines`` (FQL one-step policy), ``networks``, ``agent`` (``QAMAgent``: create / update /
 sample_actions), ``datasets`` (chunk sampling, point-maze play data), ``method`` (``QAMMethod``
 on the trainer, offline and online phases; the ``online`` and ``smoke`` variants of the
-experiment configs), ``compare`` (seed-vmapped comparisons, point-maze and OGBench evaluation),
-``known_answers``, ``envs`` (JAX point maze; OGBench generator, loader and host environment; the
+experiment configs), ``envs`` (JAX point maze; OGBench generator, loader and host environment; the
 ``[rl]`` extra).
 
 Exports are imported from their module on first access (PEP 562), so ``import iclr26_jax.qam``
@@ -38,8 +37,6 @@ _EXPORTS = {
   "QAMAgent": "agent",
   "QAMMethod": "method",
   "load_data": "method",
-  "train_seeds": "compare",
-  "ogbench_evaluator": "compare",
   "sample_chunks": "datasets",
   "generate_pointmaze": "datasets",
   "flow_matching_loss": "flows",
@@ -70,7 +67,6 @@ __all__ = [
   "generate_pointmaze",
   "lean_adjoint",
   "load_data",
-  "ogbench_evaluator",
   "pessimistic_target",
   "resolve_layout",
   "returns_to_go",
@@ -78,7 +74,6 @@ __all__ = [
   "sample_chunks",
   "td_loss",
   "train_offline",
-  "train_seeds",
 ]
 
 

@@ -96,7 +96,7 @@ def euler_ode(
 def gaussian_velocity(x: jax.Array, t: jax.Array, mean: jax.Array, var) -> jax.Array:
   """Exact velocity of the linear interpolant from N(0, I) to N(m, κI).
 
-  It is the frozen behaviour velocity of the analytic Gaussian-tilt check (``known_answers``).
+  It is the frozen behaviour velocity of the analytic Gaussian-tilt check (``experiments/qam_known_answers.py``).
 
       v(x, t) = m + [(t·κ − (1−t)) / (t²·κ + (1−t)²)]·(x − t·m)
 

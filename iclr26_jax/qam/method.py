@@ -130,7 +130,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
 def agent_config(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   """The agent's config (``qam.config.default_config()`` shape) of the run ``config``: its
   ``agent`` section with the run's ``optim`` and ``num_steps`` as ``num_updates`` (learning-rate
-  schedules span the whole run). What ``QAMMethod`` and the seed-vmapped ``compare.train_seeds``
+  schedules span the whole run). What ``QAMMethod`` and the seed-vmapped ``experiments.qam_compare.train_seeds``
   (claims, notebooks) build agents from."""
   return qam_config.with_fields(
     config.agent,

@@ -14,7 +14,8 @@ import optax
 import pytest
 
 from iclr26_jax import anybcq
-from iclr26_jax.anybcq import corpus, digits_eval, lm
+from experiments import anybcq_digits as digits_eval
+from iclr26_jax.anybcq import corpus, lm
 from iclr26_jax.anybcq import method as method_lib
 
 CFG = lm.LMConfig(width=32, depth=1, heads=2, mlp_ratio=1, context=32)

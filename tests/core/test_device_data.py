@@ -15,7 +15,8 @@ import pytest
 
 from iclr26_jax.core import metrics as metrics_lib
 from iclr26_jax.core import sharding as shd
-from iclr26_jax.core import toy, trainer
+from experiments import toy
+from iclr26_jax.core import trainer
 from tests.conftest import Kill, assert_trees_equal, kill_at, need_devices
 from tests.helpers import resume_toy_config
 

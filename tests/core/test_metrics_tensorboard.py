@@ -18,7 +18,8 @@ import pytest
 from experiments.configs.toy import regression
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import metrics as metrics_lib
-from iclr26_jax.core import toy, trainer
+from experiments import toy
+from iclr26_jax.core import trainer
 from iclr26_jax.core import workdir as workdir_lib
 from tests.conftest import Kill, kill_at
 

@@ -23,7 +23,8 @@ import pytest
 from experiments.configs.toy import regression
 from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import metrics as metrics_lib
-from iclr26_jax.core import toy, trainer
+from experiments import toy
+from iclr26_jax.core import trainer
 from tests.conftest import REPO, subprocess_env
 from tests.core.toy_restore import restore_toy
 from tests.helpers import (
@@ -248,7 +249,8 @@ def test_sigint_during_start_up_is_one_line_and_writes_nothing(tmp_path):
 def test_signal_while_the_run_starts_releases_the_lock_and_resumes(base_run, run_copy):
   import signal
 
-  from iclr26_jax.core import interrupt, toy
+  from experiments import toy
+  from iclr26_jax.core import interrupt
   from iclr26_jax.core import workdir as workdir_lib
 
   class SignalledDuringDataLoad(toy.ToyRegression):

@@ -4,7 +4,8 @@ import io
 import sys
 
 from iclr26_jax.core import metrics as metrics_lib
-from iclr26_jax.core import toy, trainer
+from experiments import toy
+from iclr26_jax.core import trainer
 
 
 def test_plain_progress_names_each_phase_and_prints_the_end_once():

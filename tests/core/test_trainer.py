@@ -10,7 +10,8 @@ import pytest
 
 from iclr26_jax.core import checkpoint as ckpt_lib
 from iclr26_jax.core import metrics as metrics_lib
-from iclr26_jax.core import toy, trainer
+from experiments import toy
+from iclr26_jax.core import trainer
 from tests.conftest import Kill, kill_at, need_devices
 from tests.helpers import resume_toy_config, train_toy, wide_toy_config
 

@@ -6,7 +6,7 @@ import jax
 
 from experiments.configs.toy import regression
 from iclr26_jax.core import sharding as shd
-from iclr26_jax.core import toy
+from experiments import toy
 from iclr26_jax.core.checkpoint import Checkpointer, abstract_like
 
 

@@ -25,7 +25,7 @@ TOOLS = {
     "iclr26_jax.anybcq.minilm",
     "sentences queries methods bits group_size rounds symmetric k out",
   ),
-  anybcq_digits_eval: ("iclr26_jax.anybcq.digits_eval", "steps rounds symmetric seeds"),
+  anybcq_digits_eval: ("experiments.anybcq_digits", "steps rounds symmetric seeds"),
   ogbench_generate: (
     "iclr26_jax.qam.envs.ogbench_generate",
     "env episodes episode_length dataset_dir seed val_fraction noise p_random_action",

@@ -12,7 +12,8 @@ import pytest
 
 from experiments import plot
 from experiments.configs.toy import regression
-from iclr26_jax.core import curves, toy, trainer
+from experiments import toy
+from iclr26_jax.core import curves, trainer
 from iclr26_jax.core import metrics as metrics_lib
 from tests.conftest import REPO
 

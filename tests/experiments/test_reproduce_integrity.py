@@ -33,7 +33,8 @@ def _toy_claim(signal_at=None):
 
   def run(ctx):
     from experiments.configs.toy import regression
-    from iclr26_jax.core import toy, trainer
+    from experiments import toy
+    from iclr26_jax.core import trainer
 
     cfg = regression.get_config(TOY)
     hooks = ()

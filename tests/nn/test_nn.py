@@ -22,8 +22,8 @@ import pytest
 from flax import traverse_util
 
 import iclr26_jax.nn as inn
-from iclr26_jax.anybcq import digits_eval
-from iclr26_jax.core import toy
+from experiments import anybcq_digits as digits_eval
+from experiments import toy
 from iclr26_jax.dsb.solvers import csbm
 from iclr26_jax.minpv import networks as minpv_networks
 from iclr26_jax.pdns import continuous, discrete, egnn

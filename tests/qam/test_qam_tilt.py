@@ -2,7 +2,7 @@
 Gaussian behaviour policy (QAM, Li & Levine, ICLR 2026,
 github.com/ColinQiyangLi/qam).
 
-Setting and the affine v_θ family: see ``iclr26_jax.qam.known_answers`` (shared with the
+Setting and the affine v_θ family: see ``experiments/qam_known_answers.py`` (shared with the
 reproduce claim ``qam/analytic_tilt``).
 """
 
@@ -11,8 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from iclr26_jax.qam import adjoint, flows
-from iclr26_jax.qam import known_answers as ka
-from iclr26_jax.qam.known_answers import (
+from experiments import qam_known_answers as ka
+from experiments.qam_known_answers import (
   KAPPA,
   LAM0,
   LIN_HALF,

@@ -4,7 +4,7 @@ python -m experiments.main --config=experiments/configs/toy/regression.py:smoke 
 """
 
 from iclr26_jax.core import config as config_lib
-from iclr26_jax.core import toy
+from experiments import toy
 
 
 def get_config(arg=None):

@@ -7,7 +7,8 @@ from ``QuantizedWeight.dequantize(p)``), fixed-precision BCQ and RTN. All three 
 quantized (group size 64 for the 64-input layer, 128 for the others); biases stay FP. Weight-only,
 no calibration.
 
-Run ``python -m experiments.anybcq_digits_eval`` for the table.
+Used by ``python -m experiments.anybcq_digits_eval`` (the table) and the tests; it is an
+experiment, not part of the library.
 """
 
 from __future__ import annotations
