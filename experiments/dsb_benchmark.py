@@ -14,7 +14,7 @@ says which way each metric is better (the SB perplexity: closest to the truth ro
 the HD names ``hd_d{2,16,64}_s50_prior_{gaussian,uniform}_a{alpha}`` (the former short names such as
 ``gaussian_d2_a002`` still work, with a FutureWarning) and the enumerable ``tiny_d2_s6_uniform`` /
 ``tiny_d2_s10_uniform`` (one preset table, ``iclr26_jax.dsb.benchmark.PRESETS``). The metric columns
-are ``iclr26_jax.dsb.runner.METRICS``, the names ``experiments.main`` logs as ``eval/...``;
+are ``iclr26_jax.dsb.evaluation.METRICS``, the names ``experiments.main`` logs as ``eval/...``;
 trend in the catsbench 1.4 (off-diagonal) convention.
 """
 

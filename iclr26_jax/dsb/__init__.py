@@ -39,14 +39,14 @@ from iclr26_jax.dsb.benchmark import (
 from iclr26_jax.dsb.reference import ReferenceProcess, make_reference, reference_from_log_matrix
 
 _EXPORTS = {
-  "evaluate": "runner",
-  "reference_scores": "runner",
-  "Scores": "runner",
-  "METRIC_DIRECTIONS": "runner",
-  "Model": "runner",
-  "evaluate_model": "runner",
-  "prepare_preset": "runner",
-  "SOLVERS": "runner",
+  "evaluate": "evaluation",
+  "reference_scores": "evaluation",
+  "Scores": "evaluation",
+  "METRIC_DIRECTIONS": "evaluation",
+  "Model": "evaluation",
+  "evaluate_model": "evaluation",
+  "prepare_preset": "evaluation",
+  "SOLVERS": "evaluation",
   "DLightSB": "solvers",
   "DLightSBConfig": "solvers",
   "DLightSBM": "solvers",

@@ -22,8 +22,8 @@ solver's paper values: AdamW, constant learning rate 1e-2 (DLightSB, DLightSB-M)
 trainer's ``num_steps`` and ``batch_size`` the trainer's), ``eval.*``. ``solver_config`` builds
 the solver dataclass from ``optim`` and ``hparams``, in one place.
 
-Solvers come from the runner's table (``runner.SOLVERS``, the trained rows) and evaluation is the
-runner's ``evaluate_model``: logged as ``eval/<name>`` for every name of ``runner.METRICS`` that is
+Solvers come from the one solver table (``evaluation.SOLVERS``, the trained rows) and evaluation is
+``evaluation.evaluate_model``: logged as ``eval/<name>`` for every name of ``evaluation.METRICS`` that is
 defined for the solver (``cond_shape``, ``cond_trend`` (catsbench 1.4 convention), ``shape``,
 ``trend``, ``sb_perplexity``, ``traj_kl_fwd``, ``traj_kl_rev``, ``mc_kl``, and ``exact_kl`` /
 ``exact_tv`` when S^D <= ``eval.exact_max_states``), the same names as the
@@ -48,7 +48,7 @@ from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core.trainer import Method
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as dsb_metrics
-from iclr26_jax.dsb import runner
+from iclr26_jax.dsb import evaluation
 from iclr26_jax.dsb.solvers import csbm
 from iclr26_jax.dsb.solvers import dlightsb as dls
 from iclr26_jax.dsb.solvers.csbm import CSBM
@@ -70,8 +70,8 @@ __all__ = [
   "make_benchmark",
 ]
 
-SOLVERS = {name: entry for name, entry in runner.SOLVERS.items() if entry.trained}
-"""The trained rows of ``runner.SOLVERS`` (the one solver table)."""
+SOLVERS = {name: entry for name, entry in evaluation.SOLVERS.items() if entry.trained}
+"""The trained rows of ``evaluation.SOLVERS`` (the one solver table)."""
 _TRAINER_OWNED = ("train_steps", "steps_per_chunk", "batch_size")
 OPTIM_FIELDS = {
   "name": "optimizer",
@@ -296,7 +296,7 @@ class DSBMethod(Method):
     num_test, every = int(e.num_test), int(e.point_every)
     s, d = self.problem.num_categories, self.problem.dim
     max_states = int(e.exact_max_states)
-    self.eval_ctx = runner.prepare_preset(
+    self.eval_ctx = evaluation.prepare_preset(
       self.problem,
       num_test=num_test,
       num_points=max(1, num_test // every),
@@ -328,8 +328,8 @@ class DSBMethod(Method):
 
   # -- evaluation ----------------------------------------------------------------------------
 
-  def model(self, state) -> runner.Model:
-    """The evaluated model in the runner's interface (CSBM-type: forward EMA parameters)."""
+  def model(self, state) -> evaluation.Model:
+    """The evaluated model in the evaluation's interface (CSBM-type: forward EMA parameters)."""
     if self.csbm_type:
       return self.entry.adapter(
         csbm.make_output(state, self.problem, self.solver_cfg), self.problem, 0
@@ -337,9 +337,11 @@ class DSBMethod(Method):
     return self.entry.adapter(state.params, self.problem, 0)
 
   def evaluate(self, state):
-    """``runner.evaluate_model`` on the fixed evaluation set, as ``eval/<metric>``."""
+    """``evaluation.evaluate_model`` on the fixed evaluation set, as ``eval/<metric>``."""
     ctx = self.eval_ctx
-    metrics = runner.evaluate_model(ctx, self.model(state), jax.random.fold_in(self.eval_key, 1))
+    metrics = evaluation.evaluate_model(
+      ctx, self.model(state), jax.random.fold_in(self.eval_key, 1)
+    )
     out = {f"eval/{k}": v for k, v in metrics.items() if v == v}  # NaN = not defined
     out["eval/sb_perplexity_truth"] = float(dsb_metrics.sb_perplexity(self.problem, ctx.x0, ctx.y))
     return out

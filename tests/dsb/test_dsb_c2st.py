@@ -22,7 +22,7 @@ import pytest
 
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as M
-from iclr26_jax.dsb import runner
+from iclr26_jax.dsb import evaluation
 
 S, F, N = 5, 4, 4000  # categories, features, samples per class (half held out)
 
@@ -96,7 +96,7 @@ def test_image_preset_from_user_array():
   """The coloured-MNIST preset is built from a user-supplied source array (no download)."""
   rng = np.random.default_rng(0)
   src = rng.integers(0, 256, size=(5, 3072)).astype(np.int32)
-  bench = runner.build_preset("image_d3072_s256_prior_gaussian_a0.01", 0, source_samples=src)
+  bench = evaluation.build_preset("image_d3072_s256_prior_gaussian_a0.01", 0, source_samples=src)
   assert bench.reverse and bench.dim == 3072 and bench.num_categories == 256
   assert bench.num_potentials == 10 and bench.num_steps == 15
   x0 = np.asarray(bench.sample_source(jax.random.key(0), 50))
@@ -128,9 +128,9 @@ def test_reversed_evaluation_with_c2st():
     bump_sigma=4.0,
     reverse=True,
   )
-  ctx = runner.prepare_preset(bench, num_test=1024, num_points=1, cond_samples=1, num_traj=1)
+  ctx = evaluation.prepare_preset(bench, num_test=1024, num_points=1, cond_samples=1, num_traj=1)
   assert ctx.name == "custom" and not ctx.enumerable
-  rows = {s: runner.evaluate_solver(s, ctx, 0) for s in ("truth", "independent", "prior")}
+  rows = {s: evaluation.evaluate_solver(s, ctx, 0) for s in ("truth", "independent", "prior")}
   for r in rows.values():
     assert np.isfinite(r["c2st"]) and np.isfinite(r["shape"]) and np.isfinite(r["sb_perplexity"])
     assert np.isnan(r["cond_shape"]) and np.isnan(r["traj_kl_fwd"])
@@ -140,4 +140,4 @@ def test_reversed_evaluation_with_c2st():
   assert rows["truth"]["c2st"] > 0.82
   assert rows["prior"]["c2st"] < 0.5
   with pytest.raises(ValueError, match="reversed"):
-    runner.evaluate_solver("dlightsb", ctx, 0, steps=10)
+    evaluation.evaluate_solver("dlightsb", ctx, 0, steps=10)

@@ -24,7 +24,7 @@ from scipy import signal, stats
 
 from iclr26_jax import dsb
 from iclr26_jax.dsb import metrics as M
-from iclr26_jax.dsb import runner
+from iclr26_jax.dsb import evaluation
 from tests.accuracy_contracts import assert_page_cites_existing_tests
 
 TINY = "tiny_d2_s6_uniform"
@@ -65,7 +65,7 @@ def test_exact_sampler_scores_the_predicted_noise_floor_at_the_defaults():
   for n in (1000, 4000):  # evaluate's default, then 4x the conditional samples
     kwargs = {} if n == 1000 else {"cond_samples": n}
     got = dsb.evaluate(bench, bench.sample_solution, key=jax.random.key(0), **kwargs)
-    ctx = runner.prepare_preset(TINY, 0, cond_samples=n, eval_seed=0)  # evaluate's own points
+    ctx = evaluation.prepare_preset(TINY, 0, cond_samples=n, eval_seed=0)  # evaluate's own points
     assert np.asarray(ctx.points).shape == (16, 2)
     want, sd = _exact_sampler_cond_shape(bench, n, np.asarray(ctx.points))
     assert abs(got["cond_shape"] - want) < 3 * sd, (n, got["cond_shape"], want, sd)

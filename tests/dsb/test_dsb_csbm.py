@@ -290,10 +290,10 @@ def test_method_resume_is_exact_and_evaluate_logs_the_eval_keys():
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
   out = method.evaluate(full)
-  from iclr26_jax.dsb import runner
+  from iclr26_jax.dsb import evaluation
 
   # One evaluation path: the runner's metric names, prefixed eval/.
-  assert set(out) <= {f"eval/{m}" for m in runner.METRICS} | {"eval/sb_perplexity_truth"}
+  assert set(out) <= {f"eval/{m}" for m in evaluation.METRICS} | {"eval/sb_perplexity_truth"}
   for key in (
     "eval/cond_shape",
     "eval/cond_trend",

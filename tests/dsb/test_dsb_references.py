@@ -24,7 +24,7 @@ import pytest
 
 from iclr26_jax import dsb
 from iclr26_jax.dsb import metrics as M
-from iclr26_jax.dsb import runner
+from iclr26_jax.dsb import evaluation, runner
 
 TINY = "tiny_d2_s6_uniform"
 SIZES = dict(num_test=2048, num_points=8, cond_samples=500)
@@ -67,7 +67,7 @@ def refs():
 
 def _ctx():
   """The evaluation set ``reference_scores`` draws (the same arguments)."""
-  return runner.prepare_preset(
+  return evaluation.prepare_preset(
     TINY,
     0,
     num_test=SIZES["num_test"],
@@ -78,7 +78,7 @@ def _ctx():
 
 
 def test_every_metric_has_a_direction():
-  assert set(dsb.METRIC_DIRECTIONS) == set(runner.METRICS)
+  assert set(dsb.METRIC_DIRECTIONS) == set(evaluation.METRICS)
   assert dsb.METRIC_DIRECTIONS["sb_perplexity"] == "truth"
   assert {m for m, d in dsb.METRIC_DIRECTIONS.items() if d == "lower"} == {
     "traj_kl_fwd",
@@ -179,10 +179,11 @@ def test_evaluate_shows_the_reference_rows(refs, exact):
   assert text == scores.summary()
   lines = text.splitlines()
   assert lines[0].split() == ["metric", "sampler", "truth", "identity", "independent", "better"]
-  by_metric = {ln.split()[0]: ln.split() for ln in lines[1:] if ln.split()[0] in runner.METRICS}
-  assert list(by_metric) == [m for m in runner.METRICS if m in refs["truth"]]
+  by_metric = {ln.split()[0]: ln.split() for ln in lines[1:] if ln.split()[0] in evaluation.METRICS}
+  assert list(by_metric) == [m for m in evaluation.METRICS if m in refs["truth"]]
   assert by_metric["cond_shape"][1:5] == [
-    f"{v:.4g}" for v in (scores["cond_shape"], *(refs[r]["cond_shape"] for r in runner.REFERENCES))
+    f"{v:.4g}"
+    for v in (scores["cond_shape"], *(refs[r]["cond_shape"] for r in evaluation.REFERENCES))
   ]
   assert by_metric["exact_kl"][1:5] == [
     "—",

@@ -23,7 +23,7 @@ import pytest
 from experiments.dsb_results import write_results
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as M
-from iclr26_jax.dsb import runner
+from iclr26_jax.dsb import evaluation, runner
 from tests.conftest import REPO, subprocess_env
 
 TINY = "tiny_d2_s6_uniform"
@@ -51,7 +51,7 @@ def table(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def oracle():
-  bench = runner.build_preset(TINY, 0)
+  bench = evaluation.build_preset(TINY, 0)
   _, log_p0, log_cond = M.exact_joint_log_probs(bench)
   log_p0 = np.asarray(log_p0, np.float64)
   log_cond = np.asarray(log_cond, np.float64)
@@ -129,7 +129,7 @@ def test_featurewise_potential_and_padding(oracle):
   want = M.featurewise_eot_log_prob(log_cond, x0, y)
   np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=2e-5)
   # Zero-weight padding changes nothing.
-  padded = runner.pad_potential(bench.potential, 7)
+  padded = evaluation.pad_potential(bench.potential, 7)
   assert padded.num_potentials == 7
   np.testing.assert_allclose(
     np.asarray(bm.plan_log_prob(padded, bench.reference, x0, y)),
@@ -137,7 +137,7 @@ def test_featurewise_potential_and_padding(oracle):
     atol=2e-5,
   )
   with pytest.raises(ValueError, match="num_potentials"):
-    runner.pad_potential(bench.potential, 2)
+    evaluation.pad_potential(bench.potential, 2)
   # Composing per-coordinate transitions: exact for the rank-1 potential (its SB transitions
   # factorise), biased for the rank-3 truth (its transitions are mixtures of products).
   fn = jax.jit(lambda p, x, t: bm.transition_marginal_log_probs(p, bench.reference, x, t))
@@ -149,17 +149,17 @@ def test_featurewise_potential_and_padding(oracle):
 
 def test_unknown_names_raise():
   with pytest.raises(ValueError, match="unknown solver 'nope'.*dlightsb"):
-    runner.evaluate_solver("nope", TINY)
+    evaluation.evaluate_solver("nope", TINY)
   with pytest.raises(ValueError, match="unknown preset 'nope'.*hd_d2_s50_prior_gaussian_a0.02"):
     runner.run_table(["truth"], ["nope"], [0])
   with pytest.raises(ValueError, match="unknown solver"):
     runner.run_table(["truth", "bogus"], [TINY], [0])
   with pytest.raises(ValueError, match="on_error"):
     runner.run_table(["truth"], [TINY], [0], on_error="ignore")
-  assert runner.resolve_preset("gaussian_d2_a002") == "hd_d2_s50_prior_gaussian_a0.02"
-  assert runner.resolve_preset("uniform_d64_a0005") == "hd_d64_s50_prior_uniform_a0.005"
+  assert evaluation.resolve_preset("gaussian_d2_a002") == "hd_d2_s50_prior_gaussian_a0.02"
+  assert evaluation.resolve_preset("uniform_d64_a0005") == "hd_d64_s50_prior_uniform_a0.005"
   with pytest.raises(ValueError, match="source_samples"):
-    runner.build_preset("image_d3072_s256_prior_gaussian_a0.01")
+    evaluation.build_preset("image_d3072_s256_prior_gaussian_a0.01")
 
 
 def test_cli_writes_table_and_json(tmp_path):
@@ -218,12 +218,12 @@ def test_trivial_baselines_land_where_the_spec_says():
   """On the D = 2 Gaussian preset, independent beats prior on the conditional
   scores and feature-wise EOT beats both (paper's baseline notebook: .712 vs .507 cond shape);
   the truth row is the sampling-error ceiling above all three."""
-  ctx = runner.prepare_preset(
+  ctx = evaluation.prepare_preset(
     "hd_d2_s50_prior_gaussian_a0.02", num_test=512, num_points=6, cond_samples=400, num_traj=32
   )
   cond = {}
   for name in ("truth", "independent", "prior", "featurewise_eot"):
-    row = runner.evaluate_solver(name, ctx, seed=0)
+    row = evaluation.evaluate_solver(name, ctx, seed=0)
     cond[name] = (row["cond_shape"], row["cond_trend"])
   for k in range(2):
     assert cond["prior"][k] < cond["independent"][k] < cond["featurewise_eot"][k], cond
