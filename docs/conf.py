@@ -97,9 +97,9 @@ nitpick_ignore_regex = [
   (r"py:class", r"[A-Z]([+\-*/]\w+)?"),
   # Private bases (shown by autodoc for a public subclass) have no page of their own.
   (r"py:class", r".*\._\w+"),
-  # Return types of the DSB entry points that live in internal modules (runner, solvers) and
-  # are not exported, so they have no page: PresetContext, DLightSBOutput.
-  (r"py:class", r"iclr26_jax\.dsb\.(runner|solvers\.\w+)\.\w+"),
+  # Return types of the DSB entry points that live in internal modules (evaluation, runner,
+  # solvers) and are not exported, so they have no page: PresetContext, DLightSBOutput.
+  (r"py:class", r"iclr26_jax\.dsb\.(runner|evaluation|solvers\.\w+)\.\w+"),
   # The block plan that kernels_pallas.spline_lookup.plan returns (a NamedTuple of its blocks
   # module, not exported).
   (r"py:class", r"kernels_pallas\.spline_lookup\.blocks\.Plan"),
