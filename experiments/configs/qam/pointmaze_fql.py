@@ -8,29 +8,12 @@ settings: 2 × 256 networks, K = 2 critics, chunks of H = 5, N = 10, 2000 update
 evaluation on 100 episodes every 500. Variants: ``smoke``, ``online`` (the last quarter of the
 steps interacts with the point maze, replay seeded with the offline data). Override any field as
 ``key=value`` (e.g. ``agent.inv_temp=1,seed=1``).
+
+Shared settings, variants and overrides: ``experiments/configs/qam/__init__.py``.
 """
 
-from iclr26_jax.core import config as config_lib
-from iclr26_jax.qam import method
+from experiments.configs.qam import pointmaze
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  c.agent.agent_name = "fql"
-  c.agent.fql_alpha = 10.0  # α, distillation weight
-  c.agent.actor_hidden_dims = (256, 256)  # small networks: minutes on a CPU
-  c.agent.critic_hidden_dims = (256, 256)
-  c.agent.num_qs = 2  # K critics
-  c.agent.horizon = 5  # H, action chunk length
-  c.agent.flow_steps = 10  # N, Euler steps
-  c.agent.discount = 0.99
-  # bf16 matmul operands, f32 parameters and accumulation: on this config, same seeds,
-  # 2000 updates, the losses stay within 0.5% of float32's and success matches (QAM 0.475 vs
-  # 0.460, QAM-F 0.415 vs 0.425, QAM-E, FQL and BC equal); 1.09× faster per update on one CPU thread.
-  c.agent.compute_dtype = "bfloat16"
-  c.num_steps = 2000
-  c.batch_size = 128
-  c.eval_every = 500
-  c.log_every = 100
-  c.checkpoint_every = 500
-  return config_lib.experiment(c, arg, {"online": method.online, "smoke": method.smoke})
+  return pointmaze(arg, agent_name="fql", fql_alpha=10.0)
