@@ -20,8 +20,9 @@ from iclr26_jax.core import config as config_lib
 from iclr26_jax.dsb import method
 
 
-def get_config(arg=None):
-  c = method.default_config("dlightsb")
+def settings(solver: str = "dlightsb"):
+  """The paper's DLightSB settings for ``solver`` (DLightSB-M shares them), unlocked."""
+  c = method.default_config(solver)
   c.benchmark.preset = method.DEFAULT_PRESET  # the instance (a variant names another)
   c.seed = 5  # the reference scripts train with seed 5
   c.num_steps = 100_000
@@ -39,6 +40,10 @@ def get_config(arg=None):
   c.optim.b1 = 0.95
   c.optim.b2 = 0.99
   c.optim.weight_decay = 0.01
+  return c
+
+
+def get_config(arg=None):
   return config_lib.experiment(
-    c, arg, method.variants(), one_of=method.ONE_PRESET, validate=method.solver_config
+    settings(), arg, method.variants(), one_of=method.ONE_PRESET, validate=method.solver_config
   )
