@@ -34,14 +34,8 @@ def _smoke(c):
   c.target.size = 3
 
 
-def get_config(arg=None):
-  c = method.default_config()
-  c.target.name = "ising"
-  c.target.size = 24
-  c.target.beta = 0.6
-  c.target.h = 0.0
-  c.target.j = 1.0
-  c.target.q = 2
+def lattice_sampler(c) -> None:
+  """The sampler and proximal schedule of the lattice targets (Ising here, Potts in potts.py)."""
   # the masked discrete sampler
   c.sampler.hidden = 256
   c.sampler.depth = 2
@@ -60,6 +54,17 @@ def get_config(arg=None):
   c.batch_size = 256
   # the stage optimiser (Adam, fresh every stage)
   c.optim.learning_rate = 1e-3
+
+
+def get_config(arg=None):
+  c = method.default_config()
+  c.target.name = "ising"
+  c.target.size = 24
+  c.target.beta = 0.6
+  c.target.h = 0.0
+  c.target.j = 1.0
+  c.target.q = 2
+  lattice_sampler(c)
   return config_lib.experiment(
     c,
     arg,

@@ -18,6 +18,7 @@ infinity), ``smoke`` (3 x 3, q = 4). Overridable: ``target.size``, ``target.q``,
 q^(L^2) <= 2^26.
 """
 
+from experiments.configs.pdns.ising import lattice_sampler
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
 
@@ -40,24 +41,7 @@ def get_config(arg=None):
   c.target.q = 4
   c.target.beta = 1.0986
   c.target.j = 1.0
-  # the masked discrete sampler
-  c.sampler.hidden = 256
-  c.sampler.depth = 2
-  c.sampler.formulation = "lambda"
-  c.sampler.replicates = 8
-  c.sampler.antithetic = True
-  # proximal stages: buffer, epochs per stage, stages then refine_stages at eta = infinity
-  c.prox.buffer_size = 4096
-  c.prox.epochs_per_stage = 4
-  c.prox.num_stages = 30
-  c.prox.refine_stages = 3
-  c.prox.epsilon = 1.0
-  c.prox.weighting = "weight"
-  c.prox.normalize = "minibatch"
-  c.prox.ema_decay = 0.99
-  c.batch_size = 256
-  # the stage optimiser (Adam, fresh every stage)
-  c.optim.learning_rate = 1e-3
+  lattice_sampler(c)  # as in ising.py
   return config_lib.experiment(
     c,
     arg,
