@@ -10,31 +10,15 @@ paper reports the funnel as competitive only. Variants: ``baseline``, ``smoke``.
 Overridable: ``target.dim``, ``target.beta``, ``prox.*``, ``optim.*``, ``sampler.*``.
 """
 
+from experiments.configs.pdns import two_mode_10d
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  c.target.name = "funnel"
-  c.target.dim = 10
-  # the control network and its SDE: OU reference, alpha_max -> alpha_min, Euler–Maruyama steps
-  c.sampler.alpha_max = 20.0
-  c.sampler.alpha_min = 0.1
-  c.sampler.sde_steps = 100
-  c.sampler.hidden = 128
-  c.sampler.depth = 2
-  c.sampler.sigma_bar = 3.0
-  # proximal stages: buffer, epochs per stage, stages then refine_stages at eta = infinity
-  c.prox.buffer_size = 4096
-  c.prox.epochs_per_stage = 10
-  c.prox.num_stages = 15
-  c.prox.refine_stages = 3
-  c.prox.epsilon = 1.0
-  c.prox.ema_decay = 0.99
-  c.batch_size = 256
-  # the stage optimiser (Adam, fresh every stage)
-  c.optim.learning_rate = 1e-3
   return config_lib.experiment(
-    c, arg, {"baseline": method.BASELINE, "smoke": method.smoke}, validate=method.prox_config
+    two_mode_10d.settings("funnel"),  # the two-mode settings, on the funnel
+    arg,
+    {"baseline": method.BASELINE, "smoke": method.smoke},
+    validate=method.prox_config,
   )

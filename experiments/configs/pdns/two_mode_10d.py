@@ -17,9 +17,10 @@ from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
 
 
-def get_config(arg=None):
+def settings(target: str = "two_mode_10d"):
+  """The settings above for ``target`` (the funnel's config shares them), unlocked."""
   c = method.default_config()
-  c.target.name = "two_mode_10d"
+  c.target.name = target
   c.target.dim = 10
   # the control network and its SDE: OU reference, alpha_max -> alpha_min, Euler–Maruyama steps
   c.sampler.alpha_max = 20.0
@@ -38,6 +39,13 @@ def get_config(arg=None):
   c.batch_size = 256
   # the stage optimiser (Adam, fresh every stage)
   c.optim.learning_rate = 1e-3
+  return c
+
+
+def get_config(arg=None):
   return config_lib.experiment(
-    c, arg, {"baseline": method.BASELINE, "smoke": method.smoke}, validate=method.prox_config
+    settings(),
+    arg,
+    {"baseline": method.BASELINE, "smoke": method.smoke},
+    validate=method.prox_config,
   )
