@@ -34,8 +34,11 @@ def _smoke(c):
   c.target.size = 3
 
 
-def lattice_sampler(c) -> None:
-  """The sampler and proximal schedule of the lattice targets (Ising here, Potts in potts.py)."""
+def lattice_config(**target):
+  """The run config of a lattice target (Ising here, Potts in potts.py): its ``target`` fields,
+  then the masked sampler and proximal schedule they share; unlocked."""
+  c = method.default_config()
+  c.target.update(target)
   # the masked discrete sampler
   c.sampler.hidden = 256
   c.sampler.depth = 2
@@ -54,19 +57,12 @@ def lattice_sampler(c) -> None:
   c.batch_size = 256
   # the stage optimiser (Adam, fresh every stage)
   c.optim.learning_rate = 1e-3
+  return c
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  c.target.name = "ising"
-  c.target.size = 24
-  c.target.beta = 0.6
-  c.target.h = 0.0
-  c.target.j = 1.0
-  c.target.q = 2
-  lattice_sampler(c)
   return config_lib.experiment(
-    c,
+    lattice_config(name="ising", size=24, beta=0.6, h=0.0, j=1.0, q=2),
     arg,
     {"laptop": _laptop, "baseline": method.BASELINE, "smoke": _smoke},
     validate=method.prox_config,

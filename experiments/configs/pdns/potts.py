@@ -18,7 +18,7 @@ infinity), ``smoke`` (3 x 3, q = 4). Overridable: ``target.size``, ``target.q``,
 q^(L^2) <= 2^26.
 """
 
-from experiments.configs.pdns.ising import lattice_sampler
+from experiments.configs.pdns.ising import lattice_config
 from iclr26_jax.core import config as config_lib
 from iclr26_jax.pdns import method
 
@@ -35,15 +35,8 @@ def _smoke(c):
 
 
 def get_config(arg=None):
-  c = method.default_config()
-  c.target.name = "potts"
-  c.target.size = 16
-  c.target.q = 4
-  c.target.beta = 1.0986
-  c.target.j = 1.0
-  lattice_sampler(c)  # as in ising.py
   return config_lib.experiment(
-    c,
+    lattice_config(name="potts", size=16, q=4, beta=1.0986, j=1.0),  # ising.py's sampler
     arg,
     {"laptop": _laptop, "baseline": method.BASELINE, "smoke": _smoke},
     validate=method.prox_config,
