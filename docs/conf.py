@@ -185,7 +185,7 @@ ENTRY_POINTS = {
   "qam": [
     "train_offline",
     "OfflineAgent",
-    "agent_config",
+    "make_agent_config",
     "check_dataset",
     "auto_reward_scale",
     "CPU_CONFIG",

@@ -42,7 +42,7 @@ def train_seeds(
   """Trains one agent per seed (vmapped) and evaluates the success rate along the way.
 
   Args:
-    config: agent config (``qam.config.default_config()`` fields).
+    config: agent config (``qam.config.agent_defaults()`` fields).
     data: offline dataset (``qam.datasets`` layout) of the point maze.
     seeds: S integer seeds (network init and batch sampling).
     num_steps: updates per agent; must be a multiple of ``eval_every``.

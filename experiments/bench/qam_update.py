@@ -80,7 +80,7 @@ LAYOUTS = {
 def config(size: str, agent_name: str = "qam", compute_dtype: str | None = None, **fields):
   """The agent config of a size (``fields`` override layout fields)."""
   width, depth, k, h, _, _ = SIZES[size]
-  cfg = config_lib.default_config()
+  cfg = config_lib.agent_defaults()
   cfg.agent_name = agent_name
   if compute_dtype is not None:
     cfg.compute_dtype = compute_dtype
@@ -284,7 +284,7 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
     os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
   cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
   malloc = {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}
-  chosen = {k: config_lib.default_config()[k] for k in LAYOUTS["previous"]}
+  chosen = {k: config_lib.agent_defaults()[k] for k in LAYOUTS["previous"]}
   print(
     f"backend={jax.default_backend()} cpus={cpus} XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r} "
     f"allocator={'default glibc' if not malloc else malloc} rounds={opts.rounds} "

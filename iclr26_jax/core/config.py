@@ -27,8 +27,8 @@ class ConfigError(ValueError):
 
 # Keys renamed when every method package moved its optimiser settings into ``config.optim``. An
 # override of an old key fails with a message naming the new one (``apply_overrides``, and
-# ``experiments.main`` for ``--config.KEY=`` flags). Keep this table in step with the README's
-# "Renamed config keys" list.
+# ``experiments.main`` for ``--config.KEY=`` flags). Keep this table in step with the "Renamed
+# config keys" list of docs/runs.md.
 RENAMED_KEYS: dict[str, str] = {
   "lmkan.lr": "optim.learning_rate",
   # PDNS: the stage optimiser (``pdns.method.prox_config`` maps ``optim`` onto ``ProxConfig``)
@@ -64,7 +64,7 @@ def renamed_key_error(key: str) -> ConfigError | None:
   if new is None:
     return None
   return ConfigError(
-    f"config key '{key}' was renamed: use '{new}' (see the README's 'Renamed config keys')"
+    f"config key '{key}' was renamed: use '{new}' (see 'Renamed config keys' in docs/runs.md)"
   )
 
 

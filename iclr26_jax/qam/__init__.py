@@ -19,8 +19,9 @@ experiment configs), ``envs`` (JAX point maze; OGBench generator, loader and hos
 ``[rl]`` extra).
 
 Exports are imported from their module on first access (PEP 562), so ``import iclr26_jax.qam``
-imports neither jax nor the trainer. The two config builders keep their module names
-(``qam.config.default_config``: the agent; ``qam.method.default_config``: a whole experiment).
+imports neither jax nor the trainer. Two config builders: ``qam.method.default_config()`` (a
+whole experiment run) and ``qam.config.agent_defaults()`` (the agent's fields alone; the run's
+``agent`` section); ``make_agent_config(fields)`` is the latter with fields replaced, checked.
 """
 
 from iclr26_jax._lazy import lazy_exports
@@ -28,6 +29,7 @@ from iclr26_jax._lazy import lazy_exports
 # Exported name -> the module that defines it.
 _EXPORTS = {
   "train_offline": "api",
+  "make_agent_config": "api",
   "OfflineAgent": "api",
   "CPU_CONFIG": "api",
   "check_dataset": "api",
@@ -67,6 +69,7 @@ __all__ = [
   "generate_pointmaze",
   "lean_adjoint",
   "load_data",
+  "make_agent_config",
   "pessimistic_target",
   "resolve_layout",
   "returns_to_go",

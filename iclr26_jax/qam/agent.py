@@ -148,7 +148,7 @@ class QAMAgent(flax.struct.PyTreeNode):
       rng: PRNG key (the run's root key).
       example_obs: ``(B, S)`` observations.
       example_actions: ``(B, d)`` single environment actions (the chunk is H·d wide).
-      config: ``default_config()``-shaped ConfigDict.
+      config: ``qam.config.agent_defaults()``-shaped ConfigDict.
       tx: the optimiser; default ``core.optim.make_optimizer(config.optim, config.num_updates)``
         (``QAMMethod`` passes the run's chain, built once from the run's ``config.optim``).
       platform: the backend the layout is resolved for; default ``jax.default_backend()``.

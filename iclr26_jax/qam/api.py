@@ -4,7 +4,7 @@ QAM, Q-learning with Adjoint Matching (Qiyang Li and Sergey Levine, ICLR 2026); 
 code github.com/ColinQiyangLi/qam.
 
 ``train_offline(dataset, *, key, num_updates, config=None)`` checks a dict of per-transition
-arrays at the door, builds a ``QAMAgent`` from the agent config (``qam.config.default_config()``
+arrays at the door, builds a ``QAMAgent`` from the agent config (``qam.config.agent_defaults()``
 with the fields of ``config`` replaced; a misspelt field raises naming it and the closest valid
 one) and runs ``num_updates`` agent updates on batches of action chunks drawn uniformly from the
 data (``datasets.sample_chunks``), compiled as one ``jax.lax.scan`` per logging block. It returns
@@ -36,7 +36,7 @@ from iclr26_jax.qam import config as qam_config
 from iclr26_jax.qam import datasets
 from iclr26_jax.qam.agent import QAMAgent
 
-__all__ = ["OfflineAgent", "agent_config", "check_dataset", "train_offline"]
+__all__ = ["OfflineAgent", "make_agent_config", "check_dataset", "train_offline"]
 
 _FLOAT_2D = ("observations", "actions")
 _REQUIRED = ("observations", "actions", "rewards", "terminals")
@@ -48,8 +48,8 @@ def _suggest(name: str, valid) -> str:
   return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def agent_config(config: Mapping[str, Any] | None = None) -> ml_collections.ConfigDict:
-  """``qam.config.default_config()`` with the fields of ``config`` replaced, locked.
+def make_agent_config(config: Mapping[str, Any] | None = None) -> ml_collections.ConfigDict:
+  """``qam.config.agent_defaults()`` with the fields of ``config`` replaced, locked.
 
   Args:
     config: a dict of agent fields (nested dicts or dotted keys for ``optim``, e.g.
@@ -62,12 +62,12 @@ def agent_config(config: Mapping[str, Any] | None = None) -> ml_collections.Conf
     ValueError (``core.config.ConfigError``): a field that does not exist (named, with the
       closest valid field), a value of the wrong type, or one out of range.
   """
-  c = qam_config.default_config()
+  c = qam_config.agent_defaults()
   if config is None:
     config = {}
   if not isinstance(config, Mapping):
     raise core_config.ConfigError(
-      f"config must be a dict of agent fields (qam.config.default_config()); got "
+      f"config must be a dict of agent fields (qam.config.agent_defaults()); got "
       f"{type(config).__name__}"
     )
   flat = {}
@@ -423,7 +423,7 @@ def train_offline(
       ``next_observations (N, S)``.
     key: PRNG key (initialisation, batches, the agent's noise).
     num_updates: number of updates (also the learning-rate schedule's length).
-    config: agent fields replacing ``qam.config.default_config()``'s (the paper's settings:
+    config: agent fields replacing ``qam.config.agent_defaults()``'s (the paper's settings:
       4 x 512 networks, K = 10 critics, H = 5, N = 10, lambda = 0.3, Adam 3e-4), e.g.
       ``{"horizon": 1, "num_qs": 2, "optim": {"learning_rate": 1e-3}}``; a misspelt key raises.
       The loop layout fields ``critic_loop`` and ``am_forward`` default to ``"auto"``
@@ -468,7 +468,7 @@ def train_offline(
     ...
     iclr26_jax.core.config.ConfigError: unknown QAM config key 'horizn' (did you mean 'horizon'?)...
   """
-  cfg = agent_config(config)
+  cfg = make_agent_config(config)
   if isinstance(num_updates, bool) or int(num_updates) != num_updates or int(num_updates) < 1:
     raise ValueError(f"num_updates must be a positive integer; got {num_updates!r}")
   num_updates = int(num_updates)

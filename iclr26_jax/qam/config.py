@@ -1,6 +1,6 @@
 """QAM hyperparameters, one comment per field.
 
-``default_config()`` holds the reference values for chunked manipulation (those of Li & Levine,
+``agent_defaults()`` holds the reference values for chunked manipulation (those of Li & Levine,
 "Q-learning with Adjoint Matching", ICLR 2026, and its official code); experiment configs
 override a few fields (smaller networks for the point maze, per-domain ``inv_temp``).
 """
@@ -27,7 +27,7 @@ LAYOUTS = {
 _PLATFORM_ALIASES = {"cuda": "gpu", "rocm": "gpu", "gpu": "gpu", "cpu": "cpu", "tpu": "tpu"}
 
 
-def default_config() -> ml_collections.ConfigDict:
+def agent_defaults() -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
   c.agent_name = "qam"  # "qam" (incl. QAM-F via fql_alpha) | "bc" (BC flow) | "fql"
   c.inv_temp = 0.3  # λ, inverse temperature of the tilt π_β·exp(λQ)
@@ -140,7 +140,7 @@ def resolve_layout(agent_config: ml_collections.ConfigDict, platform: str | None
   value are kept. The layouts compute the same losses and gradients up to f32 summation order.
 
   Args:
-    agent_config: a ``default_config()``-shaped ConfigDict (or FrozenConfigDict).
+    agent_config: a ``agent_defaults()``-shaped ConfigDict (or FrozenConfigDict).
     platform: "cpu", "gpu" (also "cuda", "rocm") or "tpu"; default ``jax.default_backend()``.
 
   Returns:
@@ -151,13 +151,13 @@ def resolve_layout(agent_config: ml_collections.ConfigDict, platform: str | None
 
   Examples:
     >>> from iclr26_jax.qam import config
-    >>> c = config.resolve_layout(config.default_config(), "cpu")
+    >>> c = config.resolve_layout(config.agent_defaults(), "cpu")
     >>> c.critic_loop, c.am_forward
     ('scan', 'scan')
-    >>> c = config.resolve_layout(config.default_config(), "cuda")
+    >>> c = config.resolve_layout(config.agent_defaults(), "cuda")
     >>> c.critic_loop, c.am_forward
     ('vmap', 'reuse')
-    >>> config.resolve_layout(config.with_fields(config.default_config(), am_forward="grid"),
+    >>> config.resolve_layout(config.with_fields(config.agent_defaults(), am_forward="grid"),
     ...                       "tpu").am_forward
     'grid'
   """

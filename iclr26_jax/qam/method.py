@@ -64,7 +64,7 @@ OGBENCH_SMOKE_DIR = os.path.join(tempfile.gettempdir(), "iclr26_jax_ogbench_smok
 
 
 def default_config() -> ml_collections.ConfigDict:
-  """Trainer fields + ``agent`` (``qam.config.default_config()``) + ``data``/``online``/``eval``."""
+  """Trainer fields + ``agent`` (``qam.config.agent_defaults()``) + ``data``/``online``/``eval``."""
   c = core_config.trainer_defaults()
   c.method = "qam"
   c.num_steps = 20_000
@@ -72,7 +72,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.log_every = 500
   c.eval_every = 5_000
   c.checkpoint_every = 5_000
-  c.agent = qam_config.default_config()
+  c.agent = qam_config.agent_defaults()
   # The run's optimiser lives at the top, as in every method package (``config.optim``); the method
   # hands it to the agent (``QAMAgent.create(..., tx=...)``), so ``agent.optim`` is not a run key.
   c.optim = c.agent.optim
@@ -128,7 +128,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
 
 
 def agent_config(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-  """The agent's config (``qam.config.default_config()`` shape) of the run ``config``: its
+  """The agent's config (``qam.config.agent_defaults()`` shape) of the run ``config``: its
   ``agent`` section with the run's ``optim`` and ``num_steps`` as ``num_updates`` (learning-rate
   schedules span the whole run). What ``QAMMethod`` and the seed-vmapped ``experiments.qam_compare.train_seeds``
   (claims, notebooks) build agents from."""

@@ -60,7 +60,7 @@ EXPECTED_PARAMS = {
 
 
 def _config(**overrides):
-  cfg = config_lib.default_config()
+  cfg = config_lib.agent_defaults()
   cfg.actor_hidden_dims = (16,)
   cfg.critic_hidden_dims = (16,)
   cfg.num_qs = 2

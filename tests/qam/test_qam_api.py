@@ -92,12 +92,12 @@ def test_misspelt_config_key_is_named():
   with pytest.raises(core_config.ConfigError, match=r"'horizn'.*did you mean 'horizon'"):
     qam.train_offline(_bandit(n=64), key=jax.random.key(0), num_updates=1, config={"horizn": 1})
   with pytest.raises(core_config.ConfigError, match=r"optim.learnig_rate.*'learning_rate'"):
-    api.agent_config({"optim": {"learnig_rate": 1e-3}})
+    api.make_agent_config({"optim": {"learnig_rate": 1e-3}})
   with pytest.raises(core_config.ConfigError, match="num_qs"):
-    api.agent_config({"num_qs": 0})
+    api.make_agent_config({"num_qs": 0})
   with pytest.raises(core_config.ConfigError, match="critic_loop"):
-    api.agent_config({"critic_loop": "loop"})
-  c = api.agent_config({"optim.learning_rate": 1e-3, "horizon": 2})
+    api.make_agent_config({"critic_loop": "loop"})
+  c = api.make_agent_config({"optim.learning_rate": 1e-3, "horizon": 2})
   assert c.optim.learning_rate == 1e-3 and c.horizon == 2 and c.num_qs == 10
   with pytest.raises(AttributeError):
     c.new_field = 1  # locked

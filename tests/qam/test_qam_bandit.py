@@ -68,7 +68,7 @@ def _batch(key):
 
 
 def _config():
-  cfg = config_lib.default_config()
+  cfg = config_lib.agent_defaults()
   cfg.actor_hidden_dims = (64, 64, 64)
   cfg.critic_hidden_dims = (64, 64, 64)
   cfg.num_qs = 2

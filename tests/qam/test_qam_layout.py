@@ -40,7 +40,7 @@ GRAD_ATOL = 1e-5
 
 
 def _config(am_forward, critic_loop):
-  cfg = config_lib.default_config()
+  cfg = config_lib.agent_defaults()
   cfg.actor_hidden_dims = (32,)
   cfg.critic_hidden_dims = (32,)
   cfg.num_qs = K
@@ -111,7 +111,7 @@ def test_layout_fields_checked(field, value):
 
 
 def test_resolve_layout_per_platform():
-  base = config_lib.default_config()
+  base = config_lib.agent_defaults()
   assert (base.critic_loop, base.am_forward) == ("auto", "auto")  # the library default
   cpu = config_lib.resolve_layout(base, "cpu")
   assert (cpu.critic_loop, cpu.am_forward, cpu.flow_unroll) == ("scan", "scan", 1)

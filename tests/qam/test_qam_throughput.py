@@ -123,7 +123,7 @@ def test_bf16_matmuls_equal_f32_matmuls_of_rounded_operands():
 
 
 def _agent_config(compute_dtype):
-  cfg = config_lib.default_config()
+  cfg = config_lib.agent_defaults()
   cfg.actor_hidden_dims = (32,)
   cfg.critic_hidden_dims = (32,)
   cfg.num_qs = 2
