@@ -6,8 +6,8 @@ and the git log.
 
 The experiment scripts and examples (``experiments/**/*.py``, ``examples/**/*.py``) are held to the
 same rule and a little more: no "issue 32", and none of "room", "rooms", "door" as whole words.
-Only the device-check and accelerator-plan flags (``--rooms``) and the JSON key of the plan's
-records (``"room"``) keep the old word: they are interfaces, not prose. Dates that are data (the
+Only the JSON key of the accelerator plan's records (``"room"``) keeps the old word: generated
+reports read it back. Dates that are data (the
 budget curves' JSON, the generated reports under experiments/bench/) are not .py files."""
 
 import glob
@@ -26,9 +26,8 @@ SCRIPT_PATTERN = re.compile(
   r"(?i:spec) §|DESIGN §|(?<![\w&#])#[0-9]{2,}\b|\bissues? #[0-9]+"
   r"|\bissue [0-9]+\b(?![.,]?[0-9]|-|×)|20[0-9]{2}-[01][0-9]-[0-3][0-9]|\brooms?\b|\bdoors?\b"
 )
-# The command-line flags (``--rooms``, ``--norooms``; their names as quoted strings) and the
-# accelerator plan's record key ``"room"``: interfaces that keep the old word.
-SCRIPT_ALLOWED = re.compile(r"--(?:no)?rooms\b|[\"'](?:no)?rooms?[\"']")
+# The accelerator plan's record key ``"room"`` (the JSON reports it wrote are read back).
+SCRIPT_ALLOWED = re.compile(r"[\"']room[\"']")
 
 
 def _files(roots=ROOTS):
@@ -102,6 +101,8 @@ def test_script_pattern_catches_what_it_should():
     "Method rooms add theirs in experiments/claims/<method>.py",
     "the config's check at the door",
     "The QAM front door: train an agent",
+    "python -m experiments.bench.device_check --rooms --tiny",
+    'flags.DEFINE_list("rooms", list(METHODS), "Subset.", flag_values=fv)',
   ]
   good = [
     "Eq. (12) of Li et al., 'Q-learning with Adjoint Matching', ICLR 2026",
@@ -115,10 +116,7 @@ def test_script_pattern_catches_what_it_should():
     "the 2 × 64 network, 2026 weights",
     "a bedroom, a roomy buffer, an outdoor run",
     "the entry point of the method package",
-    "python -m experiments.bench.device_check --rooms --tiny",
-    'cmd += ["--rooms" if methods else "--norooms"]',
-    'flags.DEFINE_list("rooms", list(METHODS), "Subset.", flag_values=fv)',
-    'names = [r for r in a["rooms"] if r]',
+    "python -m experiments.bench.device_check --methods --tiny",
     'done = {(r["room"], r["target"]) for r in got}',
     "head = f\"- **{r['room']} × {r['target']}**\"",
   ]

@@ -10,7 +10,7 @@
 # On the device host it (1) installs the carried wheels of .whl/ and the project itself with
 # --no-deps --no-index into $SITE (default /tmp/iclr26_site; nothing of the host's own packages is
 # replaced), (2) imports every room and the kernels and prints the versions and devices, (3) runs
-# `python -m experiments.bench.device_check --rooms FLAGS...`, writing the table to
+# `python -m experiments.bench.device_check --methods FLAGS...`, writing the table to
 # $OUT/device_check.md when OUT is set (else ./device_check.md) and the workers' stderr beside it.
 # PYTHON picks the interpreter (default python3). A CPU rehearsal of the same steps:
 #   PYTHON=/path/to/python3.12 SITE=/tmp/site312 bash tools/device_setup.sh --tiny
@@ -107,4 +107,4 @@ print(f"all {len(mods)} imports ok")
 EOF
 
 echo "== device check"
-exec "$PY" -m experiments.bench.device_check --rooms "$@"
+exec "$PY" -m experiments.bench.device_check --methods "$@"

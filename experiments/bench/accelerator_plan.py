@@ -28,7 +28,7 @@ environment once per process). Run from the repository root, in the compile venv
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu .venv-compile/bin/python -m \
       experiments.bench.accelerator_plan --out=experiments/bench/ACCELERATOR_PLAN
-  ... --rooms=toy,qam --targets=h200x1,v5e-16 --scale=smoke
+  ... --methods=toy,qam --targets=h200x1,v5e-16 --scale=smoke
   ... --config=experiments/configs/minpv/gaussian_mi.py:paper,batch_size=65536 --targets=h200x1
 
 ``--config=FILE.py[:ARG]`` checks one config of your own (any file ``experiments.main`` takes)
@@ -576,7 +576,7 @@ def plan(names, targets, scale: str, timeout_s: int, config_spec: str = "") -> t
         "experiments.bench.accelerator_plan",
         f"--worker={fam}",
         f"--worker_out={out}",
-        f"--rooms={','.join(names)}",
+        f"--methods={','.join(names)}",
         f"--targets={','.join(targets)}",
         f"--scale={scale}",
         f"--config={config_spec}",
@@ -606,12 +606,12 @@ def plan(names, targets, scale: str, timeout_s: int, config_spec: str = "") -> t
   return records, time.perf_counter() - t0
 
 
-NAMES = ("rooms", "targets", "scale", "config", "out", "timeout", "worker", "worker_out")
+NAMES = ("methods", "targets", "scale", "config", "out", "timeout", "worker", "worker_out")
 
 
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
-  flags.DEFINE_list("rooms", list(METHODS), f"Subset of {','.join(METHODS)}.", flag_values=fv)
+  flags.DEFINE_list("methods", list(METHODS), f"Subset of {','.join(METHODS)}.", flag_values=fv)
   flags.DEFINE_list("targets", list(TARGETS), f"Subset of {','.join(TARGETS)}.", flag_values=fv)
   flags.DEFINE_enum(
     "scale", "paper", ["paper", "smoke"], "Accelerator-scale configs or smoke.", flag_values=fv
@@ -636,14 +636,14 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
   """Compiles every method × target; prints the table and writes the report."""
   _cli.no_arguments(argv)
   a = _cli.values(fv, NAMES)
-  names = [r for r in a["rooms"] if r]
+  names = [r for r in a["methods"] if r]
   targets = [t for t in a["targets"] if t]
   if a["config"]:
     if not os.path.isfile(a["config"].partition(":")[0]):
       raise app.UsageError(f"--config: no file {a['config'].partition(':')[0]!r}")
     names = [os.path.basename(a["config"].partition(":")[0])[: -len(".py")]]
   elif not names or set(names) - set(METHODS):
-    raise app.UsageError(f"--rooms must name some of {tuple(METHODS)}; got {a['rooms']!r}")
+    raise app.UsageError(f"--methods must name some of {tuple(METHODS)}; got {a['methods']!r}")
   if not targets or set(targets) - set(TARGETS):
     raise app.UsageError(f"--targets must name some of {tuple(TARGETS)}; got {a['targets']!r}")
   if a["worker"]:

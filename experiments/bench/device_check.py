@@ -1,11 +1,11 @@
 r"""One-command device check: each method's training step and both Pallas kernels, in Markdown.
 
-    python -m experiments.bench.device_check --rooms [--out device_check.md]   # one GPU / TPU host
-    python -m experiments.bench.device_check --rooms --tiny                   # CPU: the test's run
+    python -m experiments.bench.device_check --methods [--out device_check.md]   # one GPU / TPU host
+    python -m experiments.bench.device_check --methods --tiny                   # CPU: the test's run
 
 Rows (each in isolation, see below), in this order:
 
-* ``--rooms``: for each method (toy, QAM, MinPV, PDNS, DSB, lmKAN, AnyBCQ) one training step at its
+* ``--methods``: for each method (toy, QAM, MinPV, PDNS, DSB, lmKAN, AnyBCQ) one training step at its
   accelerator-scale config (``accelerator_plan.METHODS``, the plan's one-device cell ``h200x1``),
   built as the trainer builds it (``accelerator_plan.build_step``: the ``Method``, the one-device
   mesh, the state donated), compiled (seconds), run on real arrays and timed: the median over 3
@@ -38,7 +38,7 @@ Rows (each in isolation, see below), in this order:
   self-check (kernels_pallas/_selfcheck.py) is off in these rows: they measure the kernel itself.
 
 Isolation: the rows run in a worker subprocess, one row at a time, each under its own time limit
-(``--row_timeout``, ``--room_timeout``); a row that raises, crashes the worker or runs past its
+(``--row_timeout``, ``--method_timeout``); a row that raises, crashes the worker or runs past its
 limit is recorded as such and the next row gets a fresh worker, so a failing or slow row costs
 only itself (and one worker start). ``--budget`` caps the whole command: rows not started by then
 are listed as skipped. Each row's line is appended to ``--out`` (and printed) as it finishes; the
@@ -643,7 +643,7 @@ class _Worker:
     cmd = [sys.executable, "-m", "experiments.bench.device_check", "--worker", f"--reps={reps}"]
     cmd += ["--tiny"] if tiny else []
     if rows is None:  # the worker picks the device's default rows
-      cmd += ["--rooms" if methods else "--norooms", "--kernels" if kernels else "--nokernels"]
+      cmd += ["--methods" if methods else "--nomethods", "--kernels" if kernels else "--nokernels"]
     else:
       cmd += [f"--worker_rows={','.join(rows)}"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -854,14 +854,14 @@ def _write(table: Table, r: dict, info: dict, tiny: bool) -> None:
 NAMES = (
   "out",
   "tiny",
-  "rooms",
+  "methods",
   "kernels",
   "bitplane_rows",
   "spline_rows",
-  "room_rows",
+  "method_rows",
   "reps",
   "row_timeout",
-  "room_timeout",
+  "method_timeout",
   "budget",
   "worker",
   "worker_rows",
@@ -878,7 +878,7 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
     flag_values=fv,
   )
   flags.DEFINE_boolean("tiny", False, "Tiny shapes (CPU interpret-mode check).", flag_values=fv)
-  flags.DEFINE_boolean("rooms", False, "Also time every method's training step.", flag_values=fv)
+  flags.DEFINE_boolean("methods", False, "Also time every method's training step.", flag_values=fv)
   flags.DEFINE_boolean("kernels", True, "The kernel block rows.", flag_values=fv)
   flags.DEFINE_list(
     "bitplane_rows",
@@ -895,9 +895,9 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
     flag_values=fv,
   )
   flags.DEFINE_list(
-    "room_rows",
+    "method_rows",
     [],
-    f"Methods to run (default with --rooms: all; of {METHODS}, qam@scan, qam@vmap).",
+    f"Methods to run (default with --methods: all; of {METHODS}, qam@scan, qam@vmap).",
     flag_values=fv,
   )
   flags.DEFINE_integer(
@@ -905,7 +905,7 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   )
   flags.DEFINE_float("row_timeout", 150.0, "Seconds per kernel row.", lower_bound=1, flag_values=fv)
   flags.DEFINE_float(
-    "room_timeout", 120.0, "Seconds per training-step row.", lower_bound=1, flag_values=fv
+    "method_timeout", 120.0, "Seconds per training-step row.", lower_bound=1, flag_values=fv
   )
   flags.DEFINE_float(
     "budget", 480.0, "Seconds for the whole command.", lower_bound=1, flag_values=fv
@@ -920,10 +920,10 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
   a = _cli.values(fv, NAMES)
   if a["worker"]:
     rows = [r for r in a["worker_rows"] if r] or None
-    worker(rows, tiny=a["tiny"], reps=a["reps"], methods=a["rooms"], kernels=a["kernels"])
+    worker(rows, tiny=a["tiny"], reps=a["reps"], methods=a["methods"], kernels=a["kernels"])
     return
   pick = {
-    "method": [v for v in a["room_rows"] if v],
+    "method": [v for v in a["method_rows"] if v],
     "bitplane": [v for v in a["bitplane_rows"] if v],
     "spline": [v for v in a["spline_rows"] if v],
   }
@@ -932,13 +932,13 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
     rows = [f"{kind}:{v}" for kind, vs in pick.items() for v in vs]
   run(
     rows,
-    methods=a["rooms"],
+    methods=a["methods"],
     kernels=a["kernels"],
     tiny=a["tiny"],
     out=a["out"] or os.path.join(os.environ.get("OUT") or ".", "device_check.md"),
     reps=a["reps"],
     row_timeout=a["row_timeout"],
-    method_timeout=a["room_timeout"],
+    method_timeout=a["method_timeout"],
     budget=a["budget"],
   )
 

@@ -1,5 +1,5 @@
 """The one-command device check (experiments/bench/device_check.py) on a CPU host: ``--tiny
---rooms`` runs every room's smoke step and one block row per kernel op, in interpret mode, each row
+--methods`` runs every room's smoke step and one block row per kernel op, in interpret mode, each row
 in a worker subprocess. On a GPU/TPU host the same command runs the paper-scale steps and every
 kernel row compiled at the benchmark shapes."""
 
@@ -18,8 +18,8 @@ def test_device_check_tiny_rooms_writes_a_row_per_room(tmp_path):
   fv = flags.FlagValues()
   device_check.define_flags(fv)
   argv = fv(
-    ["device_check", "--tiny", "--rooms", f"--out={out}", "--reps=1"]
-    + [f"--room_rows={','.join(device_check.METHODS)}"]
+    ["device_check", "--tiny", "--methods", f"--out={out}", "--reps=1"]
+    + [f"--method_rows={','.join(device_check.METHODS)}"]
     + ["--bitplane_rows=decode", "--spline_rows=small"]
   )
   device_check.main(argv, fv)
