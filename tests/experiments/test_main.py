@@ -68,7 +68,7 @@ def test_there_are_configs():
 #   `config.agent` fields; each agent's update runs in tests/qam/test_qam_agent.py, and every
 #   config file is built, default and smoke, by `test_every_config_builds` below);
 # - the resume half: the toy (the trainer's resume and config-change refusal through
-#   experiments.main), AnyBCQ's LM and lmKAN (no other resume test of theirs); the other rooms
+#   experiments.main), AnyBCQ's LM and lmKAN (no other resume test of theirs); the other methods
 #   check exact resume of their methods in their own tests (qam/test_qam_method.py,
 #   pdns/test_pdns_method.py, dsb/test_dsb_csbm.py, minpv/test_minpv_method.py).
 _AGENT_VARIANTS = {
