@@ -477,7 +477,7 @@ def trainer_defaults() -> ml_collections.ConfigDict:
   return c
 
 
-# -- range checks at the door ------------------------------------------------------------------
+# -- range checks on entry ----------------------------------------------------------------------
 # Every method package's ``validate(config)`` states its sizes, counts and rates with these, so a
 # bad value stops ``experiments.main`` in one line naming the full dotted key, before any file is
 # written (``experiments.registry.validate``). ``tests/experiments/test_config_fields.py`` does not

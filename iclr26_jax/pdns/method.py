@@ -234,7 +234,7 @@ def prox_config(c) -> proximal.ProxConfig:
 
 
 def validate(c: ml_collections.ConfigDict) -> None:
-  """The checks at the door (``experiments.registry.VALIDATORS``): the sampler's and the
+  """The checks on entry (``experiments.registry.VALIDATORS``): the sampler's and the
   evaluation's sizes (``ConfigError`` naming the dotted key), then ``prox_config`` (the stage
   schedule and optimiser)."""
   config_lib.positive(c, "sampler.hidden", "sampler.depth", "sampler.sde_steps")

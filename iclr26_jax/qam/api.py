@@ -4,7 +4,7 @@ QAM, Q-learning with Adjoint Matching (Qiyang Li and Sergey Levine, ICLR 2026); 
 code github.com/ColinQiyangLi/qam.
 
 ``train_offline(dataset, *, key, num_updates, config=None)`` checks a dict of per-transition
-arrays at the door, builds a ``QAMAgent`` from the agent config (``qam.config.agent_defaults()``
+arrays on entry, builds a ``QAMAgent`` from the agent config (``qam.config.agent_defaults()``
 with the fields of ``config`` replaced; a misspelt field raises naming it and the closest valid
 one) and runs ``num_updates`` agent updates on batches of action chunks drawn uniformly from the
 data (``datasets.sample_chunks``), compiled as one ``jax.lax.scan`` per logging block. It returns
@@ -125,7 +125,7 @@ def _host(name: str, value) -> np.ndarray:
 
 
 def check_dataset(dataset: Mapping[str, Any], horizon: int = 1) -> dict[str, np.ndarray]:
-  """The checks at the door, and the dataset in the layout ``datasets.sample_chunks`` reads.
+  """The checks on entry, and the dataset in the layout ``datasets.sample_chunks`` reads.
 
   Args:
     dataset: dict with ``observations (N, S)``, ``actions (N, d)``, ``rewards (N,)``,
