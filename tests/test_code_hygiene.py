@@ -18,7 +18,7 @@ from tests.conftest import REPO
 
 ROOTS = ("iclr26_jax", "kernels_pallas")
 PATTERN = re.compile(
-  r"spec §|DESIGN §|#[0-9]{2}\b|20[0-9]{2}-[01][0-9]-[0-3][0-9]|\broom\b|front door"
+  r"spec §|DESIGN §|#[0-9]{2}\b|20[0-9]{2}-[01][0-9]-[0-3][0-9]|\brooms?\b|\bdoors?\b"
 )
 
 SCRIPT_ROOTS = ("experiments", "examples")
