@@ -18,7 +18,7 @@ taken when the run starts), the scale and the seed, and ``REPORT.md`` is rebuilt
 after every claim. So ``--only=a`` then ``--only=b`` into one folder gives a report holding both,
 and a run killed half-way keeps the claims it finished. ``--fresh`` starts the folder's report over. The "why (if
 FAIL)" column and the "Authors' code at this budget" paragraphs come from
-``experiments/claims/reasons.py``; they never change a verdict.
+``experiments/claims/reasons.json``; they never change a verdict.
 
 Interruption and concurrency (docs/runs.md). Ctrl-C or SIGTERM stops the whole job with one line
 and exit status 130 / 143; nothing is recorded for the claim it interrupted (a training stopped

@@ -7,8 +7,8 @@ that trains/evaluates at laptop scale (``ctx.full`` selects the larger version) 
 ``ClaimResult``. The verdict always comes from the measurement.
 
 Why a failing claim fails (a reason class, ``budget`` with its evidence or ``open``) and what the
-authors' code gave at the same budget live in ``reasons.py``, keyed by claim name (``Claim.reason``
-reads it); they are shown beside a FAIL and never change it.
+authors' code gave at the same budget are data, ``reasons.json`` (read by ``reasons.py``), keyed
+by claim name (``Claim.reason`` reads it); they are shown beside a FAIL and never change it.
 """
 
 from __future__ import annotations
