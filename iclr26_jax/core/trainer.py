@@ -381,140 +381,114 @@ def _check_identity(
 def _train(
   method: Method, config: ml_collections.ConfigDict, workdir: str, hooks, allow_config_change: bool
 ) -> TrainResult:
-  primary = jax.process_index() == 0
-  mesh = shd.make_mesh(dict(config.mesh))
-  rng = jax.random.PRNGKey(int(config.seed))
-
-  abstract = jax.eval_shape(method.init_state, rng)
-  state_sh = shd.state_shardings(abstract, mesh, config.param_sharding)
-  target = ckpt_lib.abstract_like(abstract.arrays(), state_sh.arrays())
-  ckpt = ckpt_lib.Checkpointer(
-    os.path.join(workdir, "checkpoints"), keep=int(config.keep_checkpoints)
-  )
-  # A save abandoned by a second Ctrl-C or a kill leaves Orbax's temporary folder; this run holds
-  # the workdir's lock, so no other writer owns it.
-  for path in ckpt.remove_temporary():
-    if primary:
-      print(f"removed {path} (an unfinished save of an earlier run)", file=sys.stderr, flush=True)
-  # Touches no file until its first write or truncate_after; closed on success and on errors.
-  writer = metrics_lib.MetricWriter(workdir, writers=_writers(config))
+  run = _Run(method, config, workdir, hooks, allow_config_change)
   try:
-    return _run(
-      method,
-      config,
-      workdir,
-      hooks,
-      allow_config_change,
-      mesh,
-      rng,
-      abstract,
-      state_sh,
-      target,
-      ckpt,
-      writer,
-      primary,
-    )
+    return run.execute()
   finally:
-    try:
-      ckpt.close(settle=isinstance(sys.exc_info()[1], KeyboardInterrupt))
-    finally:
-      writer.close()
+    run.close()
 
 
-def _run(
-  method,
-  config,
-  workdir,
-  hooks,
-  allow_config_change,
-  mesh,
-  rng,
-  abstract,
-  state_sh,
-  target,
-  ckpt,
-  writer,
-  primary,
-) -> TrainResult:
-  changes = _check_identity(config, workdir, ckpt, target, allow_config_change)
-  had = len(ckpt.steps())
-  restored = ckpt.restore(target)
-  if primary:
-    config_lib.dump(config, workdir)
-  if restored is None:
-    state = jax.jit(method.init_state, out_shardings=state_sh)(rng)
-    resumed_from = None
-    writer.truncate_after(0)  # lines of a run killed before its first checkpoint
-    if had and primary:
-      print(
-        f"WARNING: none of the {had} checkpoint(s) in {ckpt.directory} could be read "
-        "(moved to corrupt/); starting fresh from step 0",
-        file=sys.stderr,
-        flush=True,
-      )
-    logging.info("initialised a new run in %s", workdir)
-  else:
-    resumed_from, tree = restored
-    state = abstract.with_arrays(tree)
-    writer.truncate_after(resumed_from)
-    if primary:
-      print(
-        f"resumed from checkpoint step {resumed_from} in {workdir}", file=sys.stderr, flush=True
-      )
-  if changes and primary:
-    # Every accepted change goes to the history; the metrics log gets an event line only for
-    # changes to the run itself (not for the display or device-topology keys).
-    at = resumed_from or 0
-    workdir_lib.record_change(workdir, at, changes)
-    significant = {k: v for k, v in changes.items() if not workdir_lib.is_runtime_key(k)}
-    if significant:
-      writer.event(at, "config_change", changes={k: [o, n] for k, (o, n) in significant.items()})
-      print(
-        f"config changed at step {at} (recorded in {workdir_lib.HISTORY_NAME}): "
-        f"{workdir_lib.format_changes(significant)}",
-        file=sys.stderr,
-        flush=True,
-      )
+class _Run:
+  """One ``train`` call in a locked workdir, from what the workdir holds to its ``TrainResult``.
 
-  rep = shd.replicated(mesh)
-  first_bad = jax.device_put(jnp.array(-1, jnp.int32), rep)
-  start = int(jax.device_get(state.step))
-  num_steps = int(config.num_steps)
+  ``start`` checks the run's identity, restores (or initialises) the state and records accepted
+  config changes; ``loop`` runs the updates with their logging, evaluation, checkpoints,
+  non-finite checks and preemption; ``result`` finishes. ``close`` closes the checkpointer and
+  the metric writer whatever happened.
+  """
 
-  step_fn = None
-  batch_sh = None
-  data = method.device_data() if start < num_steps else None
-  if data is not None:  # device path: the data goes to the devices once, here
-    data = shd.replicate(data, mesh)
-    data_sh = jax.tree.map(lambda x: x.sharding, data)
-    step_fn = jax.jit(
-      make_device_step_fn(method, mesh),
-      in_shardings=(state_sh, data_sh, rep),
-      out_shardings=(state_sh, rep, rep),
-      donate_argnums=(0,),
+  def __init__(self, method: Method, config, workdir: str, hooks, allow_config_change: bool):
+    self.method, self.config, self.workdir = method, config, workdir
+    self.hooks, self.allow_config_change = hooks, allow_config_change
+    self.primary = jax.process_index() == 0
+    self.mesh = shd.make_mesh(dict(config.mesh))
+    self.rng = jax.random.PRNGKey(int(config.seed))
+    self.abstract = jax.eval_shape(method.init_state, self.rng)
+    self.state_sh = shd.state_shardings(self.abstract, self.mesh, config.param_sharding)
+    self.target = ckpt_lib.abstract_like(self.abstract.arrays(), self.state_sh.arrays())
+    self.ckpt = ckpt_lib.Checkpointer(
+      os.path.join(workdir, "checkpoints"), keep=int(config.keep_checkpoints)
     )
-  bar = None
-  # The bar starts after the first update returns, so its rate and ETA leave out compile time;
-  # until then a line says the step is compiling. Not a terminal: plain lines, no bar frames.
-  want_bar = bool(primary and config.progress_bar and start < num_steps)
-  progress = metrics_lib.Progress(num_steps, start, method.name) if want_bar else None
+    # A save abandoned by a second Ctrl-C or a kill leaves Orbax's temporary folder; this run
+    # holds the workdir's lock, so no other writer owns it.
+    for path in self.ckpt.remove_temporary():
+      self._say(f"removed {path} (an unfinished save of an earlier run)")
+    # Touches no file until its first write or truncate_after; closed on success and on errors.
+    self.writer = metrics_lib.MetricWriter(workdir, writers=_writers(config))
+    self.num_steps = int(config.num_steps)
+    self.resumed_from: int | None = None
+    self.restored_verified = False
+    self.saved_since_restore = False
+    self.start_step = 0  # the step the loop started from (set by ``loop``)
+    self.last_checked = 0
+    self.first_bad = None  # int32 scalar on the devices: the first bad update, -1 while none
 
-  last_metrics: dict[str, float] = {}
-  eval_metrics: dict[str, float] = {}
-  last_checked = start
-  saved_since_restore = False
-  restored_verified = resumed_from is not None and ckpt.stored_digest(resumed_from) is not None
-  # XLA:CPU runs the collectives of several (fake) host devices through an in-process
-  # rendezvous on a shared thread pool. With hundreds of asynchronously dispatched steps queued
-  # on a host with fewer cores than devices, the pool can starve one device's step until the
-  # rendezvous' 40 s termination timeout aborts the process (seen with 8 fake devices on 2
-  # cores). Waiting for each step there bounds the queue; accelerators keep async dispatch.
-  sync_each_step = mesh.devices.size > 1 and all(d.platform == "cpu" for d in mesh.devices.flat)
+  def _say(self, line: str) -> None:
+    if self.primary:
+      print(line, file=sys.stderr, flush=True)
 
-  def check_finite(step: int):
-    nonlocal last_checked
-    bad = int(jax.device_get(first_bad))
+  def close(self) -> None:
+    try:
+      # After a second Ctrl-C the save under way may end without replacing the KeyboardInterrupt
+      # by its outcome; the caller reports what is on disk.
+      self.ckpt.close(settle=isinstance(sys.exc_info()[1], KeyboardInterrupt))
+    finally:
+      self.writer.close()
+
+  def execute(self) -> TrainResult:
+    state = self.start()
+    state, step, preempted, last_metrics, eval_metrics = self.loop(state)
+    return self.result(state, step, preempted, last_metrics, eval_metrics)
+
+  # -- start: identity, restore, config changes ----------------------------------------------
+
+  def start(self):
+    """The state to continue from: restored from the newest readable checkpoint, or new."""
+    ckpt, writer, workdir = self.ckpt, self.writer, self.workdir
+    changes = _check_identity(self.config, workdir, ckpt, self.target, self.allow_config_change)
+    had = len(ckpt.steps())
+    restored = ckpt.restore(self.target)
+    if self.primary:
+      config_lib.dump(self.config, workdir)
+    if restored is None:
+      state = jax.jit(self.method.init_state, out_shardings=self.state_sh)(self.rng)
+      writer.truncate_after(0)  # lines of a run killed before its first checkpoint
+      if had:
+        self._say(
+          f"WARNING: none of the {had} checkpoint(s) in {ckpt.directory} could be read "
+          "(moved to corrupt/); starting fresh from step 0"
+        )
+      logging.info("initialised a new run in %s", workdir)
+    else:
+      self.resumed_from, tree = restored
+      state = self.abstract.with_arrays(tree)
+      writer.truncate_after(self.resumed_from)
+      self._say(f"resumed from checkpoint step {self.resumed_from} in {workdir}")
+    self.restored_verified = (
+      self.resumed_from is not None and ckpt.stored_digest(self.resumed_from) is not None
+    )
+    if changes and self.primary:
+      # Every accepted change goes to the history; the metrics log gets an event line only for
+      # changes to the run itself (not for the display or device-topology keys).
+      at = self.resumed_from or 0
+      workdir_lib.record_change(workdir, at, changes)
+      significant = {k: v for k, v in changes.items() if not workdir_lib.is_runtime_key(k)}
+      if significant:
+        writer.event(at, "config_change", changes={k: [o, n] for k, (o, n) in significant.items()})
+        self._say(
+          f"config changed at step {at} (recorded in {workdir_lib.HISTORY_NAME}): "
+          f"{workdir_lib.format_changes(significant)}"
+        )
+    return state
+
+  # -- the loop --------------------------------------------------------------------------------
+
+  def check_finite(self, step: int) -> None:
+    """Raises ``NonFiniteError`` when an update up to ``step`` was not finite, naming it and the
+    last good checkpoint."""
+    bad = int(jax.device_get(self.first_bad))
     if bad >= 0:
+      ckpt, resumed_from = self.ckpt, self.resumed_from
       ckpt.wait()
       good = ckpt.latest_step()
       where = (
@@ -523,118 +497,153 @@ def _run(
         else "no checkpoint was written yet"
       )
       after = ""
-      if resumed_from is not None and not saved_since_restore:
+      if resumed_from is not None and not self.saved_since_restore:
         after = (
           f"; this run resumed from checkpoint step {resumed_from} and has saved nothing since: "
           "if that checkpoint is damaged, inspect it with `python -m experiments.ckpt "
-          f"{workdir}` (its arrays passed their digest check on restore, so the cause is more "
-          "likely the training itself)"
-          if restored_verified
+          f"{self.workdir}` (its arrays passed their digest check on restore, so the cause is "
+          "more likely the training itself)"
+          if self.restored_verified
           else f"; this run resumed from checkpoint step {resumed_from} (written without a "
-          f"digest, so it was not verified): inspect it with `python -m experiments.ckpt {workdir}`"
+          f"digest, so it was not verified): inspect it with `python -m experiments.ckpt "
+          f"{self.workdir}`"
         )
       raise NonFiniteError(
         f"non-finite loss or gradient norm at step {bad + 1} (first bad update among steps "
-        f"{last_checked + 1}..{step}); training stopped; {where}{after}"
+        f"{self.last_checked + 1}..{step}); training stopped; {where}{after}"
       )
-    last_checked = step
+    self.last_checked = step
 
-  preempted = None
-  stop = preemption.StopRequest()
-  interrupt.check()  # a signal a library swallowed while the run started
-  try:
-    stop.__enter__()
-    for step in range(start + 1, num_steps + 1):
-      ckpt.poll()  # a background save that has failed stops the run before the next update
-      if data is not None:
-        state, metrics, first_bad = step_fn(state, data, first_bad)
-      else:
-        batch = shd.global_batch(method.get_batch(step - 1), mesh)
-        if step_fn is None:
-          batch_sh = jax.tree.map(lambda x: x.sharding, batch)
-          step_fn = jax.jit(
-            make_step_fn(method.update, mesh),
-            in_shardings=(state_sh, batch_sh, rep),
-            out_shardings=(state_sh, rep, rep),
-            donate_argnums=(0,),
-          )
-        state, metrics, first_bad = step_fn(state, batch, first_bad)
-      if sync_each_step:
-        first_bad.block_until_ready()
-      for hook in hooks:
-        hook(step, state)
-      if bar is not None:
-        bar.update(step)
-      elif progress is not None:
-        bar = progress
-        bar.start(step)
-        writer.bar = bar
-      is_last = step == num_steps
-      if step % int(config.log_every) == 0 or is_last:
-        last_metrics = writer.write(step, metrics)
-        check_finite(step)
-      if (config.eval_every and step % int(config.eval_every) == 0) or is_last:
-        check_finite(step)
-        with (
-          bar.phase(f"evaluating at step {step}") if bar is not None else contextlib.nullcontext()
-        ):
-          eval_metrics = dict(method.evaluate(state))
-        if eval_metrics:
-          writer.write(step, eval_metrics)
-        writer.flush()
-      if step % int(config.checkpoint_every) == 0 or is_last:
-        check_finite(step)
-        ckpt.save(step, state.arrays())
-        saved_since_restore = True
-      # Every process asks at every step (the multi-process sync protocol needs it).
-      if stop.should_stop(step) and not is_last:
-        if step % int(config.checkpoint_every) != 0:
-          check_finite(step)
-          ckpt.save(step, state.arrays())
-        ckpt.wait()
-        preempted = stop.signal_name
-        break
-  finally:
-    interrupt.set_phase("finish")  # from here a signal is recorded: the last save completes
-    stop.__exit__()
-    if bar is not None:
-      bar.close()
-    writer.bar = None
-    if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
-      ckpt.wait()
-    # else (a second Ctrl-C): ``_train``'s ``ckpt.close(settle=True)`` lets the save under way end
-    # without replacing the KeyboardInterrupt by its outcome; the caller reports the disk.
-  if preempted is not None:
-    writer.event(step, "preempted", signal=preempted)
-    writer.flush()
-    if primary:
-      print(
-        f"{preempted} received: stopped at step {step} of {num_steps} with checkpoint step {step} "
-        f"saved in {ckpt.directory}; run the same command to resume",
-        file=sys.stderr,
-        flush=True,
+  def save(self, step: int, state) -> None:
+    self.check_finite(step)
+    self.ckpt.save(step, state.arrays())
+    self.saved_since_restore = True
+
+  def loop(self, state):
+    """Runs the updates from the state's step to ``num_steps``; returns ``(state, last step,
+    preempted signal or None, last logged metrics, last evaluation metrics)``."""
+    method, config, mesh, ckpt, writer = self.method, self.config, self.mesh, self.ckpt, self.writer
+    state_sh, num_steps = self.state_sh, self.num_steps
+    rep = shd.replicated(mesh)
+    self.first_bad = jax.device_put(jnp.array(-1, jnp.int32), rep)
+    start = self.start_step = int(jax.device_get(state.step))
+    self.last_checked = start
+
+    step_fn = None
+    data = method.device_data() if start < num_steps else None
+    if data is not None:  # device path: the data goes to the devices once, here
+      data = shd.replicate(data, mesh)
+      data_sh = jax.tree.map(lambda x: x.sharding, data)
+      step_fn = jax.jit(
+        make_device_step_fn(method, mesh),
+        in_shardings=(state_sh, data_sh, rep),
+        out_shardings=(state_sh, rep, rep),
+        donate_argnums=(0,),
       )
+    bar = None
+    # The bar starts after the first update returns, so its rate and ETA leave out compile time;
+    # until then a line says the step is compiling. Not a terminal: plain lines, no bar frames.
+    want_bar = bool(self.primary and config.progress_bar and start < num_steps)
+    progress = metrics_lib.Progress(num_steps, start, method.name) if want_bar else None
+    last_metrics: dict[str, float] = {}
+    eval_metrics: dict[str, float] = {}
+    # XLA:CPU runs the collectives of several (fake) host devices through an in-process
+    # rendezvous on a shared thread pool. With hundreds of asynchronously dispatched steps queued
+    # on a host with fewer cores than devices, the pool can starve one device's step until the
+    # rendezvous' 40 s termination timeout aborts the process (seen with 8 fake devices on 2
+    # cores). Waiting for each step there bounds the queue; accelerators keep async dispatch.
+    sync_each_step = mesh.devices.size > 1 and all(d.platform == "cpu" for d in mesh.devices.flat)
+
+    preempted = None
+    step = start
+    stop = preemption.StopRequest()
+    interrupt.check()  # a signal a library swallowed while the run started
+    try:
+      stop.__enter__()
+      for step in range(start + 1, num_steps + 1):
+        ckpt.poll()  # a background save that has failed stops the run before the next update
+        if data is not None:
+          state, metrics, self.first_bad = step_fn(state, data, self.first_bad)
+        else:
+          batch = shd.global_batch(method.get_batch(step - 1), mesh)
+          if step_fn is None:
+            batch_sh = jax.tree.map(lambda x: x.sharding, batch)
+            step_fn = jax.jit(
+              make_step_fn(method.update, mesh),
+              in_shardings=(state_sh, batch_sh, rep),
+              out_shardings=(state_sh, rep, rep),
+              donate_argnums=(0,),
+            )
+          state, metrics, self.first_bad = step_fn(state, batch, self.first_bad)
+        if sync_each_step:
+          self.first_bad.block_until_ready()
+        for hook in self.hooks:
+          hook(step, state)
+        if bar is not None:
+          bar.update(step)
+        elif progress is not None:
+          bar = progress
+          bar.start(step)
+          writer.bar = bar
+        is_last = step == num_steps
+        if step % int(config.log_every) == 0 or is_last:
+          last_metrics = writer.write(step, metrics)
+          self.check_finite(step)
+        if (config.eval_every and step % int(config.eval_every) == 0) or is_last:
+          self.check_finite(step)
+          with (
+            bar.phase(f"evaluating at step {step}") if bar is not None else contextlib.nullcontext()
+          ):
+            eval_metrics = dict(method.evaluate(state))
+          if eval_metrics:
+            writer.write(step, eval_metrics)
+          writer.flush()
+        if step % int(config.checkpoint_every) == 0 or is_last:
+          self.save(step, state)
+        # Every process asks at every step (the multi-process sync protocol needs it).
+        if stop.should_stop(step) and not is_last:
+          if step % int(config.checkpoint_every) != 0:
+            self.save(step, state)
+          ckpt.wait()
+          preempted = stop.signal_name
+          break
+    finally:
+      interrupt.set_phase("finish")  # from here a signal is recorded: the last save completes
+      stop.__exit__()
+      if bar is not None:
+        bar.close()
+      writer.bar = None
+      if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+        ckpt.wait()
+      # else (a second Ctrl-C): ``close`` lets the save under way end without replacing the
+      # KeyboardInterrupt by its outcome.
+    return state, step, preempted, last_metrics, eval_metrics
+
+  # -- the result ------------------------------------------------------------------------------
+
+  def result(self, state, step, preempted, last_metrics, eval_metrics) -> TrainResult:
+    if preempted is not None:
+      self.writer.event(step, "preempted", signal=preempted)
+      self.writer.flush()
+      self._say(
+        f"{preempted} received: stopped at step {step} of {self.num_steps} with checkpoint step "
+        f"{step} saved in {self.ckpt.directory}; run the same command to resume"
+      )
+      eval_metrics = {}
+    else:
+      if self.start_step >= self.num_steps and not eval_metrics:
+        eval_metrics = dict(self.method.evaluate(state))
+      if self.primary and self.start_step < self.num_steps:
+        # The finished run's learning curves, <workdir>/curves.png (a failure only warns).
+        from iclr26_jax.core import curves
+
+        curves.write_run_curves(self.workdir)
     return TrainResult(
       state=state,
       metrics=last_metrics,
-      eval_metrics={},
-      workdir=workdir,
-      resumed_from=resumed_from,
+      eval_metrics=eval_metrics,
+      workdir=self.workdir,
+      resumed_from=self.resumed_from,
       preempted=preempted,
-      history=writer.history,
+      history=self.writer.history,
     )
-  if start >= num_steps and not eval_metrics:
-    eval_metrics = dict(method.evaluate(state))
-  if primary and start < num_steps:
-    # The finished run's learning curves, <workdir>/curves.png (a failure only warns).
-    from iclr26_jax.core import curves
-
-    curves.write_run_curves(workdir)
-  return TrainResult(
-    state=state,
-    metrics=last_metrics,
-    eval_metrics=eval_metrics,
-    workdir=workdir,
-    resumed_from=resumed_from,
-    history=writer.history,
-  )
