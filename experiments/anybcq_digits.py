@@ -105,15 +105,3 @@ def evaluate(
     q = quantize_kernels(params, [(n,) for n in LAYERS], m, bits, group_size, rounds, asymmetric)
     out[m] = {p: accuracy(q[p], x_test, y_test) for p in q}
   return out
-
-
-if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
-  import shlex
-  import sys
-
-  print(
-    f"iclr26_jax.anybcq.digits_eval is a library module; its command line moved: "
-    f"python -m experiments.anybcq_digits_eval {shlex.join(sys.argv[1:])}".rstrip(),
-    file=sys.stderr,
-  )
-  sys.exit(2)
