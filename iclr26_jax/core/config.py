@@ -173,9 +173,8 @@ def to_dataclass(
     return cls(**kw)
   except (TypeError, ValueError) as e:
     msg = str(e)
-    # The dataclasses' own checks name the field first ("lr must be > 0; got ..."); longest
-    # names first so that "batch" does not claim "batch_size".
-    field = next((f for f in sorted(names, key=len, reverse=True) if msg.startswith(f + " ")), "")
+    # The dataclasses' own checks name the field first ("lr must be > 0; got ...").
+    field = next((f for f in names if msg.startswith(f + " ")), "")
     where = (keys or {}).get(field) or (f"{key}.{field}" if field in section else key)
     raise ConfigError(f"config key '{where}': {msg}") from None
 
