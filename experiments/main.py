@@ -288,7 +288,7 @@ def main(argv):
     # A second Ctrl-C: out at once (the first asked for a save at the next step boundary), without
     # waiting for a save under way; say what is on disk now. The next run removes the temporary
     # folder of a save that did not finish.
-    on_disk = _checkpoints_on_disk(_WORKDIR.value)
+    on_disk = ckpt_lib.step_folders(os.path.join(_WORKDIR.value, "checkpoints"))
     kept = f"checkpoints on disk: steps {on_disk}" if on_disk else "no checkpoint on disk"
     print(
       f"second SIGINT: stopped at once (a save under way is abandoned); {kept}; run the same "
@@ -325,13 +325,6 @@ def main(argv):
         f"({interrupt.received()} received after training finished: ignored, the run is complete)",
         file=sys.stderr,
       )
-
-
-def _checkpoints_on_disk(workdir: str) -> list[int]:
-  """The step folders under ``<workdir>/checkpoints`` (temporary ones have non-numeric names)."""
-  folder = os.path.join(workdir, "checkpoints")
-  names = os.listdir(folder) if os.path.isdir(folder) else []
-  return sorted(int(n) for n in names if n.isdigit() and os.path.isdir(os.path.join(folder, n)))
 
 
 _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES}

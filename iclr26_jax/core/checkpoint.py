@@ -63,6 +63,13 @@ class CheckpointCorruptError(RuntimeError):
   """No checkpoint verifies against its digest; nothing was moved or deleted."""
 
 
+def step_folders(directory: str) -> list[int]:
+  """The finished step folders in a checkpoint ``directory``, ascending, read from the file system
+  alone (Orbax's unfinished folders have non-numeric names); ``[]`` when there is none."""
+  names = os.listdir(directory) if os.path.isdir(directory) else []
+  return sorted(int(n) for n in names if n.isdigit() and os.path.isdir(os.path.join(directory, n)))
+
+
 class CheckpointSaveError(OSError):
   """A checkpoint could not be written (disk full, I/O error); earlier checkpoints are intact."""
 
@@ -679,7 +686,8 @@ class Checkpointer:
   def steps_on_disk(self) -> list[int]:
     """Steps whose folder is on disk, ascending (Orbax's list can still hold a step that failed
     or was abandoned)."""
-    return [s for s in self.steps() if os.path.isdir(os.path.join(self.directory, str(s)))]
+    folders = set(step_folders(self.directory))
+    return [s for s in self.steps() if s in folders]
 
   def close(self, settle: bool = False) -> None:
     """Waits for a pending save (raising ``CheckpointSaveError`` if it failed), then closes.

@@ -223,17 +223,16 @@ class MetricWriter:
       return
     with open(self.path) as f:
       lines = [l if l.endswith("\n") else l + "\n" for l in f if l.strip()]
-    records: dict[tuple, str] = {}
+    records: dict[tuple, tuple[str, dict]] = {}
     for l in lines:
       try:
         rec = json.loads(l)
       except ValueError:
         continue  # a line cut short by a kill
       if rec.get("step", 0) <= step:
-        records[(rec.get("step", 0), tuple(sorted(rec)))] = l
-    keep = list(records.values())
-    kept = [json.loads(l) for l in keep]
-    self.history = [r for r in kept if "event" not in r] + self.history
+        records[(rec.get("step", 0), tuple(sorted(rec)))] = (l, rec)
+    keep = [l for l, _ in records.values()]
+    self.history = [r for _, r in records.values() if "event" not in r] + self.history
     tmp = self.path + ".tmp"
     try:
       with open(tmp, "w") as f:
