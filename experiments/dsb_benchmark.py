@@ -1,4 +1,4 @@
-"""Command line for the DSB benchmark runner (``iclr26_jax.dsb.runner``).
+"""Command line for the DSB benchmark runner (``experiments.dsb_table``).
 
   python -m experiments.dsb_benchmark --solvers=dlightsb,independent \\
       --presets=hd_d2_s50_prior_gaussian_a0.02 --seeds=0,1 --steps=500 --out=/tmp/dsb_table \\
@@ -73,7 +73,7 @@ def parse_overrides(items: list[str]) -> dict[str, dict]:
 def main(argv):
   del argv
   from experiments.dsb_results import write_results
-  from iclr26_jax.dsb import runner
+  from experiments import dsb_table as runner
 
   try:
     seeds = [int(s) for s in _SEEDS.value]

@@ -9,7 +9,7 @@ import os
 def write_results(result: dict, out_dir: str) -> None:
   """Writes a ``run_table`` result as ``table.md`` and ``results.json`` into ``out_dir`` (JSON has
   no NaN or infinity: non-finite numbers, such as the identity map's infinite KLs, are null)."""
-  from iclr26_jax.dsb import runner
+  from experiments import dsb_table as runner
 
   os.makedirs(out_dir, exist_ok=True)
   with open(os.path.join(out_dir, "table.md"), "w") as f:

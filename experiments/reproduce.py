@@ -35,7 +35,7 @@ Budget. ``--budget=K`` runs each selected claim at K times its budget (what that
 scale reads ``laptop ×K``. ``--budget_curve=K1,K2,...`` runs every selected claim once per budget
 (in ``<out>/budget_<K>/``) and records each point, with its value, the value of each of the claim's
 seeds, seconds, commit, dirty flag and date, into ``--curves_file`` (default
-``experiments/claims/budget_curves.json``: ``{claim: {"direction", "threshold", "points": [...]}}``;
+``results/budget_curves.json``: ``{claim: {"direction", "threshold", "points": [...]}}``;
 a point replaces an earlier one at the same budget) with a plot per claim beside it
 (``budget_curves/<claim>.png``); ``REPORT.md`` shows each claim's curve in its section and what
 ``reasons.curve_trend`` reads from it (toward passing beyond the seed spread, flat or away).
@@ -106,7 +106,7 @@ _CURVE_NOTE = flags.DEFINE_string(
 _CURVES_FILE = flags.DEFINE_string(
   "curves_file",
   None,
-  "Budget curves JSON (default experiments/claims/budget_curves.json in the repository).",
+  "Budget curves JSON (default results/budget_curves.json in the repository).",
 )
 _CACHE = flags.DEFINE_string(
   "compile_cache",
@@ -534,7 +534,7 @@ def check_budget(claims, budget: float) -> None:
 
 # -- budget curves ---------------------------------------------------------------------------------
 
-DEFAULT_CURVES = os.path.join(_REPO, "experiments", "claims", "budget_curves.json")
+DEFAULT_CURVES = os.path.join(_REPO, "results", "budget_curves.json")
 
 
 def parse_budgets(values) -> list[float]:

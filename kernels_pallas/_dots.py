@@ -2,7 +2,7 @@
 
 Why not ``Precision.HIGHEST`` everywhere: on Hopper, Triton compiles an f32 dot at HIGHEST to
 FP32-core FMAs (no mma / wgmma) and spills registers (measured on sm_90a with the triton wheel's
-ptxas, experiments/bench/_targets.py); on TPU, HIGHEST is six bf16 MXU passes. The choices here:
+ptxas, benchmarks/_targets.py); on TPU, HIGHEST is six bf16 MXU passes. The choices here:
 
 * ``exact_bits_dot(x, bits)``: x f32 (any values) times a matrix whose entries are exact in bf16
   (the bit-planes' 0/1). x is split into three bf16 terms hi + mid + lo that hold its 24 mantissa

@@ -15,7 +15,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The project's own modules (and a script run as __main__): a DeprecationWarning or FutureWarning
 # attributed to one of their frames is an error in the tests (setup.cfg's filterwarnings does the
 # same for in-process tests). Warnings raised inside third-party code stay warnings.
-OWN_MODULES = r"(iclr26_jax|kernels_pallas|experiments|examples)(\..*)?$|__main__$"
+OWN_MODULES = r"(iclr26_jax|kernels_pallas|experiments|benchmarks|examples)(\..*)?$|__main__$"
 _STRICT = (
   "import runpy, sys, warnings\n"
   "for c in (DeprecationWarning, FutureWarning):\n"

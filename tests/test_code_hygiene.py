@@ -4,11 +4,11 @@ no dates ("2026-12-02"), and none of the old in-house words for a method package
 entry point ("front door"). Measurements and history belong in docs/development/code_notes.md
 and the git log.
 
-The experiment scripts and examples (``experiments/**/*.py``, ``examples/**/*.py``) are held to the
-same rule and a little more: no "issue 32", and none of "room", "rooms", "door" as whole words.
-Only the JSON key of the accelerator plan's records (``"room"``) keeps the old word: generated
-reports read it back. Dates that are data (the
-budget curves' JSON, the generated reports under experiments/bench/) are not .py files."""
+The experiment scripts, benchmarks and examples (``experiments/**/*.py``, ``benchmarks/**/*.py``,
+``examples/**/*.py``) are held to the same rule and a little more: no "issue 32", and none of
+"room", "rooms", "door" as whole words. Only the JSON key of the accelerator plan's records
+(``"room"``) keeps the old word: generated reports read it back. Dates that are data (the budget
+curves' JSON and the other generated reports under results/) are not .py files."""
 
 import glob
 import os
@@ -21,7 +21,7 @@ PATTERN = re.compile(
   r"spec §|DESIGN §|#[0-9]{2}\b|20[0-9]{2}-[01][0-9]-[0-3][0-9]|\brooms?\b|\bdoors?\b"
 )
 
-SCRIPT_ROOTS = ("experiments", "examples")
+SCRIPT_ROOTS = ("experiments", "benchmarks", "examples")
 SCRIPT_PATTERN = re.compile(
   r"(?i:spec) §|DESIGN §|(?<![\w&#])#[0-9]{2,}\b|\bissues? #[0-9]+"
   r"|\bissue [0-9]+\b(?![.,]?[0-9]|-|×)|20[0-9]{2}-[01][0-9]-[0-3][0-9]|\brooms?\b|\bdoors?\b"
@@ -101,7 +101,7 @@ def test_script_pattern_catches_what_it_should():
     "Method rooms add theirs in experiments/claims/<method>.py",
     "the config's check at the door",
     "The QAM front door: train an agent",
-    "python -m experiments.bench.device_check --rooms --tiny",
+    "python -m benchmarks.device_check --rooms --tiny",
     'flags.DEFINE_list("rooms", list(METHODS), "Subset.", flag_values=fv)',
   ]
   good = [
@@ -116,7 +116,7 @@ def test_script_pattern_catches_what_it_should():
     "the 2 × 64 network, 2026 weights",
     "a bedroom, a roomy buffer, an outdoor run",
     "the entry point of the method package",
-    "python -m experiments.bench.device_check --methods --tiny",
+    "python -m benchmarks.device_check --methods --tiny",
     'done = {(r["room"], r["target"]) for r in got}',
     "head = f\"- **{r['room']} × {r['target']}**\"",
   ]
@@ -131,6 +131,7 @@ def test_script_files_are_found():
     f.endswith(os.path.join("experiments", "configs", "qam", "pointmaze_qam.py")) for f in files
   )
   assert any(f.endswith(os.path.join("examples", "qam.py")) for f in files)
+  assert any(f.endswith(os.path.join("benchmarks", "device_check.py")) for f in files)
 
 
 def test_scripts_hold_no_spec_sections_issue_numbers_dates_or_old_words():
@@ -141,7 +142,7 @@ def test_scripts_hold_no_spec_sections_issue_numbers_dates_or_old_words():
         if _script_hit(line):
           hits.append(f"{os.path.relpath(path, REPO)}:{i}: {line.strip()[:120]}")
   assert not hits, (
-    "history or references to documents outside the repository in experiments/ or examples/ "
-    "(cite the paper, state the fact in plain words, or point to a page under docs/; "
+    "history or references to documents outside the repository in experiments/, benchmarks/ or "
+    "examples/ (cite the paper, state the fact in plain words, or point to a page under docs/; "
     "measurements and their dates go to docs/development/):\n" + "\n".join(hits)
   )

@@ -1,5 +1,6 @@
-"""The library holds methods, ``experiments/`` holds experiments: no module under ``iclr26_jax/``
-imports ``experiments``, writes a report file or prints a table.
+"""The library holds methods, ``experiments/`` holds experiments and ``benchmarks/`` the timings: no
+module under ``iclr26_jax/`` imports ``experiments`` or ``benchmarks``, writes a report file or
+prints a table.
 
 Oracle: the modules' syntax trees. Files are written only by the training core, into the run's
 own workdir (checkpoints, config.json, metrics.jsonl, the lock, curves.png), and by one plotting
@@ -11,6 +12,9 @@ import glob
 import os
 
 from tests.conftest import REPO
+
+# Top-level packages that run from the repository root and are never installed (setup.cfg).
+NOT_INSTALLED = ("experiments", "benchmarks")
 
 # Modules that write files, and why that is not a report.
 WRITERS = {
@@ -59,12 +63,12 @@ def _prints_a_table(node: ast.Call) -> bool:
 def _findings(tree) -> list[tuple[int, str]]:
   out = []
   for node in ast.walk(tree):
-    if isinstance(node, ast.Import) and any(
-      a.name.split(".")[0] == "experiments" for a in node.names
-    ):
-      out.append((node.lineno, "imports experiments"))
-    if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "experiments":
-      out.append((node.lineno, "imports experiments"))
+    if isinstance(node, ast.Import):
+      for a in node.names:
+        if a.name.split(".")[0] in NOT_INSTALLED:
+          out.append((node.lineno, f"imports {a.name.split('.')[0]}"))
+    if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in NOT_INSTALLED:
+      out.append((node.lineno, f"imports {node.module.split('.')[0]}"))
     if isinstance(node, ast.Call) and _writes(node):
       out.append((node.lineno, "writes a file"))
     if isinstance(node, ast.Call) and _prints_a_table(node):
@@ -74,12 +78,13 @@ def _findings(tree) -> list[tuple[int, str]]:
 
 def test_the_checks_catch_what_they_should():
   bad = ast.parse(
-    "import experiments.reproduce\nfrom experiments import claims\n"
+    "import experiments.reproduce\nfrom experiments import claims\nfrom benchmarks import _timing\n"
     "open(p, 'w')\nopen(p, mode='a')\nfig.savefig(p)\njson.dump(x, f)\nprint(result['table'])\n"
   )
   assert [why for _, why in _findings(bad)] == [
     "imports experiments",
     "imports experiments",
+    "imports benchmarks",
     "writes a file",
     "writes a file",
     "writes a file",
@@ -92,7 +97,7 @@ def test_the_checks_catch_what_they_should():
   assert _findings(good) == []
 
 
-def test_no_library_module_imports_experiments_writes_reports_or_prints_tables():
+def test_no_library_module_imports_experiments_or_benchmarks_writes_reports_or_prints_tables():
   hits = []
   for rel, tree in _modules():
     for line, why in _findings(tree):

@@ -9,7 +9,16 @@ import re
 from tests.conftest import REPO
 
 # Folders and files a user of the repository reads.
-ROOTS = ("iclr26_jax", "kernels_pallas", "experiments", "colabs", "examples", "docs")
+ROOTS = (
+  "iclr26_jax",
+  "kernels_pallas",
+  "experiments",
+  "benchmarks",
+  "results",
+  "colabs",
+  "examples",
+  "docs",
+)
 FILES = ("README.md",)
 SUFFIXES = (".py", ".ipynb", ".md", ".rst", ".txt", ".cfg", ".toml")
 # `shared/` or `specs/` as the start of a path (not inside a longer path such as XLA's own

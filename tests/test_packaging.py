@@ -19,7 +19,8 @@ def _packages() -> list[str]:
 
 
 def test_no_top_level_experiments_package():
-  """A wheel must not install a top-level ``experiments`` (it would shadow a user's own)."""
+  """A wheel must not install a top-level ``experiments`` or ``benchmarks`` (either would shadow a
+  user's own); both run from the repository root."""
   pkgs = _packages()
   tops = {p.split(".")[0] for p in pkgs}
   assert tops == {"iclr26_jax", "kernels_pallas"}, sorted(tops)

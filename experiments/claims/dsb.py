@@ -1,6 +1,6 @@
 """DSB (CatSBench) claims: baselines on the presets, and the four solvers at equal steps.
 
-All claims run ``iclr26_jax.dsb.runner.run_table`` (the runner behind
+All claims run ``experiments.dsb_table.run_table`` (the runner behind
 ``python -m experiments.dsb_benchmark``) on instances generated in code from seed 0 by the
 catsbench construction recipe (not the released instance files, so numbers compare in magnitude,
 not digit for digit).
@@ -99,7 +99,7 @@ def _overrides(
 def _run(
   ctx: ClaimContext, presets, seeds, overrides, pad_to, out_dir=None, solvers=None, **eval_kwargs
 ) -> dict:
-  from iclr26_jax.dsb import runner
+  from experiments import dsb_table as runner
 
   result = runner.run_table(
     solvers,
@@ -355,7 +355,7 @@ CLAIMS = [
   Claim(
     name="dsb/featurewise_beats_trivial",
     method="dsb",
-    config="iclr26_jax/dsb/runner.py run_table (baselines; HD presets D = 2, 16 at laptop "
+    config="experiments/dsb_table.py run_table (baselines; HD presets D = 2, 16 at laptop "
     "scale, all 12 with --full)",
     measure="min over presets of feature-wise EOT's cond shape minus max(independent, "
     "prior) cond shape, mean over 2 seeds",
@@ -369,7 +369,7 @@ CLAIMS = [
   Claim(
     name="dsb/equal_steps_d2",
     method="dsb",
-    config="iclr26_jax/dsb/runner.py run_table on hd_d2_s50_prior_gaussian_a0.02, "
+    config="experiments/dsb_table.py run_table on hd_d2_s50_prior_gaussian_a0.02, "
     "DLightSB / DLightSB-M / CSBM / alpha-CSBM at equal steps B and 2B",
     measure="min over the four solvers of (cond shape at B) - (independent baseline's "
     "cond shape), mean over 2 seeds",
@@ -384,7 +384,7 @@ CLAIMS = [
   Claim(
     name="dsb/tiny_exact_kl",
     method="dsb",
-    config="iclr26_jax/dsb/runner.py run_table on tiny_d2_s6_uniform (all solvers at equal steps)",
+    config="experiments/dsb_table.py run_table on tiny_d2_s6_uniform (all solvers at equal steps)",
     measure="exact E_{p0} KL(pi*||pi) of the independent coupling over DLightSB's, by enumeration",
     reference=100.0,
     reference_source="expected orders on an enumerable instance: DLightSB ~1e-3, independent ~1e-1",

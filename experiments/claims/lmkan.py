@@ -166,7 +166,7 @@ def _mean(v):
 def _ratios(model: dict, base: dict, target: float) -> dict:
   """The honest read-outs: at the most accurate model point and at the target error, each without
   ("head") and with ("total") overhead FLOPs."""
-  from iclr26_jax.lmkan.analysis import flop_ratio_at_matched_error, flops_to_reach
+  from experiments.lmkan_analysis import flop_ratio_at_matched_error, flops_to_reach
 
   best_w = min(model, key=lambda w: _mean(model[w]["err"]))
   p = model[best_w]
@@ -395,7 +395,7 @@ def _penalty(ctx: ClaimContext) -> ClaimResult:
 
 
 def _digits(ctx: ClaimContext) -> ClaimResult:
-  from iclr26_jax.lmkan.analysis import interpolate_error_at_flops
+  from experiments.lmkan_analysis import interpolate_error_at_flops
 
   sc = _scale(ctx)
   ch = lambda w: f"lmkan.channels=({w},)"

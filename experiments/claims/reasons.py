@@ -14,7 +14,7 @@ reason is shown only beside a FAIL.
   measured nothing (NaN), says so instead.
 * ``FULL_RUN_ESTIMATES``: claim name -> ``{"h200": "...", "v5e-16": "..."}``, the estimated wall
   time of the claim's ``--full`` run on one H200 and on a TPU v5e-16 slice, filled from the
-  accelerator plan (``experiments/bench/ACCELERATOR_PLAN.md``) where a claim's ``--full`` config
+  accelerator plan (``results/accelerator_plan.md``) where a claim's ``--full`` config
   is one the plan compiled; it may also be given by defining the same dict in a module
   ``experiments/accelerator_plan.py``, which ``full_run_estimates`` merges when it exists. Until
   then the report prints "–"; claims without a ``--full`` setting (``NO_FULL_SETTING``) print
@@ -65,11 +65,12 @@ class Reason:
 
 # The table itself is data: experiments/claims/reasons.json, {"reasons": {claim: {"class",
 # "summary", "evidence", "authors_code", optional "note"}}, "full_run_estimates": {claim: {target:
-# text}}, "no_full_setting": [claim, ...]}. The estimates come from experiments/bench/
-# ACCELERATOR_PLAN.md: runs x steps x the estimated step time of the method's accelerator-scale
-# config compiled for one H200 and a v5e-16 slice (roofline + launches, never measured). "≤": the
-# plan's config is the claim's largest run; "≈": the claim's own config. Data generation and
-# evaluation are not included; claims whose --full config is not a compiled one stay "–".
+# text}}, "no_full_setting": [claim, ...]}. The estimates come from results/accelerator_plan.md
+# (python -m benchmarks.accelerator_plan): runs x steps x the estimated step time of the method's
+# accelerator-scale config compiled for one H200 and a v5e-16 slice (roofline + launches, never
+# measured). "≤": the plan's config is the claim's largest run; "≈": the claim's own config. Data
+# generation and evaluation are not included; claims whose --full config is not a compiled one
+# stay "–".
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reasons.json")
 
 
@@ -89,7 +90,7 @@ REASONS, FULL_RUN_ESTIMATES, NO_FULL_SETTING = _load()
 
 
 # -- budget curves ---------------------------------------------------------------------------------
-# ``experiments/claims/budget_curves.json`` (written by ``python -m experiments.reproduce
+# ``results/budget_curves.json`` (written by ``python -m experiments.reproduce
 # --budget_curve=...``) holds a measured curve per claim. ``curve_trend`` reads one; a claim may be
 # classed ``budget`` only when its curve, where it has one, reads "toward passing".
 

@@ -1,4 +1,5 @@
-"""``scan_in_chunks``: a ``lax.scan`` over many steps, run as short jitted chunks.
+"""Chunked fits: ``scan_in_chunks`` (a ``lax.scan`` over many steps, run as short jitted chunks)
+and ``run_chunks``, the loop under it that calls any compiled chunk of steps repeatedly.
 
 A fit written as one jitted ``lax.scan`` of all its steps cannot be stopped: Python sees Ctrl-C
 only when the compiled call returns, and a NaN is found only at the end. Run in chunks of
@@ -69,23 +70,80 @@ def scan_in_chunks(
     raise ValueError(f"{name}: xs has no steps (leading axis of length 0)")
   size = min(int(chunk), n)
   runner = _chunk_runner(step)
-  losses = []
-  for start in range(0, n, size):
-    stop = min(start + size, n)
+
+  def one_chunk(carry, c):
+    start, stop = c * size, min((c + 1) * size, n)
     part = jax.tree.map(lambda a: _pad_to(a[start:stop], size), xs)
-    active = jnp.arange(size) < (stop - start)
-    carry, out = runner(carry, part, active)
-    out = np.asarray(out)[: stop - start]  # waits for the chunk: Ctrl-C lands here
-    losses.append(out)
-    if check_finite and not np.all(np.isfinite(out)):
-      bad = start + int(np.argmin(np.isfinite(out))) + 1
+    carry, out = runner(carry, part, jnp.arange(size) < (stop - start))
+    return carry, {"loss": out[: stop - start]}
+
+  report = None if on_chunk is None else (lambda done, traces: on_chunk(done, traces["loss"]))
+  carry, traces = run_chunks(
+    one_chunk,
+    carry,
+    -(-n // size),
+    steps_per_chunk=size,
+    num_steps=n,
+    name=name,
+    loss_key="loss" if check_finite else None,
+    on_chunk=report,
+  )
+  return carry, traces["loss"]
+
+
+def run_chunks(
+  chunk_fn: Callable[[Any, int], tuple[Any, dict]],
+  state: Any,
+  num_chunks: int,
+  *,
+  steps_per_chunk: int,
+  num_steps: int | None = None,
+  name: str = "fit",
+  loss_key: str | None = "train/loss",
+  on_chunk: Callable[[int, dict], None] | None = None,
+) -> tuple[Any, dict[str, np.ndarray]]:
+  """Calls a compiled chunk of steps ``num_chunks`` times; returns ``(state, traces)``.
+
+  The loop under every chunked fit of the package (``scan_in_chunks`` and the DSB solvers):
+  control returns to Python after each chunk, so Ctrl-C lands within one chunk's time, a
+  non-finite loss stops the fit naming its first bad step, and progress can be reported.
+
+  Args:
+    chunk_fn: ``(state, chunk_index) -> (state, info)``; ``info`` maps names to per-step arrays
+      ``(steps,)`` (``steps_per_chunk``, fewer in a last partial chunk).
+    state: the initial state (a pytree).
+    num_chunks: number of calls (>= 1).
+    steps_per_chunk: steps per full chunk (to name the step in errors).
+    num_steps: total steps, for the error message (default ``num_chunks * steps_per_chunk``).
+    name: what the error message calls the fit.
+    loss_key: the ``info`` entry checked for NaN / inf after each chunk (None: no check).
+    on_chunk: called as ``on_chunk(steps_done, traces_so_far)`` after each chunk.
+  Returns:
+    the final state and the traces, each entry concatenated over chunks, numpy ``(steps,)``.
+  Raises:
+    NonFiniteLossError: the ``loss_key`` trace is not finite (names the first bad step, 1-based).
+    KeyboardInterrupt: Ctrl-C, within one chunk's time.
+  """
+  total = num_chunks * steps_per_chunk if num_steps is None else int(num_steps)
+  parts: dict[str, list[np.ndarray]] = {}
+  done = 0
+  for c in range(int(num_chunks)):
+    state, info = chunk_fn(state, c)
+    info = {k: np.asarray(v) for k, v in jax.device_get(info).items()}  # Ctrl-C lands here
+    if loss_key is not None and not np.all(np.isfinite(info[loss_key])):
+      out = info[loss_key]
+      first = int(np.argmin(np.isfinite(out)))
+      bad = c * steps_per_chunk + first + 1
       raise NonFiniteLossError(
-        f"{name}: the loss is {out[bad - start - 1]} at step {bad} of {n} (finite through step "
+        f"{name}: the loss is {out[first]} at step {bad} of {total} (finite through step "
         f"{bad - 1}); lower the learning rate or check the inputs"
       )
+    for k, v in info.items():
+      parts.setdefault(k, []).append(v)
+    done += len(next(iter(info.values()))) if info else steps_per_chunk
     if on_chunk is not None:
-      on_chunk(stop, np.concatenate(losses))
-  return carry, np.concatenate(losses)
+      on_chunk(done, {k: np.concatenate(v) for k, v in parts.items()})
+  return state, {k: np.concatenate(v) for k, v in parts.items()}
 
 
 def _pad_to(a, size):

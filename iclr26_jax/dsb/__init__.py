@@ -11,7 +11,7 @@ sample_fn, key=...)`` scoring any sampler ``sample_fn(key, x0) -> x1`` with the 
 the identity map and the independent coupling, the scale to read a sampler's scores on
 (``METRIC_DIRECTIONS`` says which way each metric is better).
 The solvers (``DLightSB``, ``DLightSBM``, ``CSBM``, ``AlphaCSBM`` and their configs, catsbench's
-defaults) and the runner's ``Model`` / ``evaluate_model`` / ``prepare_preset`` load on first use.
+defaults) and the evaluation's ``Model`` / ``evaluate_model`` / ``prepare_preset`` load on first use.
 
 Modules: ``reference`` (reference processes and bridges), ``benchmark`` (the CP potential, closed
 forms, the ``Benchmark`` pytree and the presets), ``metrics`` (shape / trend, conditional scores,

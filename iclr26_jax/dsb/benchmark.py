@@ -192,7 +192,7 @@ def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int, split: 
   sequentially with ``lax.map``, so peak memory is bounded independently of the batch size.
   The chunk body is rematerialised (``jax.checkpoint``): under differentiation the backward
   pass recomputes each chunk's intermediates instead of storing all of them, so the bound
-  holds for training steps too (measured by ``experiments/bench/dsb_solvers.py``).
+  holds for training steps too (measured by ``benchmarks/dsb_solvers.py``).
   ``split=True`` (rows marked with ``shd.shard_rows``): the bound is per device, each holding
   ``batch / shd.rows_split(batch)`` rows; a chunked ``lax.map`` over split rows would reshard them.
   """
@@ -1662,7 +1662,7 @@ IMAGE_PRESETS: dict[str, dict[str, Any]] = {
 0..255, flattened 3 x 32 x 32)."""
 
 TINY_PRESETS: dict[str, dict[str, Any]] = {
-  # D = 2, S = 6 (36 states, 1296 pairs): the runner's and the claims' enumerable instance.
+  # D = 2, S = 6 (36 states, 1296 pairs): the benchmark table's and the claims' enumerable instance.
   "tiny_d2_s6_uniform": dict(
     dim=2,
     num_categories=6,
@@ -1697,7 +1697,7 @@ potential; M = 8 base steps, not the HD presets' 128)."""
 
 PRESETS: dict[str, dict[str, Any]] = {**HD_PRESETS, **IMAGE_PRESETS, **TINY_PRESETS}
 """Every preset: the 12 HD, the 2 image and the tiny enumerable ones (one table for the
-experiment configs, the runner and the claims)."""
+experiment configs, the benchmark table and the claims)."""
 
 
 def _short_name(name: str) -> str:

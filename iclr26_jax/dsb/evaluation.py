@@ -16,9 +16,9 @@ the solver's output into a uniform ``Model``):
 
 The trained rows also carry the solver and config classes and the paper's step count:
 ``method.DSBMethod`` (``python -m experiments.main``) builds its solvers from this one table and
-evaluates with ``evaluate_model`` (metric names prefixed ``eval/``), so trainer runs and runner
-tables (``runner.run_table``) report the same metrics under the same names. Presets come from ``benchmark.PRESETS``
-(HD, image and tiny enumerable instances).
+evaluates with ``evaluate_model`` (metric names prefixed ``eval/``), so trainer runs and the
+benchmark table (``experiments/dsb_table.py``) report the same metrics under the same names.
+Presets come from ``benchmark.PRESETS`` (HD, image and tiny enumerable instances).
 
 Every CP-potential model (truth, prior, feature-wise EOT, the DLightSB family) exposes one-shot
 samples, the exact plan log-density and per-step transition logits (Eq. 7, 9, 11); CSBM-type models
@@ -48,8 +48,8 @@ set per preset (the paper's protocol, laptop-sized by default):
 
 Which way each metric is better: ``METRIC_DIRECTIONS``.
 
-``runner.run_table`` loops presets x solvers x seeds over ``evaluate_solver`` and aggregates the
-rows into a table.
+The benchmark table (``experiments/dsb_table.py``) loops presets x solvers x seeds over
+``evaluate_solver`` and aggregates the rows.
 
 Paper: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the Era
 of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal Transport",
@@ -127,7 +127,7 @@ def resolve_preset(name: str) -> str:
 def build_preset(
   name: str, seed: Any = 0, *, source_samples: Any = None, **overrides: Any
 ) -> Benchmark:
-  """Builds a preset (HD, image, or a runner tiny preset) deterministically from a seed.
+  """Builds a preset (HD, image, or a tiny enumerable preset) deterministically from a seed.
 
   Args:
     name: a ``benchmark.PRESETS`` name (``preset_names()``).
@@ -150,7 +150,7 @@ def build_preset(
 
 
 class Model(NamedTuple):
-  """A solver's output in the runner's uniform interface.
+  """A solver's output in one uniform interface.
 
   Attributes:
     sample: (rng, x0 (B, D) int) -> (B, D) int32 samples of the model's plan.

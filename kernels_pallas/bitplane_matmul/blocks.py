@@ -1,7 +1,7 @@
 """Block-size table for the AnyBCQ bit-plane matmul kernels (one small table per backend).
 
 Starting points, reasoned below; none is
-tuned on hardware yet (run ``python -m experiments.bench.bitplane_matmul`` on the device and edit
+tuned on hardware yet (run ``python -m benchmarks.bitplane_matmul`` on the device and edit
 the rows). Rows are keyed by
 a shape bucket on M (the number of activation rows); ``pick_config`` clamps a row to the problem
 (small M, N and K that the blocks must divide) so every call gets legal blocks.
@@ -18,7 +18,7 @@ Why these numbers:
   columns per thread (``bn``), ``bk`` = the K slice of one block (256: its 32 chunk tables fill
   32 KiB of shared memory), split-K = K / bk. Its work grows with M (one table and one lookup
   pass per row) while a tensor-core kernel's does not up to its row block; ``LUT_MAX_M`` is where
-  the roofline estimate (``experiments/bench/_roofline.py``, counted PTX per weight-plane at the
+  the roofline estimate (``benchmarks/_roofline.py``, counted PTX per weight-plane at the
   integer-issue rate) of the LUT kernel and of the Triton kernel's 16-row decode block cross (the
   estimate predates the wgmma kernel, whose unpack has not been counted). It needs N % 128 == 0
   (no plane copies).
@@ -111,7 +111,7 @@ BLOCK_TABLE: dict[str, tuple[TableRow, ...]] = {
 
 # Hopper+ (sm_90 and newer): the Mosaic GPU lookup-table GEMV for up to LUT_MAX_M rows, where its
 # roofline estimate beats the Triton decode kernel's at 4096 x 4096, p = 2 (H200, counted SASS
-# per unit; `experiments.bench._roofline.lut_max_rows`, asserted equal in the tests): the LUT
+# per unit; `benchmarks._roofline.lut_max_rows`, asserted equal in the tests): the LUT
 # kernel is shared-memory bound at ~1.7 us per row (random byte lookups, ~3.15 wavefronts per
 # warp load), the Triton kernel's 16-row block ~10 us (4.85 PTX per weight-plane).
 LUT_MAX_M = 5

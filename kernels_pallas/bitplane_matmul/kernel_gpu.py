@@ -27,7 +27,7 @@ power of two); only the windows loaded with ``pl.ds`` are powers of two.
   row, BN = 64, 4 warps) the plane loop has 4.85 PTX instructions per (weight, plane) per thread
   with bf16/f16 x and 6.1 with f32 x, against 7.8 / 9.0 for the former 0/1 compare-and-select
   (setp + selp per weight); about one of them is the shared-memory store that stages the MMA
-  operand (``experiments/bench/_targets.ptx_mma_loop_instructions``). f32 x with BM > 16 keeps
+  operand (``benchmarks/_targets.ptx_mma_loop_instructions``). f32 x with BM > 16 keeps
   the 0/1 compare-and-select (the shift form spilled 24 B there).
 * ``dequant`` (large M): the inner plane loop builds the ``(256, BN)`` tile
   ``W = beta + sum_b alpha_b * (2 bits_b - 1)`` (scale rows broadcast over their group by a

@@ -36,7 +36,7 @@ special variant):
 Rows with ``p_m = 0`` (padding, invalid precisions) do no lookups. ``inline_mgpu`` has no discharge
 rule, so this kernel cannot run in interpret mode: ``emulate`` (NumPy, the same table layout,
 byte extraction, accumulation order and split-K partials) is its CPU oracle, and the compile tier
-(``experiments/bench/_targets.mgpu_compile``) compiles it for sm_90a without a chip.
+(``benchmarks/_targets.mgpu_compile``) compiles it for sm_90a without a chip.
 """
 
 from __future__ import annotations

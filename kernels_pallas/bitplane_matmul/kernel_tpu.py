@@ -29,7 +29,7 @@ at the last ``k``):
   at ``b == 0`` ``acc += s_G * beta_G``. With one real row (``m_real == 1``, decode) the K block's
   groups are the rows of a single LHS built once per K block, the scales multiply the dense
   ``(bk/g, bn)`` alpha block and the beta term is added once per K block. Compiled for v5e (final
-  LLO, ``experiments/bench/tpu_llo.py``) the decode plane loop issues 1.26 vector-ALU ops per
+  LLO, ``benchmarks/tpu_llo.py``) the decode plane loop issues 1.26 vector-ALU ops per
   (weight, plane) with bf16 x (1.47 with f32 x), against 7.1 for a per-weight shift, AND,
   compare, select and narrowing. (The blocks do not unpack into natural K order: the stored format
   is unchanged, x is permuted instead, once per call.)

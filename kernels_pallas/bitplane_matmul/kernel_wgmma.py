@@ -59,7 +59,7 @@ cp.async) and Blackwell (tcgen05, TMEM), where this kernel does not apply (see `
 CPU checks: the kernel runs in Pallas's Mosaic GPU interpret mode (``interpret=True`` uses
 ``plgpu.InterpretGPUParams``: shared memory, TMA, barriers and wgmma simulated, values in logical
 layouts), and the compile tier compiles it for sm_90a without a GPU
-(``experiments/bench/_targets.mgpu_compile``). Interpret mode refuses dynamically *sliced* loads
+(``benchmarks/_targets.mgpu_compile``). Interpret mode refuses dynamically *sliced* loads
 from refs, so the wrapper reshapes planes, scales and the output into block-indexed arrays (free
 reshapes) and the kernel indexes them with integers only.
 """

@@ -3,7 +3,7 @@
 lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference CUDA code github.com/schwallergroup/lmkan). Rows
 are keyed by the padded corner count C_pad = next_pow2(max((G+1)², 128)), which fixes the size of the
 interpolation matrices: "small" C_pad = 128 (G ≤ 10), "medium" 256 (G ≤ 14), "large" 1024 (G ≤ 30)
-and "huge" beyond. None is tuned on hardware yet (run `python -m experiments.bench.spline_lookup` on the
+and "huge" beyond. None is tuned on hardware yet (run `python -m benchmarks.spline_lookup` on the
 device and edit the rows): the GPU rows are sized from the sm_90a compile (registers, shared memory;
 see Why), the TPU rows from the VMEM budget below.
 
@@ -19,7 +19,7 @@ see Why), the TPU rows from the VMEM budget below.
 | gpu      | huge   | mgpu     | 128, 16, 8       | 128, C 128  | 64, 128     | 1 warpgroup |
 
 The TPU variant of each row is the one with the smaller per-unit roofline *estimate*
-(`experiments.bench._roofline.spline_tpu_choice`, tested; see Why); the TPU gather kernels stay
+(`benchmarks._roofline.spline_tpu_choice`, tested; see Why); the TPU gather kernels stay
 available as `variant="gather"` (`table_row("tpu", G, variant="gather")`, `ALTERNATIVE_TABLE`).
 The GPU rows are the Mosaic GPU kernels (`kernel_mgpu.py`; "C 128": dT blocks own 128 corner rows,
 `dt_bc`). Pallas's Triton backend is deprecated (jax 0.11) and is never chosen by default: its
@@ -40,7 +40,7 @@ kernels with Triton parameters.
 
 Why:
 * TPU (Mosaic), choice of variant: per-unit roofline *estimates* (TPU v5e, forward, B = 4096,
-  512 → 512, i.e. P = 256, Q = 512; `python -m experiments.bench.spline_lookup` prints them), not
+  512 → 512, i.e. P = 256, Q = 512; `python -m benchmarks.spline_lookup` prints them), not
   measurements:
 
   | bucket (G)  | matrix form (`portable`)          | lane gathers (`gather`)          |

@@ -61,7 +61,7 @@ operands; GPU interpret mode runs a warpgroup as one program and skips it).
 Mosaic GPU kernels are written with `plgpu.kernel` (jax 0.12 registers no Mosaic GPU lowering for
 `pl.pallas_call`) and run in interpret mode with `plgpu.InterpretGPUParams` (the GPU interpreter:
 shared memory simulated, uninitialised memory NaN). Compiled for sm_90a without a GPU by the compile
-tier (`experiments/bench/_targets.mgpu_compile`, tests/kernels_pallas/test_compile_targets.py).
+tier (`benchmarks/_targets.mgpu_compile`, tests/kernels_pallas/test_compile_targets.py).
 Mosaic GPU in jax 0.12 targets Ampere, Hopper and Blackwell; these kernels use no Hopper-only
 instruction (no TMA, no wgmma), but are compiled and dispatched only for compute capability ≥ 9.0
 (`ops.resolve_path`).

@@ -41,7 +41,7 @@ numbers; only a chip can settle it).
 
 Compiled by libtpu for v5e (final LLO, `LIBTPU_INIT_ARGS=--xla_mosaic_dump_to=DIR`), each lane gather
 is a vsetperm + vperm + vpermres on the cross-lane unit per (8, 128) vreg; per output vreg and pair the
-forward issues 4 of those, 4 vmul and 4 vadd (`experiments/bench/_roofline.spline_tpu_gather_vector_ops`).
+forward issues 4 of those, 4 vmul and 4 vadd (`benchmarks/_roofline.spline_tpu_gather_vector_ops`).
 """
 
 from __future__ import annotations

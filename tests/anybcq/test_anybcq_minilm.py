@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 in Flax (``anybcq.minilm``): tokenizer, encoder, quantized encoders, refit oracle.
+"""all-MiniLM-L6-v2 in Flax (``experiments.minilm``): tokenizer, encoder, quantized encoders, refit oracle.
 
 Oracles:
 * the reference implementation: token ids (Hugging Face tokenizer) and normalised embeddings
@@ -23,7 +23,7 @@ import os
 import numpy as np
 import pytest
 
-from iclr26_jax.anybcq import minilm
+from experiments import minilm
 from iclr26_jax.anybcq.calibration import output_error, refit_precision
 from iclr26_jax.anybcq.quantizer import quantize
 

@@ -24,7 +24,8 @@ import pytest
 
 from iclr26_jax import dsb
 from iclr26_jax.dsb import metrics as M
-from iclr26_jax.dsb import evaluation, runner
+from experiments import dsb_table as runner
+from iclr26_jax.dsb import evaluation
 
 TINY = "tiny_d2_s6_uniform"
 SIZES = dict(num_test=2048, num_points=8, cond_samples=500)

@@ -1,4 +1,4 @@
-"""Tests for the DSB benchmark runner (``iclr26_jax.dsb.runner``) and its CLI.
+"""Tests for the DSB benchmark runner (``experiments.dsb_table``) and its CLI.
 
 Oracles: exact enumeration on the runner's tiny preset (D = 2, S = 6: 36 states, 1296 pairs),
 computed here in float64 numpy from the benchmark's closed-form plan (``exact_joint_log_probs``):
@@ -23,7 +23,8 @@ import pytest
 from experiments.dsb_results import write_results
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as M
-from iclr26_jax.dsb import evaluation, runner
+from experiments import dsb_table as runner
+from iclr26_jax.dsb import evaluation
 from tests.conftest import REPO, subprocess_env
 
 TINY = "tiny_d2_s6_uniform"

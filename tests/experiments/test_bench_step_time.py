@@ -1,4 +1,4 @@
-"""``experiments.bench.step_time`` runs at tiny sizes and prints both data paths (no time is
+"""``benchmarks.step_time`` runs at tiny sizes and prints both data paths (no time is
 asserted); its host-path reference hands the trainer exactly the device path's batch."""
 
 import re
@@ -7,7 +7,7 @@ from absl import flags
 import jax
 import numpy as np
 
-from experiments.bench import step_time
+from benchmarks import step_time
 from iclr26_jax.qam.method import QAMMethod
 
 

@@ -22,7 +22,7 @@ TOOLS = {
     "steps batch lr width depth heads context group_size rounds symmetric seed out",
   ),
   anybcq_minilm: (
-    "iclr26_jax.anybcq.minilm",
+    "experiments.minilm",
     "sentences queries methods bits group_size rounds symmetric k out",
   ),
   anybcq_digits_eval: ("experiments.anybcq_digits", "steps rounds symmetric seeds"),
@@ -91,7 +91,7 @@ def test_help_and_bad_flag_are_one_line(tool):
 
 
 # The tools whose command line used to live in a library module (``python -m iclr26_jax....``);
-# the digits experiment's module is itself under experiments/ now.
+# the digits experiment's and the MiniLM model's modules are themselves under experiments/ now.
 REDIRECTED = [t for t in TOOLS if TOOLS[t][0].startswith("iclr26_jax.")]
 
 

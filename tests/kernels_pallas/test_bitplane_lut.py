@@ -169,7 +169,7 @@ def test_lut_config_refuses_interpret_mode():
 
 def test_lut_row_limit_is_the_roofline_crossover():
   """blocks.LUT_MAX_M is where the H200 estimates of the LUT and Triton decode kernels cross."""
-  from experiments.bench import _roofline
+  from benchmarks import _roofline
 
   assert blocks.LUT_MAX_M == _roofline.lut_max_rows()
   choice, lut, triton = _roofline.gpu_decode_choice(1, 4096, 4096, 2)

@@ -1,6 +1,6 @@
 """Compile tier: every room's training step compiled for a TPU pod slice and an 8-GPU host, no chip.
 
-The step is the trainer's own (``experiments.bench.accelerator_plan.build_step``: the registry's
+The step is the trainer's own (``benchmarks.accelerator_plan.build_step``: the registry's
 ``Method``, the mesh and state shardings from the config, ``make_step_fn`` /
 ``make_device_step_fn`` jitted with the trainer's shardings and donation) at smoke scale, compiled
 ahead of time for the 16-device TPU v5e slice (``v5e:4x4``, 4 hosts) and 8 compile-only H200s
@@ -21,8 +21,8 @@ import jax
 import numpy as np
 import pytest
 
-from experiments.bench import _targets
-from experiments.bench import accelerator_plan as plan
+from benchmarks import _targets
+from benchmarks import accelerator_plan as plan
 
 _TPU, _TPU_WHY = _targets.libtpu_available()
 _GPU, _GPU_WHY = _targets.cuda_available()

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from experiments.bench import _targets
+from benchmarks import _targets
 from kernels_pallas.bitplane_matmul import blocks as bblocks
 from kernels_pallas.bitplane_matmul import format as fmt
 from kernels_pallas.bitplane_matmul import ops as bops
@@ -363,7 +363,7 @@ def test_spline_tpu_kernels_use_three_bf16_mxu_passes():
 
 
 def _llo_counts(case: str) -> dict:
-  """`python -m experiments.bench.tpu_llo --case=CASE --json` in a subprocess (libtpu reads its
+  """`python -m benchmarks.tpu_llo --case=CASE --json` in a subprocess (libtpu reads its
   dump flag once, when it loads)."""
   import json
   import os
@@ -373,7 +373,7 @@ def _llo_counts(case: str) -> dict:
   env = dict(os.environ, JAX_PLATFORMS="cpu", ALLOW_MULTIPLE_LIBTPU_LOAD="1")
   root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
   out = subprocess.run(
-    [sys.executable, "-m", "experiments.bench.tpu_llo", f"--case={case}", "--json"],
+    [sys.executable, "-m", "benchmarks.tpu_llo", f"--case={case}", "--json"],
     cwd=root,
     env=env,
     capture_output=True,
@@ -487,12 +487,12 @@ def test_roofline_counts_of_the_mosaic_gpu_kernels_are_their_compiled_loops():
   the spline forward's pair loop (16 samples × 1 column per thread). Shapes differ from the other
   tests' (K = N = 512; Q = 256) because Mosaic GPU dumps a kernel only the first time it compiles
   it in a process; the loops do not depend on them."""
-  from experiments.bench import _roofline
-  from experiments.bench import compile_report
+  from benchmarks import _roofline
+  from benchmarks import compile_report
 
   def loop(kernels, markers):
     [k] = kernels
-    return compile_report.sass_loop_units(compile_report.sass_of(k["ptx"]), markers)
+    return compile_report.sass_loop_units(_targets.sass_of(k["ptx"])[0], markers)
 
   op = functools.partial(bops.bitplane_matmul, impl="pallas", platform="gpu")
   want = _roofline.WGMMA_SASS_LOOP

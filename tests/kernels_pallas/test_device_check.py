@@ -1,4 +1,4 @@
-"""The one-command device check (experiments/bench/device_check.py) on a CPU host: ``--tiny
+"""The one-command device check (benchmarks/device_check.py) on a CPU host: ``--tiny
 --methods`` runs every room's smoke step and one block row per kernel op, in interpret mode, each row
 in a worker subprocess. On a GPU/TPU host the same command runs the paper-scale steps and every
 kernel row compiled at the benchmark shapes."""
@@ -6,7 +6,7 @@ kernel row compiled at the benchmark shapes."""
 from absl import flags
 import jax
 
-from experiments.bench import device_check
+from benchmarks import device_check
 
 
 def _rows(text, prefix):

@@ -381,7 +381,7 @@ def test_tpu_row_variant_is_the_faster_roofline_estimate(b, G):
   (`_roofline.spline_tpu_choice`: MXU, VALU, cross-lane and HBM, each variant with its own row's
   batch block) at 512 -> 512. An estimate that rests on the third-party cross-lane rate, not a
   measurement: by it the matrix form wins at every bucket (2.1 vs 16.8 ms at G = 8, B = 4096)."""
-  from experiments.bench import _roofline
+  from benchmarks import _roofline
 
   pairs, q, c_pad = 256, 512, blocks.corner_pad(G)
   row = blocks.table_row("tpu", G).config

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from iclr26_jax.lmkan.analysis import flop_ratio_at_matched_error
+from experiments.lmkan_analysis import flop_ratio_at_matched_error
 
 
 def test_interpolates_in_log_flops():
@@ -29,7 +29,7 @@ def test_bad_input():
 
 
 def test_flops_to_reach_and_equal_flop_error():
-  from iclr26_jax.lmkan.analysis import flops_to_reach, interpolate_error_at_flops
+  from experiments.lmkan_analysis import flops_to_reach, interpolate_error_at_flops
 
   # Error linear in log10(FLOPs): 1.0 at 1e3, 0.5 at 1e5 → 0.75 at 1e4.
   r = flops_to_reach([1e5, 1e3], [0.5, 1.0], 0.75)

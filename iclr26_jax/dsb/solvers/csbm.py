@@ -66,6 +66,7 @@ import optax
 
 from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core import sharding as shd
+from iclr26_jax.core.loop import run_chunks
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as dsb_metrics
@@ -762,8 +763,12 @@ def solve_with(
 ) -> CSBMOutput:
   """Initialises, runs ``cfg.num_chunks`` compiled chunks of ``step_fn`` and wraps the result."""
   state = init_state(problem, rng, cfg, joint_optimizer)
-  state, traces = dls.run_chunks(
-    state, lambda s: _train_chunk(s, problem, cfg, step_fn), cfg.num_chunks, cfg.steps_per_chunk
+  state, traces = run_chunks(
+    lambda s, _: _train_chunk(s, problem, cfg, step_fn),
+    state,
+    cfg.num_chunks,
+    steps_per_chunk=cfg.steps_per_chunk,
+    name=type(cfg).__name__.removesuffix("Config"),
   )
   return make_output(state, problem, cfg, traces)
 

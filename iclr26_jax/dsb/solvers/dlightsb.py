@@ -48,6 +48,7 @@ from flax import struct
 
 from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core import sharding as shd
+from iclr26_jax.core.loop import run_chunks
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb.benchmark import Benchmark, CPPotential
@@ -64,7 +65,6 @@ __all__ = [
   "train_chunk",
   "train_step",
   "run_training",
-  "run_chunks",
   "dlightsb_loss",
   "problem_reference",
 ]
@@ -488,44 +488,17 @@ def run_training(
     The final TrainState and per-step traces, each a (train_steps,) numpy array.
 
   Raises:
-    FloatingPointError: a chunk produced a non-finite loss (the step range is named).
+    FloatingPointError: the loss became non-finite (``core.loop.NonFiniteLossError``, naming
+      the first bad step).
   """
   state = init_state(problem, rng, cfg)
   return run_chunks(
-    state, lambda s: _train_chunk(s, problem, cfg, loss_fn), cfg.num_chunks, cfg.steps_per_chunk
+    lambda s, _: _train_chunk(s, problem, cfg, loss_fn),
+    state,
+    cfg.num_chunks,
+    steps_per_chunk=cfg.steps_per_chunk,
+    name=type(cfg).__name__.removesuffix("Config"),
   )
-
-
-def run_chunks(
-  state: Any, chunk_fn: Callable[[Any], tuple[Any, dict]], num_chunks: int, steps_per_chunk: int
-) -> tuple[Any, dict[str, np.ndarray]]:
-  """Calls the compiled ``chunk_fn(state) -> (state, info)`` ``num_chunks`` times.
-
-  Shared by every solver of the package (DLightSB, DLightSB-M, CSBM, alpha-CSBM).
-
-  Args:
-    state: the initial training state.
-    chunk_fn: one compiled scan of ``steps_per_chunk`` steps; info values have shape
-      (steps_per_chunk,) and include ``train/loss``.
-    num_chunks: number of calls.
-    steps_per_chunk: steps per call (for the error message).
-
-  Returns:
-    The final state and per-step traces, each a (num_chunks * steps_per_chunk,) numpy array.
-
-  Raises:
-    FloatingPointError: a chunk produced a non-finite loss (the step range is named).
-  """
-  traces: dict[str, list[np.ndarray]] = {}
-  for c in range(num_chunks):
-    state, info = chunk_fn(state)
-    info = jax.device_get(info)
-    if not np.all(np.isfinite(info["train/loss"])):
-      lo, hi = c * steps_per_chunk, (c + 1) * steps_per_chunk
-      raise FloatingPointError(f"non-finite loss in training steps [{lo}, {hi})")
-    for name, value in info.items():
-      traces.setdefault(name, []).append(np.asarray(value))
-  return state, {name: np.concatenate(v) for name, v in traces.items()}
 
 
 # --------------------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ class DLightSBMConfig(DLightSBConfig):
 
   Attributes:
     loss: "kl" (default, the reference's: catsbench ``DLightSB_M`` with kl_loss_coeff = 1,
-      mse_loss_coeff = 0, and the runner's ``dlightsb_m`` row) or "mse" (per-coordinate,
+      mse_loss_coeff = 0, and the benchmark table's ``dlightsb_m`` row) or "mse" (per-coordinate,
       reference parity; both biased under a non-EOT coupling, see the module docstring), or
       "joint" (the exact joint-transition objective, Eq. 13; the ``dlightsb_m_joint`` row).
     coupling: for Benchmark problems, "independent" (p_0 x p_1, the released configs) or "true"

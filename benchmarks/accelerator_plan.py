@@ -27,8 +27,8 @@ Each target family runs in a subprocess of its own (libtpu reads its accelerator
 environment once per process). Run from the repository root, in the compile venv:
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu .venv-compile/bin/python -m \
-      experiments.bench.accelerator_plan --out=experiments/bench/ACCELERATOR_PLAN
-  ... --methods=toy,qam --targets=h200x1,v5e-16 --scale=smoke
+      benchmarks.accelerator_plan    # writes results/accelerator_plan.md and .json
+  ... --methods=toy,qam --targets=h200x1,v5e-16 --scale=smoke    # a subset: printed only
   ... --config=experiments/configs/minpv/gaussian_mi.py:paper,batch_size=65536 --targets=h200x1
 
 ``--config=FILE.py[:ARG]`` checks one config of your own (any file ``experiments.main`` takes)
@@ -47,13 +47,18 @@ import time
 import traceback
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags  # pylint: disable=g-import-not-at-top
 
 from experiments import _cli  # pylint: disable=g-import-not-at-top
 
 CONFIGS = "experiments/configs"
+# The committed report (results/accelerator_plan.md and .json; the device check reads the JSON):
+# where the full plan (every method and target at paper scale, no --config) is written by default.
+DEFAULT_OUT = os.path.join(
+  os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "accelerator_plan"
+)
 
 # method -> (config file, accelerator-scale arg, smoke arg, what is compiled). The accelerator-scale
 # arg is the setting the method's ``--full`` claims and its docstring name as the paper's.
@@ -258,7 +263,7 @@ def compile_step(method, config, devices, param_sharding: str | None = None):
 
 def devices_for(target: str):
   """The compile-only devices of ``target`` (a key of ``TARGETS``)."""
-  from experiments.bench import _targets
+  from benchmarks import _targets
 
   t = TARGETS[target]
   if t["family"] == "gpu":
@@ -268,7 +273,7 @@ def devices_for(target: str):
 
 def cell_facts(compiled, seconds: float, target: str) -> dict:
   """Facts of one compiled cell (memory, collectives, FLOPs, bytes) and the estimates from them."""
-  from experiments.bench import _targets
+  from benchmarks import _targets
 
   t = TARGETS[target]
   mem = _targets.memory_facts(compiled)
@@ -499,7 +504,7 @@ def details(records: list[dict]) -> str:
 
 
 def report(records, names, targets, command: str, versions: dict, wall_s: float) -> str:
-  """The Markdown report (ACCELERATOR_PLAN.md)."""
+  """The Markdown report (``OUT.md``; ``DEFAULT_OUT`` for the full plan)."""
   lines = [
     "# Accelerator plan: every method's training step compiled without a chip",
     "",
@@ -573,7 +578,7 @@ def plan(names, targets, scale: str, timeout_s: int, config_spec: str = "") -> t
       cmd = [
         sys.executable,
         "-m",
-        "experiments.bench.accelerator_plan",
+        "benchmarks.accelerator_plan",
         f"--worker={fam}",
         f"--worker_out={out}",
         f"--methods={','.join(names)}",
@@ -623,7 +628,12 @@ def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
     flag_values=fv,
   )
   flags.DEFINE_string(
-    "out", "", "Write OUT.md (the report) and OUT.json (the records).", flag_values=fv
+    "out",
+    None,
+    "Write OUT.md (the report) and OUT.json (the records). Default: results/accelerator_plan for "
+    "the full plan (every method and target, --scale=paper, no --config), nothing for a subset; "
+    "--out= writes nothing.",
+    flag_values=fv,
   )
   flags.DEFINE_integer(
     "timeout", 3600, "Seconds per target family's worker.", lower_bound=1, flag_values=fv
@@ -650,13 +660,18 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
     run_worker(a["worker"], names, targets, a["scale"], a["worker_out"], a["config"])
     return
   records, wall = plan(names, targets, a["scale"], a["timeout"], a["config"])
-  command = "python -m experiments.bench.accelerator_plan" + "".join(
-    f" {arg}" for arg in sys.argv[1:]
-  )
+  command = "python -m benchmarks.accelerator_plan" + "".join(f" {arg}" for arg in sys.argv[1:])
   text = report(records, names, targets, command, _versions(), wall)
   print("\n" + table(records, names, targets))
-  if a["out"]:
-    _cli.write_results(a["out"], text, {"records": records, "wall_s": wall})
+  out = a["out"]
+  if out is None:
+    full = not a["config"] and a["scale"] == "paper"
+    out = (
+      DEFAULT_OUT if full and set(names) == set(METHODS) and set(targets) == set(TARGETS) else ""
+    )
+  if out:
+    _cli.write_results(out, text, {"records": records, "wall_s": wall})
+    print(f"wrote {out}.md and {out}.json")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ scales, p = 2 of planes (2, 3, 4); the production decode row: bk = bn = 1024), `
 lookup forward, G = 8 and G = 12, B = 2048, 8 pairs, Q = 512, the TPU lane-gather kernels:
 ``variant="gather"``, the row of ``blocks.table_row("tpu", G, variant="gather")``).
 
-  python -m experiments.bench.tpu_llo --case=decode_bf16 [--target=v6e] [--json]
+  python -m benchmarks.tpu_llo --case=decode_bf16 [--target=v6e] [--json]
 
 libtpu reads ``LIBTPU_INIT_ARGS`` once, when it loads, so each run is its own process (the compile
 tier runs this module in a subprocess).
@@ -39,7 +39,7 @@ import sys
 import tempfile
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import flags  # pylint: disable=g-import-not-at-top
 
@@ -141,7 +141,7 @@ def measure(name: str, target: str = "v5e") -> dict:
   with tempfile.TemporaryDirectory() as dump:
     args = os.environ.get("LIBTPU_INIT_ARGS", "")
     os.environ["LIBTPU_INIT_ARGS"] = f"{args} --xla_mosaic_dump_to={dump}".strip()
-    from experiments.bench import _targets
+    from benchmarks import _targets
 
     f, specs, kind, elements = _case(name)
     _targets.compile_for_tpu(f, specs, target)

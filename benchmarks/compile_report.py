@@ -1,7 +1,8 @@
 """Compiled-code facts for every production block row of both kernels (and the alternative rows), on a
 host without a chip.
 
-    python -m experiments.bench.compile_report [--tpu=v5e,v6e] [--nogpu] [--only spline] [--out report.md]
+    python -m benchmarks.compile_report            # writes results/compile_report.md
+    python -m benchmarks.compile_report [--tpu=v5e,v6e] [--nogpu] [--only spline] [--out report.md]
 
 * TPU: ``jax.jit(f).lower().compile()`` through libtpu for each generation (forward; forward + VJP),
   reporting pass / fail (with Mosaic's message) and the executable's memory analysis.
@@ -34,14 +35,14 @@ import sys
 import time
 
 if __package__ in (None, ""):
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import flags
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
 
 from experiments import _cli
-from experiments.bench import _targets
+from benchmarks import _targets
 from kernels_pallas.bitplane_matmul import blocks as bblocks
 from kernels_pallas.bitplane_matmul import ops as bops
 from kernels_pallas.spline_lookup import blocks as sblocks
@@ -245,36 +246,6 @@ HOT_LOOP = {
 }
 
 
-def sass_of(ptx: str) -> list[tuple[int, str]]:
-  """(address, instruction) of PTX text compiled for sm_90a by the triton wheel's ptxas (the
-  plugin's PTX is ISA 9.0, the wheel's ptxas reads 8.7: the version line is rewritten), as
-  cuobjdump lists it."""
-  import re
-  import subprocess
-  import tempfile
-
-  import triton
-
-  bin_dir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-  with tempfile.TemporaryDirectory() as tmp:
-    src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
-    with open(src, "w") as fh:
-      fh.write(re.sub(r"^\.version 9\.\d", ".version 8.7", ptx, flags=re.M))
-    subprocess.run(
-      [os.path.join(bin_dir, "ptxas"), "-arch=sm_90a", "-o", cubin, src],
-      capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    sass = subprocess.run(
-      [os.path.join(bin_dir, "cuobjdump"), "-sass", cubin], capture_output=True, text=True
-    ).stdout
-  out = []
-  for line in sass.splitlines():
-    m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
-    if m:
-      out.append((int(m.group(1), 16), m.group(2)))
-  return out
-
-
 def _opcode(inst: str) -> str:
   import re
 
@@ -336,7 +307,7 @@ def mgpu_report(only: str = "") -> list[str]:
       markers, ptx_marker = HOT_LOOP.get(base, ((), ""))
       ptx_loop = _targets.ptx_loop_instructions(k["ptx"], ptx_marker)[0] if ptx_marker else -1
       try:
-        sass = sass_loop_units(sass_of(k["ptx"]), markers) if markers else {}
+        sass = sass_loop_units(_targets.sass_of(k["ptx"])[0], markers) if markers else {}
       except Exception as e:  # noqa: BLE001
         sass = {"issue": f"SASS FAIL: {str(e).splitlines()[0][:60]}"}
       facts = dict(k, ptx_loop=ptx_loop, sass_loop=sass.get("issue", -1))
@@ -383,16 +354,28 @@ def lut_report() -> list[str]:
 
 
 NAMES = ("tpu", "gpu", "only", "out")
+# The committed report: where the full report (both TPU generations, every GPU kernel) is written
+# by default.
+FULL_TPU = ("v5e", "v6e")
+DEFAULT_OUT = os.path.join(
+  os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "compile_report.md"
+)
 
 
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
   """Defines this tool's flags in ``fv`` (called only when the file is the program)."""
-  flags.DEFINE_list("tpu", ["v5e", "v6e"], "TPU generations (empty to skip).", flag_values=fv)
+  flags.DEFINE_list("tpu", list(FULL_TPU), "TPU generations (empty to skip).", flag_values=fv)
   flags.DEFINE_boolean(
     "gpu", True, "Compile the GPU kernels (Mosaic GPU and Triton) for sm_90a.", flag_values=fv
   )
   flags.DEFINE_string("only", "", "Only the cases whose label contains this text.", flag_values=fv)
-  flags.DEFINE_string("out", "", "Also write the Markdown tables to this file.", flag_values=fv)
+  flags.DEFINE_string(
+    "out",
+    None,
+    "Also write the Markdown tables to this file. Default: results/compile_report.md for the full "
+    "report (--tpu=v5e,v6e, --gpu, no --only), nothing for a subset; --out= writes nothing.",
+    flag_values=fv,
+  )
 
 
 def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
@@ -416,9 +399,14 @@ def main(argv, fv: flags.FlagValues = flags.FLAGS) -> None:
       lines += (lut_report() if ok else [f"skipped: {why}"]) + [""]
     lines += ["## GPU (sm_90a), Triton kernels (explicit only)", ""]
     lines += gpu_report(a["only"]) if triton else [f"GPU skipped: {why_triton}"]
-  if a["out"]:
-    with open(a["out"], "w") as fh:
+  out = a["out"]
+  if out is None:
+    full = set(targets) == set(FULL_TPU) and a["gpu"] and not a["only"]
+    out = DEFAULT_OUT if full else ""
+  if out:
+    with open(out, "w") as fh:
       fh.write("\n".join(_header() + lines) + "\n")
+    print(f"wrote {out}")
 
 
 def _header() -> list[str]:
@@ -435,7 +423,7 @@ def _header() -> list[str]:
   return [
     "# Compiled-code report (no chip): every block row, both kernels",
     "",
-    f"Generated on a CPU host by `python -m experiments.bench.compile_report` on "
+    f"Generated on a CPU host by `python -m benchmarks.compile_report` on "
     f"{datetime.date.today().isoformat()} (jax {version('jax')}, libtpu {version('libtpu')}, "
     f"triton {version('triton')}, jax-cuda13-plugin {version('jax-cuda13-plugin')}). Shapes: "
     "bit-plane K = N = 1024, g = 128, 4 planes; spline Q = 512, P = 8 (TPU: the row's pair block, "

@@ -1,7 +1,7 @@
 r"""One-command device check: each method's training step and both Pallas kernels, in Markdown.
 
-    python -m experiments.bench.device_check --methods [--out device_check.md]   # one GPU / TPU host
-    python -m experiments.bench.device_check --methods --tiny                   # CPU: the test's run
+    python -m benchmarks.device_check --methods [--out device_check.md]   # one GPU / TPU host
+    python -m benchmarks.device_check --methods --tiny                   # CPU: the test's run
 
 Rows (each in isolation, see below), in this order:
 
@@ -10,7 +10,7 @@ Rows (each in isolation, see below), in this order:
   built as the trainer builds it (``accelerator_plan.build_step``: the ``Method``, the one-device
   mesh, the state donated), compiled (seconds), run on real arrays and timed: the median over 3
   windows of ms per step, the steps of a window dispatched asynchronously and waited for at its
-  end, as in a run. Beside it the plan's estimate for that cell (``ACCELERATOR_PLAN.json``; a
+  end, as in a run. Beside it the plan's estimate for that cell (``results/accelerator_plan.json``; a
   range where the step has ``lax.cond``) and the ratio measured / estimate, the compiled per-device
   bytes beside the plan's, and whether the step's watched metrics stayed finite. QAM's offline
   set is the plan's: zeros of the real shapes (1M transitions of puzzle-3x3), so the timing holds
@@ -34,7 +34,7 @@ Rows (each in isolation, see below), in this order:
   (``impl="xla"``), max |error| / error scale (bit-plane: max of |x|·|W|; spline: max |y|); then
   timing (median of ``--reps``) of the kernel, the XLA path and the same-shape dense op (bf16
   (M, K)·(K, N); f32 (B, 2P)·(2P, Q)), with the roofline lower bound of the kernel that runs
-  (experiments/bench/_roofline.py; "—" on the device family it does not run on). The kernels'
+  (benchmarks/_roofline.py; "—" on the device family it does not run on). The kernels'
   self-check (kernels_pallas/_selfcheck.py) is off in these rows: they measure the kernel itself.
 
 Isolation: the rows run in a worker subprocess, one row at a time, each under its own time limit
@@ -63,7 +63,7 @@ import threading
 import time
 
 if __package__ in (None, ""):
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import flags
 import jax  # pylint: disable=g-import-not-at-top
@@ -71,8 +71,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import _cli
-from experiments.bench import _roofline
-from experiments.bench._timing import median_time
+from benchmarks import _roofline
+from benchmarks._timing import median_time
 from kernels_pallas import _backend
 from kernels_pallas.bitplane_matmul import blocks as bblocks
 from kernels_pallas.bitplane_matmul import format as fmt
@@ -84,8 +84,8 @@ from kernels_pallas.spline_lookup.grid import SigmaGrid
 
 METHODS = ("toy", "qam", "minpv", "pdns", "dsb", "lmkan", "anybcq")
 # QAM's loop layouts timed on a device (``qam@NAME`` rows); the plan's cell was compiled with
-# "scan" (ACCELERATOR_PLAN.json as generated in commit 7095283: "QAM's scan layout launches 2273
-# kernels per step on one H200").
+# "scan" (results/accelerator_plan.json as generated in commit 7095283: "QAM's scan layout
+# launches 2273 kernels per step on one H200").
 QAM_LAYOUTS = {
   "scan": {"critic_loop": "scan", "am_forward": "scan"},
   "vmap": {"critic_loop": "vmap", "am_forward": "reuse"},
@@ -93,7 +93,9 @@ QAM_LAYOUTS = {
 PLAN_QAM_LAYOUT = "scan"
 # Extra overrides of the smoke configs under --tiny (CPU compile time).
 TINY_OVERRIDES = {"qam": "agent.flow_steps=2,agent.horizon=2"}
-PLAN_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ACCELERATOR_PLAN.json")
+PLAN_JSON = os.path.join(
+  os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "accelerator_plan.json"
+)
 PLAN_TARGET = "h200x1"
 METHOD_HEADER = (
   "| method | config | data | compile s | step ms | plan est. ms (h200x1) | measured / est. "
@@ -377,7 +379,7 @@ def method_row(name: str, *, tiny: bool, min_time: float = 0.5) -> dict:
     a dict with the table cells' values: compile and step seconds, the plan's estimate, compiled
     bytes, notes.
   """
-  from experiments.bench import accelerator_plan as ap
+  from benchmarks import accelerator_plan as ap
 
   base, _, layout = name.partition("@")
   if base not in ap.METHODS or (layout and (base != "qam" or layout not in QAM_LAYOUTS)):
@@ -640,7 +642,7 @@ class _Worker:
   """One worker subprocess and a reader thread feeding its protocol lines into a queue."""
 
   def __init__(self, rows, *, tiny, reps, log, methods, kernels):
-    cmd = [sys.executable, "-m", "experiments.bench.device_check", "--worker", f"--reps={reps}"]
+    cmd = [sys.executable, "-m", "benchmarks.device_check", "--worker", f"--reps={reps}"]
     cmd += ["--tiny"] if tiny else []
     if rows is None:  # the worker picks the device's default rows
       cmd += ["--methods" if methods else "--nomethods", "--kernels" if kernels else "--nokernels"]
@@ -649,7 +651,7 @@ class _Worker:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     if tiny:
       env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     self.proc = subprocess.Popen(
       cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1
     )

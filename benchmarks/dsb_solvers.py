@@ -21,12 +21,12 @@ compiles the DLightSB step once more with the log-sum-exp contraction unchunked
 (``chunk_elements`` = 2^62) to show what the chunking saves.
 
 Run from the repository root:
-  python -m experiments.bench.dsb_solvers --quick        # DLightSB only, 2-step chunk, 2 reps
-  python -m experiments.bench.dsb_solvers --solvers dlightsb,joint,kl --chunk 5
-  python -m experiments.bench.dsb_solvers --solvers dlightsb,alpha_csbm,csbm
+  python -m benchmarks.dsb_solvers --quick        # DLightSB only, 2-step chunk, 2 reps
+  python -m benchmarks.dsb_solvers --solvers dlightsb,joint,kl --chunk 5
+  python -m benchmarks.dsb_solvers --solvers dlightsb,alpha_csbm,csbm
   # the speed-up target of the matmul path (DLightSB K = 1000, D = 16, B = 128, S = 50), one thread:
   JAX_PLATFORMS=cpu XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
-    taskset -c 0 python -m experiments.bench.dsb_solvers --preset hd_d16_s50_prior_gaussian_a0.02 \
+    taskset -c 0 python -m benchmarks.dsb_solvers --preset hd_d16_s50_prior_gaussian_a0.02 \
     --solvers dlightsb --reps 5
 """
 
@@ -39,7 +39,7 @@ import time
 import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags  # pylint: disable=g-import-not-at-top
 

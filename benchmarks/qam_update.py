@@ -32,10 +32,10 @@ itself to the last CPU it may run on (``--nopin`` keeps the affinity; ``taskset 
 ...`` chooses the core). ``MALLOC_*`` variables in the environment are printed (they change what
 the fault column measures).
 
-  python -m experiments.bench.qam_update                       # both sizes, 5 rounds of ≥ 2 s
-  python -m experiments.bench.qam_update --quick --sizes small
-  python -m experiments.bench.qam_update --compute-dtype float32,bfloat16
-  python -m experiments.bench.qam_update --agents fql,bc       # also the FQL / BC-flow updates
+  python -m benchmarks.qam_update                       # both sizes, 5 rounds of ≥ 2 s
+  python -m benchmarks.qam_update --quick --sizes small
+  python -m benchmarks.qam_update --compute-dtype float32,bfloat16
+  python -m benchmarks.qam_update --agents fql,bc       # also the FQL / BC-flow updates
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ if __name__ == "__main__":  # one thread unless told otherwise; must precede JAX
       + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     ).strip()
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import resource  # pylint: disable=g-import-not-at-top
 

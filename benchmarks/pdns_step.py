@@ -15,8 +15,8 @@ steps/s of
 with the ratio (S-seed seed-steps/s over 1-seed steps/s) measured in the same run.
 
 Run from the repository root:
-  python -m experiments.bench.pdns_step --quick
-  python -m experiments.bench.pdns_step --seeds 8
+  python -m benchmarks.pdns_step --quick
+  python -m benchmarks.pdns_step --seeds 8
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ import time
 import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import flags  # pylint: disable=g-import-not-at-top
 
 from experiments import _cli  # pylint: disable=g-import-not-at-top
-from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
+from benchmarks._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax
 
 from experiments.configs.pdns import gmm40, ising

@@ -35,9 +35,9 @@ strict (`ICLR26_KERNEL_SELFCHECK`, unless set), so a kernel that fails it is suc
 the XLA fallback timed under the kernel's name.
 
 Run from the repository root:
-  python -m experiments.bench.spline_lookup --quick
-  python -m experiments.bench.spline_lookup                   # full grid (GPU/TPU: all paths)
-  python -m experiments.bench.spline_lookup --batches=65536 --layers=512 --grids=26
+  python -m benchmarks.spline_lookup --quick
+  python -m benchmarks.spline_lookup                   # full grid (GPU/TPU: all paths)
+  python -m benchmarks.spline_lookup --batches=65536 --layers=512 --grids=26
 """
 
 from __future__ import annotations
@@ -48,13 +48,13 @@ import sys
 import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags  # pylint: disable=g-import-not-at-top
 
 from experiments import _cli  # pylint: disable=g-import-not-at-top
-from experiments.bench import _roofline  # pylint: disable=g-import-not-at-top
-from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
+from benchmarks import _roofline  # pylint: disable=g-import-not-at-top
+from benchmarks._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
 import numpy as np

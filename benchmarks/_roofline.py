@@ -19,7 +19,7 @@ VECTOR_OPS = {"H200": 132 * 64 * 1.98e9, "TPU v5e": 4 * 1024 * 1.5e9}
 
 # Vector element-ops per (weight, plane) of the bit-plane kernels, per device and variant:
 # * TPU v5e, partials (decode and small M): 1.26 VALU ops per weight-plane with bf16 x (1.47 with
-#   f32 x), counted in libtpu's final LLO of the plane loop (`python -m experiments.bench.tpu_llo
+#   f32 x), counted in libtpu's final LLO of the plane loop (`python -m benchmarks.tpu_llo
 #   --case=decode_bf16`): two weights per 32-bit shift + AND (`format.pair_words`), then the
 #   MXU's partial-sum adds, the alpha widening and the per-group epilogue. The former unpack
 #   (shift, AND, compare, select, narrowing per weight) counted 7.1 there.
@@ -191,7 +191,7 @@ def smem_wavefronts_per_random_load(entries: int = 256, trials: int = 20000) -> 
 
 
 # The LUT decode kernel (kernel_mgpu, Hopper), SASS counted in the compiled kernel (sm_90a, M = 1,
-# K = N = 4096, g = 128, 4 columns per thread; `experiments.bench._targets.lut_facts` and
+# K = N = 4096, g = 128, 4 columns per thread; `benchmarks._targets.lut_facts` and
 # cuobjdump): per thread, the plane loop (1024 weight-planes per iteration) and the rest (table
 # build, beta, epilogue, once per row), by unit. Loop: 128 PRMT + 128 LEA + 6 other integer, 128
 # LDS, 120 FADD + 8 FFMA + 8 HADD2 (f16 scale widening), 10 LDG, 1 BRA = 537. Rest: 405.

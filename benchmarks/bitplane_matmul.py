@@ -22,8 +22,8 @@ dequantize of a 14336x4096 matrix per call). ``--variants`` also times both kern
 (partials, dequant) at every M to locate their crossover.
 
 Run from the repository root:
-  python -m experiments.bench.bitplane_matmul --quick
-  python -m experiments.bench.bitplane_matmul --shapes=paper --ms=1,16,256 --precisions=2,3,4
+  python -m benchmarks.bitplane_matmul --quick
+  python -m benchmarks.bitplane_matmul --shapes=paper --ms=1,16,256 --precisions=2,3,4
 """
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ import sys
 import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags  # pylint: disable=g-import-not-at-top
 
 from experiments import _cli  # pylint: disable=g-import-not-at-top
-from experiments.bench import _roofline
-from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
+from benchmarks import _roofline
+from benchmarks._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax  # pylint: disable=g-import-not-at-top
 import jax.numpy as jnp
 import numpy as np

@@ -12,8 +12,8 @@ all without bias, and prints a table with the time ratios against the same-shape
 effective table-read bandwidth of the lookup (4 corners · B · P · Q values per forward).
 
 Run from the repository root:
-  python -m experiments.bench.lmkan_layer --quick
-  python -m experiments.bench.lmkan_layer --batch 16384 --n_in 512 --n_out 512 --grid_size 8
+  python -m benchmarks.lmkan_layer --quick
+  python -m benchmarks.lmkan_layer --batch 16384 --n_in 512 --n_out 512 --grid_size 8
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ import sys
 import types
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import flags  # pylint: disable=g-import-not-at-top
 
 from experiments import _cli  # pylint: disable=g-import-not-at-top
 import flax.linen as nn  # pylint: disable=g-import-not-at-top
-from experiments.bench._timing import median_time  # pylint: disable=g-import-not-at-top
+from benchmarks._timing import median_time  # pylint: disable=g-import-not-at-top
 import jax
 import jax.numpy as jnp
 import numpy as np

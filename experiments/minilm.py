@@ -17,7 +17,7 @@ Transformers for Language Understanding", 2019), loaded from the PyPI wheel ``gt
 * ``quantize_encoder``: every one of the 36 encoder linears (per layer: query, key, value, attention
   output, intermediate, output) replaced by its dequantized p-bit version (AnyBCQ multi-precision,
   fixed-precision BCQ or RTN); ``evaluate_quantized``: embedding cosine to full precision and
-  nearest-neighbour retrieval agreement on standard-library docstrings (``anybcq.corpus``).
+  nearest-neighbour retrieval agreement on standard-library docstrings (``iclr26_jax.anybcq.corpus``).
 
 CLI: ``python -m experiments.anybcq_minilm --sentences=300`` prints progress to stderr and a
 Markdown table to stdout, and writes the table and the raw numbers to ``--out`` (default
@@ -680,15 +680,3 @@ def evaluate_quantized(
       row[p] = {"cosine": cos, "top1": top1, "topk": topk}
     res[m] = row
   return res
-
-
-if __name__ == "__main__":  # the command line moved to experiments/ (absl flags)
-  import shlex
-  import sys
-
-  print(
-    f"iclr26_jax.anybcq.minilm is a library module; its command line moved: "
-    f"python -m experiments.anybcq_minilm {shlex.join(sys.argv[1:])}".rstrip(),
-    file=sys.stderr,
-  )
-  sys.exit(2)

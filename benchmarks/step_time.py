@@ -21,8 +21,8 @@ they train bitwise alike). Evaluation is skipped; logging and the one checkpoint
 last window.
 
 Run from the repository root:
-  python -m experiments.bench.step_time
-  python -m experiments.bench.step_time --methods lmkan --window 50 --rounds 3
+  python -m benchmarks.step_time
+  python -m benchmarks.step_time --methods lmkan --window 50 --rounds 3
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import tempfile
 import time
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags
 import jax  # pylint: disable=g-import-not-at-top

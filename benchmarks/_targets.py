@@ -696,11 +696,11 @@ def ptx_loop_instructions(ptx: str, marker: str = "ld.shared") -> tuple[int, int
   return best, len(_ptx_statements(lines[start:]))
 
 
-def sass_loop_instructions(ptx: str, marker: str = "LDS") -> dict:
-  """SASS of PTX text for sm_90a with the triton wheel's ptxas (the plugin's PTX is ISA 9.0, the
-  wheel's ptxas reads 8.7: the version line is rewritten) and cuobjdump: ``{"loop", "total",
-  "registers", "spill_stores"}``, ``loop`` = instructions in the innermost backward-branch loop
-  containing ``marker`` (-1: none), ``total`` = instructions up to the final EXIT."""
+def sass_of(ptx: str) -> tuple[list[tuple[int, str]], str]:
+  """PTX text compiled for sm_90a by the triton wheel's ptxas (the plugin's PTX is ISA 9.0, the
+  wheel's ptxas reads 8.7: the version line is rewritten) and listed by its cuobjdump:
+  ``(instructions, report)``, the (address, instruction) pairs in order and ptxas's ``-v`` report
+  (registers, spill bytes)."""
   import re
   import subprocess
   import tempfile
@@ -722,11 +722,21 @@ def sass_loop_instructions(ptx: str, marker: str = "LDS") -> dict:
       text=True,
       check=True,
     ).stdout
-  insts = []  # (address, opcode text)
+  insts = []
   for line in sass.splitlines():
     m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
     if m:
       insts.append((int(m.group(1), 16), m.group(2)))
+  return insts, rep.stderr + rep.stdout
+
+
+def sass_loop_instructions(ptx: str, marker: str = "LDS") -> dict:
+  """SASS of PTX text for sm_90a (``sass_of``): ``{"loop", "total", "registers",
+  "spill_stores"}``, ``loop`` = instructions in the innermost backward-branch loop containing
+  ``marker`` (-1: none), ``total`` = instructions up to the final EXIT."""
+  import re
+
+  insts, report = sass_of(ptx)
   addr_index = {a: i for i, (a, _) in enumerate(insts)}
   best = -1
   for i, (_, text) in enumerate(insts):
@@ -747,7 +757,7 @@ def sass_loop_instructions(ptx: str, marker: str = "LDS") -> dict:
   exit_at = max(
     (i for i, (_, t) in enumerate(insts) if re.search(r"\bEXIT\b", t)), default=len(insts)
   )
-  num = lambda pat: int(m.group(1)) if (m := re.search(pat, rep.stderr + rep.stdout)) else -1
+  num = lambda pat: int(m.group(1)) if (m := re.search(pat, report)) else -1
   return dict(
     loop=best,
     total=exit_at + 1,
