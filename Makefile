@@ -123,12 +123,12 @@ test-kernels: $(VENV)/.installed-test $(VENV_COMPILE)/.installed
 	@XLA_FLAGS=--xla_backend_optimization_level=0 $(PYTEST) $(PAR) tests/kernels_pallas -m "not slow" --ignore=tests/kernels_pallas/test_compile_targets.py --ignore=tests/kernels_pallas/test_compile_pods.py; $(OK5)
 	@# Two xdist workers each load libtpu: ALLOW_MULTIPLE_LIBTPU_LOAD skips libtpu's one-process
 	@# lockfile (no chip is opened; the compiles only read the topology).
-	@# test_compile_pods.py: every room's smoke step compiled for a v5e-16 slice and 8 H200s.
+	@# test_compile_pods.py: every method's smoke step compiled for a v5e-16 slice and 8 H200s.
 	@echo "== tier 1b: kernels compiled for TPU v5e/v6e (libtpu) and sm_90a (Mosaic GPU; Triton rows by name); training steps for v5e-16 and 8 x H200, in $(VENV_COMPILE) =="
 	@ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu $(PY_COMPILE) -m pytest -q -p no:cacheprovider $(PAR) tests/kernels_pallas/test_compile_targets.py tests/kernels_pallas/test_compile_pods.py; $(OK5)
 
 test-core: $(VENV)/.installed-test
-	@echo "== tier 2: core, methods, experiments (8 fake CPU devices) =="
+	@echo "== tier 2: core, faults, methods, harness (8 fake CPU devices) =="
 	@$(EIGHT_O0) $(PYTEST) $(PAR) tests --ignore=tests/kernels_pallas -m "not slow"; $(OK5)
 
 test-slow: $(VENV)/.installed-test
@@ -137,7 +137,7 @@ test-slow: $(VENV)/.installed-test
 
 # On a GPU / TPU host with its own Python stack and no registry (docs/development/device_check.md):
 # the missing wheels carried in .whl/ (`make device-wheels` on a CPU machine with PyPI) and the
-# project installed --no-deps into /tmp, the imports checked, then the device check of every room's
+# project installed --no-deps into /tmp, the imports checked, then the device check of every method's
 # step and every kernel row ($$OUT/device_check.md when OUT is set). PYTHON picks the interpreter.
 device-wheels:
 	PYTHON=$(PYTHON) bash tools/device_setup.sh --download

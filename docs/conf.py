@@ -33,7 +33,7 @@ extensions = [
 ]
 
 # Markdown pages (MyST) and notebooks (myst-nb). The notebooks are never executed here: their
-# stored outputs are what `tests/test_notebooks.py` checks and what the pages show.
+# stored outputs are what `tests/harness/test_notebooks.py` checks and what the pages show.
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 nb_execution_mode = "off"
 nb_merge_streams = True

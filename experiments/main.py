@@ -37,7 +37,7 @@ import importlib.util  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 from ml_collections import config_flags  # noqa: E402
 
-from experiments import _cli  # noqa: E402
+from experiments import _cli, curves  # noqa: E402
 
 from iclr26_jax.core import config as config_lib  # noqa: E402
 from iclr26_jax.core import distributed  # noqa: E402
@@ -320,6 +320,7 @@ def main(argv):
     if result.eval_metrics:
       parts.append(summary(result.eval_metrics))
     print(" | ".join(parts) + " (all values in metrics.jsonl)", file=sys.stderr)
+    curves.write_run_curves(result.workdir)  # <workdir>/curves.png; a failure only warns
     if interrupt.received():
       print(
         f"({interrupt.received()} received after training finished: ignored, the run is complete)",

@@ -16,7 +16,7 @@ Every notebook gets, right under its title cell,
 
 ``--execute`` runs each notebook headless (nbclient, a fresh kernel, the notebook's own folder as
 working directory, the repository on ``PYTHONPATH``) and writes the outputs back, so a reader sees
-the figures without running anything. ``tests/test_notebooks.py`` keeps executing them (smoke
+the figures without running anything. ``tests/harness/test_notebooks.py`` keeps executing them (smoke
 mode) and checks that each carries the badge and the current setup cell.
 """
 

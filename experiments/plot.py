@@ -17,7 +17,7 @@ Reads each workdir's ``metrics.jsonl`` and writes one PNG laid out as follows:
   (``model/params = 12345``; one value per run when the runs differ).
 
 ``--keys`` keeps keys, groups or globs (``--keys train/loss eval``, ``--keys 'eval/*'``).
-A finished run already holds its own picture, ``WORKDIR/curves.png`` (written by the trainer).
+A run finished by ``python -m experiments.main`` already holds its own picture, ``WORKDIR/curves.png``.
 Exit status: 0 written, 2 for a bad argument (a missing workdir, no matching metric).
 """
 
@@ -27,7 +27,8 @@ import argparse
 import os
 import sys
 
-from iclr26_jax.core.curves import (  # noqa: F401 (the CLI's layout, re-exported)
+from experiments import curves
+from experiments.curves import (  # noqa: F401 (the CLI's layout, re-exported)
   MAX_CONSTANT_LINES,
   constant_lines,
   draw,
@@ -46,9 +47,6 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--keys", nargs="+", default=None, help="keys, groups or globs to keep")
   parser.add_argument("--labels", nargs="+", default=None, help="a legend name per workdir")
   args = parser.parse_args(argv)
-
-  from iclr26_jax.core import curves
-
   for w in args.workdirs:
     if not os.path.exists(curves._metrics_path(w)):
       print(f"error: no metrics file {curves._metrics_path(w)}", file=sys.stderr)

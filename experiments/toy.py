@@ -54,7 +54,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.toy.noise = 0.1  # label noise σ
   c.toy.input_noise = 0.0  # std of Gaussian input jitter drawn from the step key (0 = off)
   c.toy.nan_at_step = -1  # fault injection for tests: the loss of this step is NaN
-  # Fault injection for the preemption / dead-peer rehearsals (tests/core/test_preemption.py):
+  # Fault injection for the preemption / dead-peer rehearsals (tests/faults/test_preemption.py):
   # when the host batch of step index `signal_at_step` is drawn (before update
   # signal_at_step + 1), process `signal_process` sends itself `signal_name` (SIGTERM, SIGINT or
   # SIGKILL); from then on every host batch waits `step_delay` s (a slow step, so that several

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# A finished run draws WORKDIR/curves.png (core.curves, ~0.3-1 s of matplotlib per run); the
-# suite's hundreds of runs skip it, tests/experiments/test_plot.py turns it back on.
+# A run finished by experiments.main draws WORKDIR/curves.png (experiments.curves, ~0.3-1 s of
+# matplotlib per run); the suite's runs skip it, tests/harness/test_plot.py turns it back on.
 os.environ.setdefault("ICLR26_CURVES", "0")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -148,7 +148,7 @@ token_nll = jax.jit(_token_nll, static_argnums=0)
 token_nll.__doc__ = """Per-position next-token NLL ``(B, L - 1)`` of tokens ``(B, L)`` (nats)."""
 
 
-def _check_tokens(tokens, cfg: LMConfig) -> jnp.ndarray:
+def check_tokens(tokens, cfg: LMConfig) -> jnp.ndarray:
   arr = np.asarray(tokens)
   if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[1] > cfg.context + 1:
     raise ValueError(
@@ -165,7 +165,7 @@ def perplexity(params, tokens, cfg: LMConfig = LMConfig()) -> float:
   Each row predicts tokens[:, 1:] from tokens[:, :-1] (L - 1 <= context). The per-token NLLs are
   averaged on the host in float64 (a float32 on-device mean of thousands of terms drifts by ~1e-5).
   """
-  per_tok = np.asarray(token_nll(cfg, params, _check_tokens(tokens, cfg)), np.float64)
+  per_tok = np.asarray(token_nll(cfg, params, check_tokens(tokens, cfg)), np.float64)
   return float(np.exp(per_tok.mean()))
 
 

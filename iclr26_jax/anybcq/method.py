@@ -250,7 +250,7 @@ class AnyBCQLMMethod(Method):
     valid = np.asarray(valid_windows)
     if d.eval_windows:
       valid = valid[: int(d.eval_windows)]
-    self.valid = np.asarray(lm._check_tokens(valid, self.cfg))  # (n, L) int32, L <= context + 1
+    self.valid = np.asarray(lm.check_tokens(valid, self.cfg))  # (n, L) int32, L <= context + 1
     self.tx = optim.make_optimizer(config.optim, int(config.num_steps))
 
   def init_state(self, rng):

@@ -479,7 +479,7 @@ def trainer_defaults() -> ml_collections.ConfigDict:
 # -- range checks on entry ----------------------------------------------------------------------
 # Every method package's ``validate(config)`` states its sizes, counts and rates with these, so a
 # bad value stops ``experiments.main`` in one line naming the full dotted key, before any file is
-# written (``experiments.registry.validate``). ``tests/experiments/test_config_fields.py`` does not
+# written (``experiments.registry.validate``). ``tests/harness/test_config_fields.py`` does not
 # count a read made inside them as a use of the field: a field that is only range-checked is unused.
 
 _MISSING = object()

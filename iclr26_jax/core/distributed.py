@@ -146,7 +146,7 @@ class PeerWatch(threading.Thread):
     # peer: its one line and exit 1) before the interpreter tears down. A daemon thread still
     # inside a key-value call when the interpreter finalises is unwound through JAX's C++ frames
     # and aborts the process ("terminate called after throwing an instance of ''", exit -6:
-    # seen once in CI on the resume of tests/core/test_preemption.py's two-process run).
+    # seen once in CI on the resume of tests/faults/test_preemption.py's two-process run).
     if self.is_alive() and threading.current_thread() is not self:
       self.join(timeout=self.timeout + 5 * self.interval)
 

@@ -633,11 +633,6 @@ class _Run:
     else:
       if self.start_step >= self.num_steps and not eval_metrics:
         eval_metrics = dict(self.method.evaluate(state))
-      if self.primary and self.start_step < self.num_steps:
-        # The finished run's learning curves, <workdir>/curves.png (a failure only warns).
-        from iclr26_jax.core import curves
-
-        curves.write_run_curves(self.workdir)
     return TrainResult(
       state=state,
       metrics=last_metrics,

@@ -144,7 +144,7 @@ class CPPotential(struct.PyTreeNode):
     return self.log_cp_cores.shape[-1]
 
 
-def _check_potential(potential: CPPotential, reference: ReferenceProcess) -> None:
+def check_potential(potential: CPPotential, reference: ReferenceProcess) -> None:
   log_alpha, cores = potential.log_alpha, potential.log_cp_cores
   chex.assert_rank(
     cores,
@@ -425,7 +425,7 @@ def log_phi(
   Returns:
     (B,) log phi_t(x).
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x = check_states(x, "x", potential.num_categories, potential.dim)
   n = reference.num_steps
   t = check_time(t, "t", 0, n + 1)
@@ -465,7 +465,7 @@ def log_phi_per_row(
   Returns:
     (B,) log phi.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x = check_states(x, "x", potential.num_categories, potential.dim)
   t = jnp.asarray(t, jnp.int32)
   chex.assert_shape(t, x.shape[:1], exception_type=ValueError, custom_message="t must be (B,)")
@@ -499,7 +499,7 @@ def transition_marginal_log_probs_per_row(
   Returns:
     (B, D, S) normalised log-probabilities over x_{t+1}^d.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x_t = check_states(x_t, "x_t", potential.num_categories, potential.dim)
   t = jnp.asarray(t, jnp.int32)
   chex.assert_shape(t, x_t.shape[:1], exception_type=ValueError, custom_message="t must be (B,)")
@@ -557,7 +557,7 @@ def component_log_weights(
   Returns:
     (B, K) log-weights.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x0 = check_states(x0, "x0", potential.num_categories, potential.dim)
   chunk_elements = _check_chunk(chunk_elements)
   table = log_u_table(reference.log_kernel(), potential.log_cp_cores, chunk_elements)
@@ -587,7 +587,7 @@ def plan_log_prob(
   Returns:
     (B,) conditional log-probabilities.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x0 = check_states(x0, "x0", potential.num_categories, potential.dim)
   y = check_states(y, "y", potential.num_categories, potential.dim)
   chex.assert_shape(
@@ -624,7 +624,7 @@ def plan_marginal_log_probs(
   Returns:
     (B, D, S) normalised log-probabilities.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x0 = check_states(x0, "x0", potential.num_categories, potential.dim)
   chunk_elements = _check_chunk(chunk_elements)
   kernel = reference.log_kernel()
@@ -692,7 +692,7 @@ def sample_plan(
   Returns:
     (B, D) int32 target states.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x0 = check_states(x0, "x0", potential.num_categories, potential.dim)
   chunk_elements = _check_chunk(chunk_elements)
   kernel = reference.log_kernel()
@@ -726,7 +726,7 @@ def transition_log_prob(
   Returns:
     (B,) log-probabilities.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x_t = check_states(x_t, "x_t", potential.num_categories, potential.dim)
   x_next = check_states(x_next, "x_next", potential.num_categories, potential.dim)
   chex.assert_shape(
@@ -770,7 +770,7 @@ def transition_marginal_log_probs(
   Returns:
     (B, D, S) normalised log-probabilities over x_{t+1}^d.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x_t = check_states(x_t, "x_t", potential.num_categories, potential.dim)
   n = reference.num_steps
   t = check_time(t, "t", 0, n)
@@ -827,7 +827,7 @@ def sample_sb_step(
   Returns:
     (B, D) int32 states at time t + 1.
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x_t = check_states(x_t, "x_t", potential.num_categories, potential.dim)
   n = reference.num_steps
   t = check_time(t, "t", 0, n)
@@ -860,7 +860,7 @@ def sample_markov(
   Returns:
     (N + 2, B, D) int32 trajectories, entry 0 = x0, entry N + 1 ~ pi(. | x0).
   """
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   x0 = check_states(x0, "x0", potential.num_categories, potential.dim).astype(jnp.int32)
   chunk_elements = _check_chunk(chunk_elements)
   n = reference.num_steps
@@ -1487,7 +1487,7 @@ def build_benchmark(
     raise ValueError(f"potential must be a CPPotential, got {type(potential).__name__}")
   if not isinstance(reference, ReferenceProcess):
     raise ValueError(f"reference must be a ReferenceProcess, got {type(reference).__name__}")
-  _check_potential(potential, reference)
+  check_potential(potential, reference)
   d, s = potential.dim, potential.num_categories
   dtype = potential.log_cp_cores.dtype
   chunk_elements = _check_chunk(chunk_elements)

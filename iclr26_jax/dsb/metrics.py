@@ -500,7 +500,7 @@ def _trajectory_kl(
       raise ValueError(
         f"model_potential must be a CPPotential, got {type(model_potential).__name__}"
       )
-    bm._check_potential(model_potential, benchmark.reference)
+    bm.check_potential(model_potential, benchmark.reference)
   return _trajectory_kl_jit(
     rng,
     benchmark,

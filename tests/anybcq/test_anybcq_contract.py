@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from iclr26_jax import anybcq
-from tests.accuracy_contracts import assert_page_cites_existing_tests
+from tests.helpers import assert_page_cites_existing_tests
 
 K, N, G = 512, 32, 128
 

@@ -2,7 +2,7 @@
 
 The run itself is tested elsewhere: ``tests/anybcq/test_anybcq_lm.py`` checks ``method.train_lm``
 (this method through ``core.trainer``) against a hand-written AdamW loop, and
-``tests/experiments/test_main.py`` runs ``experiments/configs/anybcq/lm.py:smoke`` through
+``tests/harness/test_main.py`` runs ``experiments/configs/anybcq/lm.py:smoke`` through
 ``experiments.main``, then resumes it. Exact resume rests on the batches below being a function
 of (seed, step) alone (the trainer's own test checks bitwise resume given that).
 Oracles: numpy indexing of the stream at offsets drawn by ``np.random.default_rng([seed,

@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 
 from iclr26_jax.core import metrics as metrics_lib
-from tests.core.toy_restore import restore_toy
 from tests.conftest import REPO, subprocess_env
-from tests.helpers import free_port
+from tests.helpers import free_port, restore_toy
 
 ARG = (
   "smoke,num_steps=20,log_every=5,checkpoint_every=10,batch_size=32,toy.hidden=(64,64),"

@@ -25,7 +25,7 @@ from scipy import signal, stats
 from iclr26_jax import dsb
 from iclr26_jax.dsb import metrics as M
 from iclr26_jax.dsb import evaluation
-from tests.accuracy_contracts import assert_page_cites_existing_tests
+from tests.helpers import assert_page_cites_existing_tests
 
 TINY = "tiny_d2_s6_uniform"
 

@@ -76,7 +76,7 @@ def test_independent_baseline_is_far(independent_kl):
 
 def test_dlightsb_reaches_small_exact_kl(bench, dlightsb_out, independent_kl):
   kl = _exact_kl(bench, dlightsb_out.potential)
-  # First run: 0.00089. 0.004 leaves room for platform round-off in 600 Adam steps and is still
+  # First run: 0.00089. 0.004 leaves slack for platform round-off in 600 Adam steps and is still
   # more than 100x below the independent baseline (order 1e-3 is the expected level).
   assert kl < 4e-3, kl
   assert kl < independent_kl / 100

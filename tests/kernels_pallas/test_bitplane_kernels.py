@@ -18,7 +18,7 @@ the rounding error of any summation order:
 * bf16 activations with a bf16 output: 2^-7 = two bf16 unit roundoffs (2^-8 each) — one for the
   dequantize variant's bf16 W tile, one for rounding the output to bf16. The partials variants
   (the wgmma kernel is one: ±1 times bf16 x is exact, partials scaled in f32) are exact up to f32
-  summation and the output rounding, so they pass the same bound with room to spare; so do f16
+  summation and the output rounding, so they pass the same bound with margin to spare; so do f16
   activations with an f16 output (unit roundoff 2^-11). f32 activations in the wgmma kernel are
   three exact bf16 terms (hi + mid + lo = x) against exact ±1: f32 summation only, the 1e-5
   bound.

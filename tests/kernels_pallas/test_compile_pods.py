@@ -1,4 +1,4 @@
-"""Compile tier: every room's training step compiled for a TPU pod slice and an 8-GPU host, no chip.
+"""Compile tier: every method's training step compiled for a TPU pod slice and an 8-GPU host, no chip.
 
 The step is the trainer's own (``benchmarks.accelerator_plan.build_step``: the registry's
 ``Method``, the mesh and state shardings from the config, ``make_step_fn`` /
@@ -27,16 +27,16 @@ from benchmarks import accelerator_plan as plan
 _TPU, _TPU_WHY = _targets.libtpu_available()
 _GPU, _GPU_WHY = _targets.cuda_available()
 
-# One test per room (its method built once, both targets compiled): spread over both workers.
+# One test per method (built once, both targets compiled): spread over both workers.
 pytestmark = pytest.mark.split_params
 
 TARGETS = {"v5e-16": (_TPU, _TPU_WHY), "h200x8": (_GPU, _GPU_WHY)}
 
 
 @functools.lru_cache(maxsize=None)
-def _method(room: str):
-  config = plan.load_config(room, plan.METHODS[room][2])
-  return plan.make_method(room, config, "smoke"), config
+def _method(name: str):
+  config = plan.load_config(name, plan.METHODS[name][2])
+  return plan.make_method(name, config, "smoke"), config
 
 
 def _param_bytes(method) -> int:
@@ -50,7 +50,7 @@ def _param_bytes(method) -> int:
   return int(sum(np.prod(x.shape) * x.dtype.itemsize for x in jax.tree.leaves(params)))
 
 
-def _data_parallel(room: str, method, compiled, path: str) -> str | None:
+def _data_parallel(name: str, method, compiled, path: str) -> str | None:
   """Why ``compiled`` is not a data-parallel step of ``method``, or None."""
   facts = _targets.hlo_facts(compiled.as_text())
   if path == "host batch":  # the batch enters sharded over `data` along its rows
@@ -61,7 +61,7 @@ def _data_parallel(room: str, method, compiled, path: str) -> str | None:
   reduce = facts["collectives"].get("all-reduce", {"count": 0, "bytes": 0})
   if not reduce["count"]:
     return f"no all-reduce in the compiled step: {facts['collectives']}"
-  if room == "lmkan":
+  if name == "lmkan":
     # lmKAN's spline backward all-gathers the batch's cells and weights and forms the table
     # gradient on every device (the all-reduces are BatchNorm's statistics and the small leaves).
     if not facts["collectives"].get("all-gather", {"count": 0})["count"]:
@@ -75,23 +75,23 @@ def _data_parallel(room: str, method, compiled, path: str) -> str | None:
   return None
 
 
-ROOMS = tuple(plan.METHODS)
+METHOD_NAMES = tuple(plan.METHODS)
 
 
-@pytest.mark.parametrize("room", ROOMS)
-def test_room_step_compiles_data_parallel(room):
-  """The room's step compiles for both targets (one method build) and is data parallel there."""
+@pytest.mark.parametrize("name", METHOD_NAMES)
+def test_method_step_compiles_data_parallel(name):
+  """The method's step compiles for both targets (one method build) and is data parallel there."""
   for ok, why in TARGETS.values():
     if not ok:
       pytest.skip(why)
-  method, config = _method(room)
+  method, config = _method(name)
   problems = []
   for target in TARGETS:
     devices = plan.devices_for(target)
     assert len(devices) == plan.TARGETS[target]["devices"]
     compiled, path, _ = plan.compile_step(method, config, devices)
     assert _targets.memory_facts(compiled).get("argument_size_in_bytes", 0) > 0
-    why_not = _data_parallel(room, method, compiled, path)
+    why_not = _data_parallel(name, method, compiled, path)
     if why_not:
       problems.append(f"{target}: {why_not}")
   assert not problems, problems

@@ -1,5 +1,5 @@
 """The one-command device check (benchmarks/device_check.py) on a CPU host: ``--tiny
---methods`` runs every room's smoke step and one block row per kernel op, in interpret mode, each row
+--methods`` runs every method's smoke step and one block row per kernel op, in interpret mode, each row
 in a worker subprocess. On a GPU/TPU host the same command runs the paper-scale steps and every
 kernel row compiled at the benchmark shapes."""
 
@@ -13,7 +13,7 @@ def _rows(text, prefix):
   return [line for line in text.splitlines() if line.startswith(prefix)]
 
 
-def test_device_check_tiny_rooms_writes_a_row_per_room(tmp_path):
+def test_device_check_tiny_methods_writes_a_row_per_method(tmp_path):
   out = tmp_path / "check.md"
   fv = flags.FlagValues()
   device_check.define_flags(fv)
@@ -28,12 +28,12 @@ def test_device_check_tiny_rooms_writes_a_row_per_room(tmp_path):
   if jax.default_backend() == "cpu":
     assert "interpret mode" in text
   plan = {r["room"]: r for r in device_check._plan_records() if r["target"] == "h200x1"}
-  for room in device_check.METHODS:
-    (line,) = _rows(text, f"| {room} |")
+  for name in device_check.METHODS:
+    (line,) = _rows(text, f"| {name} |")
     cells = [c.strip() for c in line.split("|")[1:-1]]
     assert "error" not in line and "**" not in line, line
     assert float(cells[3]) > 0 and float(cells[4]) > 0, line  # compile s, measured step ms
-    est_ms = plan[room]["est_step_s"] * 1e3  # the plan's h200x1 estimate sits beside it
+    est_ms = plan[name]["est_step_s"] * 1e3  # the plan's h200x1 estimate sits beside it
     assert f"{est_ms:.3g}" in cells[5], (line, est_ms)
     assert "finite" in cells[8] and "non-finite" not in cells[8], line
   kernel_rows = _rows(text, "| bitplane_matmul") + _rows(text, "| spline_lookup")

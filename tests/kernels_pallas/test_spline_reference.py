@@ -4,8 +4,8 @@ closed-form backward (lmKAN, Pozdnyakov & Schwaller, ICLR 2026; github.com/schwa
 float64, so the two formulations (corner gathers vs dense hat-matrix contraction) and the two
 backwards (closed-form custom_vjp vs autodiff through the hat-matrix form) must agree to rounding,
 ~1e-12 of the largest value; inputs include samples far outside the grid (linear extrapolation) and a
-grid size G = 3 (the minimum, with its own outer-node rule). The room's modules re-export these exact
-objects (one definition).
+grid size G = 3 (the minimum, with its own outer-node rule). The method package's modules re-export
+these exact objects (one definition).
 """
 
 import jax
@@ -40,10 +40,10 @@ def test_gather_dense_and_closed_form_backward_agree(G):
       )
 
 
-def test_room_modules_re_export_the_kernel_package():
-  from iclr26_jax.lmkan import grid as room_grid
-  from iclr26_jax.lmkan import reference as room_ref
+def test_method_modules_re_export_the_kernel_package():
+  from iclr26_jax.lmkan import grid as method_grid
+  from iclr26_jax.lmkan import reference as method_ref
 
-  assert room_grid.SigmaGrid is SigmaGrid
-  assert room_ref.spline_lookup_xla is ref.spline_lookup_xla
-  assert room_ref.spline_lookup_dense is ref.spline_lookup_dense
+  assert method_grid.SigmaGrid is SigmaGrid
+  assert method_ref.spline_lookup_xla is ref.spline_lookup_xla
+  assert method_ref.spline_lookup_dense is ref.spline_lookup_dense

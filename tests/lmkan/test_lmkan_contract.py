@@ -29,7 +29,7 @@ import numpy as np
 import optax
 
 from iclr26_jax import lmkan
-from tests.accuracy_contracts import assert_page_cites_existing_tests
+from tests.helpers import assert_page_cites_existing_tests
 
 STEPS, BATCH = 2000, 512
 

@@ -5,7 +5,7 @@ estimates with the closed-form KL of Gaussian pairs (d = 6 and d = 10) and the M
 Gaussian pair, to 10 % (``tests/minpv/test_minpv_api.py``).
 """
 
-from tests.accuracy_contracts import assert_page_cites_existing_tests
+from tests.helpers import assert_page_cites_existing_tests
 
 
 def test_the_method_page_cites_this_contract():

@@ -259,7 +259,7 @@ def test_fourier_time_features_match_numpy_formula():
 
 
 # -------------------------------------------------------------------------------- layering
-def test_nn_imports_no_room_and_its_package_no_jax():
+def test_nn_imports_no_method_and_its_package_no_jax():
   """nn is a floor under the method packages: it imports nothing of iclr26_jax but ``_lazy`` and itself."""
   root = pathlib.Path(inn.__file__).parent
   for path in root.glob("*.py"):

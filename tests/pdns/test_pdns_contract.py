@@ -5,7 +5,7 @@ the mode weights and the law of ``.sample()`` with exact answers: a 1-D three-mo
 log Z = 1.3 and a Potts chain enumerated over its 729 states (``tests/pdns/test_pdns_api.py``).
 """
 
-from tests.accuracy_contracts import assert_page_cites_existing_tests
+from tests.helpers import assert_page_cites_existing_tests
 
 
 def test_the_method_page_cites_this_contract():

@@ -14,7 +14,7 @@ from iclr26_jax.pdns import continuous, proximal, references, targets
 
 MEAN, STD, LOG_Z = np.array([1.0, -0.5]), np.array([0.5, 0.8]), 1.3
 # First honest run: path KL 0.044 (proximal) and 0.052 (eta = inf), both apparently at
-# the 32-step floor of this control; the ceiling leaves room for run-to-run noise and is still ~17x
+# the 32-step floor of this control; the ceiling leaves slack for run-to-run noise and is still ~17x
 # below the untrained sampler's 1.4.
 KL_CEIL = 0.08
 

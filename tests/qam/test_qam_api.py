@@ -13,7 +13,7 @@ actions close at least half of that gap (mean distance <= behaviour - 0.5 (behav
 A policy that ignored the critic (the BC flow) stays at ~0.84, one that ignored the context
 (a*(s) averaged out) at ~0.6.
 
-Door checks: a misspelt config key is named with its close match; bad dtypes, shapes, missing
+Input checks: a misspelt config key is named with its close match; bad dtypes, shapes, missing
 keys and non-finite values name the key, what it got and what it needs.
 """
 

@@ -5,7 +5,7 @@ tilted policy is computed on a grid (``tests/qam/test_qam_api.py``) and a sparse
 whose behaviour data's success rate is the bar (``tests/qam/test_qam_reward_scale.py``).
 """
 
-from tests.accuracy_contracts import assert_page_cites_existing_tests
+from tests.helpers import assert_page_cites_existing_tests
 
 
 def test_the_method_page_cites_this_contract():

@@ -66,6 +66,7 @@ import optax
 
 from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core import sharding as shd
+from iclr26_jax.core import validate
 from iclr26_jax.core.loop import run_chunks
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.dsb import benchmark as bm
@@ -427,17 +428,17 @@ class CSBMConfig:
   def validate(self) -> None:
     """Raises ValueError naming the first bad field."""
     dls.check_training_fields(self)
-    dls._check_int(self.epoch_steps, "epoch_steps", 1)
-    dls._check_int(self.num_first_iterations, "num_first_iterations", 0)
-    dls._check_int(self.hidden, "hidden", 1)
-    dls._check_int(self.num_layers, "num_layers", 1)
+    validate.positive_int(self.epoch_steps, "epoch_steps", 1)
+    validate.positive_int(self.num_first_iterations, "num_first_iterations", 0)
+    validate.positive_int(self.hidden, "hidden", 1)
+    validate.positive_int(self.num_layers, "num_layers", 1)
     if self.loss not in LOSS_KINDS:
       raise ValueError(f"loss must be one of {LOSS_KINDS}, got {self.loss!r}")
     if self.kl_reduction not in KL_REDUCTIONS:
       raise ValueError(f"kl_reduction must be one of {KL_REDUCTIONS}, got {self.kl_reduction!r}")
     if self.first_direction not in DIRECTIONS:
       raise ValueError(f"first_direction must be one of {DIRECTIONS}, got {self.first_direction!r}")
-    dls._check_float(self.ema_decay, "ema_decay", 0.0, 1.0, high_open=True)
+    validate.in_range(self.ema_decay, "ema_decay", 0.0, 1.0, high_open=True)
 
   def replace(self, **changes: Any) -> "CSBMConfig":
     """A copy with some fields changed (validated)."""

@@ -48,6 +48,7 @@ from flax import struct
 
 from iclr26_jax.core import optim as core_optim
 from iclr26_jax.core import sharding as shd
+from iclr26_jax.core import validate
 from iclr26_jax.core.loop import run_chunks
 from iclr26_jax.core.train_state import TrainState
 from iclr26_jax.dsb import benchmark as bm
@@ -159,50 +160,26 @@ def _categorical_flat(key: jax.Array, logits: jax.Array) -> jax.Array:
 # --------------------------------------------------------------------------------------------
 
 
-def _check_int(value: Any, name: str, minimum: int) -> None:
-  if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-    raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-
-
-def _check_float(
-  value: Any,
-  name: str,
-  low: float,
-  high: float = math.inf,
-  low_open: bool = False,
-  high_open: bool = False,
-) -> None:
-  if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-    raise ValueError(f"{name} must be a float, got {value!r}")
-  v = float(value)
-  ok = math.isfinite(v) or (high == math.inf and v == math.inf and not high_open)
-  ok = ok and (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
-  if not ok:
-    lb = "(" if low_open else "["
-    rb = ")" if high_open else "]"
-    raise ValueError(f"{name} must lie in {lb}{low}, {high}{rb}, got {value!r}")
-
-
 def check_training_fields(cfg: Any) -> None:
   """Validates the fields every solver config shares (steps, chunking, batch, optimiser).
 
   Raises ValueError naming the first bad field.
   """
-  _check_int(cfg.train_steps, "train_steps", 1)
-  _check_int(cfg.steps_per_chunk, "steps_per_chunk", 1)
+  validate.positive_int(cfg.train_steps, "train_steps", 1)
+  validate.positive_int(cfg.steps_per_chunk, "steps_per_chunk", 1)
   if cfg.train_steps % cfg.steps_per_chunk:
     raise ValueError(
       f"steps_per_chunk must divide train_steps (one compiled scan length), "
       f"got train_steps={cfg.train_steps}, "
       f"steps_per_chunk={cfg.steps_per_chunk}"
     )
-  _check_int(cfg.batch_size, "batch_size", 1)
-  _check_float(cfg.learning_rate, "learning_rate", 0.0, low_open=True)
-  _check_float(cfg.b1, "b1", 0.0, 1.0, high_open=True)
-  _check_float(cfg.b2, "b2", 0.0, 1.0, high_open=True)
-  _check_float(cfg.weight_decay, "weight_decay", 0.0)
-  _check_float(cfg.grad_clip, "grad_clip", 0.0)
-  _check_int(cfg.chunk_elements, "chunk_elements", 1)
+  validate.positive_int(cfg.batch_size, "batch_size", 1)
+  validate.in_range(cfg.learning_rate, "learning_rate", 0.0, low_open=True)
+  validate.in_range(cfg.b1, "b1", 0.0, 1.0, high_open=True)
+  validate.in_range(cfg.b2, "b2", 0.0, 1.0, high_open=True)
+  validate.in_range(cfg.weight_decay, "weight_decay", 0.0)
+  validate.in_range(cfg.grad_clip, "grad_clip", 0.0)
+  validate.positive_int(cfg.chunk_elements, "chunk_elements", 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,19 +236,19 @@ class DLightSBConfig:
 
   def validate(self) -> None:
     """Raises ValueError naming the first bad field."""
-    _check_int(self.num_potentials, "num_potentials", 1)
+    validate.positive_int(self.num_potentials, "num_potentials", 1)
     if self.lse_impl not in bm.LSE_IMPLS:
       raise ValueError(f"lse_impl must be one of {bm.LSE_IMPLS}, got {self.lse_impl!r}")
     check_training_fields(self)
     if self.init not in INIT_KINDS:
       raise ValueError(f"init must be one of {INIT_KINDS}, got {self.init!r}")
-    _check_float(self.init_mass, "init_mass", 0.0, 1.0, low_open=True, high_open=True)
-    _check_float(self.log_alpha_mean, "log_alpha_mean", -math.inf, math.inf, True, True)
-    _check_float(self.log_alpha_std, "log_alpha_std", 0.0)
+    validate.in_range(self.init_mass, "init_mass", 0.0, 1.0, low_open=True, high_open=True)
+    validate.in_range(self.log_alpha_mean, "log_alpha_mean", -math.inf, math.inf, True, True)
+    validate.in_range(self.log_alpha_std, "log_alpha_std", 0.0)
     if self.optimizer not in _OPTIMIZERS:
       raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}")
-    _check_float(self.entropy_weight, "entropy_weight", 0.0)
-    _check_int(self.entropy_decay_steps, "entropy_decay_steps", 1)
+    validate.in_range(self.entropy_weight, "entropy_weight", 0.0)
+    validate.positive_int(self.entropy_decay_steps, "entropy_decay_steps", 1)
 
   def replace(self, **changes: Any) -> "DLightSBConfig":
     """A copy with some fields changed (validated)."""
@@ -362,7 +339,7 @@ def dlightsb_loss(
     (loss scalar, info) with info keys ``train/log_c_mean``, ``train/log_v_mean``,
     ``train/mixture_entropy``.
   """
-  bm._check_potential(potential, reference)
+  bm.check_potential(potential, reference)
   d = potential.dim
   x0 = check_states(x0, "x0", potential.num_categories, d)
   y = check_states(y, "y", potential.num_categories, d)

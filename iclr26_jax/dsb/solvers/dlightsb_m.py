@@ -145,7 +145,7 @@ def dlightsb_m_loss(
   """
   if loss not in LOSS_KINDS:
     raise ValueError(f"loss must be one of {LOSS_KINDS}, got {loss!r}")
-  bm._check_potential(potential, reference)
+  bm.check_potential(potential, reference)
   s, d = potential.num_categories, potential.dim
   x0 = check_states(x0, "x0", s, d)
   y = check_states(y, "y", s, d)

@@ -10,8 +10,8 @@ import jax
 import numpy as np
 import pytest
 
-from tests.core.toy_restore import restore_toy
 from tests.conftest import REPO, subprocess_env
+from tests.helpers import restore_toy
 
 ARG = (
   "num_steps=3000,checkpoint_every=300,log_every=100,toy.hidden=(32,),"

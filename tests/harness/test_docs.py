@@ -53,8 +53,8 @@ def test_conf_is_offline_and_strict():
   exts = conf["extensions"]
   assert "sphinx.ext.intersphinx" not in exts  # no inventory downloads
   assert {"sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_nb"} <= set(exts)
-  for room, name in CONTRACT.items():
-    assert name in conf["ENTRY_POINTS"][room], (room, name)
+  for method, name in CONTRACT.items():
+    assert name in conf["ENTRY_POINTS"][method], (method, name)
 
 
 def test_every_toctree_entry_exists():
@@ -75,7 +75,7 @@ def test_every_toctree_entry_exists():
             src = os.path.join(REPO, "colabs", os.path.basename(entry) + ".ipynb")
             assert os.path.exists(src), f"{name}: {entry} has no colabs/ notebook"
           elif entry.startswith("api/") or os.path.basename(dirpath) == "api":
-            continue  # written by conf.py from each room's __all__
+            continue  # written by conf.py from each method package's __all__
           else:
             assert os.path.exists(base + ".md"), f"{name}: toctree entry {entry} is missing"
 
@@ -138,7 +138,7 @@ def test_platform_statement_is_the_same_everywhere():
   for rel in PLATFORM_PAGES:
     text = _flat(open(os.path.join(REPO, rel), encoding="utf-8").read())
     assert PLATFORMS in text, (
-      f"{rel}: the platform statement differs from tests/test_docs.PLATFORMS"
+      f"{rel}: the platform statement differs from tests/harness/test_docs.PLATFORMS"
     )
     for stale in ("not yet run on a chip", "No line of this project has yet run"):
       assert stale not in text, (rel, stale)
@@ -146,7 +146,7 @@ def test_platform_statement_is_the_same_everywhere():
 
 def test_front_pages_show_the_readme_example_and_its_output():
   """docs/index.md and docs/getting_started.md show the README's example (which
-  tests/test_readme.py runs) and the line it prints."""
+  tests/harness/test_readme.py runs) and the line it prints."""
   (readme,) = _python_blocks(open(os.path.join(REPO, "README.md"), encoding="utf-8").read())
   for name in ("index.md", "getting_started.md"):
     text = open(os.path.join(DOCS, name), encoding="utf-8").read()

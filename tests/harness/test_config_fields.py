@@ -1,7 +1,7 @@
 """No config field that the code ignores.
 
 Every shipped config (``experiments/configs/**``, default and ``:smoke``) is built as
-``experiments.main`` builds it, under ``config_reads.recording``: the door checks, the method's
+``experiments.main`` builds it, under ``config_reads.recording``: the config checks, the method's
 construction, the trainer's mesh and shardings, and ``jax.eval_shape`` of ``init_state`` and of
 one update (traced, never compiled). A field counts as used when some config of its method
 package reads it (fields read only for some values of other fields, e.g. ``optim.momentum`` for SGD or
@@ -23,7 +23,7 @@ from iclr26_jax.core import config as config_lib
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.core import trainer
 from tests.conftest import REPO
-from tests.experiments.config_reads import recording
+from tests.harness.config_reads import recording
 
 CONFIGS = sorted(
   p
@@ -45,14 +45,14 @@ ALLOWED = {
   ): "PDNS derives it from prox.* (a field reference); the trainer's loop reads it",
 }
 _OPTIM = "core.optim.make_optimizer reads it only for the optimiser or schedule that uses it"
-for _room_name, _keys in {
+for _method_name, _keys in {
   "anybcq": ("momentum",),
   "lmkan": ("decay_steps", "end_lr_factor", "momentum", "warmup_steps", "weight_decay"),
   "minpv": ("momentum", "warmup_steps"),
   "qam": ("end_lr_factor", "momentum", "warmup_steps", "weight_decay"),
   "toy": ("momentum", "warmup_steps", "weight_decay"),
 }.items():
-  ALLOWED.update({(_room_name, f"optim.{k}"): _OPTIM for k in _keys})
+  ALLOWED.update({(_method_name, f"optim.{k}"): _OPTIM for k in _keys})
 _EVAL = "read by the method's evaluate (the trace stops at one update)"
 ALLOWED.update(
   {
@@ -87,7 +87,7 @@ ALLOWED.update(
 )
 
 
-def _room(path: str) -> str:
+def _method_of(path: str) -> str:
   return os.path.relpath(path, os.path.join(REPO, "experiments/configs")).split(os.sep)[0]
 
 
@@ -145,23 +145,23 @@ def test_no_shipped_config_has_a_field_no_code_reads(cheap_data):
   fields: dict[str, set[str]] = {}
   read: dict[str, set[str]] = {}
   for path in CONFIGS:
-    room = _room(path)
+    name = _method_of(path)
     for arg in ("smoke", None):
       cfg = _load(path, arg)
-      fields.setdefault(room, set()).update(config_lib.flat_fields(cfg))
-      read.setdefault(room, set()).update(_reads(cfg))
+      fields.setdefault(name, set()).update(config_lib.flat_fields(cfg))
+      read.setdefault(name, set()).update(_reads(cfg))
   unused = sorted(
-    f"{room}: {key}"
-    for room in fields
-    for key in fields[room] - read[room]
-    if (room, key) not in ALLOWED and ("*", key) not in ALLOWED
+    f"{name}: {key}"
+    for name in fields
+    for key in fields[name] - read[name]
+    if (name, key) not in ALLOWED and ("*", key) not in ALLOWED
   )
   assert not unused, "config fields no code reads (remove them, or wire them):\n" + "\n".join(
     unused
   )
   stale = sorted(
-    f"{room}: {key}"
-    for room, key in ALLOWED
-    if not any(key in fields[r] for r in (fields if room == "*" else [room]))
+    f"{name}: {key}"
+    for name, key in ALLOWED
+    if not any(key in fields[r] for r in (fields if name == "*" else [name]))
   )
   assert not stale, f"ALLOWED names fields no shipped config has: {stale}"

@@ -445,7 +445,7 @@ def test_budget_scales_the_claims_budget(tmp_path):
     ClaimContext(outdir=str(tmp_path), budget=2).scale_steps({"steps": 1}, ("steps", "nope"))
 
 
-def test_room_budget_knobs_scale_their_step_counts(tmp_path):
+def test_method_budget_knobs_scale_their_step_counts(tmp_path):
   from experiments.claims import ClaimContext, lmkan, minpv
 
   for mod, keys in ((lmkan, lmkan._BUDGET_KEYS), (minpv, minpv._BUDGET_KEYS)):

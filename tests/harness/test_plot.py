@@ -1,5 +1,6 @@
-"""Curves without code: a finished run writes WORKDIR/curves.png, and `python -m experiments.plot`
-draws any set of runs into one valid PNG (one panel per metric group, runs overlaid)."""
+"""Curves without code: a run finished by `python -m experiments.main` writes WORKDIR/curves.png,
+and `python -m experiments.plot` draws any set of runs into one valid PNG (one panel per metric
+group, runs overlaid)."""
 
 import json
 import os
@@ -10,12 +11,12 @@ import zlib
 
 import pytest
 
-from experiments import plot
+from experiments import curves, plot
 from experiments.configs.toy import regression
 from experiments import toy
-from iclr26_jax.core import curves, trainer
+from iclr26_jax.core import trainer
 from iclr26_jax.core import metrics as metrics_lib
-from tests.conftest import REPO
+from tests.conftest import REPO, subprocess_env
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -41,8 +42,9 @@ def _png_size(path):
 
 @pytest.fixture(scope="module")
 def toy_runs(tmp_path_factory):
-  """Two finished toy runs (different learning rates) through the trainer, with the end-of-run
-  picture on (tests/conftest.py turns it off for the rest of the suite)."""
+  """Two finished toy runs (different learning rates) through the trainer, each given its
+  end-of-run picture by ``write_run_curves`` (what ``experiments.main`` calls), switched on here
+  (tests/conftest.py turns it off for the rest of the suite)."""
   root = tmp_path_factory.mktemp("runs")
   works = []
   mp = pytest.MonkeyPatch()
@@ -55,12 +57,14 @@ def toy_runs(tmp_path_factory):
     )
     work = str(root / f"lr{lr}")
     trainer.train(toy.ToyRegression(cfg), cfg, work)
+    assert curves.write_run_curves(work) == os.path.join(work, curves.CURVES_FILE)
     works.append(work)
   request_cleanup()
-  # Off: the trainer writes no picture.
+  # Off: no picture.
   mp.setenv(curves.ENV_SWITCH, "0")
   cfg = regression.get_config("smoke,num_steps=5,log_every=5,checkpoint_every=5,progress_bar=False")
   trainer.train(toy.ToyRegression(cfg), cfg, str(root / "off"))
+  assert curves.write_run_curves(str(root / "off")) is None
   mp.undo()
   assert not os.path.exists(root / "off" / curves.CURVES_FILE)
   assert os.path.exists(root / "off" / curves.METRICS_FILE)
@@ -70,9 +74,31 @@ def toy_runs(tmp_path_factory):
 def test_finished_run_writes_its_curves(toy_runs):
   for work in toy_runs:
     path = os.path.join(work, curves.CURVES_FILE)
-    assert os.path.exists(path), "the trainer did not write curves.png"
+    assert os.path.exists(path), "write_run_curves did not write curves.png"
     w, h = _png_size(path)
     assert w > 100 and h > 100
+
+
+def test_the_command_line_run_writes_its_curves(tmp_path):
+  work = tmp_path / "cli"
+  proc = subprocess.run(
+    [
+      sys.executable,
+      "-m",
+      "experiments.main",
+      "--config=experiments/configs/toy/regression.py:smoke,num_steps=10,log_every=5",
+      f"--workdir={work}",
+      "--config.progress_bar=False",
+    ],
+    cwd=REPO,
+    capture_output=True,
+    text=True,
+    timeout=300,
+    env=subprocess_env(**{curves.ENV_SWITCH: "1"}),
+  )
+  assert proc.returncode == 0, proc.stderr
+  w, h = _png_size(work / curves.CURVES_FILE)
+  assert w > 100 and h > 100
 
 
 def test_cli_overlays_runs_into_one_png(toy_runs, tmp_path):
@@ -156,7 +182,7 @@ def test_drawing_curves_leaves_the_matplotlib_backend_alone(tmp_path):
   code = (
     "import matplotlib, json, os, sys\n"
     "matplotlib.use('svg')\n"
-    "from iclr26_jax.core import curves\n"
+    "from experiments import curves\n"
     f"d = {str(tmp_path)!r}\n"
     "open(os.path.join(d, 'metrics.jsonl'), 'w').write(json.dumps({'step': 1, 'a/x': 1.0}) + '\\n')\n"
     "curves.plot_runs([d], out=os.path.join(d, 'c.png'))\n"

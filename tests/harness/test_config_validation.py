@@ -1,4 +1,4 @@
-"""Configs are checked at the door, before a run starts: a bad size, count or rate, or a NaN / inf
+"""Configs are validated before a run starts: a bad size, count or rate, or a NaN / inf
 in a float field, stops ``experiments.main`` with one line naming the full dotted key, exit
 status 2, nothing written."""
 
@@ -51,7 +51,7 @@ def test_check_range_names_the_key_and_checks_items():
     config_lib.positive(c, "a.missing")
 
 
-def test_every_shipped_config_passes_the_door():
+def test_every_shipped_config_passes_validation():
   for path in CONFIGS:
     for arg in (None, "smoke"):
       registry.validate(_load(path, arg))
@@ -78,7 +78,7 @@ def test_every_shipped_config_passes_the_door():
     ("experiments/configs/anybcq/lm.py", "lm.width=0", "'lm.width'"),
   ],
 )
-def test_room_values_out_of_range_name_the_dotted_key(path, arg, message):
+def test_method_values_out_of_range_name_the_dotted_key(path, arg, message):
   cfg = _load(path, "smoke")
   config_lib.apply_overrides(cfg, config_lib.parse_arg(arg)[1])
   with pytest.raises(config_lib.ConfigError) as e:
@@ -87,9 +87,9 @@ def test_room_values_out_of_range_name_the_dotted_key(path, arg, message):
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: os.path.relpath(p, REPO))
-def test_nan_or_inf_in_any_float_field_stops_at_the_door(path):
+def test_nan_or_inf_in_any_float_field_fails_validation(path):
   # Every float field of the shipped config (and float items of tuples), each set to NaN, +inf
-  # and -inf in turn: the door names exactly that key (a NaN MI target used to be replaced
+  # and -inf in turn: validation names exactly that key (a NaN MI target used to be replaced
   # silently by the default rule, and an infinite learning rate passed).
   base = _load(path, "smoke")
   fields = {
@@ -132,7 +132,7 @@ def _main(tmp_path, *args):
     ((f"--config={TOY}:smoke,toy.num_examples=0",), "'toy.num_examples' must be >= 1; got 0"),
     ((f"--config={TOY}:smoke", "--config.toy.nosuch=1"), "unknown config key 'toy.nosuch'"),
     (("--config={bad}",), "cannot load config file {bad}:2: invalid syntax"),
-    # NaN / inf in a float field: the right key and value, at the door.
+    # NaN / inf in a float field: the right key and value, before the run starts.
     (
       (f"--config={TOY}:smoke", "--config.optim.learning_rate=inf"),
       "config key 'optim.learning_rate' must be a finite number; got inf",
@@ -143,7 +143,7 @@ def _main(tmp_path, *args):
     ),
   ],
 )
-def test_main_stops_at_the_door_in_one_line(tmp_path, args, expected):
+def test_main_stops_on_an_invalid_config_in_one_line(tmp_path, args, expected):
   bad = tmp_path / "bad_config.py"
   bad.write_text("def get_config(arg=None):\n  x = = 1\n")
   workdir = tmp_path / "w"

@@ -5,8 +5,8 @@ while the data loads with the lock released and the same command resuming. A pro
 died stops within ICLR26_PEER_TIMEOUT with one line naming it.
 
 Oracles: uninterrupted runs of the same config (one process in-process; two processes on
-localhost over gloo, as in test_multihost.py), compared leaf by leaf, bit for bit, and the
-workdir after the signal (absent, or without a lock).
+localhost over gloo, as in tests/core/test_multihost.py), compared leaf by leaf, bit for bit, and
+the workdir after the signal (absent, or without a lock).
 """
 
 import os
@@ -26,10 +26,10 @@ from iclr26_jax.core import metrics as metrics_lib
 from experiments import toy
 from iclr26_jax.core import trainer
 from tests.conftest import REPO, subprocess_env
-from tests.core.toy_restore import restore_toy
 from tests.helpers import (
   assert_same_state,
   free_port,
+  restore_toy,
   stderr_lines,
   train_toy,
   wide_toy_config,

@@ -41,7 +41,7 @@ def _train(cfg, work, **kw):
 @pytest.fixture(scope="module")
 def base_run(tmp_path_factory):
   """A finished 10-step toy run (checkpoints 5 and 10); tests work on copies of it. This
-  module's own (the toy's default layers), in place of tests/core/conftest.py's."""
+  module's own (the toy's default layers), in place of tests/faults/conftest.py's."""
   work = tmp_path_factory.mktemp("base") / "run"
   _train(_cfg(), work)
   return work

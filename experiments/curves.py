@@ -10,10 +10,11 @@
 * A key whose value never changes within any run (a parameter count, a constant learning rate, a
   metric logged once) is not drawn: it is listed in a last text panel, ``constants``.
 
-Non-numeric values, NaN / inf and event lines are skipped. The trainer calls
+Non-numeric values, NaN / inf and event lines are skipped. ``python -m experiments.main`` calls
 ``write_run_curves`` when a run finishes (``<workdir>/curves.png``, process 0; ``ICLR26_CURVES=0``
 turns it off); ``python -m experiments.plot WORKDIR [WORKDIR ...] --out F.png`` draws any set of
-runs. Matplotlib is imported here only (a Figure with its own Agg canvas; no display needed).
+runs, and ``plot_runs`` does the same from Python. Matplotlib is imported here only (a Figure with
+its own Agg canvas; no display needed).
 
 Examples:
   >>> import json, os, tempfile
@@ -46,12 +47,12 @@ Series = dict[str, tuple[list[int], list[float]]]
 
 METRICS_FILE = "metrics.jsonl"
 CURVES_FILE = "curves.png"
-# ICLR26_CURVES=0 turns the trainer's end-of-run picture off (the test suite does).
+# ICLR26_CURVES=0 turns the end-of-run picture of experiments.main off (the test suite does).
 ENV_SWITCH = "ICLR26_CURVES"
 
 
 def run_curves_enabled() -> bool:
-  """Whether the trainer writes ``curves.png`` at the end of a run (``ICLR26_CURVES`` != "0")."""
+  """Whether a finished run gets its ``curves.png`` (``ICLR26_CURVES`` != "0")."""
   return os.environ.get(ENV_SWITCH, "1") != "0"
 
 
@@ -296,7 +297,7 @@ def plot_runs(
 def write_run_curves(workdir: str) -> str | None:
   """Writes ``<workdir>/curves.png`` from the run's ``metrics.jsonl``; never raises.
 
-  Called by the trainer on process 0 when a run finishes, unless ``ICLR26_CURVES=0``. A failure
+  Called by ``experiments.main`` on process 0 when a run finishes, unless ``ICLR26_CURVES=0``. A failure
   (no matplotlib backend, a full disk) is a warning: the run's result does not depend on its
   picture.
 

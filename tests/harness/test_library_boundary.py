@@ -3,8 +3,8 @@ module under ``iclr26_jax/`` imports ``experiments`` or ``benchmarks``, writes a
 prints a table.
 
 Oracle: the modules' syntax trees. Files are written only by the training core, into the run's
-own workdir (checkpoints, config.json, metrics.jsonl, the lock, curves.png), and by one plotting
-helper that saves to the path its caller names.
+own workdir (checkpoints, config.json, metrics.jsonl, the lock), and by one plotting helper that
+saves to the path its caller names.
 """
 
 import ast
@@ -20,7 +20,6 @@ NOT_INSTALLED = ("experiments", "benchmarks")
 WRITERS = {
   "iclr26_jax/core/checkpoint.py": "the run's checkpoint digests",
   "iclr26_jax/core/config.py": "the run's config.json",
-  "iclr26_jax/core/curves.py": "the run's curves.png",
   "iclr26_jax/core/metrics.py": "the run's metrics.jsonl",
   "iclr26_jax/core/trainer.py": "the run's event lines",
   "iclr26_jax/core/workdir.py": "the run's lock and config history",
