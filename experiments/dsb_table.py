@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from iclr26_jax.dsb.benchmark import resolve_preset
 from iclr26_jax.dsb.evaluation import (
   METRIC_DIRECTIONS,
   METRICS,
@@ -21,7 +22,6 @@ from iclr26_jax.dsb.evaluation import (
   check_solver,
   evaluate_solver,
   prepare_preset,
-  resolve_preset,
 )
 
 __all__ = ["run_table", "format_table", "jsonable"]

@@ -78,8 +78,6 @@ from iclr26_jax.dsb.solvers.dlightsb import DLightSB, DLightSBConfig
 from iclr26_jax.dsb.solvers.dlightsb_m import DLightSBM, DLightSBMConfig
 
 __all__ = [
-  "TINY_PRESETS",
-  "PRESET_ALIASES",
   "METRICS",
   "METRIC_DIRECTIONS",
   "REFERENCES",
@@ -89,9 +87,6 @@ __all__ = [
   "SolverEntry",
   "pad_potential",
   "PresetContext",
-  "preset_names",
-  "resolve_preset",
-  "build_preset",
   "make_solver",
   "check_solver",
   "prepare_preset",
@@ -101,48 +96,6 @@ __all__ = [
   "reference_scores",
   "format_scores",
 ]
-
-# --------------------------------------------------------------------------------------------
-# Presets.
-# --------------------------------------------------------------------------------------------
-
-TINY_PRESETS = bm.TINY_PRESETS  # the enumerable presets (part of ``benchmark.PRESETS``)
-
-
-PRESET_ALIASES: dict[str, str] = bm.DEPRECATED_PRESET_NAMES
-"""Deprecated short names of the HD presets (``benchmark.DEPRECATED_PRESET_NAMES``)."""
-
-
-def preset_names() -> list[str]:
-  """Every preset name (``benchmark.PRESETS``: HD, image and tiny), sorted. The deprecated short
-  names (``PRESET_ALIASES``) are still accepted, with a FutureWarning."""
-  return sorted(bm.PRESETS)
-
-
-def resolve_preset(name: str) -> str:
-  """The ``benchmark.PRESETS`` name of ``name`` (``benchmark.resolve_preset``)."""
-  return bm.resolve_preset(name)
-
-
-def build_preset(
-  name: str, seed: Any = 0, *, source_samples: Any = None, **overrides: Any
-) -> Benchmark:
-  """Builds a preset (HD, image, or a tiny enumerable preset) deterministically from a seed.
-
-  Args:
-    name: a ``benchmark.PRESETS`` name (``preset_names()``).
-    seed: instance seed.
-    source_samples: (n, 3072) int pixel array for the image presets (user-supplied; nothing is
-      downloaded).
-    **overrides: ``make_preset`` / ``make_benchmark`` keyword overrides (e.g. num_potentials,
-      num_steps).
-
-  Returns:
-    Benchmark.
-  """
-  name = resolve_preset(name)
-  return bm.make_preset(name, seed=seed, source_samples=source_samples, **overrides)
-
 
 # --------------------------------------------------------------------------------------------
 # Models and the solver table.
@@ -628,7 +581,7 @@ def prepare_preset(
     num_traj: test sources used for the trajectory KLs.
     max_exact_pairs: enumerate (exact KL / TV) when S^(2D) <= this.
     source_samples: image presets' user-supplied (n, 3072) source array.
-    preset_overrides: further ``build_preset`` keyword overrides.
+    preset_overrides: further ``benchmark.make_preset`` keyword overrides.
     c2st_steps: classifier training steps of the C2ST (reversed presets).
     trend: compute trend / cond trend (needs (D S)^2 pair histograms; off above a size limit).
     eval_seed: seed of the evaluation draws (default: ``instance_seed``).
@@ -655,8 +608,8 @@ def prepare_preset(
       )
     bench = preset
   else:
-    name = resolve_preset(preset)
-    bench = build_preset(
+    name = bm.resolve_preset(preset)
+    bench = bm.make_preset(
       name, instance_seed, source_samples=source_samples, **(preset_overrides or {})
     )
   key = jax.random.fold_in(

@@ -98,7 +98,7 @@ def test_image_preset_from_user_array():
   """The coloured-MNIST preset is built from a user-supplied source array (no download)."""
   rng = np.random.default_rng(0)
   src = rng.integers(0, 256, size=(5, 3072)).astype(np.int32)
-  bench = evaluation.build_preset("image_d3072_s256_prior_gaussian_a0.01", 0, source_samples=src)
+  bench = bm.make_preset("image_d3072_s256_prior_gaussian_a0.01", 0, source_samples=src)
   assert bench.reverse and bench.dim == 3072 and bench.num_categories == 256
   assert bench.num_potentials == 10 and bench.num_steps == 15
   x0 = np.asarray(bench.sample_source(jax.random.key(0), 50))

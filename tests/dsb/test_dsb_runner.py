@@ -52,7 +52,7 @@ def table(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def oracle():
-  bench = evaluation.build_preset(TINY, 0)
+  bench = bm.make_preset(TINY, 0)
   _, log_p0, log_cond = M.exact_joint_log_probs(bench)
   log_p0 = np.asarray(log_p0, np.float64)
   log_cond = np.asarray(log_cond, np.float64)
@@ -157,10 +157,10 @@ def test_unknown_names_raise():
     runner.run_table(["truth", "bogus"], [TINY], [0])
   with pytest.raises(ValueError, match="on_error"):
     runner.run_table(["truth"], [TINY], [0], on_error="ignore")
-  assert evaluation.resolve_preset("gaussian_d2_a002") == "hd_d2_s50_prior_gaussian_a0.02"
-  assert evaluation.resolve_preset("uniform_d64_a0005") == "hd_d64_s50_prior_uniform_a0.005"
+  assert bm.resolve_preset("gaussian_d2_a002") == "hd_d2_s50_prior_gaussian_a0.02"
+  assert bm.resolve_preset("uniform_d64_a0005") == "hd_d64_s50_prior_uniform_a0.005"
   with pytest.raises(ValueError, match="source_samples"):
-    evaluation.build_preset("image_d3072_s256_prior_gaussian_a0.01")
+    bm.make_preset("image_d3072_s256_prior_gaussian_a0.01")
 
 
 def test_cli_writes_table_and_json(tmp_path):
