@@ -340,7 +340,7 @@ def run_worker(
   family: str, names: list[str], targets: list[str], scale: str, out: str, config_spec: str = ""
 ) -> None:
   """Compiles every (method, target) of one family; appends one JSON line per cell to ``out``
-  (the method's name under the key ``"room"``). With ``config_spec`` ("FILE.py[:ARG]") that one
+  (the method's name under the key ``"method"``). With ``config_spec`` ("FILE.py[:ARG]") that one
   config is the only method."""
   import jax
 
@@ -360,9 +360,9 @@ def run_worker(
       method = make_method(name, config, scale)
     except Exception as e:  # noqa: BLE001 - one line per cell
       for target in mine:
-        emit({"room": name, "target": target, "error": f"build: {_first_line(e)}"})
+        emit({"method": name, "target": target, "error": f"build: {_first_line(e)}"})
       continue
-    base = {"room": name, "arg": arg, "num_steps": int(config.num_steps)}
+    base = {"method": name, "arg": arg, "num_steps": int(config.num_steps)}
     for target in mine:
       rec = dict(base, target=target, mode=str(config.param_sharding))
       try:
@@ -447,7 +447,7 @@ def table(records: list[dict], names: list[str], targets: list[str]) -> str:
   replicated one that does not fit)."""
   best = {}
   for r in records:
-    key = (r["room"], r["target"])
+    key = (r["method"], r["target"])
     old = best.get(key)
     if (
       old is None
@@ -468,7 +468,7 @@ def details(records: list[dict]) -> str:
   """One paragraph per cell: every compiled fact and estimate."""
   out = []
   for r in records:
-    head = f"- **{r['room']} × {r['target']}** ({r.get('mode', '?')})"
+    head = f"- **{r['method']} × {r['target']}** ({r.get('mode', '?')})"
     if "error" in r:
       out.append(f"{head}: not compiled: {r['error']}")
       continue
@@ -601,12 +601,12 @@ def plan(names, targets, scale: str, timeout_s: int, config_spec: str = "") -> t
         with open(out) as f:
           got = [json.loads(line) for line in f if line.strip()]
       for r in got:
-        print(f"[plan] {r['room']} × {r['target']}: {cell_text(r)}", flush=True)
-      done = {(r["room"], r["target"]) for r in got}
+        print(f"[plan] {r['method']} × {r['target']}: {cell_text(r)}", flush=True)
+      done = {(r["method"], r["target"]) for r in got}
       for name in names:
         for t in targets:
           if TARGETS[t]["family"] == fam and (name, t) not in done and fail:
-            got.append({"room": name, "target": t, "error": fail})
+            got.append({"method": name, "target": t, "error": fail})
       records += got
   return records, time.perf_counter() - t0
 

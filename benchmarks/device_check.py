@@ -349,7 +349,7 @@ def plan_estimate(name: str, arg: str, layout: str = "", records=None) -> dict |
   if name == "qam" and layout and layout != PLAN_QAM_LAYOUT:
     return None
   for r in _plan_records() if records is None else records:
-    if r.get("room") == name and r.get("target") == PLAN_TARGET and r.get("arg", "") == arg:
+    if r.get("method") == name and r.get("target") == PLAN_TARGET and r.get("arg", "") == arg:
       return None if "error" in r else r
   return None
 

@@ -6,9 +6,8 @@ and the git log.
 
 The experiment scripts, benchmarks and examples (``experiments/**/*.py``, ``benchmarks/**/*.py``,
 ``examples/**/*.py``) are held to the same rule and a little more: no "issue 32", and none of
-"room", "rooms", "door" as whole words. Only the JSON key of the accelerator plan's records
-(``"room"``) keeps the old word: generated reports read it back. Dates that are data (the budget
-curves' JSON and the other generated reports under results/) are not .py files."""
+"room", "rooms", "door" as whole words. Dates that are data (the budget curves' JSON and the
+other generated reports under results/) are not .py files."""
 
 import glob
 import os
@@ -26,8 +25,6 @@ SCRIPT_PATTERN = re.compile(
   r"(?i:spec) §|DESIGN §|(?<![\w&#])#[0-9]{2,}\b|\bissues? #[0-9]+"
   r"|\bissue [0-9]+\b(?![.,]?[0-9]|-|×)|20[0-9]{2}-[01][0-9]-[0-3][0-9]|\brooms?\b|\bdoors?\b"
 )
-# The accelerator plan's record key ``"room"`` (the JSON reports it wrote are read back).
-SCRIPT_ALLOWED = re.compile(r"[\"']room[\"']")
 
 
 def _files(roots=ROOTS):
@@ -36,7 +33,7 @@ def _files(roots=ROOTS):
 
 
 def _script_hit(line: str) -> bool:
-  return bool(SCRIPT_PATTERN.search(SCRIPT_ALLOWED.sub("", line)))
+  return bool(SCRIPT_PATTERN.search(line))
 
 
 def test_pattern_catches_what_it_should():
@@ -117,8 +114,7 @@ def test_script_pattern_catches_what_it_should():
     "a bedroom, a roomy buffer, an outdoor run",
     "the entry point of the method package",
     "python -m benchmarks.device_check --methods --tiny",
-    'done = {(r["room"], r["target"]) for r in got}',
-    "head = f\"- **{r['room']} × {r['target']}**\"",
+    'done = {(r["method"], r["target"]) for r in got}',
   ]
   assert all(_script_hit(s) for s in bad), [s for s in bad if not _script_hit(s)]
   assert not any(_script_hit(s) for s in good), [s for s in good if _script_hit(s)]

@@ -27,7 +27,7 @@ def test_device_check_tiny_methods_writes_a_row_per_method(tmp_path):
   assert device_check.METHOD_HEADER in text and device_check.HEADER in text
   if jax.default_backend() == "cpu":
     assert "interpret mode" in text
-  plan = {r["room"]: r for r in device_check._plan_records() if r["target"] == "h200x1"}
+  plan = {r["method"]: r for r in device_check._plan_records() if r["target"] == "h200x1"}
   for name in device_check.METHODS:
     (line,) = _rows(text, f"| {name} |")
     cells = [c.strip() for c in line.split("|")[1:-1]]
