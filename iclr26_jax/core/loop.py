@@ -22,7 +22,7 @@ Examples:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -77,7 +77,12 @@ def scan_in_chunks(
     carry, out = runner(carry, part, jnp.arange(size) < (stop - start))
     return carry, {"loss": out[: stop - start]}
 
-  report = None if on_chunk is None else (lambda done, traces: on_chunk(done, traces["loss"]))
+  so_far = []
+
+  def report(done, info):
+    so_far.append(info["loss"])
+    on_chunk(done, np.concatenate(so_far))
+
   carry, traces = run_chunks(
     one_chunk,
     carry,
@@ -86,7 +91,7 @@ def scan_in_chunks(
     num_steps=n,
     name=name,
     loss_key="loss" if check_finite else None,
-    on_chunk=report,
+    on_chunk=None if on_chunk is None else report,
   )
   return carry, traces["loss"]
 
@@ -99,8 +104,9 @@ def run_chunks(
   steps_per_chunk: int,
   num_steps: int | None = None,
   name: str = "fit",
-  loss_key: str | None = "train/loss",
+  loss_key: str | Sequence[str] | None = "train/loss",
   on_chunk: Callable[[int, dict], None] | None = None,
+  keep_traces: bool = True,
 ) -> tuple[Any, dict[str, np.ndarray]]:
   """Calls a compiled chunk of steps ``num_chunks`` times; returns ``(state, traces)``.
 
@@ -116,12 +122,16 @@ def run_chunks(
     steps_per_chunk: steps per full chunk (to name the step in errors).
     num_steps: total steps, for the error message (default ``num_chunks * steps_per_chunk``).
     name: what the error message calls the fit.
-    loss_key: the ``info`` entry checked for NaN / inf after each chunk (None: no check).
-    on_chunk: called as ``on_chunk(steps_done, traces_so_far)`` after each chunk.
+    loss_key: the ``info`` entry checked for NaN / inf after each chunk; a sequence of entries, or
+      ``"*"`` for every entry (the error then names the entry); None: no check.
+    on_chunk: called as ``on_chunk(steps_done, info)`` after each chunk, ``info`` that chunk's
+      traces (numpy).
+    keep_traces: False returns no traces (a long fit that logs through ``on_chunk`` instead).
   Returns:
-    the final state and the traces, each entry concatenated over chunks, numpy ``(steps,)``.
+    the final state and the traces, each entry concatenated over chunks, numpy ``(steps,)``
+    (``{}`` when ``keep_traces`` is False).
   Raises:
-    NonFiniteLossError: the ``loss_key`` trace is not finite (names the first bad step, 1-based).
+    NonFiniteLossError: a checked trace is not finite (names the first bad step, 1-based).
     KeyboardInterrupt: Ctrl-C, within one chunk's time.
   """
   total = num_chunks * steps_per_chunk if num_steps is None else int(num_steps)
@@ -130,20 +140,33 @@ def run_chunks(
   for c in range(int(num_chunks)):
     state, info = chunk_fn(state, c)
     info = {k: np.asarray(v) for k, v in jax.device_get(info).items()}  # Ctrl-C lands here
-    if loss_key is not None and not np.all(np.isfinite(info[loss_key])):
-      out = info[loss_key]
-      first = int(np.argmin(np.isfinite(out)))
-      bad = c * steps_per_chunk + first + 1
+    keys = _checked(loss_key, info)
+    bad = [
+      (int(np.argmin(np.isfinite(info[k]))), k) for k in keys if not np.isfinite(info[k]).all()
+    ]
+    if bad:
+      first, k = min(bad)
+      step = c * steps_per_chunk + first + 1
+      what = "the loss" if isinstance(loss_key, str) and loss_key != "*" else k
       raise NonFiniteLossError(
-        f"{name}: the loss is {out[first]} at step {bad} of {total} (finite through step "
-        f"{bad - 1}); lower the learning rate or check the inputs"
+        f"{name}: {what} is {info[k][first]} at step {step} of {total} (finite through step "
+        f"{step - 1}); lower the learning rate or check the inputs"
       )
-    for k, v in info.items():
-      parts.setdefault(k, []).append(v)
+    if keep_traces:
+      for k, v in info.items():
+        parts.setdefault(k, []).append(v)
     done += len(next(iter(info.values()))) if info else steps_per_chunk
     if on_chunk is not None:
-      on_chunk(done, {k: np.concatenate(v) for k, v in parts.items()})
+      on_chunk(done, info)
   return state, {k: np.concatenate(v) for k, v in parts.items()}
+
+
+def _checked(loss_key, info) -> list[str]:
+  if loss_key is None:
+    return []
+  if loss_key == "*":
+    return list(info)
+  return [loss_key] if isinstance(loss_key, str) else list(loss_key)
 
 
 def _pad_to(a, size):

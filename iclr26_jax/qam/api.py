@@ -31,6 +31,7 @@ import ml_collections
 import numpy as np
 
 from iclr26_jax.core import config as core_config
+from iclr26_jax.core.loop import run_chunks
 from iclr26_jax.core.train_state import stream_key
 from iclr26_jax.qam import config as qam_config
 from iclr26_jax.qam import datasets
@@ -448,6 +449,9 @@ def train_offline(
   Raises:
     ValueError: a bad dataset (the key, what it got and what it needs), an unknown config key
       (named, with the closest valid key) or a bad value.
+    FloatingPointError: a loss or diagnostic became NaN / inf (``core.loop.NonFiniteLossError``,
+      naming the update and the key).
+    KeyboardInterrupt: Ctrl-C, within about a second.
 
   Examples:
     >>> import jax, numpy as np
@@ -506,16 +510,13 @@ def train_offline(
       batch = datasets.sample_chunks(
         data, jax.random.fold_in(k_data, start + i), batch_size, horizon, discount
       )
-      agent, info = agent.update(batch)
-      return agent, info
+      return agent.update(batch)
 
-    agent, infos = jax.lax.scan(one, agent, jnp.arange(length))
-    return agent, jax.tree.map(lambda v: v[-1], infos)
+    return jax.lax.scan(one, agent, jnp.arange(length))  # per-update infos (length,)
 
   run = jax.jit(block, static_argnums=3, donate_argnums=0)
   bar = _progress(num_updates, progress)
   history = []
-  done = 0
   # Each logging block runs as compiled sub-blocks of `sub` updates, so that Ctrl-C (seen by
   # Python only between compiled calls) lands within about a second: `sub` starts at 1 and, once
   # one update's time is known, becomes the largest power of two (<= 64) whose sub-block takes
@@ -523,33 +524,48 @@ def train_offline(
   # compiled lengths are powers of two <= 64 (at most seven, cached across blocks). The updates and
   # their keys (fold_in of the update index) are the same whatever the split.
   sub, probes = 1, []
-  while done < num_updates:
-    length = min(log_every, num_updates - done)
-    left = length
+
+  def log_block(agent, c):
+    nonlocal sub
+    start = c * log_every
+    left = length = min(log_every, num_updates - start)
+    infos = []
     while left:
       n = sub if left >= sub else 1 << (left.bit_length() - 1)
       t0 = time.perf_counter()
-      agent, info = run(agent, dev, jnp.asarray(done + length - left, jnp.int32), n)
-      jax.block_until_ready(info)
+      agent, info = run(agent, dev, jnp.asarray(start + length - left, jnp.int32), n)
+      infos.append(jax.block_until_ready(info))
       left -= n
       if n == 1 and len(probes) < 2:
         probes.append(time.perf_counter() - t0)  # the first includes the compile
         if len(probes) == 2:
           sub = max(1, min(64, 2 ** int(math.log2(max(1.0, 0.5 / max(probes[1], 1e-6))))))
-    done += length
-    rec = {"step": done, **{k: float(v) for k, v in jax.device_get(info).items()}}
+    return agent, {k: jnp.concatenate([i[k] for i in infos]) for k in infos[0]}
+
+  def report(done, traces):
+    rec = {"step": done, **{k: float(v[-1]) for k, v in traces.items()}}
     history.append(rec)
-    if not all(math.isfinite(v) for v in rec.values()):
-      raise FloatingPointError(
-        f"QAM: a loss became non-finite in updates {done - length}..{done - 1}: {rec}"
-      )
     if bar == "lines":
       keys = ("critic/loss", "bc/fm_loss", "actor/am_loss")
       shown = " ".join(f"{k}={rec[k]:.4g}" for k in keys if k in rec)
       print(f"QAM update {done}/{num_updates}: {shown}", file=sys.stderr, flush=True)
     elif bar is not None:
-      bar.update(length)
+      bar.update(done - bar.n)
       bar.set_postfix({k: f"{rec[k]:.3g}" for k in ("critic/loss", "actor/am_loss") if k in rec})
-  if bar not in (None, "lines"):
-    bar.close()
+
+  try:
+    agent, _ = run_chunks(
+      log_block,
+      agent,
+      -(-num_updates // log_every),
+      steps_per_chunk=log_every,
+      num_steps=num_updates,
+      name="QAM",
+      loss_key="*",
+      on_chunk=report,
+      keep_traces=False,
+    )
+  finally:
+    if bar not in (None, "lines"):
+      bar.close()
   return OfflineAgent(agent, history, reward_scale=scale)

@@ -157,8 +157,10 @@ def test_unknown_names_raise():
     runner.run_table(["truth", "bogus"], [TINY], [0])
   with pytest.raises(ValueError, match="on_error"):
     runner.run_table(["truth"], [TINY], [0], on_error="ignore")
-  assert bm.resolve_preset("gaussian_d2_a002") == "hd_d2_s50_prior_gaussian_a0.02"
-  assert bm.resolve_preset("uniform_d64_a0005") == "hd_d64_s50_prior_uniform_a0.005"
+  with pytest.warns(FutureWarning, match="use 'hd_d2_s50_prior_gaussian_a0.02'"):
+    assert bm.resolve_preset("gaussian_d2_a002") == "hd_d2_s50_prior_gaussian_a0.02"
+  with pytest.warns(FutureWarning, match="is deprecated"):
+    assert bm.resolve_preset("uniform_d64_a0005") == "hd_d64_s50_prior_uniform_a0.005"
   with pytest.raises(ValueError, match="source_samples"):
     bm.make_preset("image_d3072_s256_prior_gaussian_a0.01")
 

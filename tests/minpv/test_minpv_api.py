@@ -74,6 +74,7 @@ def test_bad_input_names_argument():
 
 
 @pytest.mark.slow
+@pytest.mark.split_params  # two ~90 s fits: one xdist unit each, so the two workers share them
 @pytest.mark.parametrize("seed", [0, 1])
 def test_defaults_within_ten_percent(seed):
   # The entry points' contract: at their defaults, KL of a d = 6 Gaussian pair and the MI

@@ -180,6 +180,21 @@ def test_update_split_does_not_change_the_result():
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+def test_a_non_finite_update_stops_training_naming_the_update():
+  """Rewards scaled to 1e31: the first update's squared TD error overflows float32."""
+  with pytest.raises(FloatingPointError, match=r"^QAM: \S+ is (nan|inf) at step 1 of 6 "):
+    qam.train_offline(
+      _bandit(n=64),
+      key=jax.random.key(0),
+      num_updates=6,
+      batch_size=16,
+      config=SMALL,
+      reward_scale=1e30,
+      log_every=3,
+      progress=False,
+    )
+
+
 def test_ctrl_c_stops_training_promptly(monkeypatch):
   sent = []
 
