@@ -320,7 +320,8 @@ def main(argv):
     if result.eval_metrics:
       parts.append(summary(result.eval_metrics))
     print(" | ".join(parts) + " (all values in metrics.jsonl)", file=sys.stderr)
-    curves.write_run_curves(result.workdir)  # <workdir>/curves.png; a failure only warns
+    if result.resumed_from != int(result.state.step):  # this command trained: draw its curves
+      curves.write_run_curves(result.workdir)  # <workdir>/curves.png; a failure only warns
     if interrupt.received():
       print(
         f"({interrupt.received()} received after training finished: ignored, the run is complete)",
