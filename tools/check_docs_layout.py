@@ -60,9 +60,12 @@ window.addEventListener("load", function () {
       art.querySelectorAll("*").forEach(function (el) {
         var r = el.getBoundingClientRect();
         if (r.width > 0 && r.right > box.right + 1 && wide.length < 5) {
-          var scroller = el.closest(".pst-scrollable-table-container, .table-wrapper, pre, "
-            + ".highlight, .cell_output, .MathJax, mjx-container, .math");
-          if (!scroller || scroller === el) {
+          // Inside a box that scrolls (a table, code, a formula) it may be wider than the column;
+          // such a box itself may not.
+          var scroller = el.parentElement && el.parentElement.closest(
+            ".pst-scrollable-table-container, .table-wrapper, pre, .highlight, .cell_output, "
+            + "mjx-container");
+          if (!scroller) {
             wide.push(el.tagName.toLowerCase() + (el.className ? "." + String(el.className)
               .split(" ").join(".") : "") + " (" + Math.round(r.right - box.right) + " px)");
           }

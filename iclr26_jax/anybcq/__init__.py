@@ -1,21 +1,15 @@
 """AnyBCQ: multi-precision binary-coded quantization with shared bit-planes, in JAX.
 
-Implements AnyBCQ (Gunho Park, Jeongin Bae, Beomseok Kwon, Byeongwook Kim, Se Jung Kwon, Dongsoo Lee;
-NAVER Cloud; "AnyBCQ", ICLR 2026, arXiv 2510.10467; official PyTorch + CUDA code
-github.com/naver-aics/anybcq). One stack of binary planes B_1..B_{p_H} is shared by every precision
-p in P = (p_L, ..., p_H), each precision owning its scales alpha^(p) (and offsets beta^(p)):
-
-    W_hat^(p)[n, k] = beta^(p)[n, k // g] + sum_{i <= p} alpha^(p)[n, k // g, i] * B_i[n, k]
+Gunho Park, Jeongin Bae, Beomseok Kwon, Byeongwook Kim, Se Jung Kwon, Dongsoo Lee (NAVER Cloud),
+"AnyBCQ", ICLR 2026, arXiv 2510.10467; official PyTorch + CUDA code github.com/naver-aics/anybcq.
 
 Entry point: ``quantize_params(params, bits=(2, 3, 4), group_size=128)`` quantizes every Dense and
-Conv kernel of a Flax param tree (Flax's (in, out) layout, any input width) into one multi-precision
-``QuantizedParams``; ``dequantize_params(q, p)`` gives the p-bit tree and ``q.apply_dense(path, x, p)``
-the packed bit-plane matmul of one layer (module ``tree``).
-
-Modules: ``quantizer`` (greedy + alternating refinement, progressive expansion, baselines),
-``calibration`` (block-wise output-MSE scale calibration, closed-form activation-aware refit),
-``layer`` (``QuantizedDense`` on the ``kernels_pallas.bitplane_matmul`` format) and ``memory``
-(storage accounting, paper Table 1 arithmetic).
+Conv kernel of a Flax param tree into one multi-precision ``QuantizedParams``;
+``dequantize_params(q, p)`` gives the p-bit tree (module ``tree``). Modules: ``quantizer`` (the
+weight-space algorithm and its baselines), ``calibration`` (block-wise scale calibration, the
+closed-form refit), ``layer`` (``QuantizedDense``) and ``memory`` (storage, paper Table 1).
+The algorithm, with its equations and reference hyperparameters: docs/methods/anybcq.md
+("The algorithm").
 """
 
 from iclr26_jax.anybcq.calibration import (

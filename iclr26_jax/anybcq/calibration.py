@@ -1,27 +1,13 @@
 """AnyBCQ calibration: block-wise output reconstruction of the scales, and the closed-form refit.
 
-AnyBCQ (Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; official code github.com/naver-aics/anybcq,
-``AnyBCQ.minimize`` / ``blockReconstruction``) fits the scales of every quantized linear of a block to
-the full-precision block output, one precision stage at a time (as in the AnyBCQ paper):
-
-* codes are constants (no straight-through estimator); only alpha^(p) (and beta^(p) when ``train_beta``)
-  of the current precision train, with optax Adam and a cosine decay to 0 over the stage;
-* the loss is the element-mean MSE of the block output, F_q(x~) against F_fp(x_fp), where x~ mixes the
-  quantized-path input (probability ``input_prob``, element-wise Bernoulli, QDrop) and the
-  full-precision input;
-* stage p_L starts from the weight-space quantizer; every later stage first expands each linear from
-  the *calibrated* alpha^(p-1) (``quantizer.expand_precision``), then calibrates alpha^(p); the result of
-  each stage is snapshotted and never modified again.
-
-A block is a pure function ``block_fn(weights, x) -> y`` where ``weights`` maps each linear's name to its
-``(N, K)`` (out, in) weight matrix, so any small Flax block can be wrapped (apply its module with the
-dense kernels replaced by ``weights[name].T``). Which quantized-input cache feeds each stage (the
-reference's p_L / p_H caches, or one per precision) is the caller's choice: pass ``x_q`` as one array or
-as ``{p: array}``.
-
-``activation_aware_scales`` is the closed-form output-MSE-optimal scale refit of one linear for fixed
-codes (the H-weighted least squares a_n = (D_n^T H D_n)^-1 D_n^T H w_n, H = X^T X): a tool and the test
-oracle of what Adam calibration converges to when the block is a single linear.
+Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; official code github.com/naver-aics/anybcq
+(``AnyBCQ.minimize`` / ``blockReconstruction``). ``calibrate_block`` fits the scales of every
+quantized linear of a block to the full-precision block output, one precision stage at a time
+(Adam on alpha^(p), beta^(p), codes constant, QDrop input mixing); ``activation_aware_scales`` and
+``refit_precision`` give the closed-form output-MSE-optimal scales of one linear for fixed codes,
+a_n = (D_n^T H D_n)^-1 D_n^T H w_n with H = X^T X. Also ``block_mse`` and ``output_error``.
+The algorithm, with its equations and reference hyperparameters: docs/methods/anybcq.md
+("The algorithm").
 """
 
 from __future__ import annotations

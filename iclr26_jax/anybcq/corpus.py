@@ -1,22 +1,11 @@
 """An offline text corpus from the Python standard library's docstrings, and a byte-level tokenizer.
 
-Used by the AnyBCQ package's tiny-LM evaluation (a tiny causal LM trained by the
-project for a few minutes on offline text). Nothing is downloaded: the text is the
-docstrings of a fixed list of standard-library modules, read with ``inspect``.
-
-* Order is deterministic: modules in the listed order; inside a module, the module docstring, then its
-  public members sorted by name (classes followed by their own methods, sorted by name). Only objects
-  defined in that module (``__module__`` matches) and docstrings the object defines itself (no
-  inherited ``__doc__``) are used.
-* Docstrings are cleaned (``inspect.cleandoc``), split into lines, stripped, and empty lines dropped;
-  each line is a document. Lines repeated anywhere earlier in the corpus are dropped (first occurrence
-  wins), so the train and validation line sets are disjoint.
-* Train / validation split **by module**: validation text comes from modules the training text never
-  sees (``TRAIN_MODULES`` vs ``VALID_MODULES``).
-* Tokenizer: bytes of the UTF-8 encoding, vocabulary 256 (``encode`` / ``decode`` round-trip exactly).
-
-The exact text depends on the Python version (docstrings change between releases); within one
-interpreter it is fixed.
+Used by the AnyBCQ package's tiny-LM evaluation; nothing is downloaded. Every docstring line of a
+fixed list of standard-library modules (``TRAIN_MODULES``, ``VALID_MODULES``: the split is by
+module), in a deterministic order, is a document; a line is kept only at its first occurrence. The
+tokenizer is the UTF-8 bytes (``encode`` / ``decode``, vocabulary 256). The exact text depends on
+the Python version; within one interpreter it is fixed. The rules of order and cleaning:
+docs/methods/anybcq.md ("Configuration and logged metrics").
 """
 
 from __future__ import annotations

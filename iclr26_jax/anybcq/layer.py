@@ -1,20 +1,13 @@
 """``QuantizedDense``: a Flax Linen layer serving an AnyBCQ weight at a precision chosen per call.
 
-AnyBCQ (Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/anybcq) serves
-every precision p in P from one stack of packed binary planes plus per-precision scales; a call at
-precision p reads planes 0..p-1 and the scale rows of p. The storage is the kernel package's format
-(``kernels_pallas.bitplane_matmul``; layout in ``kernels_pallas.bitplane_matmul.format``), and the matmul is
-``bitplane_matmul`` with its ``impl="auto" | "xla" | "pallas"`` switch.
-
-Variables (K_pad = round_up(K, 256), S = sum(bits)):
-
-* ``bitplanes/planes``: uint32 ``(max(bits), K_pad/32, N)`` -- not trainable.
-* ``params/alpha``: f32 ``(S, K_pad/g, N)``; row ``offset(p) + b`` is alpha^(p)_b.
-* ``params/beta``: f32 ``(|P|, K_pad/g, N)`` when ``asymmetric``.
-* ``params/bias``: f32 ``(N,)`` when ``use_bias``.
-
-A fresh ``init`` gives zero planes and scales (a placeholder of the right shapes); load a quantized
-weight with ``dense_variables(quantized_weight, bias)``.
+Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/anybcq. Storage is
+the ``kernels_pallas.bitplane_matmul`` format and the matmul its ``bitplane_matmul``. Variables
+(K_pad = round_up(K, 256), S = sum(bits)): ``bitplanes/planes`` uint32 ``(max(bits), K_pad/32, N)``
+(not trainable); ``params/alpha`` f32 ``(S, K_pad/g, N)``, row ``offset(p) + b`` is alpha^(p)_b;
+``params/beta`` f32 ``(|P|, K_pad/g, N)`` when ``asymmetric``; ``params/bias`` f32 ``(N,)`` when
+``use_bias``. A fresh ``init`` gives zero planes and scales; load a quantized weight with
+``dense_variables(quantized_weight, bias)``. The algorithm, with its equations and reference
+hyperparameters: docs/methods/anybcq.md ("The algorithm").
 """
 
 from __future__ import annotations

@@ -1,31 +1,13 @@
 """A tiny byte-level causal transformer LM for evaluating AnyBCQ end to end (validation perplexity).
 
-The laptop-scale mirror of the paper's perplexity table (AnyBCQ, Park et al., ICLR 2026, arXiv
-2510.10467, Table 6): train a small causal LM on the offline docstring
-corpus (``anybcq.corpus``), quantize the linears of every transformer block, and report validation
-perplexity at full precision and at each bit width for
-
-* ``"anybcq"``: ONE multi-precision model per linear (``quantizer.quantize`` with ``bits``); the p-bit
-  weights are ``QuantizedWeight.dequantize(p)`` of that single shared-plane weight;
-* ``"bcq"``: fixed-precision alternating BCQ, an independent model per width
-  (``quantizer.fixed_bcq_quantize``);
-* ``"rtn"``: per-group asymmetric min-max round-to-nearest per width (``quantizer.rtn_quantize``).
-
-Quantized: the four Dense kernels of every block (``qkv``, ``attn_out``, ``mlp_in``, ``mlp_out``);
-their biases, the LayerNorms, the token embedding, the learned positions and the LM head stay in full
-precision (as in the paper, which keeps embeddings and the head unquantized). This is weight-only
-quantization: no block calibration (``anybcq.calibration``) is applied here.
-
-Model: token embedding + learned positions, ``depth`` pre-LayerNorm blocks (causal multi-head
-self-attention, GELU MLP), final LayerNorm, Dense head to the 256 byte logits.
-
-Training goes through the shared trainer (``anybcq.method.AnyBCQLMMethod``; ``method.train_lm``
-runs it in a temporary or given workdir; this module imports no trainer code). ``quantize_kernels``,
-``get_path`` and ``set_path`` live in ``anybcq.tree`` and are re-exported here. Run
-``python -m experiments.anybcq_lm --steps=2000`` for the table (progress on stderr; the table is
-also written to ``--out``, default ``anybcq_out/lm.md`` and ``lm.json``), or ``python -m
-experiments.main --config=experiments/configs/anybcq/lm.py --workdir=DIR`` for a resumable run that
-logs the same perplexities to ``DIR/metrics.jsonl``.
+The laptop-scale mirror of the perplexity table of AnyBCQ (Park et al., ICLR 2026, arXiv
+2510.10467, Table 6; code github.com/naver-aics/anybcq): ``TinyLM`` trained on the offline
+docstring corpus (``anybcq.corpus``), the four Dense kernels of every block (``BLOCK_LINEARS``)
+quantized weight-only by ``"anybcq"`` (one multi-precision model), ``"bcq"`` or ``"rtn"``
+(``quantize_lm``), and ``perplexity`` at each width. Training goes through the shared trainer
+(``anybcq.method``); ``quantize_kernels``, ``get_path`` and ``set_path`` are re-exported from
+``anybcq.tree``. The model, the run and its table: docs/methods/anybcq.md ("Configuration and
+logged metrics").
 """
 
 from __future__ import annotations
@@ -163,7 +145,7 @@ def perplexity(params, tokens, cfg: LMConfig = LMConfig()) -> float:
   """exp(mean next-token NLL) over every predicted position of ``tokens`` ``(B, L)``.
 
   Each row predicts tokens[:, 1:] from tokens[:, :-1] (L - 1 <= context). The per-token NLLs are
-  averaged on the host in float64 (a float32 on-device mean of thousands of terms drifts by ~1e-5).
+  averaged on the host in float64 (a float32 on-device mean of thousands of terms drifts).
   """
   per_tok = np.asarray(token_nll(cfg, params, check_tokens(tokens, cfg)), np.float64)
   return float(np.exp(per_tok.mean()))
@@ -199,11 +181,8 @@ def quantize_lm(
 
   Returns ``{p: params_p}``; see ``quantize_kernels`` for ``method`` and the settings.
   """
-  if cfg is None:
-    depth = sum(1 for k in params["params"] if k.startswith("block_"))
-    paths = [(f"block_{i}", n) for i in range(depth) for n in BLOCK_LINEARS]
-  else:
-    paths = block_kernel_paths(cfg)
+  depth = sum(1 for k in params["params"] if k.startswith("block_")) if cfg is None else cfg.depth
+  paths = [(f"block_{i}", n) for i in range(depth) for n in BLOCK_LINEARS]
   return quantize_kernels(params, paths, method, bits, group_size, rounds, asymmetric)
 
 

@@ -1,21 +1,19 @@
 """Exact storage accounting for AnyBCQ layers (the arithmetic of the paper's Table 1).
 
-AnyBCQ (Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/anybcq) stores
-one stack of p_H binary planes plus, per stored precision p, p scales per (row, group) and (asymmetric)
-one offset per (row, group). For a linear with N outputs, K inputs and group size g, with 16-bit scales:
+Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; code github.com/naver-aics/anybcq. With 16-bit
+scales, a linear (N outputs, K inputs, group size g) stores
 
     bytes = p_H * K * N / 8  +  sum_{p in P} p * (K/g) * N * 2  +  [asymmetric] |P| * (K/g) * N * 2
 
-A precision-p matmul reads ``p * K * N / 8 + p * (K/g) * N * 2 (+ (K/g) * N * 2)`` of them. The stored
-layout (``kernels_pallas.bitplane_matmul``) pads K to a multiple of the 256-input pack tile;
-``padded=True`` reports those sizes, ``padded=False`` the logical ones.
-
-``table1`` reproduces the arithmetic of the paper's Table 1 (Llama-3.1-8B, scales + binary in GB) for
-any list of linear shapes, in both conventions: alpha only (as the paper counts) and alpha + beta.
+``linear_nbytes`` / ``fixed_precision_nbytes`` / ``model_nbytes`` count it (``padded=True``: K
+rounded up to the 256-input pack tile); ``table1`` reproduces Table 1's arithmetic (Llama-3.1-8B).
+The algorithm, with its equations and reference hyperparameters: docs/methods/anybcq.md
+("The algorithm").
 """
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -139,19 +137,11 @@ def fixed_precision_nbytes(
 
   Returns the sum over widths (planes = sum(bits) * K * N / 8); ``per_precision[p]`` is model p alone.
   """
-  total = None
-  for b in _check_bits(bits):
-    one = linear_nbytes(
-      out_features,
-      in_features,
-      (b,),
-      group_size,
-      asymmetric=asymmetric,
-      scale_bytes=scale_bytes,
-      padded=padded,
-    )
-    total = one if total is None else _add(total, one)
-  return total
+  kw = dict(asymmetric=asymmetric, scale_bytes=scale_bytes, padded=padded)
+  ones = [
+    linear_nbytes(out_features, in_features, (b,), group_size, **kw) for b in _check_bits(bits)
+  ]
+  return functools.reduce(_add, ones)
 
 
 def model_nbytes(

@@ -1,20 +1,11 @@
 """AnyBCQ's tiny byte-level LM through the shared trainer (``core.trainer``, ``experiments.main``).
 
-The method trains ``lm.TinyLM`` on the offline docstring corpus (``anybcq.corpus``) with the run's
-``config.optim`` (AdamW, warm-up cosine, global-norm clipping in the default config) and evaluates
-validation perplexity: ``eval/ppl_fp`` at every evaluation and, at the final step (``quant.eval =
-"final"``; ``"every"``: at every evaluation; ``"never"``: not at all), the perplexity of the
-weight-only quantized model ``eval/ppl_<method>_<bits>`` for each method of ``quant.methods``
-(``"anybcq"``: one multi-precision model, ``"bcq"``: fixed-precision BCQ per width, ``"rtn"``:
-min-max round-to-nearest per width; see ``lm.quantize_lm``).
-
-Data: the training stream is the corpus' training bytes (the first ``data.train_bytes`` of them
-when > 0); the batch of step s is ``batch_size`` random windows of ``lm.context + 1`` tokens whose
-start offsets are drawn by ``np.random.default_rng([seed, s])``, so a batch is a function of
-(seed, step) alone and a killed run resumes bitwise. Validation: ``lm.eval_windows`` of the
-corpus' validation bytes (the first ``data.eval_windows`` when > 0).
-
-Logged: ``train/loss`` (mean next-byte NLL, nats), ``train/grad_norm`` (before clipping).
+``AnyBCQLMMethod`` trains ``lm.TinyLM`` on the offline docstring corpus (``anybcq.corpus``) and
+evaluates validation perplexity at full precision and, per ``config.quant``, after weight-only
+quantization (Park et al., "AnyBCQ", ICLR 2026, arXiv 2510.10467; code
+github.com/naver-aics/anybcq). Also ``default_config``, ``validate``, ``run_config`` and
+``train_lm``. The configuration fields and logged metrics: docs/methods/anybcq.md
+("Configuration and logged metrics").
 
   python -m experiments.main --config=experiments/configs/anybcq/lm.py --workdir=/tmp/anybcq_lm
 """
@@ -312,10 +303,8 @@ def train_lm(
 ):
   """Trains ``TinyLM(cfg)`` through the shared trainer (``AnyBCQLMMethod``).
 
-  AdamW with a warm-up cosine schedule (``max(1, min(100, steps // 10))`` warm-up steps) and
-  global-norm clipping at 1 (``run_config``). The batch of step s is ``batch`` random
-  windows of length context + 1 from ``train_stream``, drawn by ``np.random.default_rng([seed,
-  s])``. The run's end evaluates the FP validation perplexity only (no quantization).
+  The run is ``run_config``'s (AdamW, warm-up cosine, clipping at 1; the batch of step s is drawn
+  by ``np.random.default_rng([seed, s])``); its end evaluates the FP perplexity only.
 
   Args:
     train_stream: token ids ``(n,)``, n > context + 1.

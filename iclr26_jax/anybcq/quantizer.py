@@ -1,31 +1,14 @@
 """AnyBCQ quantizer: multi-precision binary-coded quantization with shared, progressively grown planes.
 
-Implements the weight-space part of AnyBCQ (Gunho Park, Jeongin Bae, Beomseok Kwon, Byeongwook Kim,
-Se Jung Kwon, Dongsoo Lee; NAVER Cloud; "AnyBCQ", ICLR 2026, arXiv 2510.10467; official PyTorch/CUDA
-code github.com/naver-aics/anybcq). A weight matrix W (N, K) (out, in) is split into groups of g inputs
-along K; for output row n and group G the group's weights w in R^g are approximated at precision p by
+Gunho Park, Jeongin Bae, Beomseok Kwon, Byeongwook Kim, Se Jung Kwon, Dongsoo Lee (NAVER Cloud),
+"AnyBCQ", ICLR 2026, arXiv 2510.10467; official PyTorch/CUDA code github.com/naver-aics/anybcq.
+A group of g weights w is w_hat^(p) = beta^(p) + sum_{i <= p} alpha^(p)_i b_i, b_i in {-1, +1}^g.
 
-    w_hat^(p) = beta^(p) * 1 + sum_{i <= p} alpha^(p)_i * b_i,      b_i in {-1, +1}^g
-
-with planes b_1..b_{p_H} shared by every precision and a separate scale set (alpha^(p), beta^(p)) per
-precision. Precisions P = (p_L, ..., p_H) are built as follows (as in the AnyBCQ paper):
-
-* base p_L: greedy initialisation, then T rounds of alternating refinement (exact least-squares scales
-  with a tiny trace-scaled ridge, |alpha| sorted descending, exact nearest-level code search over all
-  2^q levels). The loop ends with the code search, so the stored base alpha is the one the final codes
-  were searched with.
-* expansion p -> p+1 (following the released code's ``add_onebit_linear_v2``, not the paper's
-  pseudocode): alpha^(p+1) = [alpha^(p), 0]; T rounds of "new plane = sign of the residual of the
-  *old* planes, then LS refit of all p+1 scales with beta fixed, clamped to the fp16 range". Earlier
-  planes and alpha^(p), beta^(p) are never touched; beta^(p+1) = beta^(p).
-
-Everything is vectorised over (rows, groups); the group-level building blocks (``greedy_init``,
-``ls_refit``, ``canonicalize``, ``code_search``, ``refine``, ``expand``) take arrays with arbitrary
-leading axes ``...`` and a trailing group axis of length g. ``quantize`` validates its input on the host
-and runs jitted cores.
-
-Baselines in the same module: ``rtn_quantize`` (per-group asymmetric min-max uniform), ``greedy_bcq_quantize``
-(greedy, optionally + LS) and ``fixed_bcq_quantize`` (the base procedure run independently per width).
+Holds the group-level steps (``greedy_init``, ``ls_refit``, ``canonicalize``, ``code_search``,
+``refine``, ``expand``: leading axes ``...``, group axis last), the entry points ``quantize`` /
+``quantize_with_info`` / ``expand_precision``, the baselines ``rtn_quantize``,
+``greedy_bcq_quantize`` and ``fixed_bcq_quantize``, and the weight containers. The algorithm, with
+its equations and reference hyperparameters: docs/methods/anybcq.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -522,9 +505,8 @@ class QuantizedWeight(struct.PyTreeNode):
 
   def dequantize(self, precision: int) -> jax.Array:
     """``W_hat^(p) = beta^(p) + sum_{i<p} alpha^(p)_i B_i``: f32 ``(N, K)``."""
-    i = self._index(precision)
-    beta = None if self.betas is None else self.betas[i]
-    return dequantize_planes(self.signs[: int(precision)], self.alphas[i], beta, self.group_size)
+    p = precision
+    return dequantize_planes(self.planes(p), self.alpha(p), self.beta(p), self.group_size)
 
   def with_scales(self, precision: int, alpha, beta=None) -> "QuantizedWeight":
     """A copy with alpha^(p) (and beta^(p), if asymmetric) replaced; shapes are checked."""
@@ -736,10 +718,8 @@ def quantize(
     group_size: g, the group length along K.
     rounds: T, refinement rounds for the base and for every expansion (>= 0; an expansion runs at
       least one round).
-    asymmetric: fit a per-(row, group) offset beta (LUT-GEMM-style asymmetric BCQ): the paper's
-      setting and the official code's argument default, and the default of every AnyBCQ function
-      here (``quantize_params``, ``calibrate_block``, ``QuantizedDense``, the baselines). The
-      official README's post-training command runs symmetric (beta = 0): pass False.
+    asymmetric: fit a per-(row, group) offset beta (LUT-GEMM-style asymmetric BCQ: the paper's
+      setting and the default of every AnyBCQ function here); False: symmetric, beta = 0.
   Returns:
     ``QuantizedWeight`` with ``NB = bits[-1]`` shared planes and one scale set per precision.
   Raises:

@@ -1,29 +1,13 @@
 """Whole-model AnyBCQ on a Flax parameter tree: ``quantize_params`` / ``dequantize_params``.
 
 AnyBCQ (Gunho Park et al., NAVER Cloud, "AnyBCQ", ICLR 2026, arXiv 2510.10467; official code
-github.com/naver-aics/anybcq) stores ONE stack of binary planes per linear layer and a scale set per
-precision, so a single quantized model serves every bit width of ``bits``. This module applies it to
-every Dense and Conv kernel of a Flax param tree, in Flax's own layout (a Conv kernel
-``(*window, C_in, N)`` as its ``(prod(window) · C_in, N)`` patch matrix):
-
-* a Flax ``Dense`` kernel is ``(K, N)`` = (in, out) and computes ``y = x @ kernel``; the quantizer
-  (``quantizer.quantize``) groups a weight ``(N, K)`` (out, in) along K, so each kernel is
-  transposed on the way in and back on the way out (groups run along the *input* axis, as in the
-  paper and the official code);
-* any input width K works: when K is not a multiple of the group size g (or of 32, the packed
-  planes' word size) the weight is zero-padded along K to ``K_q = round_up(K, g)`` before
-  quantization, and the padding is stripped again by ``dequantize_params``. For K < group_size the
-  group is the smallest power of two >= max(K, 32) (so it divides the packed format's 256-input
-  tile);
-* the packed path: ``QuantizedParams.dense_variables(path)`` gives the variables of a
-  ``layer.QuantizedDense`` (bit-plane matmul, ``kernels_pallas.bitplane_matmul``) for one kernel and
-  ``QuantizedParams.apply_dense(path, x, bits)`` runs it on ``x (..., K)`` (zero-padding x to K_q),
-  matching ``x @ dequantize_params(q, bits)[path]`` (+ bias) to f32 rounding.
-
-Also here: ``quantize_kernels`` (the per-width trees of the three methods ``"anybcq"`` / ``"bcq"`` /
-``"rtn"`` used by the tiny LM, the digits MLP and the MiniLM encoder) and the nested-dict helpers
-``get_path`` / ``set_path``. Imports only the quantizer and the layer (no model code), so the LM
-and the trainer method both import it without a cycle.
+github.com/naver-aics/anybcq) on every Dense and Conv kernel of a Flax param tree, in Flax's own
+layout: a kernel ``(K, N)`` (a Conv kernel as its ``(prod(window) · C_in, N)`` patch matrix) is
+transposed to the quantizer's ``(N, K)`` and zero-padded along K to a multiple of the group size.
+Holds ``QuantizedParams`` (dequantized trees, and the packed bit-plane path of each Dense layer),
+``quantize_kernels`` (the per-width trees of ``"anybcq"`` / ``"bcq"`` / ``"rtn"``) and the
+nested-dict helpers ``get_path`` / ``set_path``; it imports no model code. The algorithm and the
+padding rules: docs/methods/anybcq.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -38,6 +22,7 @@ import numpy as np
 
 from iclr26_jax.anybcq.layer import QuantizedDense, dense_variables
 from iclr26_jax.anybcq.quantizer import (
+  _check_group_size,
   check_bits,
   fixed_bcq_quantize,
   quantize,
@@ -74,8 +59,7 @@ def get_path(tree, path):
 
 def set_path(tree, path, value):
   """A copy of the nested dict ``tree`` with the leaf at ``path`` replaced; every subtree off the
-  path is the original object (not a copy). ``flax.traverse_util``'s flatten / unflatten would
-  rebuild every subtree and lose that sharing (tests/anybcq/test_anybcq_minilm.py checks it)."""
+  path is the original object (not a copy)."""
   if len(path) == 1:
     return {**tree, path[0]: value}
   return {**tree, path[0]: set_path(tree[path[0]], path[1:], value)}
@@ -169,8 +153,8 @@ class QuantizedParams:
       a Conv kernel ``(*window, C_in, N)`` has K = prod(window) · C_in).
     dtypes: ``{path: dtype}`` of each original kernel (dequantized kernels are cast back to it).
     bits: the stored precisions (ascending).
-    group_size: the requested group size g (a kernel with K < g uses a smaller group, see the
-      module docstring; each weight's own is ``weights[path].group_size``).
+    group_size: the requested group size g (a kernel with K < g uses a smaller group, see
+      ``quantize_params``; each weight's own is ``weights[path].group_size``).
     asymmetric: whether the weights hold per-precision offsets beta.
   """
 
@@ -266,7 +250,7 @@ class QuantizedParams:
   def apply_dense(
     self, path, x, bits, *, impl: str = "auto", interpret: bool | None = False
   ) -> jax.Array:
-    """``x @ kernel^(bits) (+ bias)`` by the bit-plane matmul of the packed weight.
+    """``x @ kernel^(bits) (+ bias)`` by the bit-plane matmul of the packed weight, to f32 rounding.
 
     Args:
       path: the kernel's path (or its module's path, without ``"kernel"``).
@@ -359,8 +343,8 @@ class QuantizedParams:
     return int(sum(q.nbytes(bits) for q in self.weights.values()))
 
 
-# Rows per quantizer call: whole blocks of about this many weights (about 1.5 s each on a laptop
-# CPU core), so Ctrl-C stops ``quantize_params`` between blocks, not at the end of a big matrix.
+# Rows per quantizer call: whole blocks of about this many weights, so Ctrl-C stops
+# ``quantize_params`` between blocks, not at the end of a big matrix.
 _BLOCK_WEIGHTS = 1 << 21
 
 
@@ -395,13 +379,10 @@ def quantize_params(
 ) -> QuantizedParams:
   """AnyBCQ-quantizes every Dense and Conv kernel of a Flax param tree into one multi-precision model.
 
-  A Conv kernel ``(*window, C_in, N)`` is quantized as the ``(prod(window) · C_in, N)`` matrix it
-  applies to unfolded input patches (its scale groups run along that axis) and dequantizes back to
-  its own shape. Each selected kernel ``(K, N)`` (Flax's (in, out)) is transposed to the quantizer's ``(N, K)``,
-  zero-padded along K to a multiple of the group size (any K works; see the module docstring) and
-  quantized by ``quantizer.quantize``: greedy + ``rounds`` alternating refinements at ``bits[0]``,
-  then progressive expansion with the earlier planes frozen. Biases, norms and embeddings stay in
-  full precision.
+  Each selected kernel ``(K, N)`` (a Conv kernel ``(*window, C_in, N)`` as its
+  ``(prod(window) · C_in, N)`` patch matrix) is transposed to ``(N, K)``, zero-padded along K to a
+  multiple of the group size (any K works) and quantized by ``quantizer.quantize``; it dequantizes
+  back to its own shape. Biases, norms and embeddings stay in full precision.
 
   Args:
     params: a nested dict of arrays (``{"params": ...}`` as ``Module.init`` returns, or its inner
@@ -419,8 +400,8 @@ def quantize_params(
     ``QuantizedParams``; ``.dequantize(p)`` / ``dequantize_params(q, p)`` give the p-bit tree,
     ``.apply_dense(path, x, p)`` the packed bit-plane matmul of one layer.
   Raises:
-    ValueError: no leaf selected, a selected leaf of rank < 2 (named, with why), or bad bits / group_size / rounds, or
-      non-finite weights (named by path).
+    ValueError: no leaf selected, a selected leaf of rank < 2 (named, with why), bad bits /
+      group_size / rounds, or non-finite weights (named by path).
 
   Examples:
     >>> import jax, jax.numpy as jnp, flax.linen as nn
@@ -444,10 +425,7 @@ def quantize_params(
     True
   """
   bits = check_bits(bits)
-  if isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)):
-    raise ValueError(f"group_size must be a positive int; got {group_size!r}")
-  if group_size < 1:
-    raise ValueError(f"group_size must be a positive int; got {group_size!r}")
+  _check_group_size(group_size)
   paths = kernel_paths(params, filter)
   if not paths:
     raise ValueError(

@@ -1,16 +1,14 @@
 """The shared training core: configs, distributed init, sharding, state, trainer, checkpoints,
 metrics and optimizers. It imports nothing from a method package.
 
-Modules: ``config`` (locked ConfigDicts, ``"smoke,seed=3"`` arguments, overrides, JSON dump),
-``distributed`` (``jax.distributed`` init on request), ``sharding`` (meshes, replicated / batch
-shardings, global batches), ``train_state`` (``TrainState``), ``trainer`` (the ``Method`` protocol
-and the ``train`` loop), ``checkpoint`` (Orbax), ``metrics`` (JSON lines and terminal writer),
-``optim`` (optax chains, EMA), ``workdir`` (workdir lock, config-change records) and
-``datacheck`` (finite-value checks). The smallest complete ``Method``, a least-squares toy, is
-``experiments/toy.py``.
+Modules: ``config``, ``distributed``, ``sharding``, ``train_state``, ``trainer`` (the ``Method``
+protocol and ``train``), ``checkpoint`` (Orbax), ``metrics``, ``optim`` (optax chains, EMA),
+``workdir`` (lock, config changes), ``datacheck``, ``interrupt``, ``preemption``, ``loop`` and
+``validate``; the smallest complete ``Method`` is ``experiments/toy.py``. The names in ``__all__``
+are imported on first access (PEP 562), so importing this package imports nothing: config files
+and the workdir helpers stay free of jax.
 
-The names in ``__all__`` are imported from their module on first access (PEP 562), so importing
-this package imports nothing: config files and the workdir helpers stay free of jax.
+Runs, checkpoints and resume: docs/runs.md; several devices and processes: docs/scaling.md.
 """
 
 from iclr26_jax._lazy import lazy_exports

@@ -1,37 +1,14 @@
 """Checkpoints: the one path, through an Orbax ``CheckpointManager``.
 
-Saves are atomic (Orbax writes to a temporary directory and renames), old checkpoints are
-pruned to ``keep``, and restore takes an abstract target carrying the *target* shardings, so a
-state saved on one mesh restores onto another (saved on 4 devices, restored on 2). When the
-newest checkpoint cannot be read (truncated or corrupt files), restore warns in one line, moves
-it aside to ``<dir>/corrupt/<step>`` and falls back to the previous one; the run is never lost
-to one bad save. A readable checkpoint whose tree (leaf paths, shapes, dtypes) differs from the
-restore target is *not* corrupt: restore raises ``CheckpointMismatchError`` and moves nothing.
+``Checkpointer`` writes keep-N, atomic checkpoints with a digest of every array leaf
+(``tree_digest``, the same for any sharding) and restores onto the target's shardings, so a state
+saved on one mesh restores onto another. Restore verifies what it read: an unreadable or damaged
+newest checkpoint is moved to ``<dir>/corrupt/`` with one warning line and the previous one is
+used; a tree that differs from the target raises ``CheckpointMismatchError``; when no checkpoint
+verifies, ``CheckpointCorruptError``. A failed save raises ``CheckpointSaveError``. Helpers:
+``structure``, ``structure_diff``, ``digest_diff``, ``abstract_like``, ``tree_nbytes``.
 
-Integrity: every save records a digest of each array leaf in the checkpoint's own step metadata
-(Orbax ``custom_metadata``, written atomically with the step). ``tree_digest`` is two 32-bit
-weighted sums of the leaf's bit patterns, computed on the devices under ``jit``: integer sums
-mod 2**32 do not depend on the reduction order, so the digest is the same for any sharding, mesh
-or process count (a state saved on 4 devices verifies when restored on 2). Every multiplier is
-odd, so any change to a single 32-bit word changes the first sum; two independent sums make a
-collision of a multi-word change about 2**-64. Restore recomputes the digest of what it read and
-treats a mismatch like an unreadable checkpoint (flipped bytes no longer restore silently):
-moved to ``corrupt/`` and the previous one tried, with one warning line. When no checkpoint
-verifies and at least one failed its digest, restore raises ``CheckpointCorruptError`` and moves
-nothing: the run stops and the files stay for inspection (``python -m experiments.ckpt``).
-
-No single fault switches verification off: the digests are kept in two places, the step's own
-metadata and ``<dir>/digests/<step>.json`` (written, atomically, before the step is committed),
-and ``<dir>/digests/`` records that the directory writes digests. Once a directory has written
-digests (a marker, a digest file or a step's metadata says so), a checkpoint with no readable
-digest in either place is damaged, not old: it falls back like any other damage. When both
-digests are readable they must both match what was read. Checkpoints written before digests
-existed (in a directory with no trace of digests) restore as before (nothing to check).
-
-Failed saves: ``save`` checks the free space first (the state's bytes plus 10 %), and
-``poll`` / ``wait`` surface a failed background save as ``CheckpointSaveError`` (one line naming
-the step and directory) after removing Orbax's temporary folder; the checkpoints saved before
-are untouched.
+The digest, its two copies and the fallback rules: docs/runs.md ("How a run is kept safe").
 """
 
 from __future__ import annotations
@@ -81,11 +58,8 @@ _TMP_MARK = ".orbax-checkpoint-tmp"  # Orbax's in-progress folder suffix
 
 
 class _QuietOrbaxErrors(std_logging.Filter):
-  """Drops Orbax's and TensorStore's WARNING and ERROR records about a failed save or read (each
-  failure is logged several times with tracebacks, once per writer thread: ~470 lines for one
-  full disk; a missing step metadata file is warned about once per read).
-  ``Checkpointer`` turns every such failure into one line (``CheckpointSaveError`` or the
-  restore warning) that carries the first line of the cause."""
+  """Drops Orbax's and TensorStore's WARNING and ERROR records (a failure is logged once per writer
+  thread, with tracebacks): ``Checkpointer`` reports each failure in one line carrying its cause."""
 
   def filter(self, record: std_logging.LogRecord) -> bool:
     if record.levelno < std_logging.WARNING:
@@ -110,19 +84,15 @@ def _drop_orbax_coroutine_errors(previous):
 def _quiet_orbax_errors() -> None:
   """Installs the filter above, and the tolerant event-loop policy (below) for good when the
   process still has asyncio's default policy: Orbax's background save threads make their loops
-  after ``save`` returns, and a failed write then prints one "Event loop is closed" traceback
-  per TensorStore callback (17 for one full disk) unless their loops are tolerant."""
+  after ``save`` returns, and a failed write would print a traceback per TensorStore callback."""
   logger = logging.get_absl_logger()
   if not any(isinstance(f, _QuietOrbaxErrors) for f in logger.filters):
     logger.addFilter(_QuietOrbaxErrors())
-  # A failed write or read abandons Orbax's pending coroutines; Python warns about each one at
-  # exit ("coroutine '_async_serialize_shardings' was never awaited", 8 lines for one failure).
+  # A failed write or read abandons Orbax's pending coroutines; Python would warn about each.
   warnings.filterwarnings(
     "ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning
   )
-  # A failed read also leaves Orbax's per-array read coroutines holding their error; when they
-  # are garbage-collected Python prints each as "Exception ignored in: <coroutine ...>" with the
-  # whole TensorStore spec (about 60 lines per array) beside the one-line fallback warning.
+  # A failed read leaves per-array read coroutines holding their error, printed when collected.
   if not getattr(sys.unraisablehook, "_drops_orbax_coroutines", False):
     sys.unraisablehook = _drop_orbax_coroutine_errors(sys.unraisablehook)
   if (
@@ -169,8 +139,9 @@ def _digest_leaves(leaves):
 
 
 def tree_digest(tree: Any) -> dict[str, list[int]]:
-  """``{leaf path: [sum1, sum2]}`` of a pytree of arrays (see the module docstring); the same
-  for any sharding of the same values. One jitted pass over the tree on its devices."""
+  """``{leaf path: [sum1, sum2]}`` of a pytree of arrays (``_leaf_digest`` of each leaf); the
+  same for any sharding of the same values, since integer sums mod 2**32 do not depend on the
+  reduction order. One jitted pass over the tree on its devices."""
   paths_leaves = jax.tree_util.tree_leaves_with_path(tree)
   groups: dict[Any, list[int]] = {}  # one jitted call per device set (jit wants one)
   for i, (_, leaf) in enumerate(paths_leaves):
@@ -254,11 +225,9 @@ def structure_diff(saved: dict, target: dict, limit: int = 5) -> list[str]:
 class _TolerantEventLoop(asyncio.SelectorEventLoop):
   """An event loop whose ``call_soon_threadsafe`` is a no-op once the loop is closed.
 
-  Orbax restores through ``loop.run_until_complete(...)`` on a fresh loop and closes it when
-  the first read fails; TensorStore reads still in flight then complete on their own threads
-  and call ``call_soon_threadsafe`` on the closed loop, which raises and prints one
-  ``RuntimeError: Event loop is closed`` traceback per read. Nothing waits for those results
-  any more, so dropping the wake-up is the correct outcome.
+  Orbax closes its restore loop when the first read fails; TensorStore reads still in flight then
+  call ``call_soon_threadsafe`` on it ("Event loop is closed"). Nothing waits for their results,
+  so dropping the wake-up is the correct outcome.
   """
 
   def call_soon_threadsafe(self, callback, *args, context=None):

@@ -1,18 +1,17 @@
 """Configs: locked ``ml_collections.ConfigDict`` objects with a small argument language.
 
-Every experiment file defines ``get_config(arg)``; ``arg`` is the text after the colon in
-``--config=path.py:arg`` and looks like ``"smoke,seed=3,model.width=64"``: bare words are
-*variants* (``smoke``) and ``key=value`` pairs override fields (type-checked against the
-default, nested keys with dots). Unknown keys and values of the wrong type fail at once with a
-message naming the key, before any compute. A config file sets its fields as plain assignments
-and ends with ``experiment(c, arg, {variant word: overrides dict or fn(c)})``, which applies the
-named variants, then the overrides, and locks.
+``get_config(arg)`` takes the text after the colon in ``--config=path.py:arg``, e.g.
+``"smoke,seed=3,model.width=64"``: bare words are variants, ``key=value`` pairs override fields
+(dotted keys, type-checked against the default); an unknown key or a value of the wrong type fails
+at once, naming the key, before any compute. A config file sets its fields as plain assignments
+and ends with ``experiment(c, arg, {variant word: overrides dict or fn(c)})``.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -130,9 +129,8 @@ def to_dataclass(
 ):
   """The bridge from a run config to a library dataclass: ``cls(**section, **extra)``.
 
-  Method packages keep their settings in frozen dataclasses (jit cache keys, plain Python
-  arguments); a run config keeps them in ConfigDict sections. This builds one from the other,
-  in one place, with errors that name the config key.
+  Method packages keep their settings in frozen dataclasses (jit cache keys); a run config keeps
+  them in ConfigDict sections. Errors name the config key.
 
   Args:
     cls: a dataclass.
@@ -158,8 +156,6 @@ def to_dataclass(
     >>> to_dataclass(Opt, ml_collections.ConfigDict({"widths": [4, 4]}), "model", lr=0.1)
     Opt(widths=(4, 4), lr=0.1)
   """
-  import dataclasses
-
   names = [f.name for f in dataclasses.fields(cls)]
   kw = {k: _plain(v) for k, v in section.items()}
   unknown = sorted(set(kw) - set(names))
@@ -182,8 +178,6 @@ def to_dataclass(
 def from_dataclass(obj: Any, fields: Iterable[str] | None = None) -> ml_collections.ConfigDict:
   """The other way: a dataclass instance's fields (or the named ones) as a ConfigDict section
   (tuples as lists, as config files write them)."""
-  import dataclasses
-
   names = [f.name for f in dataclasses.fields(obj)] if fields is None else list(fields)
   out = ml_collections.ConfigDict()
   for name in names:
@@ -370,10 +364,6 @@ def experiment(
 ) -> ml_collections.ConfigDict:
   """The end of every config file's ``get_config(arg)``: variants, overrides, checks, lock.
 
-  A config file builds its settings as plain assignments on the method package's
-  ``default_config()`` and ends with ``return config_lib.experiment(c, arg, {"smoke": {...},
-  "online": fn})``.
-
   Steps, in order:
     1. every bare word of ``arg`` must be a key of ``variants`` (``check_variants``, so
        ``experiments.main --show_variants`` lists them), and at most one word of each
@@ -422,11 +412,7 @@ def experiment(
 def require(cfg: ml_collections.ConfigDict, *keys: str) -> None:
   """Raises ConfigError if a dotted key is missing from ``cfg``."""
   for key in keys:
-    node = cfg
-    for part in key.split("."):
-      if not isinstance(node, ml_collections.ConfigDict) or part not in node:
-        raise ConfigError(f"config is missing required key '{key}'")
-      node = node[part]
+    lookup(cfg, key)
 
 
 def to_dict(cfg: ml_collections.ConfigDict) -> dict:
@@ -479,8 +465,7 @@ def trainer_defaults() -> ml_collections.ConfigDict:
 # -- range checks on entry ----------------------------------------------------------------------
 # Every method package's ``validate(config)`` states its sizes, counts and rates with these, so a
 # bad value stops ``experiments.main`` in one line naming the full dotted key, before any file is
-# written (``experiments.registry.validate``). ``tests/harness/test_config_fields.py`` does not
-# count a read made inside them as a use of the field: a field that is only range-checked is unused.
+# written. A read inside them does not count as a use of the field (test_config_fields.py).
 
 _MISSING = object()
 
@@ -572,8 +557,7 @@ def fraction(cfg: ml_collections.ConfigDict, *keys: str, optional: bool = False)
 def check_finite(cfg: ml_collections.ConfigDict) -> None:
   """Every float field (and every float item of a tuple or list field), at any depth, is finite.
 
-  NaN compares false with every bound, so a range check alone lets it through (a NaN MI target
-  silently became the default rule; an infinite learning rate surfaced as a divergence).
+  NaN compares false with every bound, so a range check alone lets it through.
 
   Raises:
     ConfigError: one line naming the first dotted key (sorted) holding NaN or +-inf.

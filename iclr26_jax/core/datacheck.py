@@ -1,14 +1,10 @@
 """Checks data loaders run on what they read, so a bad file fails at load time, naming itself.
 
-A NaN or inf in a dataset otherwise surfaces as ``NonFiniteError`` at the first training step,
-pointing at the model instead of the data; a wrong dtype, width or row count as a Chex,
-IndexError or KeyError traceback (or, worse, a silent cast: integer observations truncated to
-float32 train to the end). Every check raises ``DataError`` (a ``ValueError``) in one line that
-names the file, the array and what was expected; ``experiments.main`` prints it as one line.
-
-``open_npz`` reads a ``.npz`` archive (a garbage or truncated file is one line, not a zip or
-pickle traceback) and ``require_array`` checks one array's kind (floating, integer, numeric),
-number of dimensions, sizes per axis and emptiness.
+Without them a NaN in a dataset surfaces as ``NonFiniteError`` at the first step, pointing at the
+model, and a wrong dtype or shape as a traceback or a silent cast. Every check raises
+``DataError`` (a ``ValueError``) in one line naming the file, the array and what was expected:
+``open_npz`` / ``load_npy`` (a garbage or truncated file), ``require_array`` (kind, number of
+dimensions, sizes per axis, emptiness), ``require_same_rows`` and ``require_finite``.
 """
 
 from __future__ import annotations
@@ -60,9 +56,7 @@ def open_npz(path: str, required: Sequence[str] = ()) -> dict[str, np.ndarray]:
           out[key] = z[key]
         except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
           raise DataError(f"{path}[{key!r}]: cannot be read ({_first_line(e)})") from e
-  except FileNotFoundError:
-    raise
-  except DataError:
+  except (FileNotFoundError, DataError):
     raise
   except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, KeyError) as e:
     raise DataError(

@@ -1,26 +1,14 @@
 """Multi-process initialisation: ``jax.distributed.initialize`` only when asked.
 
-A job is multi-host when ``--multihost`` is passed or ``ICLR26_MULTIHOST=1`` is set. On TPU pods
-and SLURM/Open MPI clusters JAX discovers the coordinator itself, so the same command runs on
-every host. Elsewhere (and in the localhost rehearsal) the coordinator comes from the
-environment:
+``maybe_initialize`` starts ``jax.distributed`` when ``--multihost`` is passed or
+``ICLR26_MULTIHOST=1`` is set; it must run before anything touches a device. JAX finds the
+coordinator itself on TPU pods and SLURM / Open MPI clusters; elsewhere it comes from
+``ICLR26_COORDINATOR=host:port``, ``ICLR26_NUM_PROCESSES`` and ``ICLR26_PROCESS_ID``
+(``ICLR26_LOCAL_DEVICES=k``: k CPU devices per process, for rehearsals). ``PeerWatch`` ends this
+process in one line (exit status 1) when a peer's heartbeat stops for ``ICLR26_PEER_TIMEOUT``
+seconds (default 10; 0 turns it off), instead of hanging until JAX's own heartbeat timeout.
 
-  ICLR26_COORDINATOR=host:port  ICLR26_NUM_PROCESSES=N  ICLR26_PROCESS_ID=i
-  ICLR26_LOCAL_DEVICES=k        (optional: number of CPU devices per process, for rehearsals)
-  ICLR26_PEER_TIMEOUT=s         (optional: seconds without a peer's heartbeat before this
-                                process stops; default 10; 0 turns the watch off)
-
-Must run before anything touches a device.
-
-A dead peer: when one process dies (SIGKILL, a crashed host), the others block in their next
-collective until JAX's coordination service misses its heartbeats (100 s by default) and then
-abort with a C++ stack trace. ``PeerWatch`` stops them sooner and in one line: every process
-increments a counter in the coordination service's key-value store about once a second and
-checks the others'; a peer whose counter has not moved for ``ICLR26_PEER_TIMEOUT`` seconds (or a
-coordinator that cannot be reached for that long) ends this process with exit status 1 and the
-line ``error: lost process K of N ...``. Counters, not clocks, so hosts' clock skew does not
-matter; a process that ends normally marks itself done first, so the others do not mistake a
-finished peer for a dead one.
+The environment and how the peer watch works: docs/scaling.md ("How the processes agree").
 """
 
 from __future__ import annotations
@@ -142,11 +130,8 @@ class PeerWatch(threading.Thread):
       self.client.key_value_set(f"{_PREFIX}/done/{self.me}", "1", allow_overwrite=True)
     except Exception:  # noqa: BLE001 — the coordinator may be gone already; nothing to tell
       pass
-    # Wait for the watch to end (every peer done: within one interval of the last one; a dead
-    # peer: its one line and exit 1) before the interpreter tears down. A daemon thread still
-    # inside a key-value call when the interpreter finalises is unwound through JAX's C++ frames
-    # and aborts the process ("terminate called after throwing an instance of ''", exit -6:
-    # seen once in CI on the resume of tests/faults/test_preemption.py's two-process run).
+    # Wait for the watch to end (every peer done, or a dead peer's line and exit 1) before the
+    # interpreter tears down: a daemon thread still inside a key-value call then aborts the process.
     if self.is_alive() and threading.current_thread() is not self:
       self.join(timeout=self.timeout + 5 * self.interval)
 

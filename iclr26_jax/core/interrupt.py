@@ -1,21 +1,13 @@
 """SIGINT / SIGTERM outside the training loop: one line, a prompt stop, nothing half written.
 
-``preemption.StopRequest`` handles a signal inside the loop (save at the step boundary). This
-module covers the rest of a command-line run, in three phases that ``experiments.main`` and the
-trainer move through:
+``preemption.StopRequest`` handles a signal inside the loop; the handlers ``install`` sets cover
+the rest of a command-line run, in the phase ``set_phase`` names: ``"start"`` (nothing written
+yet: one line, then ``os._exit(0)``), ``"run"`` (the trainer holds the workdir: the handler
+raises ``Interrupted``, a ``BaseException``, and ``check()`` catches a signal a library swallowed)
+and ``"finish"`` (the final checkpoint is being written: the signal is only recorded). Only the
+main thread can set handlers; multi-process runs leave SIGTERM to JAX's preemption sync manager.
 
-- ``"start"`` (imports, flag parsing, config checks, JAX start-up): nothing has been written, so
-  the handler prints one line and ends the process at once (``os._exit``: no Python or JAX code
-  runs after it that could swallow it, as a JAX callback swallowed ``KeyboardInterrupt``);
-- ``"run"`` (the trainer holds the workdir: restore, data load, compile): the handler raises
-  ``Interrupted`` (a ``BaseException``, so no library's ``except Exception`` catches it);
-  the trainer releases the lock and closes its files on the way out. A signal that a library
-  swallowed anyway is seen by ``check()``, which the trainer calls before the loop;
-- ``"finish"`` (training is done, the final checkpoint is being written or was written): the
-  handler only records the signal; the run ends normally and says it ignored it.
-
-Only the main thread can set handlers; ``install`` is a no-op elsewhere and in multi-process runs
-(JAX's preemption sync manager owns SIGTERM there).
+The phases and what each one leaves on disk: docs/runs.md ("How a run is kept safe").
 """
 
 from __future__ import annotations

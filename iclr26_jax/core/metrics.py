@@ -1,13 +1,13 @@
 """Metric writers on process 0 only: a readable terminal line plus the backends named in
 ``config.writers``: ``"jsonl"`` (``<workdir>/metrics.jsonl``, the default) and ``"tensorboard"``
-(event files in ``<workdir>/tensorboard/``, written with ``tensorboardX``: protobuf and numpy
-only, no tensorflow; imported only when asked for).
+(``<workdir>/tensorboard/``, written with ``tensorboardX``: no tensorflow; imported only when asked
+for). Also ``read_jsonl`` and ``Progress`` (the bar, or plain progress lines).
 
 Metrics stay on device between log steps; ``MetricWriter.write`` is the only place they are
-fetched. On resume, ``truncate_after(step)`` makes both logs equal those of an uninterrupted
-run: the JSON lines written after the restored checkpoint by the killed run are dropped, and
-the new TensorBoard event file starts with a ``SessionLog.START`` at ``step + 1``, which
-TensorBoard reads as "discard this run's events at steps >= step + 1 read so far".
+fetched. On resume, ``truncate_after(step)`` makes both logs equal those of an uninterrupted run.
+
+The records a run logs and how a resume rewrites them: docs/runs.md ("Configuration and logged
+metrics").
 """
 
 from __future__ import annotations
@@ -123,9 +123,7 @@ class TensorBoardWriter:
     logdir: the directory (created).
     purge_step: when set, the file starts with ``SessionLog.START`` at this step (what
       ``tensorboardX.SummaryWriter(purge_step=...)`` writes): TensorBoard then discards the events
-      of earlier files at steps >= ``purge_step``. The data server (``--load_fast``) also drops,
-      per tag, earlier points at steps >= a newly read step, which a resumed run's first point
-      triggers for the same steps.
+      of earlier files at steps >= ``purge_step``.
   """
 
   def __init__(self, logdir: str, purge_step: int | None = None):
@@ -406,10 +404,10 @@ class Progress:
     self._start_t = self._last_print = time.perf_counter()
     self._start_step = self.step
     took = self._start_t - self._t0
+    self._print(f"{self.desc}: compiled; first step done in {took:.1f} s")
     if self.tty:
       from tqdm.auto import tqdm
 
-      self._print(f"{self.desc}: compiled; first step done in {took:.1f} s")
       self.bar = tqdm(
         total=self.total,
         initial=self.step,
@@ -419,8 +417,6 @@ class Progress:
         mininterval=1.0,
         file=self.file,
       )
-    else:
-      self._print(f"{self.desc}: compiled; first step done in {took:.1f} s")
 
   def _line(self) -> str:
     pct = 100.0 * self.step / max(self.total, 1)

@@ -1,9 +1,6 @@
-"""Optax chains from config: clipping, schedule, weight decay; EMA helpers.
+"""Optax chains from ``config.optim`` (clipping, schedule, weight decay) and EMA helpers.
 
-Config fields (``optim_defaults()``):
-  name: "adam" | "adamw" | "sgd"; learning_rate; schedule: "constant" | "cosine" |
-  "warmup_cosine"; warmup_steps; decay_steps (0 = num_steps); end_lr_factor; weight_decay;
-  b1, b2, eps; grad_clip (global norm, 0 = off).
+The fields of ``optim_defaults()``: docs/runs.md ("Configuration and logged metrics").
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
 """Preemption: SIGTERM or SIGINT means "save at a step boundary, every process at the same step,
 then exit with status 0"; the same command resumes.
 
-A preempted TPU VM or a cluster scheduler (SLURM, Kubernetes) sends SIGTERM some seconds before
-it kills the job; Ctrl-C sends SIGINT. ``StopRequest`` turns either into a stop at a step
-boundary that every process agrees on:
+``StopRequest`` (a context manager; the previous handlers come back on exit) turns either signal
+into ``should_stop(step) == True`` at a step boundary: in one process through Python handlers (a
+second SIGINT raises ``KeyboardInterrupt`` at once), in several through JAX's preemption sync
+manager, which agrees on the step across processes. Call ``should_stop`` once per step on every
+process, from the same start step (the sync protocol needs it). ``stop_requests`` counts the
+signals handled so far.
 
-- **one process**: Python handlers record the signal; ``should_stop(step)`` is true at the next
-  step boundary. A second SIGINT gets Python's default (``KeyboardInterrupt``), so a user who
-  really wants out is not held up by a slow save.
-- **several processes** (``jax.distributed`` initialised): JAX's preemption sync manager (the
-  coordination service's, enabled by ``jax_enable_preemption_service``, on by default) catches
-  SIGTERM on any process, tells all of them, and agrees on a step (the largest step any process
-  has reached, plus one); ``multihost_utils.reached_preemption_sync_point(step)`` is then true on
-  every process at that same step, so all save the same checkpoint. SIGINT is forwarded to the
-  process itself as SIGTERM so it takes the same path. No Python SIGTERM handler is installed
-  there: it would replace the sync manager's.
-
-Call ``should_stop`` once per step on every process, from the same start step (a requirement of
-the sync protocol). Use as a context manager: the previous signal handlers come back on exit.
+One process and several, in detail: docs/scaling.md ("How the processes agree").
 """
 
 from __future__ import annotations

@@ -191,13 +191,11 @@ def constrain_batch(batch: Any, mesh: Mesh, axis: str = DATA) -> Any:
   return jax.tree.map(constrain, batch)
 
 
-# A batch drawn inside a step (from the state's key: PDNS's stage buffer and rollouts, DSB's
-# benchmark samplers) has no input sharding to start from: without a constraint every device runs
-# the whole step. ``make_step_fn(update, mesh)`` enters ``rows_mesh(mesh)`` while ``update`` is
-# traced, and the method marks the per-sample arrays it draws with ``shard_rows``. The mesh is held
-# in a ``jax.make_user_context`` (not a bare ContextVar): its value is part of JAX's trace and jit
-# cache keys, so a function traced by ``lax.cond`` / ``lax.scan`` / an inner ``jit`` under one mesh
-# (or none) is never reused under another.
+# A batch a step draws itself (PDNS, DSB) has no input sharding, so without a constraint every
+# device runs the whole step: ``make_step_fn(update, mesh)`` traces ``update`` under
+# ``rows_mesh(mesh)`` and the method marks its per-sample arrays with ``shard_rows``. The mesh is
+# held in a ``jax.make_user_context``, not a ContextVar: its value is part of JAX's trace and jit
+# cache keys, so a function traced under one mesh (or none) is never reused under another.
 _ROWS_MESH = jax.make_user_context(default_value=None)
 
 

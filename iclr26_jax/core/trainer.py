@@ -1,36 +1,14 @@
-"""The training loop most methods use.
+"""The training loop most methods use: ``train(method, config, workdir)`` and the ``Method``
+protocol a method package implements.
 
-``train(method, config, workdir)``:
+``train`` locks the workdir, checks the config against the stored run, restores the newest
+readable checkpoint (or initialises), then runs one jitted, donated ``update(state, batch) ->
+(state, metrics)`` per step to ``config.num_steps``, logging, evaluating and checkpointing on the
+config's schedule; a NaN/inf loss or gradient norm stops it with ``NonFiniteError``. All
+randomness and the batch of step ``s`` are functions of ``s``, so a resumed run ends bitwise equal
+to an uninterrupted one. Also: ``TrainResult``, ``make_step_fn``, ``make_device_step_fn``.
 
-1. builds the mesh from ``config.mesh`` and the state shardings (replicated or FSDP);
-2. locks the workdir, checks the config against the stored run (``core.workdir``), restores
-   the newest readable checkpoint in ``<workdir>/checkpoints`` or initialises;
-3. jits ``update(state, batch) -> (state, metrics)`` once, with shardings and the state donated;
-4. loops to ``config.num_steps``: batch → update, the batch either drawn inside the jitted step
-   from device-resident data (``Method.device_data`` / ``device_batch``: no host round trip) or
-   built on the host and assembled into a global sharded array (``Method.get_batch``); every
-   ``log_every`` steps fetches metrics (terminal line + tqdm bar + the ``config.writers``
-   backends, JSON lines and/or TensorBoard, process 0),
-   every ``eval_every`` evaluates, every ``checkpoint_every`` saves;
-5. stops with ``NonFiniteError`` naming the first bad step and the step range when a watched
-   metric (any key containing ``loss`` or ``grad_norm``) becomes NaN/inf; nothing after the
-   last good checkpoint is saved, so that checkpoint stays the newest on disk.
-
-Determinism: all randomness comes from ``TrainState.step_key`` (root key folded with the step)
-and the batch of step ``s`` (``get_batch(s)`` or ``device_batch(data, s)``), which must be a
-function of the step (and the config) alone. A run killed at any point and restarted with the same
-command therefore ends bitwise equal to an uninterrupted run.
-
-Data on the device: a method whose data fits on every device returns it from ``device_data()``
-(a pytree of host arrays). The trainer places it once, replicated over the mesh
-(``sharding.replicate``; with several processes each fills its own devices), and passes it into
-the jitted step as an argument (never an HLO constant); inside the step,
-``device_batch(data, state.step)`` draws the global batch, which is constrained to the
-data-axis layout a host batch has (``sharding.constrain_batch``). The host is then touched at
-log, eval and checkpoint steps only. Methods without ``device_data`` keep the host path.
-
-Methods with a staged loop (PDNS stages, DSB solvers) compose ``Checkpointer``,
-``MetricWriter`` and ``make_step_fn`` instead of forking this loop.
+The loop step by step, determinism and the device-data path: docs/runs.md ("The training loop").
 """
 
 from __future__ import annotations
@@ -38,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shutil
 import sys
 from typing import Any, Callable, Mapping
 
@@ -213,12 +192,10 @@ def train(
 ) -> TrainResult:
   """Trains ``method`` to ``config.num_steps`` in ``workdir``, resuming if possible.
 
-  The workdir belongs to one run: it is locked for the duration (``workdir.WorkdirLock``; a
-  second run stops at once with ``WorkdirBusyError``), and a resume compares ``config`` with the
-  stored ``config.json`` before anything is touched: a config whose state tree differs from the
-  checkpoints' raises ``ConfigChangedError`` naming the differing keys; any other difference
-  (outside ``workdir.RUNTIME_KEYS``) raises too unless ``allow_config_change``, in which case it
-  is recorded in ``config_history.jsonl`` and as an ``event`` line in ``metrics.jsonl``.
+  The workdir is locked for the run; a resume compares ``config`` with the stored
+  ``config.json`` before anything is touched. A config change outside ``workdir.RUNTIME_KEYS``
+  raises unless ``allow_config_change`` (then it is recorded in ``config_history.jsonl`` and as
+  an ``event`` line in ``metrics.jsonl``); a change of the state tree always raises.
 
   Args:
     method: a ``Method`` instance.
@@ -232,7 +209,8 @@ def train(
   Raises:
     NonFiniteError: a watched metric became NaN/inf; the newest checkpoint is the last good one.
     WorkdirBusyError: another run holds the workdir (``core.workdir``).
-    ConfigChangedError: the config differs from the stored run (see above).
+    ConfigChangedError: the config differs from the stored run (naming the keys), or
+      ``config.json`` is missing or unreadable in a workdir with checkpoints.
   """
   _validate(config)
   workdir = os.path.abspath(workdir)
@@ -291,8 +269,6 @@ def _memory_error(
 def _undo_workdir(workdir: str, before: set[str] | None, lock) -> None:
   """Removes what a run that never updated wrote in ``workdir`` (all of it when this run made
   the directory), then the lock."""
-  import shutil
-
   lock.release()
   if before is None:
     shutil.rmtree(workdir, ignore_errors=True)
@@ -529,29 +505,26 @@ class _Run:
     start = self.start_step = int(jax.device_get(state.step))
     self.last_checked = start
 
+    def jit_step(fn, arg):  # the state donated; the second argument keeps ``arg``'s shardings
+      in_sh = (state_sh, jax.tree.map(lambda x: x.sharding, arg), rep)
+      return jax.jit(
+        fn, in_shardings=in_sh, out_shardings=(state_sh, rep, rep), donate_argnums=(0,)
+      )
+
     step_fn = None
     data = method.device_data() if start < num_steps else None
     if data is not None:  # device path: the data goes to the devices once, here
       data = shd.replicate(data, mesh)
-      data_sh = jax.tree.map(lambda x: x.sharding, data)
-      step_fn = jax.jit(
-        make_device_step_fn(method, mesh),
-        in_shardings=(state_sh, data_sh, rep),
-        out_shardings=(state_sh, rep, rep),
-        donate_argnums=(0,),
-      )
+      step_fn = jit_step(make_device_step_fn(method, mesh), data)
     bar = None
     # The bar starts after the first update returns, so its rate and ETA leave out compile time;
-    # until then a line says the step is compiling. Not a terminal: plain lines, no bar frames.
+    # until then a line says the step is compiling.
     want_bar = bool(self.primary and config.progress_bar and start < num_steps)
     progress = metrics_lib.Progress(num_steps, start, method.name) if want_bar else None
     last_metrics: dict[str, float] = {}
     eval_metrics: dict[str, float] = {}
-    # XLA:CPU runs the collectives of several (fake) host devices through an in-process
-    # rendezvous on a shared thread pool. With hundreds of asynchronously dispatched steps queued
-    # on a host with fewer cores than devices, the pool can starve one device's step until the
-    # rendezvous' 40 s termination timeout aborts the process (seen with 8 fake devices on 2
-    # cores). Waiting for each step there bounds the queue; accelerators keep async dispatch.
+    # Several XLA:CPU devices: waiting for each step bounds the queue of dispatched steps, which
+    # can otherwise starve the collectives' rendezvous until it aborts; accelerators keep async.
     sync_each_step = mesh.devices.size > 1 and all(d.platform == "cpu" for d in mesh.devices.flat)
 
     preempted = None
@@ -567,13 +540,7 @@ class _Run:
         else:
           batch = shd.global_batch(method.get_batch(step - 1), mesh)
           if step_fn is None:
-            batch_sh = jax.tree.map(lambda x: x.sharding, batch)
-            step_fn = jax.jit(
-              make_step_fn(method.update, mesh),
-              in_shardings=(state_sh, batch_sh, rep),
-              out_shardings=(state_sh, rep, rep),
-              donate_argnums=(0,),
-            )
+            step_fn = jit_step(make_step_fn(method.update, mesh), batch)
           state, metrics, self.first_bad = step_fn(state, batch, self.first_bad)
         if sync_each_step:
           self.first_bad.block_until_ready()

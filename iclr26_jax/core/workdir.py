@@ -1,19 +1,13 @@
 """A workdir belongs to one run: an exclusive lock and the run's identity (its config).
 
-``WorkdirLock``: ``<workdir>/run.lock`` is created exclusively (``O_EXCL``) and holds the pid,
-host name and process start time of its owner. A second run on the same workdir stops at once
-with a message naming the owner. A lock whose owner is gone (same host, pid not running or
-running a different process) is stale and is taken over; a lock from another host is never
-broken automatically (its liveness cannot be checked from here): the message says which file to
-delete. The check-and-take is serialised by an ``flock`` on ``.run.lock.guard`` so two runs
-breaking the same stale lock cannot both win.
+``WorkdirLock`` holds ``<workdir>/run.lock`` (the owner's pid, host and start time): a second run
+stops at once with ``WorkdirBusyError`` naming the owner; a lock whose owner on this host is gone
+is taken over. ``config.json`` is the run's identity: ``config_changes`` compares it with a new
+config (dotted keys), ``record_change`` appends an accepted change to ``config_history.jsonl``,
+and ``structural_error`` / ``nonstructural_error`` / ``missing_config_error`` build the
+``ConfigChangedError`` the trainer raises before anything in the workdir changes.
 
-Run identity: ``config.json`` is the config of the run whose checkpoints are in the workdir.
-``config_changes`` compares it with a new config (dotted keys); ``check_resume`` decides whether
-a resume may go on (see ``trainer.train``): a new state tree that does not match the saved one
-stops the run, naming the differing keys, before anything in the workdir changes; other
-differences stop too unless explicitly allowed, and are then recorded by ``record_change`` in
-``config_history.jsonl`` (and by the trainer as an ``event`` line in ``metrics.jsonl``).
+How the lock is taken and when a resume may go on: docs/runs.md ("How a run is kept safe").
 """
 
 from __future__ import annotations
@@ -89,8 +83,8 @@ def _owner_alive(info: dict) -> bool | None:
 
 
 class WorkdirLock:
-  """Exclusive lock on ``workdir`` (see the module docstring). Use as a context manager or call
-  ``acquire()`` / ``release()``.
+  """Exclusive lock on ``workdir``: ``run.lock``, taken and broken under an ``flock`` on
+  ``.run.lock.guard``. Use as a context manager or call ``acquire()`` / ``release()``.
 
   Raises (from ``acquire``):
     WorkdirBusyError: another live run (or a run on another host) holds the lock.

@@ -1,25 +1,15 @@
 """Discrete Schrödinger-bridge benchmark (CatSBench) in JAX.
 
-Benchmark pairs (p_0, p_1) on {0..S-1}^D whose Schrödinger-bridge / entropic-OT solution is known in
-closed form (a rank-K CP Schrödinger potential under an independent-coordinate reference process),
-with exact plan log-densities, samplers, the Markov SB chain and the benchmark's metrics.
-
-Entry point: ``Benchmark.from_preset(name)`` (``name in PRESETS``), ``bench.sample_source(key, n)``,
-``bench.sample_solution(key, x0)`` (the analytic plan's conditional) and ``evaluate(bench,
-sample_fn, key=...)`` scoring any sampler ``sample_fn(key, x0) -> x1`` with the benchmark's metrics;
-``reference_scores`` (or ``evaluate(..., references=True)``) gives the same metrics for the truth,
-the identity map and the independent coupling, the scale to read a sampler's scores on
-(``METRIC_DIRECTIONS`` says which way each metric is better).
-The solvers (``DLightSB``, ``DLightSBM``, ``CSBM``, ``AlphaCSBM`` and their configs, catsbench's
-defaults) and the evaluation's ``Model`` / ``evaluate_model`` / ``prepare_preset`` load on first use.
-
-Modules: ``reference`` (reference processes and bridges), ``benchmark`` (the CP potential, closed
-forms, the ``Benchmark`` pytree and the presets), ``metrics`` (shape / trend, conditional scores,
-SB perplexity, trajectory KLs, exact enumeration metrics, trivial baselines).
+Benchmark pairs (p_0, p_1) on {0..S-1}^D with a closed-form Schrödinger-bridge / entropic-OT
+solution, and the benchmark's metrics for any sampler ``sample_fn(key, x0) -> x1``: ``Benchmark``
+(``Benchmark.from_preset(name)``, ``name in PRESETS``), ``evaluate``, ``reference_scores`` and
+``METRIC_DIRECTIONS``; the solvers (``DLightSB``, ``DLightSBM``, ``CSBM``, ``AlphaCSBM`` and their
+configs) and ``Model`` / ``evaluate_model`` / ``prepare_preset`` load on first use.
 
 Paper: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the Era
 of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal Transport",
 ICLR 2026 (arXiv 2509.23348). Reference PyTorch code: github.com/gregkseno/catsbench.
+The algorithm, its equations and reference hyperparameters: docs/methods/dsb.md ("The algorithm").
 """
 
 from iclr26_jax._lazy import lazy_exports

@@ -1,16 +1,10 @@
 """Trivial baselines of the discrete SB benchmark: independent, prior and feature-wise EOT.
 
-* ``independent_baseline_sample``: y ~ p_1, ignoring x_0;
-* ``prior_baseline_sample`` / ``prior_baseline_log_prob``: y ~ q(. | x_0), the reference process's
-  end-point law (no bridge at all);
-* feature-wise EOT: the 1-D entropic OT plan of each coordinate (ott-jax's Sinkhorn with cost
-  -log of the S x S reference kernel, epsilon 1), coordinates sampled independently
-  (``featurewise_eot_log_conditionals``, ``featurewise_eot_sample``, ``featurewise_eot_log_prob``);
-  ``featurewise_eot_potential`` gives
-  the equivalent rank-1 CP potential, so the benchmark's closed forms apply to it.
-
-A solver that does not beat these rows has not learned the coupling. They are also exported by
-``iclr26_jax.dsb.metrics``.
+``independent_baseline_sample`` (y ~ p_1, ignoring x_0), ``prior_baseline_sample`` /
+``prior_baseline_log_prob`` (y ~ q(. | x_0)) and feature-wise EOT (the 1-D entropic OT plan of each
+coordinate by ott-jax's Sinkhorn, coordinates independent; ``featurewise_eot_potential`` is its
+rank-1 CP potential). A solver that does not beat them has not learned the coupling. Also
+exported by ``iclr26_jax.dsb.metrics``.
 
 References: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the
 Era of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal
@@ -28,7 +22,7 @@ import jax.numpy as jnp
 from iclr26_jax.core import validate
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb.benchmark import Benchmark
-from iclr26_jax.dsb.reference import check_states
+from iclr26_jax.dsb.reference import check_same_shape, check_states
 
 __all__ = [
   "independent_baseline_sample",
@@ -89,12 +83,7 @@ def prior_baseline_log_prob(benchmark: Benchmark, x0: jax.Array, y: jax.Array) -
   """
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim)
   y = check_states(y, "y", benchmark.num_categories, benchmark.dim)
-  chex.assert_shape(
-    y,
-    x0.shape,
-    exception_type=ValueError,
-    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
-  )
+  check_same_shape(y, "y", x0, "x0")
   return _pair_table_sum(benchmark.reference_log_kernel(), x0, y)
 
 
@@ -279,12 +268,7 @@ def featurewise_eot_log_prob(log_conditionals: jax.Array, x0: jax.Array, y: jax.
   log_conditionals, x0 = _check_log_conditionals(log_conditionals, x0)
   d, s, _ = log_conditionals.shape
   y = check_states(y, "y", s, d)
-  chex.assert_shape(
-    y,
-    x0.shape,
-    exception_type=ValueError,
-    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
-  )
+  check_same_shape(y, "y", x0, "x0")
   return _featurewise_log_prob(log_conditionals, x0, y)
 
 

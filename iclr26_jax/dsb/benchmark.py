@@ -1,43 +1,16 @@
 """Benchmark pairs with analytically known Schrödinger-bridge / entropic-OT solutions.
 
-The construction follows the benchmark principle of CatSBench: pick a source p_0 and a
-positive Schrödinger potential v; then
-
-    pi(x_0, y) = p_0(x_0) q(y | x_0) v(y) / c(x_0),     c(x_0) = sum_y q(y | x_0) v(y)      (Eq. 3)
-
-is the EOT (unit regularisation) / static SB solution between p_0 and p_1 := its second marginal,
-for the reference q(y | x_0) = prod_d Q̄_{N+1}(x_0^d, y^d). With a rank-K CP potential
-
-    v(y) = sum_k a_k prod_d r_k^d(y^d),   stored as log_alpha (K,), log_cp_cores (D, S, K)  (Eq. 4)
-
-every quantity is exact and costs O(D S K) per state:
-
-* u_k^d(x; m) = sum_s Q̄_m(x, s) r_k^d(s)                                                  (Eq. 5)
-* c(x_0) = sum_k a_k prod_d u_k^d(x_0^d; N+1)                                             (Eq. 6)
-* pi(y | x_0) = sum_k w_k(x_0) prod_d g_k^d(y^d | x_0^d), w_k ∝ a_k prod_d u_k^d(x_0^d; N+1),
-  g_k^d(y | x) = Q̄_{N+1}(x, y) r_k^d(y) / u_k^d(x; N+1)                                   (Eq. 7)
-* per-coordinate plan marginals (Eq. 8), the Markov SB chain with
-  phi_t(x) = sum_k a_k prod_d u_k^d(x^d; N+1-t) and
-  p(x_{t+1} | x_t) = prod_d Q_step(x_t^d, x_{t+1}^d) phi_{t+1}(x_{t+1}) / phi_t(x_t)       (Eq. 9)
-* and its per-coordinate transition marginals (Eq. 11).
-
-Everything is log-domain. The heavy contraction u = logsumexp_s(log Q̄_m[x, s] + log r[d, s, k]) is
-done as a table log U_m[d, x, k] (O(D S^2 K), mapped over chunks of coordinates) and gathered per
-state; per-state work (O(D S K) for the marginals) is mapped over chunks of the batch so that
-D = 64, K = 1000 fits in laptop memory. ``chunk_elements`` bounds the size of each chunk's
-intermediate.
-
-Equation labels (Eq. 1–14) are this package's own numbering of the formulas in its docstrings,
-not the paper's: Eq. 1, 2 and 10 in ``reference.py``, Eq. 3–9 and 11 here, Eq. 12–14 with the
-solvers (``solvers/dlightsb.py``, ``dlightsb_m.py``, ``csbm.py``).
-
-The closed forms are written once, as functions of a ``CPPotential`` and a ``ReferenceProcess``,
-so solvers (DLightSB and friends) reuse them with learned parameters in place of the truth.
+A rank-K CP Schrödinger potential (Eq. 4) under an independent-coordinate reference makes the plan
+(Eq. 3), its normaliser, conditionals, Markov SB chain and transition marginals (Eq. 5–9, 11)
+exact at O(D S K) per state, in the log domain and chunked (``chunk_elements``). The closed forms
+take a ``CPPotential`` and a ``ReferenceProcess``, so the solvers reuse them with learned
+parameters; ``Benchmark``, ``make_benchmark`` and ``make_preset`` (``PRESETS``) build instances
+from a seed (not the released files). Eq. labels are this package's numbering, not the paper's.
 
 References: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the
 Era of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal
 Transport", ICLR 2026 (arXiv 2509.23348); reference PyTorch code github.com/gregkseno/catsbench
-(MIT). Our instances are generated in code from a seed and differ from the released files.
+(MIT). The construction, with its equations: docs/methods/dsb.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -55,7 +28,7 @@ from flax import struct
 
 from iclr26_jax.core import sharding as shd
 from iclr26_jax.dsb import reference as ref_lib
-from iclr26_jax.dsb.reference import ReferenceProcess, check_states, check_time
+from iclr26_jax.dsb.reference import ReferenceProcess, check_same_shape, check_states, check_time
 from iclr26_jax.core import validate
 
 __all__ = [
@@ -192,7 +165,7 @@ def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int, split: 
   sequentially with ``lax.map``, so peak memory is bounded independently of the batch size.
   The chunk body is rematerialised (``jax.checkpoint``): under differentiation the backward
   pass recomputes each chunk's intermediates instead of storing all of them, so the bound
-  holds for training steps too (measured by ``benchmarks/dsb_solvers.py``).
+  holds for training steps too.
   ``split=True`` (rows marked with ``shd.shard_rows``): the bound is per device, each holding
   ``batch / shd.rows_split(batch)`` rows; a chunked ``lax.map`` over split rows would reshard them.
   """
@@ -204,9 +177,8 @@ def _map_rows(fn, xs: tuple, per_row_elements: int, chunk_elements: int, split: 
 
 
 LSE_IMPLS = ("auto", "matmul", "broadcast")
-# ``auto`` picks the max-shifted matmul when the potential has at least this many components
-# and the broadcast form below it. Not a speed crossover (there was none to find, see
-# ``log_u_table``): K < 16 are the truth potentials, whose cores exceed the matmul's range.
+# ``auto`` picks the max-shifted matmul from this many components up and the broadcast form
+# below: K < 16 are the truth potentials, whose cores exceed the matmul's range (``log_u_table``).
 MATMUL_MIN_COMPONENTS = 16
 
 
@@ -251,16 +223,15 @@ def log_u_table(
   * ``"matmul"``: max-shifted matmul, log(exp(log Q̄ - m_x) @ exp(log r^d - m_k)) + m_x + m_k
     with m_x = max_s log Q̄[x, s] and m_k = max_s log r_k^d(s): S^2 + D S K exponentials and
     one (S, S) @ (S, D K) GEMM (its gradient is two GEMMs). Equal to the broadcast form to
-    float rounding wherever log U[d, x, k] >= m_x + m_k - 80 (float32; -700 in float64): the
-    dominant term's factors exp(. - m) must not underflow. Entries further below become -inf
-    (with a zero gradient), where the broadcast form stays finite. Learned potentials (cores in
-    a few tens of nats) are far inside that range; the truth's gaussian bumps are not (log r
-    down to -300 at S = 50, read through Q̄_0 = I), hence:
+    float rounding wherever log U[d, x, k] >= m_x + m_k - 80 (float32; -700 in float64), so
+    that exp(. - m) does not underflow; entries further below become -inf (zero gradient),
+    where the broadcast form stays finite. Learned potentials (cores in a few tens of nats) are
+    far inside that range; the truth's gaussian bumps are not (log r down to -300 at S = 50,
+    read through Q̄_0 = I), hence:
   * ``"auto"`` (default): ``"matmul"`` for K >= ``MATMUL_MIN_COMPONENTS`` (16; the learned
     potentials, K = 32 .. 1000), ``"broadcast"`` below (the truth potentials, K = 5 / 10, and
-    the tiny tests' K = 8). There is no speed crossover to choose by: for the table value and
-    its gradient on CPU the matmul form was at least as fast at every shape benchmarked (figures
-    in docs/development/code_notes.md). The K threshold is therefore set by the range caveat.
+    the tiny tests' K = 8). The threshold comes from the range caveat, not from speed: the
+    matmul form was never the slower (docs/development/dsb_notes.md).
 
   Args:
     log_q_m: (S, S) log Q̄_m; -inf entries allowed.
@@ -590,12 +561,7 @@ def plan_log_prob(
   check_potential(potential, reference)
   x0 = check_states(x0, "x0", potential.num_categories, potential.dim)
   y = check_states(y, "y", potential.num_categories, potential.dim)
-  chex.assert_shape(
-    y,
-    x0.shape,
-    exception_type=ValueError,
-    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
-  )
+  check_same_shape(y, "y", x0, "x0")
   kernel = reference.log_kernel()
   log_q = kernel[x0, y].sum(-1)
   return (
@@ -729,14 +695,7 @@ def transition_log_prob(
   check_potential(potential, reference)
   x_t = check_states(x_t, "x_t", potential.num_categories, potential.dim)
   x_next = check_states(x_next, "x_next", potential.num_categories, potential.dim)
-  chex.assert_shape(
-    x_next,
-    x_t.shape,
-    exception_type=ValueError,
-    custom_message=(
-      f"x_next must have the shape of x_t {tuple(x_t.shape)}, got {tuple(x_next.shape)}"
-    ),
-  )
+  check_same_shape(x_next, "x_next", x_t, "x_t")
   t = check_time(t, "t", 0, reference.num_steps)
   log_q = reference.log_q_step[x_t, x_next].sum(-1)
   return (
@@ -979,11 +938,8 @@ def gaussian_bump_potential(
 ) -> CPPotential:
   """Gaussian-bump CP potential on quantised sphere centres (``benchmark_type="gaussian"``).
 
-  a_k = 1/K; K centres uniform on the sphere of radius 5 in R^D by per-centre rejection
-  (``sample_centres``: each centre redrawn, at most 100 tries, until it is farther than
-  2.5 * 2 = 5 from every centre accepted before it; the last try is kept on failure). Each
-  centre coordinate is quantised by S - 1 equal-width edges over [-5, 5] to a category mu_k^d,
-  and
+  a_k = 1/K; K centres on the sphere of radius 5 in R^D (``sample_centres``), each centre
+  coordinate quantised by S - 1 equal-width edges over [-5, 5] to a category mu_k^d, and
   log r_k^d(s) = log N(s; mu_k^d, bump_sigma^2) at integer s.
 
   Args:
@@ -1102,8 +1058,7 @@ class Benchmark(struct.PyTreeNode):
     reverse: True for the image presets, where solvers map plan outputs back to sources
       (metadata for solvers and evaluators; the plan methods always run p_0 -> p_1) (static).
     chunk_elements: bound on chunk intermediates of the closed-form contractions (static).
-    source_range: half range of the "gaussian" / "uniform" sources' quantiser (static; 7 as
-      catsbench's HEAD, 3 as the catsbench 1.4 package's default).
+    source_range: half range of the "gaussian" / "uniform" sources' quantiser (static).
   """
 
   potential: CPPotential
@@ -1213,11 +1168,9 @@ class Benchmark(struct.PyTreeNode):
     """The named preset, generated deterministically from ``seed`` (``make_preset``).
 
     Args:
-      name: a key of ``PRESETS``: ``hd_d{2,16,64}_s50_prior_{gaussian,uniform}_a{alpha}`` (the
-        paper's 12 HD instances, catsbench's names), ``image_d3072_s256_prior_gaussian_a{0.01,
-        0.02}`` (need ``source_samples``) or a tiny enumerable ``tiny_d2_s{6,10}_uniform``. The
-        old short names (``gaussian_d2_a002``, ``DEPRECATED_PRESET_NAMES``) still work with a
-        FutureWarning.
+      name: a key of ``PRESETS`` (the paper's 12 HD instances under catsbench's names, the 2
+        image presets, which need ``source_samples``, and the tiny enumerable ones); the old
+        short names (``DEPRECATED_PRESET_NAMES``) still work with a FutureWarning.
       seed: int seed or PRNG key of the instance.
       **kwargs: ``make_preset`` keywords (``num_steps``, ``source_samples``, overrides).
 
@@ -1279,12 +1232,7 @@ class Benchmark(struct.PyTreeNode):
     """
     x0 = self._states(x0, "x0")
     y = self._states(y, "y")
-    chex.assert_shape(
-      y,
-      x0.shape,
-      exception_type=ValueError,
-      custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
-    )
+    check_same_shape(y, "y", x0, "x0")
     return _closed_form(plan_log_prob, self, x0, y)
 
   def plan_marginal_logits(self, x0: jax.Array) -> jax.Array:
@@ -1339,14 +1287,7 @@ class Benchmark(struct.PyTreeNode):
     t = check_time(t, "t", 0, self.num_steps)
     x_t = self._states(x_t, "x_t")
     x_next = self._states(x_next, "x_next")
-    chex.assert_shape(
-      x_next,
-      x_t.shape,
-      exception_type=ValueError,
-      custom_message=(
-        f"x_next must have the shape of x_t {tuple(x_t.shape)}, got {tuple(x_next.shape)}"
-      ),
-    )
+    check_same_shape(x_next, "x_next", x_t, "x_t")
     return _closed_form(transition_log_prob, self, x_t, x_next, jnp.asarray(t, jnp.int32))
 
   def sample_trajectory(self, rng: jax.Array, x0: jax.Array, method: str = "markov") -> jax.Array:
@@ -1579,8 +1520,7 @@ def make_benchmark(
     reverse: image-preset flag.
     dtype: floating dtype (float32 by default).
     chunk_elements: bound on chunk intermediates.
-    source_range: quantiser half range of the "gaussian" / "uniform" sources (7: catsbench's
-      HEAD; catsbench 1.4 defaults to 3).
+    source_range: quantiser half range of the "gaussian" / "uniform" sources (``SOURCE_RANGE``).
 
   Returns:
     Benchmark.
@@ -1637,10 +1577,8 @@ def _hd_presets() -> dict[str, dict[str, Any]]:
 
 
 HD_PRESETS: dict[str, dict[str, Any]] = _hd_presets()
-"""The paper's 12 high-dimensional configurations (D in {2, 16, 64}, S = 50, M = 128); K = 5
-bumps (the reference's D = 2 usage example; the released K per instance may differ). Source:
-N(0, I) quantised over [-7, 7] (``source_range`` = 7, as catsbench's HEAD; the catsbench 1.4
-package defaults to [-3, 3], which spreads p_0 over more categories: std ≈ 8 vs ≈ 3.4)."""
+"""The paper's 12 high-dimensional configurations (D in {2, 16, 64}, S = 50, M = 128, K = 5 bumps,
+source N(0, I) quantised over [-7, 7]); the table: docs/methods/dsb.md ("The algorithm")."""
 
 IMAGE_PRESETS: dict[str, dict[str, Any]] = {
   f"image_d3072_s256_prior_gaussian_a{a}": dict(

@@ -1,8 +1,7 @@
 """Classifier two-sample test: the paper's metric for the image presets.
 
-``c2st`` trains a one-hidden-layer MLP (AdamW) to tell real from generated samples and reports the
-held-out accuracy, the AUROC and the paper's score 1 - 2 |AUROC - 0.5| (1: indistinguishable).
-Also exported by ``iclr26_jax.dsb.metrics``.
+``c2st`` (also exported by ``iclr26_jax.dsb.metrics``) reports a held-out classifier's accuracy,
+AUROC and the paper's score 1 - 2 |AUROC - 0.5| (1: indistinguishable).
 
 References: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the
 Era of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal

@@ -1,60 +1,17 @@
 """Evaluation on the CatSBench presets: the solver table, the evaluation sets and the paper's metrics.
 
-A solver table maps a name to (a factory from a dict of config overrides, an adapter that turns
-the solver's output into a uniform ``Model``):
-
-* baselines (no training): ``truth`` (the true plan itself: its row is what an exact sampler
-  scores at the same sample sizes), ``identity`` (y = x_0, moves nothing), ``independent``
-  (y ~ p_1 ignoring x_0), ``prior`` (y ~ q(. | x_0), the rank-1 CP potential v = 1) and
-  ``featurewise_eot`` (the exact 1-D EOT plans, the rank-1 CP potential of
-  ``metrics.featurewise_eot_potential``). ``truth``, ``identity`` and ``independent`` are the
-  reference rows (``REFERENCES``): a solver is useful where its scores sit clearly nearer the
-  truth's than both trivial maps' (``reference_scores``, ``evaluate(..., references=True)``,
-  ``run_table(..., references=True)``);
-* trained: ``dlightsb``, ``dlightsb_m`` (DLightSB-M with the reference per-coordinate KL
-  loss), ``dlightsb_m_joint`` (the exact joint-transition loss), ``csbm`` and ``alpha_csbm``.
-
-The trained rows also carry the solver and config classes and the paper's step count:
-``method.DSBMethod`` (``python -m experiments.main``) builds its solvers from this one table and
-evaluates with ``evaluate_model`` (metric names prefixed ``eval/``), so trainer runs and the
-benchmark table (``experiments/dsb_table.py``) report the same metrics under the same names.
-Presets come from ``benchmark.PRESETS`` (HD, image and tiny enumerable instances).
-
-Every CP-potential model (truth, prior, feature-wise EOT, the DLightSB family) exposes one-shot
-samples, the exact plan log-density and per-step transition logits (Eq. 7, 9, 11); CSBM-type models
-expose samples and per-step transition logits; ``independent`` exposes samples only (and its
-log-density p_1(y) on enumerable instances). ``evaluate_solver`` computes, on a fixed evaluation
-set per preset (the paper's protocol, laptop-sized by default):
-
-* ``shape`` / ``trend`` on (x_0, y) test pairs vs (x_0, y_hat); trend in the catsbench 1.4
-  convention (off-diagonal pairs, the paper's);
-* ``cond_shape`` / ``cond_trend`` with ``cond_samples`` samples per conditioning point (the first
-  x_0 of each of ``num_points`` evaluation batches);
-* ``sb_perplexity`` of the model samples under the true per-coordinate plan marginals (Eq. 8; all
-  solvers, since it only needs samples): the score is closeness to the ``truth`` row's value,
-  neither lower nor higher is better (a map onto each coordinate's most likely value scores
-  below the truth, the identity often does);
-* ``traj_kl_fwd`` / ``traj_kl_rev`` scaled by D N (models with transition logits; NaN otherwise);
-  the reverse KL rolls out each model's own chain (a CP model's mixture chain);
-* ``mc_kl``: the unbiased Monte Carlo E_{x_0} KL(pi*(.|x_0) || pi_theta(.|x_0)) (models with an
-  exact log-density);
-* ``exact_kl`` / ``exact_tv`` by enumeration when S^(2D) is small (models with a log-density, or
-  with per-coordinate transition logits whose chain is composed exactly by
-  ``metrics.exact_plan_from_transition_logits``);
-* on reversed (image) presets, where the model maps y back to x_0: ``c2st`` (held-out score
-  1 - 2|AUROC - 0.5| of a classifier on (y, x_0) vs (y, x_hat_0)), ``shape`` of x_0 vs x_hat_0 and
-  the swapped-role ``sb_perplexity``; only the baselines ``truth``, ``independent`` and ``prior``
-  are supported there (the trained solvers are run forward only).
-
-Which way each metric is better: ``METRIC_DIRECTIONS``.
-
-The benchmark table (``experiments/dsb_table.py``) loops presets x solvers x seeds over
-``evaluate_solver`` and aggregates the rows.
+``SOLVERS`` maps a name (the baselines ``truth``, ``identity``, ``independent`` (``REFERENCES``),
+``prior``, ``featurewise_eot``; the trained ``dlightsb``, ``dlightsb_m``, ``dlightsb_m_joint``,
+``csbm``, ``alpha_csbm``) to a factory and an adapter to the uniform ``Model``. ``prepare_preset``
+fixes an evaluation set, ``evaluate_model`` / ``evaluate_solver`` compute ``METRICS`` on it and
+``evaluate`` / ``reference_scores`` score any sampler. Trainer runs (``method.DSBMethod``) and the
+benchmark table (``experiments/dsb_table.py``) share this table, so they report the same metrics.
 
 Paper: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the Era
 of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal Transport",
 ICLR 2026 (arXiv 2509.23348); reference code github.com/gregkseno/catsbench. Our instances are
-generated in code from a seed and differ from the released files.
+generated in code from a seed. Which model gives which metric: docs/methods/dsb.md ("The
+algorithm").
 """
 
 from __future__ import annotations
@@ -506,25 +463,16 @@ METRIC_DIRECTIONS: dict[str, str] = {
   "exact_tv": "lower",
   "c2st": "higher",
 }
-"""Which way each metric of ``METRICS`` is better.
-
-* ``"higher"``: the shape / trend scores (1 - a mean total variation between histograms, in
-  [0, 1]; 1 means the same histograms as the truth's) and ``c2st`` (1 - 2 |AUROC - 0.5|; 1 means
-  the classifier cannot tell the model's pairs from the truth's). The truth's own row is below 1
-  by sampling noise only (its samples are compared with other samples of the same law): it is
-  what an exact sampler scores at the same sample sizes, and a model within sampling noise of it
-  cannot be told from the truth by that metric.
-* ``"lower"``: the KLs and the TV (0 for the truth; ``mc_kl`` is an unbiased Monte Carlo
-  estimate, so a model near the truth may score slightly below 0).
-* ``"truth"``: ``sb_perplexity``, where closeness to the truth's own value (the truth row, or
-  ``sb_perplexity_truth`` in ``evaluate``) is what counts: a sampler that puts every coordinate
-  on its most likely value scores below the truth, one that spreads too wide scores above it.
-"""
+"""Which way each metric of ``METRICS`` is better: ``"higher"`` for the shape / trend scores (1 -
+a mean TV between histograms) and ``c2st`` (1 - 2 |AUROC - 0.5|), where 1 is the truth's and the
+truth's own row is below 1 by sampling noise only; ``"lower"`` for the KLs and the TV (0 for the
+truth; the unbiased ``mc_kl`` may dip below 0 near it); ``"truth"`` for ``sb_perplexity``, where
+closeness to the truth's own value (``sb_perplexity_truth``) counts: too concentrated scores
+below it, too spread above. The table: docs/methods/dsb.md ("Reading the scores")."""
 
 REFERENCES = ("truth", "identity", "independent")
-"""The reference rows shown beside a solver's scores: the exact plan (what an exact sampler
-scores), the identity map y = x_0 and the independent coupling y ~ p_1 (right marginal, no
-dependence on x_0). A useful solver sits clearly nearer the truth than both trivial maps."""
+"""The reference rows beside a solver's scores: the exact plan, the identity map y = x_0 and the
+independent coupling y ~ p_1; a useful solver sits clearly nearer the truth than both maps."""
 
 
 @dataclasses.dataclass
@@ -902,19 +850,15 @@ def reference_scores(
 ) -> dict[str, dict[str, float]]:
   """``evaluate``'s metrics for the three reference samplers, to read any solver's scores against.
 
-  * ``truth``: the exact plan (``bench.sample_solution``, log-density ``bench.plan_log_prob``):
-    what an exact sampler scores at these sample sizes (shape / trend scores below 1 by
-    sampling noise only, KLs 0, the SB perplexity every sampler should match);
-  * ``identity``: y = x_0 (moves nothing; its log-density is the point mass at x_0, so its KLs
-    are infinite);
-  * ``independent``: y ~ p_1 drawn independently of x_0 (the right marginal, no coupling; its
-    exact KL / TV and MC KL only on enumerable instances, where p_1 is known exactly).
+  ``truth`` is the exact plan (``bench.sample_solution``, log-density ``bench.plan_log_prob``):
+  what an exact sampler scores at these sample sizes. ``identity`` is y = x_0, whose log-density
+  is the point mass at x_0 (infinite KLs). ``independent`` is y ~ p_1 drawn independently of x_0,
+  with exact KL / TV and MC KL only on enumerable instances, where p_1 is known exactly.
 
   The evaluation set and the keys are ``evaluate``'s: with the same preset, sizes,
-  ``instance_seed`` and ``key``, the ``truth`` row equals ``evaluate(bench,
-  bench.sample_solution, key=key, log_prob_fn=bench.plan_log_prob, ...)`` (without
-  ``sb_perplexity_truth``), so a solver's ``evaluate`` scores and these rows are comparable entry
-  by entry. Which way each metric is better: ``METRIC_DIRECTIONS``.
+  ``instance_seed`` and ``key``, the ``truth`` row equals ``evaluate(bench, bench.sample_solution,
+  key=key, log_prob_fn=bench.plan_log_prob, ...)`` (without ``sb_perplexity_truth``), so a
+  solver's ``evaluate`` scores and these rows are comparable entry by entry.
 
   Args:
     bench: a forward ``Benchmark`` or a ``PRESETS`` name (not an image preset).
@@ -963,23 +907,15 @@ def evaluate(
   """The benchmark's metrics for any sampler ``sample_fn(key, x0) -> x1`` of a plan from p_0.
 
   Test pairs (x_0, x_1) ~ pi* (``num_test``, drawn from ``instance_seed``) are compared with
-  (x_0, sample_fn(key, x_0)): ``shape`` / ``trend`` (catsbench 1.4 convention), the conditional
-  ``cond_shape`` / ``cond_trend`` at ``num_points`` conditioning sources with ``cond_samples``
-  samples of the truth (``bench.sample_solution``) and of ``sample_fn`` each, and
-  ``sb_perplexity`` of the samples under the true per-coordinate plan marginals. With
-  ``log_prob_fn(x0, x1) -> (B,)`` (the model's exact log pi(x1 | x0)) also ``mc_kl`` and, on
-  instances with S^(2D) <= ``max_exact_pairs``, ``exact_kl`` / ``exact_tv`` by enumeration.
+  (x_0, sample_fn(key, x_0)): ``shape`` / ``trend``, ``cond_shape`` / ``cond_trend`` at
+  ``num_points`` conditioning sources with ``cond_samples`` samples of the truth and of
+  ``sample_fn`` each, and ``sb_perplexity``. With ``log_prob_fn`` also ``mc_kl`` and, where
+  S^(2D) <= ``max_exact_pairs``, ``exact_kl`` / ``exact_tv`` by enumeration.
 
-  Which way is better (``METRIC_DIRECTIONS``): higher for shape, trend and their conditional
-  versions (1 = the truth's histograms; the truth itself scores slightly below 1 from sampling
-  noise); lower for ``mc_kl``, ``exact_kl`` and ``exact_tv`` (0 = the truth); for
-  ``sb_perplexity`` closeness to the truth's own value, ``sb_perplexity_truth``, is what counts
-  (a sampler can score below the truth by concentrating on likely values, the identity often
-  does). Trivial maps already score well above 0 on the shape scores (a sampler that moves
-  nothing keeps the coordinates that the truth rarely moves), so read a sampler's scores against
-  the reference rows: ``references=True`` adds the truth, the identity map and the independent
-  coupling on the same evaluation set (``reference_scores``; three more evaluations), and
-  ``print(scores)`` shows them side by side.
+  Which way each is better: ``METRIC_DIRECTIONS``. Trivial maps already score well above 0 on
+  the shape scores, so read a sampler's scores against the reference rows: ``references=True``
+  adds the truth, the identity map and the independent coupling on the same evaluation set
+  (``reference_scores``; three more evaluations), and ``print(scores)`` shows them side by side.
 
   Args:
     bench: a ``Benchmark`` (forward, not an image preset) or a ``PRESETS`` name.

@@ -1,38 +1,14 @@
 """The DSB solvers through the shared trainer (``python -m experiments.main``).
 
-One ``Method`` trains any of the package's solvers on a CatSBench instance: ``dlightsb``,
-``dlightsb_m``, ``csbm`` (alternating D-IMF) and ``alpha_csbm`` (online IMF).
-``update`` is the solver's own training step (``dlightsb.train_step`` with the solver's loss, or
-``csbm.csbm_train_step`` / ``alpha_csbm.alpha_csbm_train_step``), the same function the solvers'
-``solve()`` scans, so the trainer adds checkpoint / resume, metrics JSONL and the NaN guard
-without a second copy of the step. Training data are drawn inside the step from the benchmark with
-the step key (fresh x_0 ~ p_0 and y ~ p_1 every step, as in the paper), so ``get_batch`` returns an
-empty batch; CSBM's direction and coupling phase are functions of ``state.step`` and the other
-direction's frozen EMA parameters live in ``state.extras["ema"]``, so a resumed run is exact.
-
-Config (``default_config(solver)``; experiment files in ``experiments/configs/dsb``):
-``benchmark.*`` (instance: a preset of ``benchmark.PRESETS``, the 12 HD ones or a tiny enumerable
-one; the variant ``tiny`` is ``tiny_d2_s10_uniform``, D = 2, S = 10),
-``solver``, ``optim.*`` (the solver's optimiser in ``core.optim.optim_defaults()`` shape with the
-solver's paper values: AdamW, constant learning rate 1e-2 (DLightSB, DLightSB-M), 1e-4 (CSBM) or
-1e-3 (alpha-CSBM), betas (0.95, 0.99), weight decay 0.01, no clipping; the solver reads
-``name`` (DLightSB-type: adamw | adam; CSBM-type: adamw only), ``learning_rate``, ``b1``, ``b2``,
-``weight_decay`` and ``grad_clip``, and the other keys must keep their values),
-``hparams.*`` (the solver dataclass's other fields, paper defaults; ``train_steps`` is the
-trainer's ``num_steps`` and ``batch_size`` the trainer's), ``eval.*``. ``solver_config`` builds
-the solver dataclass from ``optim`` and ``hparams``, in one place.
-
-Solvers come from the one solver table (``evaluation.SOLVERS``, the trained rows) and evaluation is
-``evaluation.evaluate_model``: logged as ``eval/<name>`` for every name of ``evaluation.METRICS`` that is
-defined for the solver (``cond_shape``, ``cond_trend`` (catsbench 1.4 convention), ``shape``,
-``trend``, ``sb_perplexity``, ``traj_kl_fwd``, ``traj_kl_rev``, ``mc_kl``, and ``exact_kl`` /
-``exact_tv`` when S^D <= ``eval.exact_max_states``), the same names as the
-``experiments.dsb_benchmark`` tables, plus ``eval/sb_perplexity_truth`` (the truth's own value,
-the one ``eval/sb_perplexity`` should match: neither lower nor higher is better).
-Sizes: ``eval.num_test`` test pairs, one conditioning point per ``eval.point_every`` of them with
-``eval.cond_samples`` samples of truth and model (the paper: 1,000 per point, one point per batch of
-128), trajectory KLs on ``eval.traj_samples`` sources. CSBM-type solvers are evaluated with the
-forward EMA parameters, DLightSB-type ones with the potential itself.
+``DSBMethod`` trains any trained solver of ``evaluation.SOLVERS`` on a CatSBench instance.
+``update`` is the solver's own training step, the function its ``solve()`` scans, so the trainer
+adds checkpoint / resume, metrics JSONL and the NaN guard without a second copy of the step. The
+data are drawn inside the step with the step key (``get_batch`` returns an empty batch), and CSBM's
+direction and coupling phase are functions of ``state.step`` with the other direction's EMA
+parameters in ``state.extras["ema"]``, so a resumed run is exact. ``default_config`` /
+``variants`` build the run config, ``solver_config`` the solver dataclass; ``evaluate`` logs
+``evaluation.evaluate_model``'s metrics as ``eval/<name>``.
+The config fields and logged metrics: docs/methods/dsb.md ("Configuration and logged metrics").
 """
 
 from __future__ import annotations
@@ -207,20 +183,10 @@ def smoke(c: ml_collections.ConfigDict) -> None:
 
 def variants() -> dict[str, Any]:
   """The variants of every ``experiments/configs/dsb/<solver>.py``, for ``config_lib.experiment``
-  (with ``one_of=ONE_PRESET`` and ``validate=solver_config``).
-
-  ``smoke`` (``smoke``), then the instance: one of the 12 HD presets
-  ``hd_d{2,16,64}_s50_prior_gaussian_a{0.02,0.05}`` / ``hd_d{2,16,64}_s50_prior_uniform_a{0.005,
-  0.01}`` (default ``hd_d16_s50_prior_gaussian_a0.02``; D, S = 50, N = 15, s = 8), a tiny
-  enumerable preset (``tiny_d2_s6_uniform``, ``tiny_d2_s10_uniform``; ``tiny`` = the latter:
-  exact KL / TV are logged).
-
-  Overrides (``key=value`` after the variants, or ``--config.key=value``): ``benchmark.dim``,
-  ``benchmark.num_categories``, ``benchmark.reference``, ``benchmark.alpha``,
-  ``benchmark.seed``, ``benchmark.num_steps`` / ``num_skip_steps`` (keep (N + 1) s = 128 for the
-  paper's problem), ``optim.learning_rate`` / ``b1`` / ``b2`` / ``weight_decay`` / ``grad_clip``
-  (and ``optim.name`` = adamw | adam for DLightSB-type solvers), any ``hparams.*`` field of the
-  solver config, ``eval.cond_samples`` (1,000 in the paper), ``eval.num_test``.
+  (with ``one_of=ONE_PRESET`` and ``validate=solver_config``): ``smoke``, then at most one instance
+  of ``PRESET_NAMES``, the 12 HD presets (default ``DEFAULT_PRESET``; S = 50, N = 15, s = 8) or a
+  tiny enumerable one (``tiny`` = ``tiny_d2_s10_uniform``; exact KL / TV are logged). The keys a
+  run may override: docs/methods/dsb.md ("Configuration and logged metrics").
   """
   return {"smoke": smoke, **{name: preset_variant(name) for name in PRESET_NAMES}}
 

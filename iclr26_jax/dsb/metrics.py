@@ -1,28 +1,15 @@
-"""Metrics and trivial baselines of the discrete SB benchmark.
+"""Metrics of the discrete SB benchmark (the trivial baselines and the C2ST re-exported).
 
-* ``shape_score`` / ``trend_score``: 1 - mean TV between per-coordinate histograms / between
-  ordered pair histograms: ``convention="off_diagonal"`` (i != j, the catsbench 1.4 package the
-  paper's numbers use; the default) or ``"with_diagonal"`` (all (i, j), catsbench's HEAD); the two
-  relate by D^2 (1 - T_diag) = D (D - 1) (1 - T_off) + D (1 - shape);
-* ``conditional_shape_trend``: the same on conditional samples given a few conditioning points,
-  with user-supplied sampler callables;
-* ``sb_perplexity``: exp(-mean_{b,d} log pi*^d(y_hat^d | x_0)) with the exact plan marginals;
-  ``marginal_entropies`` of the per-coordinate histograms;
-* ``trajectory_kl_forward`` / ``trajectory_kl_reverse``: per-step, per-coordinate KL between the
-  true SB transition marginals and a model's transition logits along true / model rollouts,
-  scaled by D N as in the paper;
-* exact enumeration (tiny instances): ``exact_conditional_kl_tv`` gives
-  E_{p_0} KL(pi*(.|x_0) || pi_theta(.|x_0)) and E_{p_0} TV for a model log-prob callable; at any
-  size ``mc_conditional_kl`` estimates the same KL without bias from y ~ pi*;
-* baselines (``dsb.baselines``, re-exported here): independent (y ~ p_1), prior (y ~ q(.|x_0)),
-  feature-wise EOT (exact 1-D EOT per coordinate, coordinates sampled independently);
-* ``exact_plan_from_transition_logits``: the exact end-point law of a per-coordinate Markov model
-  (CSBM-type) on tiny instances, by composing its enumerated transition matrices;
-* ``c2st`` (``dsb.c2st``, re-exported here): the classifier two-sample test of the image presets.
+``shape_score`` / ``trend_score`` (``TREND_CONVENTIONS``), ``conditional_shape_trend``,
+``sb_perplexity``, ``marginal_entropies``, ``trajectory_kl_forward`` / ``trajectory_kl_reverse``
+(scaled by D N), ``mc_conditional_kl``, exact enumeration on tiny instances
+(``exact_conditional_kl_tv``, ``exact_plan_from_transition_logits``) and, from ``dsb.baselines``
+and ``dsb.c2st``, the independent / prior / feature-wise EOT baselines and ``c2st``.
 
 References: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the
 Era of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal
 Transport", ICLR 2026 (arXiv 2509.23348); reference PyTorch code github.com/gregkseno/catsbench.
+What each metric measures: docs/methods/dsb.md ("The algorithm", "Reading the scores").
 """
 
 from __future__ import annotations
@@ -37,7 +24,7 @@ import numpy as np
 
 from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb.benchmark import Benchmark
-from iclr26_jax.dsb.reference import check_states
+from iclr26_jax.dsb.reference import check_same_shape, check_states, log_matmul
 from iclr26_jax.core import validate
 from iclr26_jax.dsb.baselines import (  # noqa: F401 (re-exported)
   independent_baseline_sample,
@@ -349,15 +336,10 @@ def sb_perplexity(benchmark: Benchmark, x0: jax.Array, y_hat: jax.Array) -> jax.
   """SB perplexity exp(-(1/(B D)) sum_{b,d} log pi*^d(y_hat_b^d | x_0b)) (Eq. 8).
 
   Neither lower nor higher is better: what counts is closeness to the truth's own value (the
-  same call on samples y ~ pi*(. | x_0)), whose logarithm is an unbiased estimate of the mean
-  per-coordinate conditional entropy E_{x_0} mean_d H(pi*^d(. | x_0)). A sampler that puts each
-  coordinate on its most likely value scores below the truth (an identity map often does, where
-  the reference rarely moves a coordinate); one that ignores x_0 (y ~ p_1) scores above it: the
-  expected log of its value is the cross-entropy E_{x_0} mean_d H(p_1^d, pi*^d(. | x_0)) >=
-  mean_d H(p_1^d) >= E_{x_0} mean_d H(pi*^d(. | x_0)).
-
-  For reversed (image) presets call it with the roles swapped (x0 = model outputs, y_hat = the
-  conditioning inputs), as in the paper.
+  same call on samples y ~ pi*(. | x_0)), whose log estimates the mean per-coordinate conditional
+  entropy without bias. Too concentrated samples score below it, samples that ignore x_0 above
+  it (docs/methods/dsb.md, "The algorithm"). For reversed (image) presets call it with the roles
+  swapped (x0 = model outputs, y_hat = the conditioning inputs), as in the paper.
 
   Args:
     benchmark: the benchmark.
@@ -369,12 +351,7 @@ def sb_perplexity(benchmark: Benchmark, x0: jax.Array, y_hat: jax.Array) -> jax.
   """
   x0 = check_states(x0, "x0", benchmark.num_categories, benchmark.dim)
   y_hat = check_states(y_hat, "y_hat", benchmark.num_categories, benchmark.dim)
-  chex.assert_shape(
-    y_hat,
-    x0.shape,
-    exception_type=ValueError,
-    custom_message=(f"y_hat must have the shape of x0 {tuple(x0.shape)}, got {tuple(y_hat.shape)}"),
-  )
+  check_same_shape(y_hat, "y_hat", x0, "x0")
   return _perplexity(benchmark.plan_marginal_logits(x0), y_hat)
 
 
@@ -847,6 +824,4 @@ def _enumerated_step(log_p: jax.Array, states: jax.Array) -> jax.Array:
   return picked.sum(-1)
 
 
-@jax.jit
-def _log_matmul(a: jax.Array, b: jax.Array) -> jax.Array:
-  return jax.nn.logsumexp(a[:, :, None] + b[None, :, :], axis=1)
+_log_matmul = jax.jit(log_matmul)

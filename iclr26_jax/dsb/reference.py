@@ -1,27 +1,15 @@
 """Reference processes on {0..S-1}^D for the discrete Schrödinger-bridge benchmark.
 
-Coordinates evolve independently under one S x S one-step matrix Q (row-stochastic: row i is the
-law of the next state given the current state i). Two families are provided:
-
-* ``uniform``: Q(i, i) = 1 - alpha, Q(i, j) = alpha / (S - 1); its n-th power has the closed form
-  Q^n = lam^n I + (1 - lam^n) / S 11^T with lam = 1 - alpha S / (S - 1)                (Eq. 1);
-* ``gaussian`` (D3PM discretised Gaussian): Q(i, j) = exp(-4 (i - j)^2 / (alpha (S - 1))^2) / Z for
-  i != j, Z = sum_{k=-(S-1)}^{S-1} exp(-4 k^2 / (alpha (S - 1))^2), Q(i, i) = 1 - sum_{j!=i} Q(i, j)
-  (Eq. 2); powers by repeated log-domain matrix products.
-
-One model step applies Q_step = Q^s (s = ``num_skip_steps``); the cumulative matrices are
-Q̄_t = Q_step^t for t = 0..N+1 (N = ``num_steps``, the number of intermediate time points, so a
-chain x_0 -> x_{N+1} has N + 1 transitions and the whole kernel is Q̄_{N+1} = Q^{(N+1)s}).
-Everything is stored as log-matrices; log Q̄_0 has -inf off the diagonal, and every contraction is
-a log-sum-exp.
-
-Rows and columns are addressed explicitly (``log_q[x]`` is the row of x, ``log_q[:, y]`` the column
-of y), so nothing relies on Q being symmetric; ``reference_from_log_matrix`` accepts any
-row-stochastic matrix.
+Coordinates evolve independently under one row-stochastic S x S matrix Q, ``uniform`` (Eq. 1) or
+D3PM's discretised ``gaussian`` (Eq. 2); a model step applies Q_step = Q^s and Q̄_t = Q_step^t,
+t = 0..N+1. All are log-matrices with rows and columns addressed explicitly (no symmetry assumed).
+Holds ``ReferenceProcess``, ``make_reference``, ``reference_from_log_matrix``, the log-domain
+matrix algebra and the reference bridge (Eq. 10).
 
 References: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the
 Era of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal
 Transport", ICLR 2026 (arXiv 2509.23348); reference PyTorch code github.com/gregkseno/catsbench.
+The reference families, with their equations: docs/methods/dsb.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -131,6 +119,12 @@ def check_states(
         f"{name} must hold categories in [0, {num_categories}), got values in [{lo}, {hi}]"
       )
   return x
+
+
+def check_same_shape(x: jax.Array, name: str, like: jax.Array, like_name: str) -> None:
+  """Raises ValueError unless ``x`` (called ``name``) has the shape of ``like``."""
+  message = f"{name} must have the shape of {like_name} {tuple(like.shape)}, got {tuple(x.shape)}"
+  chex.assert_shape(x, like.shape, exception_type=ValueError, custom_message=message)
 
 
 def check_time(t: Any, name: str, low: int, high: int) -> Any:
@@ -535,12 +529,7 @@ def bridge_log_probs(reference: ReferenceProcess, x0: jax.Array, y: jax.Array, t
   s = reference.num_categories
   x0 = check_states(x0, "x0", s)
   y = check_states(y, "y", s, x0.shape[-1])
-  chex.assert_shape(
-    y,
-    x0.shape,
-    exception_type=ValueError,
-    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
-  )
+  check_same_shape(y, "y", x0, "x0")
   n = reference.num_steps
   t = check_time(t, "t", 0, n + 1)
   logits = _rows(reference.log_q_bar[t], x0) + _cols(reference.log_q_bar[n + 1 - t], y)
@@ -566,12 +555,7 @@ def bridge_step_log_probs(
   s = reference.num_categories
   x_t = check_states(x_t, "x_t", s)
   y = check_states(y, "y", s, x_t.shape[-1])
-  chex.assert_shape(
-    y,
-    x_t.shape,
-    exception_type=ValueError,
-    custom_message=(f"y must have the shape of x_t {tuple(x_t.shape)}, got {tuple(y.shape)}"),
-  )
+  check_same_shape(y, "y", x_t, "x_t")
   n = reference.num_steps
   t = check_time(t, "t", 0, n)
   logits = _rows(reference.log_q_step, x_t) + _cols(reference.log_q_bar[n - t], y)
@@ -617,12 +601,7 @@ def sample_bridge_path(
   s = reference.num_categories
   x0 = check_states(x0, "x0", s).astype(jnp.int32)
   y = check_states(y, "y", s, x0.shape[-1]).astype(jnp.int32)
-  chex.assert_shape(
-    y,
-    x0.shape,
-    exception_type=ValueError,
-    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
-  )
+  check_same_shape(y, "y", x0, "x0")
   n = reference.num_steps
   keys = jax.random.split(rng, n + 1)
 

@@ -1,21 +1,15 @@
 """lmKAN: lookup multivariate Kolmogorov-Arnold networks in JAX.
 
-Implements lmKAN (Sergey Pozdnyakov & Philippe Schwaller, "lookup multivariate Kolmogorov-Arnold Networks",
-ICLR 2026, arXiv 2509.07103; reference PyTorch + CUDA code github.com/schwallergroup/lmkan): layers whose
-every pair of consecutive inputs feeds a learned 2-D function stored as a (G+1)×(G+1) spline table on a
-static Laplace-CDF ("sigma") grid, evaluated by bilinear lookup — 2x the FLOPs of a linear layer of the
-same shape, whatever G.
+Sergey Pozdnyakov & Philippe Schwaller, "lookup multivariate Kolmogorov-Arnold Networks", ICLR 2026,
+arXiv 2509.07103; reference PyTorch + CUDA code github.com/schwallergroup/lmkan.
 
-Entry points for one's own code: `LMKANDense` (a `flax.linen.Dense`-like layer with `dtype` /
-`param_dtype`, bfloat16 compute on float32 tables included), `make_network` (BatchNorm before every lmKAN
-layer, as the paper places it, or the same-shape ReLU MLP), and the training recipe for a plain optax
-loop: `recipe_optimizer` (Adam on `two_phase_schedule` with `add_hessian_penalty`), or the pieces
-`two_phase_schedule` and `hessian_penalty`.
+Entry points: `LMKANDense` (a `flax.linen.Dense`-like layer), `make_network` (BatchNorm before every
+lmKAN layer, or the same-shape ReLU MLP) and the training recipe for an optax loop,
+`recipe_optimizer` or its pieces `two_phase_schedule` and `hessian_penalty`. Modules: `grid`,
+`reference` (lookup), `layer`, `regularizers`, `refine`, `networks`, `flops`, `data`.
 
-Modules: `grid` (SigmaGrid), `reference` (pure-jnp lookup, gather and dense forms, closed-form
-`custom_vjp`), `layer` (LMKANDense, inits, layout converters), `regularizers` (Hessian penalty, two-phase
-schedule), `refine` (exact G → m·G refinement), `networks` (LMKANNet, LMKANConv, LMKANCNN and MLP/CNN
-baselines), `flops` (FLOP and parameter accounting), `data` (offline tasks and loaders).
+The algorithm, with its equations and reference hyperparameters:
+docs/methods/lmkan.md ("The algorithm").
 """
 
 from iclr26_jax.lmkan.flops import (

@@ -1,8 +1,8 @@
 """Default lmKAN training config (one comment per field).
 
-Defaults follow the released two-phase recipe (github.com/schwallergroup/lmkan README) as
-adapted to a laptop-scale protocol: Adam, phase 1 at constant LR with the Hessian
-penalty weight decaying geometrically, phase 2 with λ = 0 and a cosine LR.
+Defaults follow the released two-phase recipe (github.com/schwallergroup/lmkan README) adapted to a
+laptop-scale protocol. Every field and logged metric: docs/methods/lmkan.md ("Configuration and
+logged metrics").
 """
 
 import ml_collections
@@ -19,10 +19,8 @@ def default_config() -> ml_collections.ConfigDict:
   c.log_every = 500
   c.eval_every = 0  # evaluate at the end only
   c.checkpoint_every = 2000
-  # The optimiser, as in every method package. "two_phase" is lmKAN's own schedule:
-  # optim.learning_rate constant over the first lmkan.phase1_fraction of the steps, then cosine to
-  # 0; the core's "constant" / "cosine" / "warmup_cosine" also work (the Hessian λ schedule is
-  # unchanged).
+  # "two_phase": constant LR over lmkan.phase1_fraction of the steps, then cosine to 0; the core's
+  # schedules also work (the Hessian λ schedule is unchanged).
   c.optim = optim.optim_defaults()
   c.optim.name = "adam"
   c.optim.learning_rate = 3e-3
@@ -37,10 +35,8 @@ def default_config() -> ml_collections.ConfigDict:
   c.lmkan.dense_hidden = ()  # hidden dense widths after the convolutions (digits)
   c.lmkan.grid_size = 8  # G: cells per axis of every lookup table (start with 8–10)
   # "affine" (default): tables of a random linear map, so the network starts exactly linear with zero
-  # Hessian penalty. "noise" is the reference init (U(±init_scale/√N_in)): a stack of random
-  # piecewise-bilinear functions whose outputs grow heavy tails through depth (absmax/std 4 → 22 over
-  # 4 layers at init, measured); it stalls at MSE/Var ≈ 1 on the 32-D teacher with eval-mode BatchNorm
-  # 40x off, and ends worse on methane (0.65 vs 0.56, 2000 steps) and digits (6.5% vs 2.2% error).
+  # Hessian penalty. "noise": the reference init U(±init_scale/√N_in), whose outputs grow heavy
+  # tails through depth and which trained worse on every task here.
   c.lmkan.table_init = "affine"
   c.lmkan.init_scale = 0.1  # std of the noise init
   c.lmkan.impl = "auto"  # lookup implementation: "auto" | "xla" | "pallas"

@@ -1,18 +1,14 @@
 """Offline data for lmKAN experiments (nothing is downloaded at run time).
 
-lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Contents:
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Holds the
+methane-like surrogate (`methane_like_batch`, the offline stand-in for the paper's methane data set:
+12 raw H coordinates around C, standardised surrogate energy `methane_energy`), an extended-XYZ
+loader (`load_extxyz`) and `load_methane` for the paper's data set (Materials Cloud Archive record
+2020.105), the 32-D random-teacher task of the paper's Fig. 1 (`make_teacher`, `teacher_batch`),
+scikit-learn's digits (`load_digits`) and CIFAR-10 python-pickle batches from a local path
+(`load_cifar10`).
 
-* **Methane-like surrogate** (the CI stand-in for the paper's methane dataset): C at the origin,
-  4 H at uniform directions and radii U[0.5, 3] Å; inputs are the 12 raw Cartesian H coordinates (fixed
-  atom order, not canonicalised); energy E = Σ_i M(r_i) + Σ_{i<j} 3·exp(−2 r_ij) + 0.5·Σ_{i<j}(cos θ_ij + 1/3)²
-  with M(r) = (1 − exp(−1.8 (r − 1.09)))². Targets are standardised with a mean and std computed once
-  from a large fixed-seed sample.
-* **Extended-XYZ loader** for real molecular datasets (energies, optional forces), and `load_methane` for
-  the paper's "randomly-displaced methane configurations" (Materials Cloud Archive record 2020.105).
-* **Random-teacher function approximation** (paper Fig. 1, left): 32-D N(0, I) inputs, a fixed-seed
-  random sin-MLP teacher R^32 → R, standardised.
-* **scikit-learn digits** (8×8 grey images, 10 classes), if scikit-learn is installed.
-* **CIFAR-10** python-pickle batches from a local path.
+The tasks: docs/methods/lmkan.md ("Configuration and logged metrics").
 """
 
 from __future__ import annotations
@@ -51,9 +47,7 @@ __all__ = [
   "load_cifar10",
 ]
 
-# ----------------------------------------------------------------------------------------------------
-# Methane-like surrogate
-# ----------------------------------------------------------------------------------------------------
+# -- Methane-like surrogate ------------------------------------------------------------------------
 
 MORSE_R0 = 1.09  # Å, C–H equilibrium distance
 MORSE_A = 1.8  # Å⁻¹
@@ -183,9 +177,7 @@ def methane_like_test_set(seed: int = TEST_SEED, n: int = TEST_SAMPLES):
   return np.asarray(x), np.asarray(y)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Extended XYZ
-# ----------------------------------------------------------------------------------------------------
+# -- Extended XYZ ----------------------------------------------------------------------------------
 
 METHANE_RECORD = (
   "the 'randomly-displaced methane configurations' of Pozdnyakov, Willatt & Ceriotti, "
@@ -363,9 +355,7 @@ def load_methane(path, energy_key: str = "energy", forces_key: str = "forces"):
   return out
 
 
-# ----------------------------------------------------------------------------------------------------
-# Random-teacher function approximation (32-D)
-# ----------------------------------------------------------------------------------------------------
+# -- Random-teacher function approximation (32-D) --------------------------------------------------
 
 
 class TeacherTask(NamedTuple):
@@ -414,10 +404,7 @@ def make_teacher(
   W entries are N(0, 1), scaled by ω/√fan_in (ω controls the frequency content, hence the difficulty),
   b ~ U(−π, π). The output is standardised with the mean and std of a fixed sample of N(0, I) inputs.
 
-  Calibration of the default ω = 1.75 (seed 0, one run on CPU): ReLU MLPs 32 → H → H → H → 1 trained for
-  3000 Adam steps (batch 512 of fresh samples, LR 3e-3 cosine to 0) reach test MSE 0.67 / 0.55 / 0.46 at
-  H = 16 / 64 / 256, inside Fig. 1's band (0.675 / 0.569 / 0.496). ω = 1.5 gives 0.36 and ω = 2 gives
-  0.71 at H = 64.
+  The default ω = 1.75 puts ReLU MLP baselines' test MSE inside the band of the paper's Fig. 1.
 
   Args:
     seed: teacher seed. input_dim: d (32 in the paper's shapes). hidden: hidden widths. omega: ω > 0.
@@ -489,9 +476,7 @@ def teacher_test_set(task: TeacherTask, seed: int = TEST_SEED, n: int = TEST_SAM
   return np.asarray(x), np.asarray(y)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Images
-# ----------------------------------------------------------------------------------------------------
+# -- Images ----------------------------------------------------------------------------------------
 
 
 def load_digits(test_fraction: float = 0.25, seed: int = 0):

@@ -1,24 +1,13 @@
 """FLOP and parameter accounting for lmKAN and MLP/CNN baselines.
 
-lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Convention,
-which reproduces the paper's Fig. 1 MLP axis exactly (2·(32H + 2H² + H), e.g. 2080 at H = 16):
-* a linear layer (or convolution, per output position) costs 2 FLOPs per multiply-add: 2·N_in·N_out;
-* an lmKAN layer costs 8 FLOPs per function lookup (4 table reads, 4 FMAs): 8·⌈N_in/2⌉·N_out, which is
-  4·N_in·N_out = 2x linear for even N_in, independent of G;
-* biases, activations, BatchNorm, pooling and the lmKAN per-pair overhead (σ, cells, δ, weights: about
-  12 FLOPs and 2 exp per sample and pair, shared by all outputs) are excluded from the headline count;
-  the overhead is reported separately (`model/flops_overhead_per_sample`).
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). The
+headline count follows the paper's Fig. 1: 2 FLOPs per multiply-add of a linear layer
+(2·N_in·N_out), 8 per lmKAN function lookup (8·⌈N_in/2⌉·N_out = 2x linear for even N_in, whatever
+G). Biases, BatchNorm and the lmKAN per-pair arithmetic go to a separate overhead count (constants
+below), the same for both families; ReLU, pooling and argmax are not counted. Holds the per-layer
+counters (`linear_flops`, `lmkan_flops`, `lmkan_overhead`, ...), `ModelCost` and `count_model`.
 
-Overhead column (`ModelCost.overhead_flops`, `ModelCost.total_flops`), counted the same way for both
-families so the "with overhead" comparison never mixes conventions:
-* lmKAN per (sample, pair): 12 FLOPs (2 mul + floor + clamp for the cells counted as 2, 2 sub + 2 mul for
-  δ, 2 sub + 4 mul for the corner weights) plus 2 exp (σ), kept apart as transcendentals;
-* BatchNorm at inference (running statistics, no scale or bias): (x − μ)·r with r = 1/√(σ² + ε)
-  precomputed, 2 FLOPs per normalised element;
-* bias adds of Dense / Conv: 1 FLOP per output element.
-ReLU, pooling comparisons and the final argmax are not counted (≤ 1 op per element, same in both
-families' shapes). `total_flops` = headline + overhead + transcendentals, each exp counted as ONE FLOP
-(a lower bound on its cost: an exp is tens of FLOPs in software, one SFU op on a GPU).
+The full convention: docs/methods/lmkan.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -127,7 +116,7 @@ class ModelCost(NamedTuple):
 
   Attributes:
     flops: headline FLOPs (linear 2/MAC, lookup 8/function).
-    overhead_flops: FLOPs left out of the headline (module docstring): lmKAN per-pair arithmetic
+    overhead_flops: FLOPs left out of the headline: lmKAN per-pair arithmetic
       (12/pair), inference BatchNorm (2/element), bias adds (1/element).
     overhead_transcendentals: lmKAN per-pair exp count (2/pair).
     params: number of trainable parameters (the `params` collection).

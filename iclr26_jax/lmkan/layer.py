@@ -132,8 +132,7 @@ def noise_init(n_in: int, init_scale: float = 0.1) -> Callable:
   bound = float(init_scale) / math.sqrt(n_in)
 
   def init(key, shape, dtype=jnp.float32):
-    # Drawn flat and reshaped: with partitionable threefry (the JAX default) a rank-4 draw takes
-    # seconds to compile on CPU (measured 3.8 s vs 0.5 s flat for a (6, 9, 9, 8) table).
+    # Drawn flat and reshaped: a rank-4 draw with partitionable threefry compiles slowly on CPU.
     flat = jax.random.uniform(key, (math.prod(shape),), dtype, -bound, bound)
     return flat.reshape(shape)
 
@@ -187,24 +186,17 @@ def to_reference_layout(table):
 class LMKANDense(nn.Module):
   """An lmKAN layer (Flax Linen): y_q = Σ_p f_qp(x_{2p}, x_{2p+1}), batch-first, no bias.
 
-  The drop-in for `flax.linen.Dense(features, use_bias=False)`: every pair of consecutive inputs feeds a
-  learned 2-D function per output, stored as a (G+1)×(G+1) table on the static sigma grid and evaluated
-  by bilinear lookup (lmKAN, Pozdnyakov & Schwaller, ICLR 2026), at 2x the FLOPs of a linear layer of the
-  same shape whatever G. Input `(..., N_in)` with any N_in ≥ 1 (odd widths get one constant-zero
-  input), output `(..., features)`. Leading dims are flattened to a batch, inputs are paired to
-  (B, P, 2) and passed to the lookup (`impl="xla"`: `reference.spline_lookup_xla`, pure jnp with the
-  closed-form `custom_vjp`; `impl="pallas"`: `kernels_pallas.spline_lookup.ops.spline_lookup`;
-  `impl="auto"`: the kernel on GPU/TPU when it is installed, else the reference).
+  The drop-in for `flax.linen.Dense(features, use_bias=False)`, at 2x its FLOPs whatever G. Input
+  `(..., N_in)` with any N_in ≥ 1 (odd widths get one constant-zero input), output
+  `(..., features)`. Leading dims are flattened to a batch and inputs paired to (B, P, 2) for the
+  lookup. Train it with BatchNorm before every layer and the two-phase recipe (`make_network`,
+  `recipe_optimizer`).
 
   Dtypes follow `flax.linen.Dense`: the table is stored in `param_dtype`; the inputs and the table are
   cast to `dtype` for the computation (None: promoted from the input's and `param_dtype`'s, so float32
   tables with bfloat16 inputs compute in float32 unless `dtype=jnp.bfloat16` is asked for). A bfloat16
   or float16 `dtype` rounds x and the table to it, computes the lookup in float32 and rounds the output
   once (both paths; see `spline_lookup`); the table's gradient comes back in `param_dtype`.
-
-  Train lmKAN networks the paper's way: BatchNorm without scale and bias before every layer
-  (`LMKANNet` / `make_network`), the two-phase schedule and the Hessian penalty (`two_phase_schedule`,
-  `hessian_penalty`, `add_hessian_penalty` / `recipe_optimizer` in `iclr26_jax.lmkan.regularizers`).
 
   Sows the fraction of inputs outside [t_0, t_G] as `intermediates/out_of_grid_frac` (a no-op unless the
   collection is mutable).
@@ -217,7 +209,9 @@ class LMKANDense(nn.Module):
       (the reference code's U(±init_scale/√N_in), which stalled deep nets in this project's runs).
       (Not named `init`: a Linen field of that name would shadow `Module.init`.)
     init_scale: s of the noise init (unused by "affine").
-    impl: "auto" | "xla" | "pallas".
+    impl: "xla" (`reference.spline_lookup_xla`, pure jnp with the closed-form `custom_vjp`),
+      "pallas" (`kernels_pallas.spline_lookup.ops.spline_lookup`) or "auto" (the kernel on GPU/TPU
+      when it is installed, else the reference).
     dtype: computation dtype (None: promote the input's and `param_dtype`), float32 / float64 /
       bfloat16 / float16.
     param_dtype: dtype of the stored table (float32 default; float64, bfloat16, float16 allowed).

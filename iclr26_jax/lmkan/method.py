@@ -1,18 +1,13 @@
 """lmKAN through the shared trainer: regression (methane surrogate, random teacher) and digits.
 
-One ``Method`` covers the lmKAN models and their same-shape baselines (ReLU MLP, ReLU CNN), so
-every comparison runs the same loop, data, schedule and evaluation. The Hessian penalty weight
-λ(step) is computed inside the jitted update from the traced step (no recompiles); BatchNorm
-statistics live in ``state.extras["batch_stats"]``.
+One ``Method`` (`LMKANMethod`) covers the lmKAN models and their same-shape baselines (ReLU MLP,
+ReLU CNN), so every comparison runs the same loop, data, schedule and evaluation. The Hessian
+penalty weight λ(step) is computed inside the jitted update from the traced step (no recompiles);
+BatchNorm statistics live in ``state.extras["batch_stats"]``. Every eval also reports the metrics
+with BatchNorm in train mode (``_trainmode``), so a running-statistics mismatch is visible.
 
-Logged: ``train/loss`` (data loss + λ·penalty), ``train/data_loss``, ``train/hessian_lambda``,
-``train/hessian_penalty``, ``train/grad_norm``, ``lmkan/out_of_grid_frac``; at evaluation
-``eval/mse_over_var`` and ``eval/rmse_over_std`` (regression) or ``eval/accuracy`` (digits), each
-also in BatchNorm train mode (``eval/mse_over_var_trainmode``, ``eval/accuracy_trainmode``: batch
-statistics of the whole test set) so a running-statistics mismatch is visible, and
-``model/flops_per_sample``, ``model/flops_overhead_per_sample``, ``model/transcendentals_per_sample``,
-``model/flops_total_per_sample``, ``model/params``, ``model/infer_us_per_sample`` (wall time of an
-eval-mode forward over the test set, per sample, on the current backend).
+The logged ``train/``, ``eval/`` and ``model/`` keys: docs/methods/lmkan.md ("Configuration and
+logged metrics").
 """
 
 from __future__ import annotations

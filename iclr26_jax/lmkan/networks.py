@@ -1,20 +1,15 @@
 """lmKAN networks and same-shape baselines (Flax Linen).
 
-lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan):
-* `LMKANNet`: [BatchNorm(no scale, no bias) → LMKANDense] per layer, the first included, no activations;
-  the last layer's output is the prediction.
-* `LMKANConv`: a convolution is a linear map on patch vectors, so the lmKAN convolution is
-  BatchNorm(no affine) over channels → image patches (im2col, `lax.conv_general_dilated_patches`) →
-  patch vectors reordered to (kh, kw, C) order, channel-minor (for even C a pair couples two channels of
-  one pixel) → LMKANDense on C·kh·kw inputs at every position. This ordering fixes which inputs are
-  paired; it is part of the model definition. (The paper's own construction is not public; this is the
-  project's choice.)
-* `LMKANCNN` / `CNN`: [conv → (ReLU) → pool]* → flatten → dense stack; the lmKAN CNN is the CNN with every
-  convolution and dense layer swapped for its lmKAN counterpart and the activations dropped.
-* `MLP`: ReLU MLP baseline of the same widths as an `LMKANNet`.
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Holds
+`LMKANNet` ([BatchNorm(no scale, no bias) → LMKANDense] per layer, no activations), `LMKANConv`
+(BatchNorm → im2col patches in (kh, kw, C) order, `patches_kkc` → LMKANDense at every position; this
+pairing order is part of the model definition, the project's choice since the paper's construction
+is not public), `LMKANCNN` / `CNN` ([conv → (ReLU) → pool]* → flatten → dense stack), `MLP` (the
+ReLU baseline of an `LMKANNet`'s widths) and `make_network`.
 
-BatchNorm uses PyTorch's default statistics settings (momentum 0.1 ↔ Flax `momentum=0.9`, eps 1e-5); the
-`batch_stats` collection must be threaded by the caller (`mutable=["batch_stats"]` when `train=True`).
+BatchNorm uses PyTorch's default statistics settings (momentum 0.1 ↔ Flax `momentum=0.9`, eps 1e-5);
+the `batch_stats` collection must be threaded by the caller (`mutable=["batch_stats"]` when
+`train=True`). Architectures: docs/methods/lmkan.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -49,6 +44,27 @@ def _pair(v, name):
   return v
 
 
+def _check_nhwc(x):
+  chex.assert_rank(
+    x,
+    4,
+    exception_type=ValueError,
+    custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
+  )
+
+
+def _dense_kw(m):
+  """The LMKANDense options a network module `m` forwards to every layer."""
+  return dict(
+    grid_size=m.grid_size,
+    table_init=m.table_init,
+    init_scale=m.init_scale,
+    impl=m.impl,
+    dtype=m.dtype,
+    param_dtype=m.param_dtype,
+  )
+
+
 def _bn(train, momentum, epsilon, name=None, dtype=None):
   # Flax computes the batch statistics in at least float32 whatever `dtype` is.
   return nn.BatchNorm(
@@ -81,12 +97,7 @@ def patches_kkc(x, kernel_size, strides=(1, 1), padding="SAME"):
   Returns:
     (N, H', W', kh·kw·C), element [..., (a·kw + b)·C + c] = x[n, h'·sh + a − pad, w'·sw + b − pad, c].
   """
-  chex.assert_rank(
-    x,
-    4,
-    exception_type=ValueError,
-    custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
-  )
+  _check_nhwc(x)
   kh, kw = _pair(kernel_size, "kernel_size")
   strides = _pair(strides, "strides")
   c = x.shape[-1]
@@ -132,16 +143,7 @@ class LMKANNet(nn.Module):
     widths = _check_widths(self.widths)
     for i, w in enumerate(widths):
       x = _bn(train, self.bn_momentum, self.bn_epsilon, name=f"bn_{i}", dtype=self.dtype)(x)
-      x = LMKANDense(
-        w,
-        grid_size=self.grid_size,
-        table_init=self.table_init,
-        init_scale=self.init_scale,
-        impl=self.impl,
-        dtype=self.dtype,
-        param_dtype=self.param_dtype,
-        name=f"lmkan_{i}",
-      )(x)
+      x = LMKANDense(w, name=f"lmkan_{i}", **_dense_kw(self))(x)
     return x
 
 
@@ -212,24 +214,10 @@ class LMKANConv(nn.Module):
   @nn.compact
   def __call__(self, x, train: bool = False):
     """x: (N, H, W, C_in) → (N, H', W', features)."""
-    chex.assert_rank(
-      x,
-      4,
-      exception_type=ValueError,
-      custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
-    )
+    _check_nhwc(x)
     x = _bn(train, self.bn_momentum, self.bn_epsilon, name="bn", dtype=self.dtype)(x)
     p = patches_kkc(x, self.kernel_size, self.strides, self.padding)
-    return LMKANDense(
-      self.features,
-      grid_size=self.grid_size,
-      table_init=self.table_init,
-      init_scale=self.init_scale,
-      impl=self.impl,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      name="lmkan",
-    )(p)
+    return LMKANDense(self.features, name="lmkan", **_dense_kw(self))(p)
 
 
 class CNN(nn.Module):
@@ -260,12 +248,7 @@ class CNN(nn.Module):
     widths = _check_widths(self.dense_widths, "dense_widths")
     if self.pool not in _POOLS:
       raise ValueError(f"pool must be one of {_POOLS}, got {self.pool!r}.")
-    chex.assert_rank(
-      x,
-      4,
-      exception_type=ValueError,
-      custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
-    )
+    _check_nhwc(x)
     k = _pair(self.kernel_size, "kernel_size")
     for i, c in enumerate(channels):
       x = nn.Conv(c, k, padding=self.padding, param_dtype=self.param_dtype, name=f"conv_{i}")(x)
@@ -304,22 +287,8 @@ class LMKANCNN(nn.Module):
     widths = _check_widths(self.dense_widths, "dense_widths")
     if self.pool not in _POOLS:
       raise ValueError(f"pool must be one of {_POOLS}, got {self.pool!r}.")
-    chex.assert_rank(
-      x,
-      4,
-      exception_type=ValueError,
-      custom_message=(f"x must have shape (N, H, W, C), got {tuple(x.shape)}."),
-    )
-    kw = dict(
-      grid_size=self.grid_size,
-      table_init=self.table_init,
-      init_scale=self.init_scale,
-      impl=self.impl,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      bn_momentum=self.bn_momentum,
-      bn_epsilon=self.bn_epsilon,
-    )
+    _check_nhwc(x)
+    kw = dict(_dense_kw(self), bn_momentum=self.bn_momentum, bn_epsilon=self.bn_epsilon)
     for i, c in enumerate(channels):
       x = LMKANConv(c, self.kernel_size, padding=self.padding, name=f"conv_{i}", **kw)(x, train)
       x = _pool(x, self.pool, self.pool_window)
@@ -342,11 +311,9 @@ def make_network(
 ) -> nn.Module:
   """The paper's lmKAN network for a vector input, or its same-shape ReLU MLP baseline.
 
-  lmKAN (Pozdnyakov & Schwaller, ICLR 2026) places BatchNorm without scale and bias before every
-  lmKAN layer, the first included, and uses no activations (the grid is static, so every layer's
-  inputs must be normalised onto it): `LMKANNet(widths, ...)`. The baseline (`baseline=True`) is the
-  ReLU MLP of the same widths (Dense with biases, ReLU between layers), which costs half the FLOPs.
-  The trainer's regression models are built by this function.
+  `LMKANNet(widths, ...)`: BatchNorm without scale and bias before every lmKAN layer, the first
+  included, no activations (the grid is static, so every layer's inputs must be normalised onto it).
+  The baseline (`baseline=True`) is the ReLU MLP of the same widths, with biases, at half the FLOPs.
 
   Call the returned module as `net.apply(variables, x, train=True, mutable=["batch_stats"])` in
   training (batch statistics, updated running averages) and `net.apply(variables, x)` at evaluation.

@@ -1,15 +1,13 @@
 """Exact grid refinement G → m·G of lmKAN tables.
 
-lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Every index
-boundary of the G grid is one of the m·G grid (t^{(mG)}_{mk} = t^{(G)}_k, exactly in floating point too,
-since both are computed from the same rational 2k/G), so each fine cell lies in one coarse cell or in the
-linear continuation of a coarse outer cell. Setting the fine table to the coarse function at the fine nodes,
-T'[i', j'] = f_coarse(t'_{i'}, t'_{j'}), therefore reproduces the coarse function everywhere, extrapolation
-included. Because f is a tensor product of 1-D hat functions, T' = H · T · Hᵀ with H the (mG+1, G+1) hat
-matrix of the fine nodes on the coarse grid.
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). Holds
+`refinement_matrix`, `refine_table` and `refine_grid`. Every node of the G grid is a node of the m·G
+grid, so the fine table T' = H · T · Hᵀ (H the (mG+1, G+1) hat matrix of the fine nodes on the
+coarse grid) reproduces the coarse function everywhere, extrapolation included. After refining,
+rebuild the model with `grid_size = m·G`, re-initialise the optimiser state of the refined tables
+(their shapes change) and re-tune λ (the penalty's scale depends on G).
 
-After refining, rebuild the model with `grid_size = m·G`, re-initialise the optimiser state of the refined
-tables (their shapes change) and re-tune λ (the penalty's scale depends on G).
+Why it is exact: docs/methods/lmkan.md ("The algorithm").
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
 """Hessian penalty on the non-uniform sigma grid and the two-phase training schedule of lmKAN.
 
-lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). For one table
-F = T[p, :, :, q] at the interior nodes i, j ∈ 1..G−1 with hL_i = t_i − t_{i−1}, hR_i = t_{i+1} − t_i:
+lmKAN (Pozdnyakov & Schwaller, ICLR 2026; reference code github.com/schwallergroup/lmkan). The
+penalty of one table function is the mean over the (G−1)² interior nodes of F_xx² + 2F_xy² + F_yy²
+(finite differences on the non-uniform grid); a layer's is the sum over its P·Q functions, a model's
+the sum over its layers. Its null space is exactly the affine functions. Holds
+`hessian_penalty_table`, `hessian_penalty`, `hessian_operator`, the two-phase schedule
+(`two_phase_schedule`: constant LR with λ decaying geometrically, then λ = 0 with a cosine LR; both
+optax schedules of the traced step) and the optax pieces `add_hessian_penalty` and
+`recipe_optimizer`.
 
-    F_xx(i,j) = 2/(hL_i + hR_i)·[(F_{i+1,j} − F_{i,j})/hR_i − (F_{i,j} − F_{i−1,j})/hL_i]
-    F_yy(i,j) = the same along j
-    F_xy(i,j) = (F_{i+1,j+1} − F_{i+1,j−1} − F_{i−1,j+1} + F_{i−1,j−1}) / ((hL_i + hR_i)(hL_j + hR_j))
-
-penalty(F) = mean over the (G−1)² interior nodes of F_xx² + 2F_xy² + F_yy²; a layer's penalty is the
-**sum** over its P·Q functions, a model's the sum over its layers. Its null space is exactly the affine
-functions a + b·t_i + c·t_j (dimension 3 for G ≥ 4).
-
-Two-phase recipe (the reference README's): phase 1 keeps the LR constant while λ decays geometrically,
-λ = λ0·10^(−decades·step/S1); phase 2 sets λ = 0 and decays the LR with a cosine to 0. Both schedules are
-optax schedules, so λ is computed from the (traced) step inside the jitted update without recompiling.
-
-In a plain optax loop: `recipe_optimizer(total_steps)` is Adam on the two-phase LR chained after
-`add_hessian_penalty(λ schedule)`, a GradientTransformation adding λ(step)·∇penalty(params) to the data
-loss's gradient — the same update as differentiating data loss + λ·penalty, which is what the shared
-trainer (`iclr26_jax.lmkan.method`) does with the same `two_phase_schedule` and `hessian_penalty`.
+The difference formulas and the recipe: docs/methods/lmkan.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -64,6 +55,10 @@ def _check_table(table, grid: SigmaGrid | None, name="table"):
 
 def hessian_penalty_table(table, grid: SigmaGrid | None = None):
   """Hessian penalty of one lmKAN table: Σ over its P·Q functions of mean_interior(F_xx² + 2F_xy² + F_yy²).
+
+  At interior node (i, j), with hL_i = t_i − t_{i−1} and hR_i = t_{i+1} − t_i (F_yy alike along j):
+  F_xx = 2/(hL_i + hR_i)·[(F_{i+1,j} − F_{i,j})/hR_i − (F_{i,j} − F_{i−1,j})/hL_i],
+  F_xy = (F_{i+1,j+1} − F_{i+1,j−1} − F_{i−1,j+1} + F_{i−1,j−1}) / ((hL_i + hR_i)(hL_j + hR_j)).
 
   Args:
     table: (P, G+1, G+1, Q) floating.
@@ -170,9 +165,7 @@ def hessian_operator(grid: SigmaGrid) -> np.ndarray:
   return np.stack(rows)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Two-phase schedule
-# ----------------------------------------------------------------------------------------------------
+# -- Two-phase schedule ----------------------------------------------------------------------------
 
 
 class TwoPhaseSchedule(NamedTuple):

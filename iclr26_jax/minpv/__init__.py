@@ -5,14 +5,12 @@ Implements Wei Chen, Jiacheng Li, Shigui Li, Zhiqi Lin, Junmei Yang, John Paisle
 Score-Based Models" (ICLR 2026, arXiv 2602.00834); behaviour follows the reference PyTorch code
 github.com/Hoemr/OpenDRE (``--mvp --condition True``, path class ``KMMBayesianTrajectory``).
 
-Modules: `paths` (fixed schedules, the Kumaraswamy-mixture path, plain and bridge interpolants),
-`losses` (conditional / joint / implicit time-score matching, closed-form target variances, the
-MinPV penalty, the two-group optimiser), `networks` (time-conditioned residual score network),
-`estimator` (quadrature or ODE solve of the time score: log-ratio, KL / MI, likelihood),
-`benchmarks` (block-diagonal Gaussian MI and its coordinate-wise mapped versions, with analytic
-truth), `data` (2-D toy densities, scikit-learn digits, UCI loader), `analysis` (path variance
-J, geodesic, path-only optimisation), `config` and `method` (trainer integration), and the
-entry point `api`: ``fit_log_ratio(x_p, x_q, key=...)`` and ``estimate_mi(x, y, key=...)``.
+Modules: `paths` (schedules, the Kumaraswamy-mixture path, interpolants), `losses` (time-score
+matching, target variances, the MinPV penalty), `networks`, `estimator` (log-ratio, KL / MI,
+likelihood), `benchmarks` (MI tasks with analytic truth), `data` (density tasks), `analysis`
+(path variance, geodesic), `config` and `method` (trainer), and the entry point `api`:
+``fit_log_ratio(x_p, x_q, key=...)``, ``estimate_mi(x, y, key=...)``. The algorithm, with its
+equations and reference hyperparameters: docs/methods/minpv.md ("The algorithm").
 """
 
 from iclr26_jax.minpv.analysis import (

@@ -2,17 +2,12 @@
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE. For the plain interpolant with m = E‖x1‖², the
-time-integrated MinPV penalty is
-
-    J[α] = ∫ Var(c_t) dt,   Var = ½ d (2αα̇/v)² + β̇² m / v,   v = α² + δ   (δ = 0: exact),
-
-and for β tied to α by a constraint, J = ∫ α̇² g(α) dt with
-    spherical (β = √(1 − α²)):  g_δ(α) = 2dα²/v² + mα²/((1 − α²) v)
-    affine    (β = 1 − α):      g_δ(α) = 2dα²/v² + m/v.
-Cauchy–Schwarz gives J ≥ L² = (∫ √g dα)², with equality on the geodesic t(α) = ∫_α^1 √g / L.
-``optimize_path`` minimises J over the KMM parameters alone (``path_training="presolve_freeze"``).
-``schedule_curves`` / ``plot_schedules`` tabulate and draw α(t) and the per-t target variance of
-learned and fixed schedules against the geodesic.
+time-integrated MinPV penalty is J[α] = ∫ Var(c_t) dt (``path_variance_integral``); with β tied
+to α, J = ∫ α̇² g(α) dt (``metric``) ≥ L² = (∫ √g dα)², with equality on the geodesic
+(``geodesic``, ``length_squared``). ``optimize_path`` minimises J over the KMM parameters alone
+(``path_training="presolve_freeze"``); ``schedule_curves`` / ``plot_schedules`` tabulate and
+draw schedules against the geodesic; ``mi_alpha_band`` / ``band_fraction`` locate training
+times against the MI. The equations: docs/methods/minpv.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -57,7 +52,10 @@ def path_variance_integral(
 
 
 def metric(alpha, *, dim: int, m: float, floor: float = 1e-5, constraint: str = "spherical"):
-  """g_δ(α) of the constraint (numpy or jax arrays, any shape)."""
+  """g_δ(α) of the constraint (numpy or jax arrays, any shape), v = α² + δ:
+
+  spherical (β = √(1 − α²)) 2dα²/v² + mα²/((1 − α²) v); affine (β = 1 − α) 2dα²/v² + m/v.
+  """
   v = alpha**2 + floor
   if constraint == "spherical":
     return 2.0 * dim * alpha**2 / v**2 + m * alpha**2 / ((1.0 - alpha**2) * v)
@@ -266,11 +264,9 @@ def plot_schedules(
 def mi_alpha_band(task, *, mass: float = 0.9, num: int = 20001) -> tuple[float, float]:
   """The α-interval that carries the central ``mass`` of the MI of a Gaussian MI task.
 
-  Along any spherical path (β² = 1 − α²) the marginal is p_α = N(0, α²I + (1 − α²)Σ), so the
-  MI accrued between α and 1 is G(α) − G(1) with G(α) = E_{p1} log p_α(x)
-  = −½ Σ_k [log 2π s_k + λ_k/s_k], s_k = α² + (1 − α²)λ_k: a function of α alone, the same for
-  every spherical schedule. The band is [α at cumulative share (1 + mass)/2, α at (1 − mass)/2]
-  of that accrual (for the d = 10 MI task, 90 % of the MI sits in a narrow α-band near 0).
+  Along any spherical path the MI accrued between α and 1 is G(α) − G(1), G(α) = E_{p1} log p_α
+  = −½ Σ_k [log 2π s_k + λ_k/s_k], s_k = α² + (1 − α²)λ_k. The band is [α at cumulative share
+  (1 + mass)/2, α at (1 − mass)/2] of that accrual.
 
   Args:
     task: ``benchmarks.GaussianMITask`` (uses ``eigenvalues``).

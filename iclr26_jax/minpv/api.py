@@ -2,39 +2,13 @@
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle for Accurate and
 Stable Score-Based Models" (ICLR 2026), reference code github.com/Hoemr/OpenDRE; the bridge is
-the dequantified diffusion bridge of D3RE (Chen et al., ICML 2025). Built on the package's own
-pieces, the same ones the trainer (``method.MinPVMethod``) uses: ``networks.ScoreNetwork``,
-``losses.minpv_loss``, ``losses.make_joint_optimizer``, ``paths.get_path`` and
-``estimator.log_ratio``.
-
-Recipe (the recommended settings, chosen on Gaussian pairs with closed-form KL, d = 2…10):
-
-- both sample sets are mapped by one affine whitening z = W(x − m) fitted on the pooled samples;
-  log p/q is invariant under a common bijection (the Jacobians cancel), so nothing is lost and
-  the network sees unit-scale inputs;
-- the dequantified bridge x_t = α x_q + β x_p + √v z (valid for any two sample sets; the plain
-  interpolant needs q = N(0, I)) with γ = 1: the reference's γ = 0.01 leaves v_t ≤ 0.0075 and a
-  conditional target whose noise swamps the time score;
-- conditional time-score matching with the ``fixed`` preset (``config.apply_fixed``): time-only
-  weights 1/Var(t) from batch moments, exact variance, exact cross term (the reference's
-  per-sample weights bias the minimiser);
-- MinPV's Kumaraswamy-mixture path, trained jointly under the variance penalty, with the affine
-  constraint β = 1 − α (the spherical one puts a singularity in β̇ at t = 0; see
-  ``fit_log_ratio``); ``path="trig"`` gives the fixed baseline.
-- log r̂(x) = ∫ s_θ(x, t) dt by the trapezoid rule on 100 nodes (uniform for fixed paths).
-
-Accuracy: at the defaults (2000 steps, batch 4096, peak lr 5e-3, 2 × 64 network) Gaussian KLs and
-MIs of up to about 7 nats come out within about 8 % of their closed forms, mostly low; beyond that
-raise ``steps``. The per-case figures are in docs/development/code_notes.md.
-
-Why the error grows with the KL, and why these defaults: the conditional target's variance
-‖μ̇‖²/v + (d/2)(v̇/v)² grows with the distance between p and q much faster than the time score
-it averages to, so the network's signal-to-noise falls and, under Adam, the score is learned
-biased low (shrunk) at every t until the noise averages out. Batch size is what moves it, and a
-larger batch then takes a larger learning rate; at the defaults more steps only help. The path,
-the bridge γ, gradient clipping, a quadratic residual head and the quadrature are not the cause.
-``python -m experiments.minpv_large_kl [--options=JSON]`` prints the per-t comparison of the
-learned score with the analytic one.
+the dequantified diffusion bridge of D3RE (Chen et al., ICML 2025). Holds ``fit_log_ratio``
+(returns a ``LogRatio``), ``estimate_kl`` (a held-out KL with its standard error, ``KLEstimate``)
+and ``estimate_mi``, built on the pieces the trainer (``method.MinPVMethod``) uses. The recipe
+behind the defaults (whitening, the bridge with γ = 1, the ``fixed`` preset, the affine KMM path,
+the trapezoid on 100 nodes) and the accuracy they reach: docs/methods/minpv.md ("The entry
+points' recipe", "Accuracy at the defaults"); the measurements behind them:
+docs/development/minpv_notes.md.
 """
 
 from __future__ import annotations
@@ -193,11 +167,8 @@ def fit_log_ratio(
       network under the path-variance penalty (its gradient clipped apart from the network's);
       or a fixed schedule of ``paths.FIXED_PATHS`` ("trig", ...).
     constraint: β of the KMM path: "affine" β = 1 − α (default) or "spherical" √(1 − α²).
-      Spherical makes β̇ ≈ f/√(2F) singular at t = 0 for every Kumaraswamy shape a < 2, so a
-      large part of log r accrues in t < 0.01, where the trapezoid's endpoint node over-counts
-      it and the network, trained on uniform t, cannot follow it (measured with the analytic
-      time score of a Gaussian pair on a trained path: 100-node oracle integral 1.78 against a
-      true 0.73; affine: 0.71).
+      Spherical makes β̇ singular at t = 0 for every Kumaraswamy shape a < 2, where the trapezoid
+      and a network trained on uniform t cannot follow it (docs/development/minpv_notes.md).
     batch_size: pairs (x_q, x_p) per step, drawn independently with replacement (4096: the
       conditional target is noisy, and the batch is what makes large KLs accurate; module doc).
     width, depth: residual MLP of the score (``ScoreNetwork``, 32 time features).

@@ -1,14 +1,11 @@
-"""The high-dimensional Gaussian MI benchmark (``diag_multi_gauss``) with its analytic truth.
+"""MI benchmarks with analytic truth: the Gaussian pair task (``diag_multi_gauss``) and its kin.
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE (task ``diag_multi_gauss``, after DRE-∞ and D3RE).
-
-p0 = N(0, I_d) (the product of marginals), p1 = N(0, Σ) with Σ block-diagonal in 2 × 2 blocks
-[[1, ρ], [ρ, 1]] over coordinate pairs (2i, 2i + 1). MI = KL(p1‖p0) = −(d/4) log(1 − ρ²), so
-ρ = √(1 − exp(−4·MI/d)); the reference sets MI = 2 nats for d ≤ 10 and d/4 otherwise.
-Eigen-coordinates y = Qᵀx with per-block eigenvectors (1, 1)/√2 (λ = 1 + ρ) and (1, −1)/√2
-(λ = 1 − ρ) give the analytic log-ratio and, along the plain interpolant, the analytic time score
-s*(x, t) = −½ Σ ṡ_i/s_i + ½ Σ ṡ_i y_i²/s_i², s_i = α² + β²λ_i, ṡ_i = 2αα̇ + 2ββ̇λ_i.
+``GaussianMITask``: p0 = N(0, I_d) (the product of marginals), p1 = N(0, Σ), Σ block-diagonal in
+2 × 2 blocks [[1, ρ], [ρ, 1]] over coordinate pairs (2i, 2i + 1); ``MappedMITask``,
+``AdditiveNoiseTask`` and ``GammaExponentialTask``: the reference's low-dimensional MI tasks. The
+tasks and their closed forms: docs/methods/minpv.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -92,7 +89,7 @@ def _check_x(x, task):
 
 
 def eigen_coordinates(x: jax.Array, task: GaussianMITask) -> jax.Array:
-  """y = Qᵀx, (B, d) → (B, d): per pair ((x_a + x_b)/√2, (x_a − x_b)/√2)."""
+  """y = Qᵀx, (B, d) → (B, d): per pair ((x_a + x_b)/√2, (x_a − x_b)/√2), λ = 1 + ρ, 1 − ρ."""
   _check_x(x, task)
   p = x.reshape(x.shape[0], task.dim // 2, 2)
   y = jnp.stack([p[..., 0] + p[..., 1], p[..., 0] - p[..., 1]], axis=-1) / np.sqrt(2.0)
@@ -114,8 +111,10 @@ def time_score(
 ) -> jax.Array:
   """Analytic s*(x, t) = ∂_t log p_t(x); x (B, d), coeffs fields (B,) → (B,).
 
-  Plain interpolant: p_t = N(0, α²I + β²Σ). With ``bridge=(v (B,), v̇ (B,))`` the dequantified
-  bridge adds v I to the covariance (x0, x1, z independent), so s_i = α² + v + β²λ_i.
+  Plain interpolant: p_t = N(0, α²I + β²Σ), so with y = ``eigen_coordinates(x)``
+  s* = −½ Σ ṡ_i/s_i + ½ Σ ṡ_i y_i²/s_i², s_i = α² + β²λ_i, ṡ_i = 2αα̇ + 2ββ̇λ_i. With
+  ``bridge=(v (B,), v̇ (B,))`` the dequantified bridge adds v I to the covariance (x0, x1, z
+  independent), so s_i = α² + v + β²λ_i (and ṡ_i gains v̇).
   """
   y = eigen_coordinates(x, task)
   lam = jnp.asarray(task.eigenvalues, x.dtype)[None, :]
@@ -138,15 +137,10 @@ def time_score_second_moment(coeffs: PathCoeffs, task: GaussianMITask) -> jax.Ar
 
 
 # --------------------------------------------------------------- MI under coordinate-wise maps
-# Low-dimensional MI tasks of the reference (``gauss``, ``half_cube_map``, ``asinh_mapping``,
-# after the benchmark of Czyż et al., "Beyond Normal: On the Evaluation of Mutual Information
-# Estimators", NeurIPS 2023): the Gaussian pair of ``GaussianMITask`` passed coordinate-wise
-# through a bijection f. X = the even coordinates, Y = the odd ones (one correlated pair per block).
-# MI is invariant under bijections of X and of Y, and so is the pointwise log-ratio: the Jacobian
-# of f enters p(x, y) and p(x)p(y) identically, hence
-#     log p(f(u))/[p_X p_Y](f(u)) = log N(u; 0, Σ)/N(u; 0, I) = benchmarks.true_log_ratio(u).
-# p0 = the product of the marginals is sampled as in the reference by shuffled pairing (here a
-# cyclic shift of the Y rows of an independent joint draw, which leaves no row paired with itself).
+# The reference's ``gauss``, ``half_cube_map``, ``asinh_mapping`` tasks (after Czyż et al.,
+# "Beyond Normal", NeurIPS 2023): the Gaussian pair through an elementwise bijection f, X = the
+# even coordinates, Y = the odd ones. The Jacobian of f enters p(x, y) and p(x)p(y) alike, so
+# log p(f(u))/[p_X p_Y](f(u)) = true_log_ratio(u); p0 by shuffled pairing (``shuffle_pairs``).
 
 MAPS = {
   # name: (f, f⁻¹) as functions of (array, array namespace); elementwise and odd
@@ -237,15 +231,9 @@ def mapped_log_ratio(x: jax.Array, task: MappedMITask) -> jax.Array:
 
 
 # ------------------------------------------------------------------------ additive uniform noise
-# The reference's ``additive_noise`` task (after Czyż et al., NeurIPS 2023): per pair
-# X ~ U(0, 1), Y = X + N, N ~ U(−ε, ε), d/2 independent pairs (X = even, Y = odd coordinates).
-# For ε ≤ ½, p_Y is the trapezoid |[0, 1] ∩ [y − ε, y + ε]| / (2ε), h(Y) = ε, h(Y | X) = log 2ε,
-# so MI = (d/2)(ε − log 2ε). Pointwise log p(x, y)/(p(x)p(y)) = −log 2ε − log p_Y(y) inside
-# |y − x| ≤ ε and −∞ outside (the product of marginals has mass where the joint has none).
-
-
 class AdditiveNoiseTask(NamedTuple):
-  """d/2 independent (X, X + U(−ε, ε)) pairs, X ~ U(0, 1); ε in (0, ½]."""
+  """The reference's ``additive_noise`` task (after Czyż et al., NeurIPS 2023): d/2 independent
+  (X, X + U(−ε, ε)) pairs, X ~ U(0, 1), ε in (0, ½]; MI = (d/2)(ε − log 2ε) nats."""
 
   dim: int
   eps: float
@@ -274,13 +262,12 @@ def additive_noise_joint(rng: np.random.Generator, n: int, task: AdditiveNoiseTa
 
 
 def additive_noise_log_ratio(x: jax.Array, task: AdditiveNoiseTask) -> jax.Array:
-  """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,), −∞ off the joint's support."""
-  chex.assert_shape(
-    x,
-    (None, task.dim),
-    exception_type=ValueError,
-    custom_message=(f"x must be (B, {task.dim}); got {x.shape}"),
-  )
+  """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,).
+
+  Per pair −log 2ε − log p_Y(y), p_Y(y) = |[0, 1] ∩ [y − ε, y + ε]| / (2ε), inside |y − x| ≤ ε;
+  −∞ off the joint's support (where the product of marginals still has mass).
+  """
+  _check_x(x, task)
   xp = _xp(x)
   p = x.reshape(x.shape[0], task.dim // 2, 2)
   u, y = p[..., 0], p[..., 1]
@@ -334,12 +321,7 @@ def gamma_exponential_joint(
 
 def gamma_exponential_log_ratio(x: jax.Array, task: GammaExponentialTask) -> jax.Array:
   """Analytic log p(x, y)/(p(x)p(y)); (B, d) → (B,); −∞ outside (0, ∞)²."""
-  chex.assert_shape(
-    x,
-    (None, task.dim),
-    exception_type=ValueError,
-    custom_message=(f"x must be (B, {task.dim}); got {x.shape}"),
-  )
+  _check_x(x, task)
   xp = _xp(x)
   p = x.reshape(x.shape[0], task.dim // 2, 2)
   u, y = p[..., 0], p[..., 1]

@@ -1,15 +1,10 @@
-"""Default MinPV config (one comment per field).
+"""Default MinPV config (one comment per field; the fields: docs/methods/minpv.md).
 
 Defaults are the faithful settings of the reference code github.com/Hoemr/OpenDRE under
 ``--mvp --condition True`` (Chen et al., "Don't Forget Its Variance! The Minimum Path Variance
-Principle …", ICLR 2026): KMM path with K = 5 and the spherical constraint, joint objective,
-per-sample floored weights, AdamW 1e-3 / wd 1e-5 / clip 1.0, trapezoid on 100 uniform nodes.
-Sizes are laptop scale (d = 10, batch 1024, 3000 steps).
-
-Departures from the reference (``experiments/configs/minpv/gaussian_mi.py:faithful`` restores
-it): the MinPV loss normaliser is a deterministic grid mean (``loss.normalizer``;
-the reference's batch mean is heavy-tailed) and φ's gradient is clipped apart from θ's
-(``path.grad_clip``); the time embedding's scale resolves per objective (``model.time_scale``).
+Principle …", ICLR 2026) at laptop sizes (d = 10, batch 1024, 3000 steps), less two departures
+that ``experiments/configs/minpv/gaussian_mi.py:faithful`` undoes (``loss.normalizer``,
+``path.grad_clip``); ``model.time_scale`` resolves per objective.
 """
 
 import ml_collections
@@ -36,12 +31,9 @@ def default_config() -> ml_collections.ConfigDict:
   c.optim.grad_clip = 1.0  # global-norm clip of the network (and of φ when path.grad_clip <= 0)
 
   c.data = ml_collections.ConfigDict()
-  # Task (method.TASKS): MI "gaussian_mi" (p0 = N(0, I) drawn directly) | "gauss_mi",
-  # "half_cube_mi", "asinh_mi", "cubic_mi" (the Gaussian pair through a coordinate-wise bijection,
-  # p0 by shuffled pairing), "additive_noise_mi" (X ~ U(0, 1), Y = X + U(−ε, ε)),
-  # "gamma_exponential_mi" (X ~ Gamma(k, 1), Y | X ~ Exp(X)) | density
-  # "two_moons", "eight_gaussians", "checkerboard", "digits", "uci" (p0 = N(0, I) on
-  # standardised data).
+  # Task (method.TASKS): MI "gaussian_mi", "gauss_mi", "half_cube_mi", "asinh_mi", "cubic_mi",
+  # "additive_noise_mi", "gamma_exponential_mi" | density "two_moons", "eight_gaussians",
+  # "checkerboard", "digits", "uci" (each described in docs/methods/minpv.md).
   c.data.name = "gaussian_mi"
   c.data.dim = 10  # d of the MI tasks (even: d/2 correlated pairs); density: ignored
   c.data.mi = -1.0  # target MI in nats; <= 0 = reference rule (2 for d <= 10, else d/4)
@@ -68,9 +60,7 @@ def default_config() -> ml_collections.ConfigDict:
   c.path.training = "joint"  # "joint" (reference) | "presolve_freeze" (fit J first) | "frozen"
   c.path.weight_decay = 1e-5  # AdamW weight decay of φ (f-divergence runs: shared 1e-5)
   c.path.lr = -1.0  # peak LR of φ; <= 0 = the network's
-  c.path.grad_clip = 1.0  # > 0: φ's gradient clipped by its own global norm, apart from θ's
-  #                             (the penalty's φ-gradient, norm ~160, would otherwise own the
-  #                             shared clip); <= 0: one shared clip as the reference
+  c.path.grad_clip = 1.0  # > 0: φ's own global-norm clip, apart from θ's | <= 0: shared (reference)
   c.path.presolve_steps = 2000  # Adam steps of the path-only fit (presolve_freeze)
   c.path.presolve_lr = 3e-2  # LR of the path-only fit
 
@@ -82,27 +72,21 @@ def default_config() -> ml_collections.ConfigDict:
   c.loss.target_eps = 1e-5  # 1/(α + target_eps) in the plain target (0 = exact)
   c.loss.cross_term = "abs"  # bridge variance cross term: "abs" (reference) | "exact"
   c.loss.penalty_t = "fresh"  # penalty times: "fresh" uniform (reference) | "same" as regression
-  c.loss.time_sampler = "uniform"  # "uniform" on [ε, 1 − ε] | "lognorm" sigmoid(N(−0.4, 1))
-  #                                  | "is": 10⁴-point grid ∝ 1/Var(t), λ = 1 (reference t_mode)
+  c.loss.time_sampler = "uniform"  # "uniform" on [ε, 1 − ε] | "lognorm" | "is" ∝ 1/Var(t), λ = 1
   c.loss.is_moments = "unit"  # IS variance with d = 1, ‖x1‖² = 1 (reference) | "data" (batch)
   c.loss.is_grid = 10000  # IS grid points
   c.loss.is_refresh = 1000  # steps between refreshes of the IS grid's φ (trainable path)
   c.loss.data_weight = 1.0  # multiplier of the joint data-score loss
-  c.loss.normalizer = "grid"  # with the MinPV penalty only (fixed paths: none, as the reference):
-  #                             "grid" deterministic mean Var on 64 fixed t | "batch" reference
-  #                             sg(batch mean Var) (heavy-tailed) | "none"
+  c.loss.normalizer = "grid"  # penalty only: "grid" (64 fixed t) | "batch" (reference) | "none"
   c.loss.flip_cross_sign = False  # negative control only (wrong target); never in real runs
 
   c.model = ml_collections.ConfigDict()
-  c.model.kind = "mlp"  # "mlp" residual score network (reference) | "quadratic": parametric
-  #                             Gaussian time score a(t) + Σ b_k(t)(Wx)_k² (Gaussian MI only; the
-  #                             model class of the published DRE-∞ / D3RE MI numbers)
+  c.model.kind = "mlp"  # "mlp" residual network (reference) | "quadratic" (Gaussian MI only)
   c.model.width = 256  # residual MLP width (reference 256 for d < 200, else 512)
   c.model.depth = 4  # residual blocks (reference 4)
   c.model.time_features = 512  # sinusoidal time features (reference 512)
   c.model.norm = True  # LayerNorm in the blocks (reference: normalisation on)
-  c.model.time_scale = 0.0  # embedding sees time_scale·t; <= 0 = by objective: implicit 30
-  #                             (1000 drowns its ∂_t s term), conditional / joint 1000 (reference)
+  c.model.time_scale = 0.0  # embedding sees time_scale·t; <= 0: implicit 30, else 1000 (reference)
 
   c.estimate = ml_collections.ConfigDict()
   c.estimate.method = "trapezoid"  # "trapezoid" (reference) | simpson | euler | rk4 | dopri5

@@ -2,22 +2,12 @@
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE: likelihoods with p0 = N(0, I) as log p̂1 = log r̂ +
-log N(·; 0, I). The model works on preprocessed coordinates z = T(x); the
-reported likelihood is in data space, log p(x) = log p_z(T(x)) + log|det ∂T/∂x|, so every
-preprocessing step below returns its log-Jacobian.
-
-- 2-D toys (as in FFJORD / DRE-∞ demos): ``two_moons``, ``eight_gaussians``, ``checkerboard``,
-  generated in code from a seed; analytic means and covariances (``toy_moments``) and, for
-  ``eight_gaussians`` and ``checkerboard``, the exact log-density (``toy_log_density``).
-- ``digits``: scikit-learn's bundled 8 × 8 digits (1797 images, pixel values 0 … 16, no
-  download). Uniform dequantisation v = (k + u)/17 ∈ (0, 1), the RealNVP logit transform
-  w = logit(λ + (1 − 2λ) v) (λ = 0.05), then per-pixel standardisation with training statistics.
-  NLL is reported on the dequantised pixel scale [0, 17)^64 (an upper bound on the discrete NLL
-  of the integer pixels); bits/dim = NLL / (64 ln 2).
-- ``uci``: POWER, GAS, HEPMASS, MINIBOONE, BSDS300 in the preprocessed layout of Papamakarios et
-  al. (MAF) as saved by Durkan et al. (NSF, github.com/bayesiains/nsf): a folder with
-  ``train.npy``, ``val.npy``, ``test.npy`` (float arrays (n, d)); also one ``.npz`` with keys
-  ``train``/``val``/``test``, or one ``.csv`` of floats split 80/10/10 in file order.
+log N(·; 0, I). The model works on preprocessed coordinates z = T(x); the reported likelihood is
+in data space, log p(x) = log p_z(T(x)) + log|det ∂T/∂x|, so every preprocessing step below
+returns its log-Jacobian. Holds the toys (``TOYS``, ``sample_toy``, ``toy_moments``,
+``toy_log_density``), the digits pipeline (``load_digits_pixels``, ``dequantize_digits``,
+``logit_transform``, ``Standardizer``, ``split_rows``) and ``load_uci``. The tasks and their
+preprocessing: docs/methods/minpv.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -166,7 +156,8 @@ UCI_LAYOUT = (
 
 
 def load_uci(path: str) -> dict[str, np.ndarray]:
-  """Loads a preprocessed UCI benchmark (POWER, GAS, HEPMASS, MINIBOONE, BSDS300).
+  """Loads a preprocessed UCI benchmark (POWER, GAS, HEPMASS, MINIBOONE, BSDS300) in the layout
+  of Papamakarios et al. (MAF) as saved by Durkan et al. (NSF, github.com/bayesiains/nsf).
 
   Args:
     path: folder, ``.npz`` or ``.csv`` (see ``UCI_LAYOUT``).

@@ -2,14 +2,10 @@
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE: log r̂(x) = ∫_{t_0}^{1−ε} s_θ(x, t) dt by the trapezoid
-rule (reference: 100 uniform nodes). ``grid="path"`` places the nodes uniformly in 1 − α(t)
-(bisection on the monotone α), which removes the node bias of front-loaded paths.
-
-The reference's alternatives are offered by ``log_ratio``: composite Simpson on the
-same nodes, and the ODE d(log r)/dt = s(x, t) solved by fixed-step Euler or RK4 over the node
-intervals, or adaptively by Dormand–Prince 5(4) (``dopri5``: ``diffrax.Dopri5`` with a
-``PIDController``, rtol = atol = 1e-5 by default; one step size shared by the batch, error in the
-RMS norm over the batch as in torchdiffeq).
+rule on 100 uniform nodes. ``log_ratio`` dispatches over ``METHODS``: trapezoid or composite
+Simpson (``quadrature_grid``, ``grid="path"`` placing nodes uniformly in 1 − α(t)), fixed-step
+Euler / RK4 (``integrate_fixed_step``) and adaptive Dormand–Prince 5(4) (``integrate_dopri5``,
+diffrax). The estimators: docs/methods/minpv.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -233,12 +229,9 @@ def integrate_dopri5(
   clip(0.9 · err^(−1/5), 0.2, 10) (diffrax's defaults: the integral controller of torchdiffeq).
 
   Cost: Dopri5 is first-same-as-last, so the solve evaluates s once at t_start and six times per
-  attempted step (accepted or rejected): ``evals = 1 + 6 · stats["num_steps"]``. (The right-hand
-  side does not depend on log r, so the 6th and 7th stages, both at t + h, coincide; diffrax
-  evaluates both.)
+  attempted step (accepted or rejected): ``evals = 1 + 6 · stats["num_steps"]``.
 
-  Works under ``jax.jit`` and ``jax.vmap`` (diffrax is imported here, so the fixed-rule paths
-  do not pay its ~0.8 s import).
+  Works under ``jax.jit`` and ``jax.vmap``; diffrax is imported only when this is called.
 
   Args:
     score_fn: ``(x (B, d), t (B,)) -> (B,)``.

@@ -5,31 +5,11 @@ Stable Score-Based Models" (ICLR 2026), reference code github.com/Hoemr/OpenDRE 
 --condition True``); baselines DRE-∞ (Choi et al., AISTATS 2022, implicit time-score matching)
 and D3RE (dequantified diffusion bridge, ICML 2025).
 
-Conditional targets c_t = ∂_t log p_t(x_t | ζ) at the training sample:
-  plain  (ζ = x1):       c = [α̇(‖x0‖² − d) + β̇⟨x0, x1⟩] / α,          data score −x0/α
-  bridge (ζ = (x0, x1)): c = −(d/2)v̇/v + v̇/(2v)‖z‖² + ⟨μ̇, z⟩/σ,    data score −z/σ
-and their closed-form conditional variances
-  plain  Var(c | x1)     = (2dα̇² + β̇²‖x1‖²)/α²
-         (reference form: v = α² + δ, ½d(2αα̇/v)² + β̇²‖x1‖²/v)
-  bridge Var(c | x0, x1) = (d/2)(v̇/v)² + ‖μ̇‖²/v,  ‖μ̇‖² = α̇²‖x0‖² + β̇²‖x1‖² + 2α̇β̇⟨x0, x1⟩.
-
-The MinPV step (the shipped reference loss): the target, x_t and the weights use the path
-under ``stop_gradient``; the penalty P_i = Var(c | ζ_i; t'_i, φ) at fresh t' is the only path to
-φ; total = mean_i (ℓ_i + P_i) / N with N = sg(mean_j Var_j) in the reference. Departure: N is
-applied only when the penalty is on (as the reference does: only under ``--mvp``) and is by
-default a deterministic grid mean of the weight variance (``loss_normalizer``); the reference's
-batch mean is heavy-tailed and rescales each step's gradient at random. The penalty's gradient
-(norm ~160 at init) would own a clip shared with the network, so the optimiser clips φ's and
-θ's gradients apart (``make_joint_optimizer(path_grad_clip=...)``).
-
-Switches where the release and the exact derivation differ (``LossSettings``; faithful
-defaults first):
-  weights         "per_sample" (λ_i = 1/Var(t, ζ_i), biased minimiser) | "time_only" (batch moments)
-  var_for_weights "floored" (v = α² + var_floor in the weights) | "exact"
-  var_floor       δ of the floored variance (the penalty always uses it; > 0 keeps J finite)
-  target_eps      1/(α + target_eps) in the plain target (0 = exact)
-  cross_term      "abs": 2|α̇β̇|⟨x0, x1⟩ in the bridge variance (reference) | "exact"
-  penalty_t       "fresh" uniform t' (reference) | "same" t as the regression
+Holds ``LossSettings`` (the switches where the reference and the exact derivation differ), the
+conditional targets ``plain_target`` / ``bridge_target`` and their variances ``plain_variance`` /
+``bridge_variance_of_target``, the objectives ``conditional_loss`` (with the MinPV penalty),
+``implicit_loss`` and ``minpv_loss``, and ``make_joint_optimizer``. The targets, variances,
+penalty and switches: docs/methods/minpv.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -58,7 +38,7 @@ NORM_GRID = 64  # midpoints of [eps, 1 − eps] for the deterministic "grid" nor
 
 @dataclasses.dataclass(frozen=True)
 class LossSettings:
-  """Static settings of the objectives (hashable; see the module docstring for the switches)."""
+  """Static settings of the objectives (hashable; the switches: docs/methods/minpv.md)."""
 
   interpolant: str = "plain"  # "plain" (p0 = N(0, I) needed) | "bridge"
   objective: str = "conditional"  # "conditional" | "joint" (+ data-score head) | "implicit"
@@ -69,28 +49,22 @@ class LossSettings:
   cross_term: str = "abs"  # bridge variance: "abs" (reference) | "exact"
   penalty: bool = True  # add the MinPV penalty (only meaningful for a trainable path)
   penalty_t: str = "fresh"  # "fresh" uniform t' (reference) | "same" t as the regression
-  time_sampler: str = "uniform"  # "uniform" on [eps, 1 − eps] | "lognorm" sigmoid(N(−0.4, 1))
-  # | "is": grid draws ∝ 1/Var(t) (importance sampling)
+  time_sampler: str = "uniform"  # "uniform" | "lognorm" sigmoid(N(−0.4, 1)) | "is" ∝ 1/Var(t)
   is_moments: str = "unit"  # IS variance with d = 1, ‖x1‖² = 1 (reference) | "data"
   is_grid: int = 10_000  # IS grid points on [eps, 1 − eps]
   gamma: float = 0.01  # bridge γ (a variance)
   eps_b: float = 0.005  # bridge ε_b (a variance; the reference's sample_noise_std)
   eps: float = paths_lib.EPS  # t clip
   data_weight: float = 1.0  # multiplier of the joint data-score loss
-  normalizer: str = "grid"  # with the penalty only: "grid" (deterministic) | "batch"
-  # (reference) | "none"; see ``loss_normalizer``
-  flip_cross_sign: bool = False  # negative control only: flips β̇⟨x0,x1⟩ in the plain
-  # target, ⟨μ̇, z⟩/√v in the bridge target and λ ∂_t s in
-  # the implicit objective
+  normalizer: str = "grid"  # with the penalty only: "grid" | "batch" (reference) | "none"
+  flip_cross_sign: bool = False  # negative control: flips β̇⟨x0,x1⟩, ⟨μ̇,z⟩/√v or λ ∂_t s
 
   @classmethod
   def recommended(cls, **overrides) -> "LossSettings":
-    """The settings the project recommends (used by ``api.fit_log_ratio``): the dataclass
-    defaults above are the reference's faithful switches, this is the ``fixed`` preset
-    on the bridge with γ = 1 — conditional objective, time-only weights, exact variance in the
-    weights, exact cross term. γ = 0.01 leaves v_t ≤ 0.0075 and a near-zero-signal target
-    (Gaussian KL −71 % at 1500 steps, −31 % at 5000; γ = 1: −21 %, −0.6 % on the trig path).
-    ``overrides`` replace any field."""
+    """The settings the project recommends (used by ``api.fit_log_ratio``; the dataclass defaults
+    are the reference's switches): the ``fixed`` preset on the bridge with γ = 1 (γ = 0.01 leaves
+    v_t ≤ 0.0075 and a near-zero-signal target) — conditional objective, time-only weights, exact
+    variance in the weights, exact cross term. ``overrides`` replace any field."""
     base = dict(
       interpolant="bridge",
       objective="conditional",
@@ -307,10 +281,8 @@ def loss_normalizer(
 ) -> jax.Array:
   """The scalar the MinPV loss is divided by (under ``stop_gradient``); 1 without the penalty.
 
-  The reference (OpenDRE, ``--mvp``) divides ℓ + P by the batch mean of the weight variances,
-  and only under its MinPV flag. With exact weights that batch mean is heavy-tailed (Var ∝ 1/α²
-  near α = 0: median 1.9e4, max 6.9e8 over a run), so every step's gradient is rescaled by a
-  random factor spanning four decades. Choices (``settings.normalizer``):
+  The reference divides ℓ + P by the batch mean of the weight variances (only under ``--mvp``),
+  which is heavy-tailed (Var ∝ 1/α² near α = 0). Choices (``settings.normalizer``):
     "grid":  mean of the weight variance over ``NORM_GRID`` fixed midpoints of [eps, 1 − eps] at
              the batch means of the moments — deterministic given φ and smooth in the batch;
     "batch": the reference's sg(mean_j Var_j) over the batch (``var_w``, shape (B,));
@@ -327,15 +299,8 @@ def loss_normalizer(
     return jnp.mean(var_w)
   k = NORM_GRID
   t = s.eps + (1.0 - 2.0 * s.eps) * (jnp.arange(k, dtype=jnp.float32) + 0.5) / k
-  co = path_fn(phi_sg, t)
-  d = x0.shape[1]
-  sq1 = jnp.mean(jnp.sum(x1**2, axis=1))
-  if s.interpolant == "plain":
-    floor = s.var_floor if s.var_for_weights == "floored" else 0.0
-    return jnp.mean(plain_variance(co, sq1, d, floor=floor))
-  sq0, dot = jnp.mean(jnp.sum(x0**2, axis=1)), jnp.mean(jnp.sum(x0 * x1, axis=1))
-  v, dv = paths_lib.bridge_variance(co, t, gamma=s.gamma, eps_b=s.eps_b, eps=s.eps)
-  return jnp.mean(bridge_variance_of_target(co, v, dv, sq0, sq1, dot, d, cross_term=s.cross_term))
+  floor = s.var_floor if s.var_for_weights == "floored" else 0.0  # plain only
+  return jnp.mean(_variance(s, path_fn(phi_sg, t), t, x0, x1, floor=floor, per_sample=False))
 
 
 def _variance(s: LossSettings, coeffs, t, x0, x1, *, floor, per_sample, v=None, dv=None):
@@ -363,6 +328,10 @@ def conditional_loss(
   is_path_params=None,
 ) -> tuple[jax.Array, dict]:
   """Conditional time-score matching with the MinPV penalty.
+
+  loss = mean_i (ℓ_i + P_i) / N with ℓ_i = λ_i (s_t(x_t, t_i) − c_i)² (+ the joint data-score
+  term), where x_t, c and λ = 1/Var use the path under ``stop_gradient``; the penalty
+  P_i = Var(c | ζ_i; t'_i, φ) is the only path to φ, and N is ``loss_normalizer``.
 
   Args:
     score_fn: ``(net_params, x (B, d), t (B,)) -> (s_t (B,), s_x (B, d) or None)``.
@@ -462,16 +431,9 @@ def implicit_loss(
 
   with λ = α² (plain) or v (bridge), ∂_t s by ``jax.jvp`` in t. In expectation this is
   ½ ∫ E λ (s − s*)² dt minus a path constant. x0 and x1 are used as independent draws.
-
-  Two facts govern training with it (measured on the d = 10 Gaussian MI task):
-
-  - the λ ∂_t s term differentiates the network's time embedding, so the embedding's frequency
-    scale enters the gradient: with the reference's 1000·t the median gradient norm was 25–137
-    against a clip of 1 and the learned score stayed flat (MI 0.03 for a truth of 2.0); the
-    config resolves ``model.time_scale`` to 30 for this objective (``networks.time_scale_for``).
-  - the reference scales ∂_t s by 1/B (autograd with ``grad_outputs = ones/B``), which is not
-    the DRE-∞ objective: its optimum moves to κ ≈ 0. This implementation takes the exact ∂_t s
-    (``jax.jvp``); the known-answer test checks the ½ ∫ λ h² identity that the 1/B form breaks.
+  The λ ∂_t s term differentiates the time embedding, so this objective takes a slow one
+  (``networks.time_scale_for``: 30·t); ∂_t s is exact, not the reference's 1/B-scaled form, which
+  moves the optimum.
 
   Args: as ``conditional_loss``; ``params["path"]`` is used under ``stop_gradient``.
   Returns: ``(loss, {"implicit/loss", "implicit/boundary"})``.

@@ -2,35 +2,12 @@
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
 reference code github.com/Hoemr/OpenDRE (``--mvp --condition True``). Parameters are
-``{"net": θ, "path": φ}`` trained by one optax chain (``losses.make_joint_optimizer``); a fixed schedule
-has φ = {}. ``path.training="presolve_freeze"`` fits φ to the path-only problem at initialisation
-(``analysis.optimize_path`` with m = E‖x1‖²) and freezes it; ``frozen`` keeps the initial φ.
-
-Logged: ``tsm/loss``, ``tsm/loss_normalised``, ``tsm/data_loss``, ``tsm/var_mean``,
-``path/penalty``, ``path/alpha_at_{0.1,…,0.9}``, ``path/a_min``, ``path/b_min``, ``path/w_max``,
-``train/grad_norm`` (``implicit/...`` for the DRE-∞ objective). Evaluation of MI tasks:
-``eval/mi_estimate``, ``eval/mi_true`` (analytic MI), ``eval/mi_sample_truth`` (mean analytic
-log r on the evaluation samples, the fair target), ``eval/mae`` (|estimate − sample truth|),
-``eval/log_ratio_rmse`` (pointwise), ``eval/log_ratio_std``. Density tasks (p0 = N(0, I) on the
-preprocessed z; log p(x) = log r̂(z) + log N(z; 0, I) + log|det ∂z/∂x|): ``eval/nll`` (nats per
-example in data space; digits: on the dequantised pixel scale [0, 17)^64), ``eval/bpd`` (nll /
-(D ln 2)), ``eval/nll_baseline`` (the same with log r̂ ≡ 0, i.e. p1 modelled as N(0, I) in z),
-``eval/nll_true`` and ``eval/log_ratio_rmse`` (pointwise against the exact log r; toys with an
-exact density). Score-based likelihoods are not normalised, so ``eval/nll`` can fall below
-``eval/nll_true``; the pointwise RMSE is the honest criterion there. Both: ``eval/quad_gap``
-(estimate at gap_factor × nodes, or dopri5 at tolerances / 100, minus the estimate; MI: of the
-mean, density: of the nll with the sign of log r), ``eval/path_J`` (the evaluated path's J[α])
-and, on the Gaussian MI task, ``eval/band_fraction`` (share of training times whose α lies in
-the α-band carrying 90 % of the MI; ``path_diagnostics``).
-
-Models (``model.kind``): the residual MLP of the reference, or the parametric Gaussian time score
-``networks.QuadraticTimeScore`` for the Gaussian MI task (the model class of the published
-DRE-∞ / D3RE MI numbers; reaches d = 160 on a CPU).
-
-Tasks (``data.name``, ``TASKS``): the Gaussian MI task, the coordinate-wise mapped MI tasks of
-``benchmarks`` (p0 by shuffled pairing, so the plain interpolant's closed-form target does not
-apply: use ``interpolant=bridge`` or the implicit objective), additive uniform noise, the 2-D
-toys, digits and UCI of ``data``.
+``{"net": θ, "path": φ}`` trained by one optax chain (``losses.make_joint_optimizer``); a fixed
+schedule has φ = {}. ``path.training="presolve_freeze"`` fits φ to the path-only problem at
+initialisation (``analysis.optimize_path`` with m = E‖x1‖²) and freezes it; ``frozen`` keeps the
+initial φ. Holds ``MinPVMethod``, the tasks ``MITask`` / ``DensityTask`` (``TASKS``),
+``loss_settings`` and ``validate``. The tasks, models and logged metrics: docs/methods/minpv.md
+("Configuration and logged metrics").
 """
 
 from __future__ import annotations

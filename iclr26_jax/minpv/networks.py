@@ -1,15 +1,12 @@
-"""Time-conditioned score network for MinPV (after the reference ``JointScoreModel``).
+"""Time-conditioned score networks for MinPV: ``ScoreNetwork`` and ``QuadraticTimeScore``.
 
 Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle …" (ICLR 2026),
-reference code github.com/Hoemr/OpenDRE: a residual MLP whose every block receives a sinusoidal
-embedding of time_scale·t (reference 1000) passed through a SiLU MLP, with a scalar time-score
-head and an optional d-dimensional data-score head (the joint variant). Dropout is not offered:
-the conditional objectives force it to 0 in the reference.
-
-``model.time_scale`` (config) sets the embedding's scale; ``<= 0`` resolves by objective
-(``time_scale_for``): 30 for the implicit (DRE-∞) objective, whose λ ∂_t s term differentiates
-the embedding (at 1000·t it turns into gradient noise and nothing is learned), and
-the reference's 1000 for the conditional and joint objectives.
+reference code github.com/Hoemr/OpenDRE. ``ScoreNetwork`` follows the reference
+``JointScoreModel``: a residual MLP whose every block receives a SiLU MLP of a sinusoidal
+embedding of time_scale·t, a scalar time-score head and an optional data-score head (joint
+objective); no dropout (the reference forces it to 0 for the conditional objectives).
+``time_scale_for`` resolves the scale by objective: 30 for the implicit (DRE-∞) objective, whose
+λ ∂_t s term differentiates the embedding, else the reference's 1000.
 """
 
 from __future__ import annotations
@@ -99,11 +96,9 @@ class QuadraticTimeScore(nn.Module):
   c_k = 1/s_k (s_k = α² + β²λ_k), whatever the path: the family contains the truth of the
   Gaussian MI task on every path, so what remains is optimisation and the objective.
 
-  This is the kind of model the published DRE-∞ / D3RE Gaussian MI numbers (d up to 160) were
-  obtained with — a d × d quadratic form with time-dependent coefficients rather than an MLP
-  over x (Choi et al., "Density Ratio Estimation via Infinitesimal Classification",
-  AISTATS 2022) — and it makes d = 40…160 reachable on a CPU. It is for the Gaussian MI tasks
-  only: on other data it is a (poor) Gaussian approximation.
+  The model class of the published DRE-∞ / D3RE Gaussian MI numbers (Choi et al., "Density Ratio
+  Estimation via Infinitesimal Classification", AISTATS 2022); for the Gaussian MI tasks only: on
+  other data it is a (poor) Gaussian approximation.
 
   Attributes:
     dim: d.

@@ -4,16 +4,12 @@ Chen et al., "Don't Forget Its Variance! The Minimum Path Variance Principle for
 Stable Score-Based Models" (ICLR 2026); reference code github.com/Hoemr/OpenDRE (PyTorch,
 ``KMMBayesianTrajectory`` under ``--mvp``). Behaviour follows the reference; the code is ours.
 
-Every schedule is a pure function ``(params, t) -> PathCoeffs(alpha, beta, dalpha, dbeta)``
-with α_0 = 1, β_0 = 0, α_1 = 0, β_1 = 1 (up to the clip ``eps``) and analytic time derivatives
-(never autodiff of α). ``t`` may have any shape; the four outputs have the shape of ``t``.
-Fixed schedules ignore ``params`` (pass ``{}``); the Kumaraswamy-mixture (KMM) path takes
-``{"logits": (K,), "u": (K,), "q": (K,)}``. All schedules clip ``t`` to ``[eps, 1 − eps]``.
-
-Interpolants (x0 ~ p0 at t = 0, the reference side; x1 ~ p1 at t = 1, the data side):
-  plain  x_t = α_t x0 + β_t x1                       (closed form needs p0 = N(0, I))
-  bridge x_t = α_t x0 + β_t x1 + σ_t z,  σ_t² = v_t = γ t(1 − t) + ε_b (α_t² + β_t²)
-(the dequantified diffusion bridge of D3RE; γ and ε_b are variances, not standard deviations).
+Every schedule (fixed: ``linear``, ``vp``, ``cosine``, ``follmer``, ``trig``, which ignore
+``params``; learned: ``kmm``) is a pure function ``(params, t) -> PathCoeffs(alpha, beta, dalpha,
+dbeta)`` with α_0 = 1, β_0 = 0, α_1 = 0, β_1 = 1, analytic time derivatives, outputs of t's shape
+and t clipped to ``[eps, 1 − eps]``. x0 ~ p0 sits at t = 0 (the reference side), x1 ~ p1 at t = 1
+(the data side); ``interpolate_plain`` and ``interpolate_bridge`` draw x_t. The schedules and
+interpolants with their equations: docs/methods/minpv.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -159,11 +155,8 @@ def kmm(params, t, *, constraint: str = "spherical", eps: float = EPS) -> PathCo
   spherical β = √(1 − α²), β̇ = −αα̇/(β + ε); affine β = 1 − α, β̇ = −α̇. Powers are computed
   as exp(y·log x) and exp(y·log1p(−t^a)) for stability.
 
-  Spherical β near t = 0: β ≈ √(2F) with F ≈ c·t^a, so β̇ ~ t^{a/2 − 1} is singular at t = 0
-  for every a < 2 (the initial shapes all are). When p1 has a mean the time score carries a
-  β̇⟨x, μ̇⟩ term, so a large part of log r accrues in t < 0.01, where a uniform trapezoid's
-  endpoint node over-counts it (measured on a trained path, d = 4 Gaussian pair: the analytic
-  time score integrated on 100 uniform nodes gave 1.78 for a true 0.73; affine: 0.71). The
+  Spherical β̇ ~ t^{a/2 − 1} is singular at t = 0 for every a < 2 (the initial shapes all are),
+  so when p1 has a mean a uniform trapezoid over-counts the log-ratio accrued near t = 0; the
   affine constraint has β̇ = f, finite for a ≥ 1.
 
   Args:
@@ -249,7 +242,8 @@ def bridge_variance(
 ) -> tuple[jax.Array, jax.Array]:
   """Bridge noise variance and its time derivative ``(v, v̇)``, each of t's shape.
 
-  v = γ t(1 − t) + ε_b (α² + β²),  v̇ = γ(1 − 2t) + 2ε_b (αα̇ + ββ̇)  (t clipped like the path).
+  v = γ t(1 − t) + ε_b (α² + β²),  v̇ = γ(1 − 2t) + 2ε_b (αα̇ + ββ̇)  (t clipped like the path);
+  γ and ε_b are variances, not standard deviations (D3RE's dequantified diffusion bridge).
   """
   if gamma < 0 or eps_b < 0 or gamma + eps_b <= 0:
     raise ValueError(f"gamma and eps_b must be >= 0 with a positive sum; got {gamma}, {eps_b}")

@@ -1,28 +1,15 @@
-"""PDNS: Proximal Diffusion Neural Sampler (Guo, Choi, Zhu, Tao, Chen; ICLR 2026).
+"""PDNS: Proximal Diffusion Neural Sampler.
 
-Reference PyTorch code: github.com/AlexandreGUO2001/PDNS.
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS.
 
-Entry point (``api``): ``fit_sampler(log_density, dim, *, key, **options)`` for an unnormalised
-density on R^dim and ``fit_discrete_sampler(log_prob, num_sites, num_states, *, key, **options)``
-for one on {0..num_states-1}^num_sites; both return a ``FittedSampler`` with ``.sample(key, n)``,
-``.log_z`` and ``.ess``, at the settings the project's claims use.
-
-Modules: ``references`` (OU / Brownian references, bridges, terminal scores), ``continuous``
-(controlled SDE, EM rollout with the Girsanov log-ratio, bridge-matching loss, analytic GMM
-control, ``ContinuousSampler``), ``proximal`` (stage targets, weights, adaptive step size, the
-stage loop), ``targets`` (Gaussian mixtures incl. GMM-40 and unequal-weight two-mode targets,
-MoS, Funnel, Many-Well MW54, with exact log Z, samples and mode assignment), ``particles``
-(DW-4, LJ-13/55 energies, centre-of-mass-free noise), ``discrete`` (masked-diffusion CTMC with
-random-order unmasking, the token-choice log-ratio, the lambda- / m-form WDCE,
-``DiscreteSampler``), ``discrete_targets`` (enumerable Ising, Potts and random-table targets with
-exact log Z, marginals and conditionals; streamed exact lattice statistics; Ising row transfer
-matrix), ``metrics`` (log Z^, ELBO, ESS, Sinkhorn, MMD, 1-D / energy W2, mode weights, lattice
-magnetisation / correlation errors, TV).
-
-Exports: the targets, references and particle systems (cheap modules, imported with the package)
-and the samplers, the stage loop, the MCMC reference and the trainer method, which pull in the
-training core and Orbax and so are imported on first access (PEP 562). Metrics stay in their
-module (``pdns.metrics.ess`` and ``pdns.proximal.ess`` differ).
+Entry point (``api``): ``fit_sampler(log_density, dim, *, key, **options)`` on R^dim and
+``fit_discrete_sampler(log_prob, num_sites, num_states, *, key, **options)`` on
+{0..num_states-1}^num_sites; both return a ``FittedSampler`` (``.sample(key, n)``, ``.log_z``,
+``.ess``). The targets, references and particle systems are imported with the package; the
+samplers, the stage loop, the MCMC reference and the trainer method on first access (PEP 562).
+Metrics stay in their module (``pdns.metrics.ess`` and ``pdns.proximal.ess`` differ). The
+algorithm, with its equations and reference hyperparameters: docs/methods/pdns.md ("The algorithm").
 """
 
 from iclr26_jax._lazy import lazy_exports

@@ -1,30 +1,15 @@
 """The PDNS entry point: fit a sampler to a density of your own.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS.
 
-* ``fit_sampler(log_density, dim, *, key, **options)``: an unnormalised log density on R^dim;
-  the continuous sampler (controlled SDE from an OU reference, ``continuous.ContinuousSampler``)
-  trained by the proximal stage loop (``proximal.run_stages``).
-* ``fit_discrete_sampler(log_prob, num_sites, num_states, *, key, **options)``: an unnormalised
-  log probability on {0..num_states-1}^num_sites; the masked-diffusion sampler
-  (``discrete.DiscreteSampler``) trained by the same loop.
-
-Both return a ``FittedSampler``: ``.sample(key, n)`` draws importance-resampled samples of the
-target (``resample=False``: the raw model samples), ``.log_z`` is the
-importance-sampling estimate log Z^ = log mean exp(W) of the path weights W = l + r on a fresh
-rollout (an estimate of log of the integral / sum of exp(log_density)), ``.ess`` the normalised
-effective sample size of those weights, ``.history`` the per-stage diagnostics.
-
-The defaults are the settings the project's claims use: for the continuous sampler those of the
-two-mode 10-D mixture claim (OU reference sigma_bar = 3, alpha linearly 20 -> 0.1, 100
-Euler-Maruyama steps, MLP 2 x 128, adaptive trust region eps = 1, buffer 2048, batch 256, 20
-epochs per stage, 10 proximal stages then 3 at eta = infinity, Adam 1e-3, EMA 0.99, 4096
-evaluation paths); for the discrete sampler those of the Ising log Z claim (MLP denoiser 2 x 64,
-lambda-form WDCE with 8 antithetic replicates, minibatch-normalised weights, eps = 0.3, buffer
-2048, batch 256, at most 30 + 3 stages, and the 8 x 8 A/B claim's 16 epochs per stage).
-``CONTINUOUS_DEFAULTS`` and ``DISCRETE_DEFAULTS`` list every option; a name not in them raises
-``ValueError`` naming it (and the closest valid name).
+``fit_sampler`` (a log density on R^dim; ``continuous.ContinuousSampler`` from an OU reference)
+and ``fit_discrete_sampler`` (a log probability on {0..num_states-1}^num_sites;
+``discrete.DiscreteSampler``) train by the proximal stage loop (``proximal.run_stages``) and
+return a ``FittedSampler`` (``.sample``, ``.log_z``, ``.ess``, ``.history``). The defaults are
+the settings the project's claims use; ``CONTINUOUS_DEFAULTS`` and ``DISCRETE_DEFAULTS`` list
+every option, and an unknown name raises ``ValueError`` naming the closest valid one. The
+algorithm and the defaults: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -90,9 +75,7 @@ DISCRETE_DEFAULTS = dict(
   replicates=8,
   antithetic=True,
   epsilon=0.3,
-  # 16, not the 4 x 4 claim's 4: the Ising A/B claim found 4 epochs per stage too few to learn
-  # at 8 x 8 and runs 16; on a 243-state random table 4 gave |log Z^ - log Z| 0.06 and TV 0.55
-  # against 16's 0.0002 and 0.35 (same seed)
+  # 16, not the 4 x 4 claim's 4: 4 epochs per stage are too few to learn at 8 x 8
   epochs_per_stage=16,
   num_stages=30,
   refine_stages=3,
@@ -173,7 +156,8 @@ class FittedSampler:
     sampler: the ``ContinuousSampler`` or ``DiscreteSampler`` (its ``rollout`` gives
       ``(x, l, r)``).
     params: the final EMA network parameters.
-    log_z: log Z^ on ``eval_samples`` fresh paths (float).
+    log_z: log Z^ = log mean exp(W), W = l + r, on ``eval_samples`` fresh paths: an estimate of
+      log of the integral (or sum) of exp(log density) (float).
     ess: normalised ESS of their path weights, in (0, 1] (float).
     elbo: mean path weight, a lower bound on log Z in expectation (float).
     history: one dict per stage (``proximal.ProxResult.history``).

@@ -1,23 +1,13 @@
-"""Continuous PDNS sampler: controlled SDE, Euler–Maruyama with the Girsanov log-ratio, and the
-proximal weighted bridge-matching loss.
+"""The continuous PDNS sampler: controlled SDE, Euler–Maruyama rollout with the Girsanov
+log-ratio, and the proximal weighted bridge-matching loss.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS (``continuous/``).
 
-* Controlled SDE dX_t = (b_t(X_t) + sigma_t u_t(X_t)) dt + sigma_t dW_t, X_0 ~ mu.
-  ``param="control"``: the network outputs u; ``param="adjoint"``: it outputs a score-like field a
-  and u = sigma_t a. ``ControlNet`` zero-initialises its output layer, so P^theta_0 = P^ref.
-* ``em_rollout``: Euler–Maruyama on a uniform grid; the same noise z_k drives the state update and
-  the log-ratio l = sum_k [-u_k . z_k - 1/2 |u_k|^2 dt] (Eq. 3), which is exactly
-  log dP^ref/dP^theta of the two discretised Gaussian chains. For a centre-of-mass-free reference
-  (``reference.com_free``) both the noise z_k and the control u_k are projected onto the zero-CoM
-  subspace (``reference.project``), so l is the log-ratio of the two chains on that subspace.
-* ``bridge_matching_loss``: Eq. 9 with a fresh X_0' ~ mu, t ~ U[0, t_max] and
-  X_t ~ P^ref(. | X_0', X_T); regression target sigma_t s_t(X_t; X_T). Under the tempered stage
-  target (Eq. 8b) the stage optimum is not in the reference reciprocal class and Eq. 9 fits its
-  reciprocal (bridge) projection, as the released code does.
-* ``gmm_optimal_control``: the analytic u* for Gaussian-mixture targets under the OU reference
-  (the known-answer oracle), and ``bm_linear_tilt_control`` for the Brownian reference.
+Holds the control (``ControlNet``, ``make_control``: dX_t = (b_t + sigma_t u_t) dt + sigma_t dW_t),
+the rollout (``em_rollout``, Eq. 3), the loss (``bridge_matching_loss``, Eq. 9), the analytic
+``gmm_optimal_control`` (the known-answer oracle) and ``ContinuousSampler``. The algorithm, with
+its equations and reference hyperparameters: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -209,7 +199,9 @@ def bridge_matching_loss(
   X_t ~ P^ref(. | X_0', X_T) and the residual u_t(X_t) - sigma_t s_t(X_t; X_T) (``loss="control"``)
   or u_t / sigma_t - s_t (``loss="adjoint"``), u projected with ``reference.project`` as in the
   rollout; the squared residual is averaged over dimensions,
-  halved and weighted by ``weights[i]``; the loss is the batch mean.
+  halved and weighted by ``weights[i]``; the loss is the batch mean. Under the tempered stage
+  target (Eq. 8b) this fits the reciprocal (bridge) projection of the stage optimum, as the
+  released code does.
 
   Args:
     params: control parameters.
@@ -330,10 +322,8 @@ def log_weight_stats(log_w: jax.Array) -> dict:
 class ContinuousSampler(StageSampler):
   """The continuous PDNS sampler: network, control, rollout and loss as ``StageProblem`` hooks.
 
-  ``fit(cfg, key, callback=None)`` runs ``proximal.run_stages`` with a ``proximal.ProxConfig``
-  and returns a ``ProxResult`` (``params``, per-stage ``history``, ``final`` diagnostics);
-  ``sample(params, key, n)`` returns ``(x (n, d), W (n,))``, terminal samples and their path
-  log-weights W = l + r. ``api.fit_sampler`` wraps both for a density of one's own.
+  ``fit(cfg, key, callback=None) -> ProxResult`` and ``sample(params, key, n) -> (x (n, d),
+  W (n,))`` (W = l + r) come from ``proximal.StageSampler``; ``api.fit_sampler`` wraps them.
 
   Args:
     reference: ``OUReference`` or ``BMReference``.

@@ -1,35 +1,16 @@
-"""Discrete PDNS sampler: masked-diffusion CTMC with random-order unmasking, the path log-ratio
-of token choices, and the proximal weighted denoising cross-entropy.
+"""The discrete PDNS sampler: masked-diffusion CTMC with random-order unmasking, the path
+log-ratio of token choices, and the proximal weighted denoising cross-entropy (WDCE).
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS (``discrete/``, which
 descends from MDNS).
 
-Conventions: tokens are 0..q-1, the mask symbol is the integer q; a state is (D,) int32.
-A denoiser is ``log_probs_fn(params, z) -> (B, D, q)``: for each site the log-softmax over the
-q real tokens (mask column dropped) given the partially masked z (B, D).
-
-* Reference P^ref: order of unmasking uniformly random, each token uniform on q values, so
-  nu = Unif and r(x) = log pi~(x) + D log q (then log Z^ estimates log sum_x pi~(x); the
-  reference code's log Z^ is this minus D log q, "relative to the uniform reference").
-* Model P^theta: same order law, token of site d drawn from s^theta(z)_{d, .}.
-* ``ctmc_rollout``: one ``lax.scan`` over the D unmasking events; the path log-ratio is
-  l = log dP^ref/dP^theta = sum_events [-log q - log s^theta(z)_{d, x_d}] (Eq. 4); order and
-  timing laws cancel. ``path_log_ratio`` recomputes l for given (x, order) (teacher forcing).
-* ``exact_model_log_marginal``: the model's terminal law marginalised over all D! orders, by a
-  forward recursion over the (q+1)^D partially masked states (tiny D only).
-* ``wdce_loss``: the weighted masked denoising cross-entropy in the
-  lambda-formulation ((1/lambda) sum over masked sites, lambda ~ U(0, 1], each site masked with
-  probability lambda) or the m-formulation (m ~ Unif{1..D} sites masked, weight D/m), both
-  divided by D, with R replicates per sample and optional antithetic pairs. Both have the same
-  expectation sum_m (1/m) E_{|S|=m}[sum_{d in S} -log s(x_{-S})_{d, x_d}] / D, because
-  int_0^1 lambda^-1 C(D,m) lambda^m (1-lambda)^(D-m) dlambda = 1/m.
-  Antithetic pairs: lambda-form pairs (lambda, mask) with (1 - lambda, complement); m-form pairs
-  "the first m sites of a random permutation" with "all but its first m - 1 sites" (size
-  D + 1 - m, again uniform on {1..D}). Each half has the correct marginal law, so the estimator
-  stays unbiased.
-* ``DiscreteSampler``: plugs into ``proximal.run_stages`` through a ``StageProblem`` exactly as
-  ``continuous.ContinuousSampler`` does.
+Tokens are 0..q-1 and the mask symbol is q; a state is (D,) int32. A denoiser is
+``log_probs_fn(params, z (B, D)) -> (B, D, q)``, per site the log-softmax over the q real tokens.
+The reference unmasks in a uniformly random order with uniform tokens: nu = Unif, r = log pi~ +
+D log q. Holds ``ctmc_rollout`` / ``path_log_ratio`` (Eq. 4), ``exact_model_log_marginal``,
+``wdce_loss`` and ``DiscreteSampler``. The algorithm, with its equations and reference
+hyperparameters: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -71,6 +52,15 @@ def _check_qd(q: int, dim: int) -> None:
     raise ValueError(f"q must be >= 2; got {q}")
   if int(dim) < 1:
     raise ValueError(f"dim must be >= 1; got {dim}")
+
+
+def _check_wdce(formulation: str, replicates: int, antithetic: bool) -> None:
+  if formulation not in FORMULATIONS:
+    raise ValueError(f"formulation must be one of {FORMULATIONS}; got {formulation!r}")
+  if int(replicates) < 1:
+    raise ValueError(f"replicates must be >= 1; got {replicates}")
+  if antithetic and replicates % 2:
+    raise ValueError(f"antithetic masks need an even number of replicates; got {replicates}")
 
 
 class DenoiserNet(nn.Module):
@@ -302,7 +292,7 @@ def _draw_masks(
   key: jax.Array, b: int, dim: int, replicates: int, formulation: str, antithetic: bool
 ):
   """Masks (B, R, D) bool and per-replicate scale (B, R) with E[scale * sum_masked] matching
-  sum_m (1/m) E_{|S|=m}[.] (see the module docstring)."""
+  sum_m (1/m) E_{|S|=m}[.] / D in both forms; antithetic halves each keep the marginal law."""
   half = replicates // 2 if antithetic else replicates
   k_a, k_u = jax.random.split(key)
   u = jax.random.uniform(k_u, (b * half * dim,)).reshape(b, half, dim)
@@ -355,17 +345,13 @@ def wdce_loss(
     q: number of token values.
     formulation: "lambda" or "m".
     replicates: R masks per sample (even when ``antithetic``).
-    antithetic: pair each mask with its (near-)complement.
+    antithetic: pair each mask with its (near-)complement: (1 - lambda, the complement) in the
+      lambda-form, all but the first m - 1 sites of the same permutation in the m-form.
 
   Returns:
     ``(loss, info)`` with ``loss/wdce`` and ``loss/frac_masked``.
   """
-  if formulation not in FORMULATIONS:
-    raise ValueError(f"formulation must be one of {FORMULATIONS}; got {formulation!r}")
-  if int(replicates) < 1:
-    raise ValueError(f"replicates must be >= 1; got {replicates}")
-  if antithetic and replicates % 2:
-    raise ValueError(f"antithetic masks need an even number of replicates; got {replicates}")
+  _check_wdce(formulation, replicates, antithetic)
   chex.assert_rank(
     x,
     2,
@@ -417,12 +403,7 @@ class DiscreteSampler(StageSampler):
     depth: int = 2,
   ):
     _check_qd(q, dim)
-    if formulation not in FORMULATIONS:
-      raise ValueError(f"formulation must be one of {FORMULATIONS}; got {formulation!r}")
-    if int(replicates) < 1:
-      raise ValueError(f"replicates must be >= 1; got {replicates}")
-    if antithetic and replicates % 2:
-      raise ValueError(f"antithetic masks need an even number of replicates; got {replicates}")
+    _check_wdce(formulation, replicates, antithetic)
     self.log_prob_unnorm = log_prob_unnorm
     self.dim, self.q = int(dim), int(q)
     self.formulation, self.replicates, self.antithetic = formulation, int(replicates), antithetic

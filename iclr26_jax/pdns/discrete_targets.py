@@ -1,19 +1,14 @@
 """Small discrete targets on {0..q-1}^D with exact answers by enumeration.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference code github.com/AlexandreGUO2001/PDNS (``discrete/``).
 
-``EnumerableTarget`` stores log pi~ for every one of the q^D states (q^D <= 2^16) in
-lexicographic order, index(x) = sum_d x_d q^(D-1-d). From the table it gives the exact log Z,
-the exact normalised distribution, marginals, exact samples, KL(p || pi) for any table p and the
-exact conditionals pi(x_d = v | x_U) of every site given any set U of unmasked sites (the ideal
-masked-diffusion denoiser). Tokens are 0..q-1; the mask symbol is the integer q.
-
-Constructors: ``ising`` (L x L periodic, J, h, beta, tokens {0, 1}, s = 2x - 1,
-H = -J sum_i s_i (s_right(i) + s_down(i)) - h sum_i s_i), ``potts`` (H = -J sum_i
-(1[x_i = x_right(i)] + 1[x_i = x_down(i)])) and ``random_table`` (i.i.d. Gaussian log-table).
-On lattices of side 2 each neighbour pair appears twice in the sums (periodic wrap); that is the
-convention of the formula and is kept.
+``EnumerableTarget`` holds log pi~ of all q^D <= 2^16 states in lexicographic order and gives the
+exact log Z, law, marginals, samples, KL(p || pi) and the conditionals pi(x_d = v | x_U), the
+ideal masked-diffusion denoiser (mask symbol q). Constructors: ``ising``, ``potts`` (periodic
+L x L; on L = 2 each neighbour pair is counted twice, as the formula says) and ``random_table``;
+larger lattices: ``lattice_exact_stats`` (streamed enumeration) and ``ising_transfer_matrix``.
+The Hamiltonians: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -59,7 +54,7 @@ def state_index(x: jax.Array, q: int) -> jax.Array:
 
 
 class EnumerableTarget(flax.struct.PyTreeNode):
-  """pi~ on {0..q-1}^D given by its full log-table.
+  """pi~ on {0..q-1}^D given by its full log-table, index(x) = sum_d x_d q^(D-1-d).
 
   Attributes:
     log_table: (q^D,) log pi~(x) in lexicographic order (``all_states``).
@@ -193,7 +188,8 @@ def _lattice_pairs(size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ising(size: int, beta: float, j: float = 1.0, h: float = 0.0) -> EnumerableTarget:
-  """Periodic size x size Ising model, log pi~ = -beta H, tokens {0, 1} (s = 2x - 1)."""
+  """Periodic size x size Ising model, log pi~ = -beta H, tokens {0, 1} (s = 2x - 1),
+  H = -J sum_i s_i (s_right(i) + s_down(i)) - h sum_i s_i."""
   if size < 2:
     raise ValueError(f"size must be >= 2; got {size}")
   dim = size * size
@@ -206,7 +202,8 @@ def ising(size: int, beta: float, j: float = 1.0, h: float = 0.0) -> EnumerableT
 
 
 def potts(size: int, q: int, beta: float, j: float = 1.0) -> EnumerableTarget:
-  """Periodic size x size q-state Potts model, log pi~ = -beta H."""
+  """Periodic size x size q-state Potts model, log pi~ = -beta H,
+  H = -J sum_i (1[x_i = x_right(i)] + 1[x_i = x_down(i)])."""
   if size < 2:
     raise ValueError(f"size must be >= 2; got {size}")
   dim = size * size

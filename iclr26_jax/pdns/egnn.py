@@ -1,22 +1,17 @@
 """E(n)-equivariant control network for the particle targets (EGNN, Satorras, Hoogeboom, Welling,
-"E(n) Equivariant Graph Neural Networks", ICML 2021), as in the PDNS / adjoint-sampling particle
-experiments (Guo et al., ICLR 2026; the reference code uses an EGNN for DW-4 / LJ-13).
+"E(n) Equivariant Graph Neural Networks", ICML 2021), as in the PDNS particle experiments
+(W. Guo et al., "Proximal Diffusion Neural Sampler", ICLR 2026, arXiv 2510.03824; the reference
+code github.com/AlexandreGUO2001/PDNS uses an EGNN for DW-4 / LJ-13).
 
-Fully connected graph on n particles in s dimensions; node features start from the time
-embedding only (all particles alike). Layer l, with x_ij = x_i - x_j and d_ij = |x_ij|^2:
-
-    m_ij = phi_e(h_i, h_j, d_ij),  x_i <- x_i + 1/(n-1) sum_j x_ij / (sqrt(d_ij) + 1) phi_x(m_ij),
-    h_i <- h_i + phi_h(h_i, sum_j m_ij)
-
-(the normalised coordinate update of the EGNN paper's §3 remark, for stability). The output is a
-separate head on the last layer's messages, u_i = 1/(n-1) sum_j x_ij / (sqrt(d_ij) + 1)
-phi_u(m_ij), with phi_u's last layer zero-initialised (u = 0 at init, so P^theta_0 = P^ref),
-projected onto the zero-centre-of-mass subspace. Hence u(R x + 1 t^T) = R u(x) for every
-orthogonal R and translation t, and u(P x) = P u(x) for every particle permutation P.
+Fully connected graph, node features from the time embedding only; with x_ij = x_i - x_j and
+d_ij = |x_ij|^2 each layer does m_ij = phi_e(h_i, h_j, d_ij), x_i += 1/(n-1) sum_j x_ij /
+(sqrt(d_ij) + 1) phi_x(m_ij) (the EGNN paper's normalised update, for stability) and
+h_i += phi_h(h_i, sum_j m_ij). The output head u_i = 1/(n-1) sum_j x_ij / (sqrt(d_ij) + 1)
+phi_u(m_ij) starts at zero (P^theta_0 = P^ref) and is projected to zero CoM, so
+u(R x + 1 t^T) = R u(x) and u(P x) = P u(x). The equations: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
-
 
 import chex
 import flax.linen as nn

@@ -1,30 +1,14 @@
-"""Long-MCMC reference samples for the particle targets: MALA with step-size
-adaptation during burn-in, many chains at once, convergence diagnostics and an on-disk cache.
+"""Long-MCMC reference samples for the particle targets, which have no exact sampler: their
+benchmark metrics (energy W2, inter-atomic distance histograms) compare against such samples.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026.
-DW-4 / LJ-13 have no exact sampler; their benchmark tables (energy W2, inter-atomic distance
-histograms) compare against long-MCMC samples, which this module generates locally.
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS.
 
-* ``mala``: Metropolis-adjusted Langevin, proposal x' = x + h grad log pi(x) + sqrt(2h) xi,
-  accepted with the exact Metropolis-Hastings ratio (so the chain is pi-invariant for every fixed
-  h). C chains are advanced together (the arrays are (C, d), the log density is vectorised) by
-  one ``lax.scan`` per phase. During burn-in each chain adapts log h by Robbins-Monro,
-  log h += g_k (a_k - target_accept) with g_k = gamma / (k + 1)^0.6 (a_k the acceptance
-  probability), then h is frozen per chain for the sampling phase (a fixed-kernel chain: exact).
-  ``project`` (optional) maps noise and gradient onto a linear subspace (the zero centre-of-mass
-  subspace for particles); the chain then stays in it and the MH ratio is that of the subspace.
-  ``max_drift`` (optional) truncates the drift, g -> g min(1, D / |g|) (MALTA, Roberts & Tweedie
-  1996): still an exact MH kernel (the same truncation enters the forward and backward proposal
-  densities), and robust to the r^-13 forces of overlapping Lennard-Jones particles.
-* ``split_rhat`` / ``ess_bulk``: the rank-normalised split R-hat and bulk effective sample size
-  of Vehtari, Gelman, Simpson, Carpenter, Bürkner, "Rank-normalization, folding, and
-  localization: an improved R-hat" (Bayesian Analysis 2021), with the autocorrelation estimate
-  and Geyer's initial monotone sequence of Gelman et al., BDA3 §11.5. numpy, (chains, draws).
-* ``parallel_tempering``: replica exchange over a temperature ladder with the same MALA moves
-  (adjacent swaps, even/odd alternation), for the metastable DW-4 / LJ-13 energies.
-* ``reference_samples``: DW-4 / LJ-13 samples from C tempered chains started from a wide CoM-free
-  Gaussian, cached as ``<cache_dir>/<target>_<hash of settings>.npz`` with the diagnostics of
-  two permutation/rotation-invariant statistics (energy, mean pair distance).
+``mala`` (C chains at once, step size adapted during burn-in, then frozen), ``parallel_tempering``
+(replica exchange with the same moves), the diagnostics ``split_rhat`` / ``ess_bulk`` (Vehtari,
+Gelman, Simpson, Carpenter, Bürkner, Bayesian Analysis 2021) and ``reference_samples`` (DW-4 /
+LJ-13, cached as ``<cache_dir>/<target>_beta<beta>_<hash of settings>.npz``). The samplers and
+their settings: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -77,6 +61,11 @@ def mala(
   max_drift: float | None = None,
 ) -> dict:
   """Runs C MALA chains: burn-in with step-size adaptation, then ``num_samples`` kept draws.
+
+  Proposal x' = x + h g + sqrt(2h) xi, g = grad log pi (projected; capped at norm D, MALTA, if
+  ``max_drift``), accepted by the exact Metropolis-Hastings ratio. During burn-in each chain adapts
+  log h += gamma / (k + 1)^0.6 (a_k - target_accept), a_k its acceptance probability; then h is
+  frozen per chain, so the sampling phase is a fixed, pi-invariant kernel.
 
   Args:
     log_prob: log pi~ (unnormalised), (C, d) -> (C,).

@@ -1,61 +1,14 @@
 """PDNS through the shared trainer: ``python -m experiments.main --config=experiments/configs/pdns/...``.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS.
 
 ``PDNSMethod.update`` is ``proximal.make_stage_fns(...).update``, the same pure step that
 ``StageSampler.fit`` scans, so the trainer adds checkpoint / resume, metrics JSONL and the NaN
-guard without a second copy of the stage loop. Stage k covers the steps
-[(k - 1) S, k S) with S = ``steps_per_stage`` = prox.epochs_per_stage * (prox.buffer_size //
-batch_size). At a stage boundary the step freezes the EMA weights (``extras["frozen"]``), rebuilds
-the buffer from them, solves c_k (``prox.step_size="adaptive"``, Eq. 10) or takes it from the
-fixed / listed schedule, forms and normalises the weights and resets the optimiser state; the
-schedule (stage, lambda, refinement), buffer, epoch order and stage diagnostics are all in
-``TrainState.extras``, and every draw is keyed by (seed, step), so a run killed anywhere (also
-mid-stage) and restarted ends bitwise equal to an uninterrupted one. ``get_batch`` returns an
-empty batch (the data is the stage buffer). After the schedule's last refinement stage the run
-keeps training stages at eta = infinity until ``num_steps``. ``prox.eta_inf=True`` (config
-variant ``baseline``) is the non-proximal WDCE / adjoint-matching baseline: c = 1 at every stage.
-
-Targets (``target.name``): continuous ``gmm2d``, ``two_mode_10d`` (``target.dim``), ``gmm40``
-(``target.dim``, ``target.seed``), ``funnel`` (``target.dim``), ``many_well`` (``target.dim``, 5
-double wells), ``mos`` (``target.dim``, ``target.seed``), each tempered by ``target.beta``
-(log pi~ = beta log p~; the exact log Z and mode weights are reported only at beta = 1);
-particle systems ``dw4`` (4 particles in 2-D) and ``lj13`` (13 in 3-D) with the energies of
-``particles.dw4`` / ``lj13`` at inverse temperature ``target.beta`` (log pi~ = -beta E), sampled
-with the centre-of-mass-free version of the chosen reference (picked automatically; no exact
-log Z, so ``eval/log_z`` is an estimate only); lattices
-``ising`` (``target.size``, ``target.beta``, ``target.h``, ``target.j``) and ``potts``
-(``target.size``, ``target.q``, ``target.beta``, ``target.j``), periodic, with the
-Hamiltonians of ``discrete_targets.ising`` / ``potts`` (``lattice_log_prob`` evaluates them for
-any size).
-
-Logged every ``log_every`` steps (training line): ``loss/wdce`` (and the loss's own
-``loss/...``), ``train/grad_norm`` and the current stage's ``stage/index``, ``stage/refine``,
-``stage/c``, ``stage/lambda``, ``stage/ess`` (global ESS of the frozen model's buffer),
-``stage/log_z``, ``stage/elbo``, ``stage/path_kl``, ``prox/kl_hat``, ``prox/flag`` (0 feasible, 1
-eps above the bracket, 2 below), ``weights/ess_local``, ``weights/max_wbar``,
-``weights/frac_clamped``, ``weights/frac_filtered``, ``cost/energy_evals`` (target evaluations
-in stage buffers so far: stages x buffer_size). Evaluation (EMA parameters, a fresh
-rollout of ``eval.num_samples`` paths with a fixed key): ``eval/log_z`` (log-mean-exp of the
-path weights W = l + r; absolute: log sum_x e^{-beta E(x)} on lattices, log int pi~ for continuous
-targets, the reference's log nu constants kept), ``eval/elbo``, ``eval/path_kl``, ``eval/ess``,
-``eval/max_wbar``, ``eval/log_z_true`` and ``eval/log_z_error`` where log Z is known; lattices:
-``eval/log_z_rel_ref`` (log Z^ - D log q, the reference code's convention), ``eval/magnetization``
-(Ising E|M| / D; Potts E(q max_v n_v / D - 1) / (q - 1)), Ising ``eval/p_neg`` (P(M < 0), the sign
-balance), and ``eval/magnetization_true`` / ``eval/magnetization_error`` (plus
-``eval/p_neg_true`` and ``eval/mag_tv``, the TV between the sampled and the exact law of M)
-where exact (Ising L <= 8 by row transfer matrix, Potts q^D <= 2^26 by streamed enumeration);
-particle systems: ``eval/energy_mean`` (mean E of the unweighted model samples) and, when
-``eval.reference.num_samples`` > 0 (MCMC reference samples from
-``mcmc.reference_samples``, generated once and cached in ``eval.reference.cache_dir``),
-``eval/energy_w2`` (1-D W2 between model and reference energies), ``eval/distance_w2`` /
-``eval/distance_w1`` / ``eval/distance_tv`` (W2, W1 and histogram TV between the pooled
-inter-atomic distances; ``eval.reference.dist_bins`` bins on ``DIST_RANGE``) and
-``eval/energy_mean_ref``; ``sampler.network`` = "mlp" or "egnn" (E(n)-equivariant, particles
-only); mixtures: ``eval/mode_weight_tv`` (TV between the sampled and the exact
-mode weights) and ``eval/mode_weight_<j>`` for targets with at most 8 modes. Samples are the
-model's unweighted terminal samples.
+guard without a second copy of the stage loop; ``get_batch`` returns an empty batch (the data is
+the stage buffer). Also here: the run config (``default_config``, ``prox_config``, ``validate``),
+``make_target``, ``make_sampler`` and the ``baseline`` / ``smoke`` variants. The targets, config
+fields and logged metrics: docs/methods/pdns.md ("Configuration and logged metrics").
 """
 
 from __future__ import annotations
@@ -280,11 +233,6 @@ class Target:
   energy: Callable | None = None
 
 
-def _periodic_neighbours(size: int) -> tuple[np.ndarray, np.ndarray]:
-  site = np.arange(size * size).reshape(size, size)
-  return np.roll(site, -1, axis=1).reshape(-1), np.roll(site, -1, axis=0).reshape(-1)
-
-
 def lattice_log_prob(
   x: jax.Array, *, size: int, beta: float, model: str = "ising", j: float = 1.0, h: float = 0.0
 ) -> jax.Array:
@@ -300,7 +248,7 @@ def lattice_log_prob(
     exception_type=ValueError,
     custom_message=(f"x must have shape (n, {size * size}); got {tuple(x.shape)}"),
   )
-  right, down = _periodic_neighbours(size)
+  right, down = discrete_targets._lattice_pairs(size)
   if model == "ising":
     s = 2.0 * x.astype(jnp.float32) - 1.0
     energy = -j * jnp.sum(s * (s[:, right] + s[:, down]), -1) - h * jnp.sum(s, -1)
@@ -458,7 +406,8 @@ def _potts_order(x: jax.Array, q: int) -> jax.Array:
 
 
 class PDNSMethod(Method):
-  """PDNS (and the eta = infinity baseline) on the shared trainer; see the module docstring."""
+  """PDNS (and the eta = infinity baseline) on the shared trainer; its config fields and logged
+  metrics: docs/methods/pdns.md ("Configuration and logged metrics")."""
 
   name = "pdns"
 

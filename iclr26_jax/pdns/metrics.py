@@ -1,21 +1,15 @@
 """Evaluation metrics for PDNS samplers.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026;
-reference code github.com/AlexandreGUO2001/PDNS.
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference code github.com/AlexandreGUO2001/PDNS.
 
-* Importance weights W (Eq. 2): ``log_z_hat`` = logsumexp(W) - log N, ``elbo`` = mean W,
-  ``ess`` = (sum e^W)^2 / (N sum e^{2W}) in (0, 1], ``ess_per_stage`` (vectorised over a
-  leading stage axis), ``weight_stats`` (all of them plus the path KL = log Z^ - ELBO).
-* Sample-based distances against reference samples: ``sinkhorn_divergence`` (debiased, cost
-  |x - y|^2, ott-jax log-domain Sinkhorn with epsilon annealing; ``sinkhorn_corrected`` is the
-  authors' corrected evaluator, geomloss p = 2, blur = 1e-3, doubled = epsilon 2e-6 for cost
-  |x - y|^2), ``mmd`` (Gaussian kernel, unbiased U-statistic, median-heuristic bandwidth, the
-  bandwidth is returned), ``w2_1d`` (exact 1-D Wasserstein-2 between empirical laws),
-  ``energy_w2`` and ``distance_w2`` (particle systems).
-* Modes: ``nearest_center``, ``mode_weights``, ``mode_weight_tv``.
-* Lattices (tokens x in {0, 1}, spins s = 2x - 1): ``ising_sample_stats`` (E|m|, P(M < 0),
-  P(M > 0), <s_i s_j>), ``magnetisation_error``, ``correlation_error``; ``empirical_tv`` for total
-  variation against an exactly enumerated distribution.
+Importance weights W = l + r (Eq. 2): ``log_z_hat``, ``elbo``, ``ess``, ``ess_per_stage``,
+``weight_stats``. Distances to reference samples: ``sinkhorn_divergence`` and the authors'
+``sinkhorn_corrected``, ``mmd``, ``w2_1d``, ``w1_1d``, ``histogram_tv``; particle systems:
+``energy_w2``, ``distance_w2``, ``particle_metrics``. Modes: ``nearest_center``,
+``mode_weights``, ``mode_weight_tv``. Lattices (x in {0, 1}, s = 2x - 1): ``ising_sample_stats``,
+``magnetisation_error``, ``correlation_error``, ``empirical_tv``. The metrics and the evaluators
+they follow: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -131,7 +125,7 @@ def sinkhorn_divergence(
   to ``epsilon``; at least the annealing iterations are run, then up to ``extra_iterations``
   more until the marginal error is below ``threshold``. S_eps >= 0, = 0 for identical clouds,
   -> W2^2 as eps -> 0. Float32 potentials carry rounding errors proportional to epsilon, so an
-  epsilon far above the costs is inaccurate (eps = 1e6 on unit-scale clouds is wrong by O(1)).
+  epsilon far above the costs is inaccurate.
   Host-level function (the annealing length is computed from the data); the solve is jitted.
 
   Args:
@@ -280,15 +274,18 @@ def energy_w2(energy_fn: Callable, x: jax.Array, y: jax.Array) -> jax.Array:
   return w2_1d(energy_fn(x), energy_fn(y))
 
 
+def _pooled_distances(z: jax.Array, n_particles: int, spatial_dim: int) -> jax.Array:
+  """The inter-atomic distances r_ij (i < j) of samples z (N, n s), pooled: (N n (n - 1) / 2,)."""
+  p = z.reshape(z.shape[0], n_particles, spatial_dim)
+  i, j = np.triu_indices(n_particles, 1)
+  return jnp.sqrt(jnp.sum((p[:, i] - p[:, j]) ** 2, -1)).reshape(-1)
+
+
 def distance_w2(x: jax.Array, y: jax.Array, n_particles: int, spatial_dim: int) -> jax.Array:
   """1-D W2 between the pooled inter-atomic distances of two sample sets (N, n s), (M, n s)."""
-
-  def dists(z):
-    p = z.reshape(z.shape[0], n_particles, spatial_dim)
-    i, j = np.triu_indices(n_particles, 1)
-    return jnp.sqrt(jnp.sum((p[:, i] - p[:, j]) ** 2, -1)).reshape(-1)
-
-  return w2_1d(dists(x), dists(y))
+  return w2_1d(
+    _pooled_distances(x, n_particles, spatial_dim), _pooled_distances(y, n_particles, spatial_dim)
+  )
 
 
 def w1_1d(a: jax.Array, b: jax.Array) -> jax.Array:
@@ -341,13 +338,8 @@ def particle_metrics(
   (1-D W2 / W1 between the pooled inter-atomic distances), ``distance_tv`` (TV between the
   distance histograms: ``bins`` bins on ``dist_range``).
   """
-
-  def dists(z):
-    p = z.reshape(z.shape[0], n_particles, spatial_dim)
-    i, j = np.triu_indices(n_particles, 1)
-    return jnp.sqrt(jnp.sum((p[:, i] - p[:, j]) ** 2, -1)).reshape(-1)
-
-  dx, dr = dists(x), dists(ref)
+  dx = _pooled_distances(x, n_particles, spatial_dim)
+  dr = _pooled_distances(ref, n_particles, spatial_dim)
   return {
     "energy_w2": w2_1d(energy_fn(x), energy_fn(ref)),
     "distance_w2": w2_1d(dx, dr),

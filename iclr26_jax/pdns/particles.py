@@ -1,21 +1,15 @@
 """Particle-system targets for PDNS: DW-4 and Lennard-Jones LJ-13 / LJ-55.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026;
-reference code github.com/AlexandreGUO2001/PDNS. Energies follow Köhler, Klein, Noé,
-"Equivariant Flows" (ICML 2020) in the conventions of the iDEM (Akhound-Sadegh et al. 2024) and
-adjoint-sampling / ASBS code bases:
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference code github.com/AlexandreGUO2001/PDNS. Energies follow Köhler,
+Klein, Noé, "Equivariant Flows" (ICML 2020) in the conventions of the iDEM (Akhound-Sadegh et al.
+2024) and adjoint-sampling / ASBS code bases.
 
-* DW-4 (4 particles in 2-D, d = 8): E(x) = sum_{i<j} a (r_ij - r0) + b (r_ij - r0)^2
-  + c (r_ij - r0)^4 with a = 0, b = -4, c = 0.9, r0 = 4.
-* LJ-n (n particles in 3-D): E(x) = eps sum_{i<j} [(r_m / r_ij)^12 - 2 (r_m / r_ij)^6]
-  + k/2 sum_i |x_i - x_bar|^2 (harmonic term towards the centre of mass, k = 1), eps = r_m = 1.
-
-log pi~ = -E / temperature. Configurations are flat vectors (..., n * s) with particle i at
-x[..., i s:(i + 1) s]. Both energies are invariant under translations, rotations and particle
-permutations; samplers use the centre-of-mass-free reference: ``remove_com`` projects onto the
-zero-CoM subspace, ``com_free_normal`` draws Gaussian noise in it and ``com_free_normal_log_prob``
-is its density, counted with (n - 1) s degrees of freedom. No exact log Z or exact samples exist
-for these targets; reference samples come from long MCMC (not provided here).
+Configurations are flat (..., n s) with particle i at x[..., i s:(i + 1) s]. The energies are
+invariant under translations, rotations and permutations, so the samplers use the centre-of-mass
+free reference: ``remove_com``, ``com_free_normal``, ``com_free_normal_log_prob`` ((n - 1) s
+degrees of freedom). No exact log Z or samples exist (``mcmc`` makes reference samples). The
+energies: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -92,7 +86,11 @@ def pair_distances(x: jax.Array, n_particles: int, spatial_dim: int) -> jax.Arra
 
 
 class ParticleSystem(flax.struct.PyTreeNode):
-  """Pairwise-potential particle target (static configuration only).
+  """Pairwise-potential particle target (static configuration only), log pi~ = -E / temperature.
+
+  DW: ``E = sum_{i<j} a u_ij + b u_ij^2 + c u_ij^4``, ``u_ij = r_ij - r0``. LJ:
+  ``E = eps sum_{i<j} [(rm / r_ij)^12 - 2 (rm / r_ij)^6] + k/2 sum_i |x_i - x_bar|^2``,
+  k = ``oscillator_scale``.
 
   Attributes:
     kind: "dw" (double-well pair potential) or "lj" (Lennard-Jones + CoM harmonic).

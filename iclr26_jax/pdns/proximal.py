@@ -1,31 +1,14 @@
-"""Proximal machinery of PDNS shared by the continuous and discrete samplers.
+"""The proximal stage loop of PDNS, shared by the continuous and discrete samplers.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS.
 
-Stage k minimises F(P) + (1/eta_k) KL(P || P_{theta_{k-1}}); with c_k = eta_k / (1 + eta_k) the
-stage optimum is the previous model tilted by (dP*/dP_{theta_{k-1}})^{c_k} (Eq. 6) and the ideal
-iterates anneal geometrically, lambda_k = prod_{i<=k} (1 - c_i) (Eq. 7). Here:
-
-* ``stage_log_weights``: Eq. 8a (``stage_target="ideal"``, the re-anchored P_k target:
-  l + (1 - lambda_k) r) and Eq. 8b (``"prox"``, the tempered P_{theta*_k} target: c (l + r)).
-* ``normalize_weights``: self-normalisation N softmax(log w) with filtering (non-finite, > 1e8,
-  < 0 -> 0) and clamping to [0, clamp_max] after normalising; ``resample_indices``: multinomial.
-* ``kl_hat`` / ``solve_step_size``: the trust-region equation KL^(c) = eps (Eq. 10) solved by a
-  fixed-iteration bisection on [c_min, c_max] (jit/vmap friendly), clamping to the bracket and
-  flagging when eps is unreachable; ``check_epsilon`` rejects eps >= log N.
-* ``make_stage_fns``: the stage loop as one pure ``TrainState`` step, shared by the
-  trainer ``Method`` (``pdns.method``) and ``run_stages``. A stage starts when the step counter
-  is a multiple of ``steps_per_stage``: the EMA weights are frozen (``extras["frozen"]``), the
-  buffer is rebuilt from them, c_k is chosen (fixed, list or adaptive), the weights are formed
-  and normalised, and training restarts from the EMA with a fresh optax state
-  (``core.optim.make_optimizer``); then ``epochs_per_stage`` epochs of minibatch steps with an
-  EMA update. Once lambda_k < ``lambda_min`` (or the stage cap is hit) it switches to
-  ``refine_stages`` stages at eta = infinity (c = 1, lambda = 0). ``eta_inf=True`` runs every
-  stage at eta = infinity: the non-proximal WDCE baseline through the same code. Schedule,
-  buffer and diagnostics live in ``TrainState.extras``, so a run resumed from any step is exact.
-* ``run_stages``: the functional fit loop: that step scanned over each stage (jitted once, with
-  ``core.trainer.make_step_fn``'s non-finite guard) until the schedule ends.
+Stage k minimises F(P) + (1/eta_k) KL(P || P_{theta_{k-1}}), c_k = eta_k / (1 + eta_k). Here:
+the stage weights (``stage_log_weights``, Eq. 8a / 8b), their normalisation and resampling
+(``normalize_weights``, ``resample_indices``), the trust-region step size of Eq. 10 (``kl_hat``,
+``solve_step_size``, ``check_epsilon``), the stage step (``make_stage_fns``, which the trainer
+``Method`` also runs) and the fit loop (``run_stages``, ``StageSampler``). The algorithm, with its
+equations and reference hyperparameters: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations

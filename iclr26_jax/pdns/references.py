@@ -1,36 +1,16 @@
-"""Memoryless reference processes of the continuous PDNS sampler.
+"""Memoryless reference processes of the continuous PDNS sampler, horizon T = 1.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
 (arXiv 2510.03824); reference PyTorch code github.com/AlexandreGUO2001/PDNS (``continuous/``).
 
-Two references, both with horizon T = 1 and the same interface:
-
-* ``OUReference``: the VP / stationary Ornstein–Uhlenbeck process
-  dX_t = -1/2 alpha_t X_t dt + sigma_bar sqrt(alpha_t) dW_t, X_0 ~ mu = N(0, sigma_bar^2 I), with a
-  linear schedule alpha_t = alpha_start + (alpha_end - alpha_start) t. It is stationary, so
-  nu = mu, and only approximately memoryless: per coordinate Corr(X_0, X_1) = exp(-1/2 int alpha)
-  (``residual_correlation``). ``ou_reference`` builds the released code's ``linear_decreasing``
-  schedule (10 -> 0.1) and the paper text's ``linear_increasing`` schedule.
-* ``BMReference``: Brownian motion dX_t = sigma dW_t from a point source X_0 = x_source
-  (PIS-like). Exactly memoryless (mu is a Dirac), nu = N(x_source, sigma^2 I), and Euler–Maruyama
-  is exact on any grid, so the discretised reference has the same terminal law.
-
-Every reference gives the drift b_t(x), the diffusion sigma_t, source draws, log nu, the bridge
-X_t | X_0, X_1 (mean, variance, draws), the terminal-conditional log-density log p_{1|t}(x1 | x_t)
-and its score s_t(x_t; x1) = grad_{x_t} log p_{1|t}(x1 | x_t), and the terminal reward
-r(x) = log pi~(x) - log nu(x) (r = -beta E - log nu for pi~ = exp(-beta E)).
-
-Centre-of-mass-free variants (particle systems DW-4, LJ-13, LJ-55): give both
-``n_particles`` and ``spatial_dim`` (with dim = n_particles * spatial_dim; states are flat
-(..., n s) with particle i at x[..., i s:(i + 1) s]). The source draws and every Gaussian draw
-(``noise``, used by the SDE rollout and by bridge sampling) are projected onto the zero-CoM
-subspace with ``particles.remove_com``; the drift -1/2 alpha x and the bridge mean are linear, so
-they keep that subspace. log nu, the terminal log-density and score live on the subspace: they
-use the projected difference and (n - 1) s degrees of freedom (``dof``). ``project`` is the
-identity for the plain references, so callers can apply it unconditionally.
-
-Shapes: ``t`` is a scalar or broadcasts against the leading axes of ``x`` (``(...,)`` or
-``(..., 1)``); states are ``(..., d)``.
+``OUReference`` (stationary Ornstein–Uhlenbeck, linear alpha schedule; ``ou_reference`` builds the
+named schedules) and ``BMReference`` (Brownian motion from a point source) give the drift, sigma_t,
+source draws, log nu, the bridge X_t | X_0, X_1, log p_{1|t}(x1 | x_t), its score and the reward
+r = log pi~ - log nu. With ``n_particles`` and ``spatial_dim`` both given they are centre-of-mass
+free: every Gaussian draw is projected onto the zero-CoM subspace (``project``, else the identity)
+and densities count (n - 1) s degrees of freedom (``dof``). t is a scalar or broadcasts against
+the leading axes of x (..., d). The algorithm, with its equations and reference hyperparameters:
+docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -145,6 +125,10 @@ class _GaussianReference:
 @dataclasses.dataclass(frozen=True)
 class OUReference(_GaussianReference):
   """Stationary OU reference with a linear alpha schedule. Frozen and hashable.
+
+  dX_t = -1/2 alpha_t X_t dt + sigma_bar sqrt(alpha_t) dW_t, X_0 ~ mu = N(0, sigma_bar^2 I) = nu,
+  alpha_t = alpha_start + (alpha_end - alpha_start) t; per coordinate Corr(X_0, X_1) =
+  exp(-1/2 int_0^1 alpha) (``residual_correlation``), so it is only approximately memoryless.
 
   Attributes:
     dim: d, the state dimension.
@@ -316,9 +300,12 @@ def ou_reference(
 class BMReference(_GaussianReference):
   """Brownian motion dX_t = sigma dW_t from the point source X_0 = x_source (PIS-like).
 
+  Exactly memoryless (mu is a Dirac), nu = N(x_source, sigma^2 I), and Euler–Maruyama is exact on
+  any grid.
+
   Attributes:
     dim: d.
-    sigma: diffusion coefficient sigma > 0 (constant in t).
+    sigma_const: diffusion coefficient sigma > 0 (constant in t).
     source: the point source as a tuple of d floats, or None for the origin (CoM-free: the
       source must have zero centre of mass).
     drop_log_nu_const: drop (dof/2) log(2 pi sigma^2) from r.

@@ -1,25 +1,15 @@
 """Continuous targets with known answers for PDNS.
 
-Paper: W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026;
-reference code github.com/AlexandreGUO2001/PDNS.
+W. Guo, J. Choi, Y. Zhu, M. Tao, Y. Chen, "Proximal Diffusion Neural Sampler", ICLR 2026
+(arXiv 2510.03824); reference code github.com/AlexandreGUO2001/PDNS.
 
 Each target is a frozen pytree with ``log_prob_unnorm(x) -> (...,)`` (x of shape (..., d)),
 ``dim``, the exact ``log_z`` = log int pi~, ``sample(key, n) -> (n, d)`` drawing exact samples
-and, for multimodal targets, ``assign(x) -> (...,)`` (mode index) and ``mode_weights_exact()``.
-
-* ``GaussianMixture``: pi~ = Z sum_j w_j N(m_j, S_j) with a chosen log Z; the component
-  parameters feed the analytic optimal control (``continuous.gmm_optimal_control``).
-  Constructors: ``gaussian``, ``gmm_2d``, ``gmm40`` (40 unit-variance components in 50-D, means
-  uniform in the box [-40, 40]^d from a seed, FAB/SCLD convention), ``well_separated_mixture``
-  (arbitrary, e.g. unequal, weights; pairwise mean distance ``separation``) and ``two_mode_10d``
-  (the 10-D 0.3/0.7 mixture of the end-to-end known-answer test).
-* ``MixtureOfStudents``: "MoS", equal-weight products of 1-D Student-t (2 d.o.f.), means in
-  [-10, 10]^d.
-* ``Funnel``: Neal's funnel, x_1 ~ N(0, sigma^2), x_{2:d} | x_1 ~ N(0, e^{x_1} I).
-* ``ManyWell``: E(x) = sum_{i<m} (x_i^2 - delta)^2 + 1/2 sum_{i>=m} x_i^2 (MW54: d = m = 5,
-  delta = 4, 32 modes); log Z by 1-D quadrature, exact samples by 1-D inverse CDF on a grid.
-
-Particle systems (DW-4, LJ-13/55) are in ``particles``.
+and, for multimodal targets, ``assign(x) -> (...,)`` (mode index) and ``mode_weights_exact()``:
+``GaussianMixture`` (``gaussian``, ``gmm_2d``, ``gmm40``, ``well_separated_mixture``,
+``two_mode_10d``), ``MixtureOfStudents`` (``mos50``), ``Funnel`` and ``ManyWell``
+(``many_well_54``). Particle systems are in ``particles``. The targets and their benchmark
+parameters: docs/methods/pdns.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -45,6 +35,16 @@ def _jit_sample(target, key: jax.Array, n: int) -> jax.Array:
 @jax.jit
 def _jit_log_prob(target, x: jax.Array) -> jax.Array:
   return target._log_prob(x)
+
+
+def _check_dim(x: jax.Array, dim: int) -> None:
+  chex.assert_axis_dimension(
+    x,
+    -1,
+    dim,
+    exception_type=ValueError,
+    custom_message=(f"x must have shape (..., {dim}); got {tuple(x.shape)}"),
+  )
 
 
 __all__ = [
@@ -131,13 +131,7 @@ class GaussianMixture(flax.struct.PyTreeNode):
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x): (..., d) -> (...,) (jitted)."""
-    chex.assert_axis_dimension(
-      x,
-      -1,
-      self.dim,
-      exception_type=ValueError,
-      custom_message=(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"),
-    )
+    _check_dim(x, self.dim)
     return _jit_log_prob(self, x)
 
   def _log_prob(self, x: jax.Array) -> jax.Array:
@@ -271,13 +265,7 @@ class MixtureOfStudents(flax.struct.PyTreeNode):
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x): (..., d) -> (...,) (jitted)."""
-    chex.assert_axis_dimension(
-      x,
-      -1,
-      self.dim,
-      exception_type=ValueError,
-      custom_message=(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"),
-    )
+    _check_dim(x, self.dim)
     return _jit_log_prob(self, x)
 
   def _log_prob(self, x: jax.Array) -> jax.Array:
@@ -355,13 +343,7 @@ class Funnel(flax.struct.PyTreeNode):
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x): (..., d) -> (...,) (jitted)."""
-    chex.assert_axis_dimension(
-      x,
-      -1,
-      self.dim,
-      exception_type=ValueError,
-      custom_message=(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"),
-    )
+    _check_dim(x, self.dim)
     return _jit_log_prob(self, x)
 
   def _log_prob(self, x: jax.Array) -> jax.Array:
@@ -436,26 +418,14 @@ class ManyWell(flax.struct.PyTreeNode):
 
   def energy(self, x: jax.Array) -> jax.Array:
     """E(x): (..., d) -> (...,)."""
-    chex.assert_axis_dimension(
-      x,
-      -1,
-      self.dim,
-      exception_type=ValueError,
-      custom_message=(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"),
-    )
+    _check_dim(x, self.dim)
     w = x[..., : self.m]
     g = x[..., self.m :]
     return jnp.sum((w**2 - self.delta) ** 2, -1) + 0.5 * jnp.sum(g**2, -1)
 
   def log_prob_unnorm(self, x: jax.Array) -> jax.Array:
     """log pi~(x) = -E(x): (..., d) -> (...,) (jitted)."""
-    chex.assert_axis_dimension(
-      x,
-      -1,
-      self.dim,
-      exception_type=ValueError,
-      custom_message=(f"x must have shape (..., {self.dim}); got {tuple(x.shape)}"),
-    )
+    _check_dim(x, self.dim)
     return _jit_log_prob(self, x)
 
   def _log_prob(self, x: jax.Array) -> jax.Array:

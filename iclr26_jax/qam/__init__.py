@@ -1,27 +1,16 @@
-"""QAM: Q-learning with Adjoint Matching (Qiyang Li and Sergey Levine, ICLR 2026).
+"""QAM: Q-learning with Adjoint Matching, offline RL with a flow policy tuned to a critic.
 
-Reference implementation: github.com/ColinQiyangLi/qam (JAX). This package is an independent
-implementation of the paper: a flow policy fine-tuned against a critic ensemble by lean adjoint
-matching on the memoryless SDE of the flow, with the BC-flow and FQL baselines on the same critic
-and action-chunking machinery.
+Qiyang Li and Sergey Levine, "Q-learning with Adjoint Matching", ICLR 2026; reference code
+github.com/ColinQiyangLi/qam (JAX). An independent implementation, with the BC-flow and FQL
+baselines on the same critic and action-chunking machinery.
 
-Entry point: ``train_offline(dataset, *, key, num_updates, config=None)`` trains an agent on a
-dict of your own offline arrays and returns one with ``sample_actions(obs, key)`` (``api``);
-``resolve_layout(agent_config, platform)`` gives the update's loop layout for a backend.
+Entry point: ``train_offline`` (``api``). Modules: ``api``, ``config``, ``flows``, ``adjoint``,
+``critic``, ``variants``, ``baselines``, ``networks``, ``agent``, ``datasets``, ``online``,
+``method``, ``envs``. Exports load on first access (PEP 562): ``import iclr26_jax.qam`` imports
+neither jax nor the trainer.
 
-Modules: ``api`` (``train_offline``), ``config`` (agent hyperparameters, ``resolve_layout``),
-``flows`` (flow matching, Euler ODE), ``adjoint`` (memoryless rollout, lean adjoint,
-adjoint-matching loss), ``critic`` (pessimistic chunked TD), ``variants`` (QAM-E edit policy),
-``baselines`` (FQL one-step policy), ``networks``, ``agent`` (``QAMAgent``: create / update /
-sample_actions), ``datasets`` (chunk sampling, point-maze play data), ``method`` (``QAMMethod``
-on the trainer, offline and online phases; the ``online`` and ``smoke`` variants of the
-experiment configs), ``envs`` (JAX point maze; OGBench generator, loader and host environment; the
-``[rl]`` extra).
-
-Exports are imported from their module on first access (PEP 562), so ``import iclr26_jax.qam``
-imports neither jax nor the trainer. Two config builders: ``qam.method.default_config()`` (a
-whole experiment run) and ``qam.config.agent_defaults()`` (the agent's fields alone; the run's
-``agent`` section); ``make_agent_config(fields)`` is the latter with fields replaced, checked.
+The algorithm, with its equations and reference hyperparameters: docs/methods/qam.md
+("The algorithm").
 """
 
 from iclr26_jax._lazy import lazy_exports

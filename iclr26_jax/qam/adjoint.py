@@ -98,9 +98,8 @@ def rollout_with_velocities(
   reverse-mode differentiation reuses the activations the rollout stored instead of running a
   second forward pass of v_θ on (N−1)·B points. The states are bitwise those of ``rollout``
   (same arithmetic per step) and ``adjoint_matching_loss`` of the returned velocities equals
-  ``grid_adjoint_matching_loss`` on the same rollout (tested at B = 64; measured at the
-  reference shape B = 256, 4×512) whenever the backend runs the B-row and N·B-row matmuls with
-  the same kernel; XLA:CPU's small-dot emitter (e.g. B = 16) rounds them differently (1 ulp).
+  ``grid_adjoint_matching_loss`` on the same rollout whenever the backend runs the B-row and
+  N·B-row matmuls with the same kernel (up to 1 ulp otherwise).
 
   Args:
     v_fine: v_θ(obs, x, t) with θ traced (gradients flow through its outputs only).

@@ -1,26 +1,13 @@
 """The QAM agent: state pytree, ``create``, jitted ``update`` and ``sample_actions``.
 
-Agents (``config.agent_name``):
-- ``"qam"``: critic ensemble (TD, Eq. 9) + behaviour flow v_β (flow matching, Eq. 2) + fine-tuned
-  flow v_θ (lean adjoint matching, Eq. 8). With ``fql_alpha > 0`` it is QAM-F: a one-step policy
-  distilled from v_θ's ODE and maximising Q, used for TD targets and evaluation. With
-  ``edit_scale > 0`` it is QAM-E: a tanh-Gaussian edit policy on top of the clipped v_θ sample
-  with an auto-tuned entropy temperature (``variants.py``); TD targets and evaluation sample the
-  edit.
-- ``"bc"``: the BC-flow baseline, QAM with λ = 0: v_β only, critic trained for
-  diagnostics, actions from v_β.
-- ``"fql"``: FQL, the one-step policy with the behaviour flow as teacher; no v_θ, no adjoint.
+``QAMAgent`` is QAM (critic TD, Eq. 9; behaviour flow, Eq. 2; fine-tuned flow by lean adjoint
+matching, Eq. 8), QAM-F (``fql_alpha > 0``), QAM-E (``edit_scale > 0``), the BC-flow baseline
+(``agent_name="bc"``) or FQL (``"fql"``), per ``config.agent_name``. All losses are summed and
+take one clipped Adam step on the joint parameter tree; the target critic and target BC flow are
+Polyak-averaged after it. The loop layout (``config.critic_loop`` / ``am_forward``) is resolved
+in ``create``; a loop's gradient reaches ``jax.grad`` through ``_grad_in_forward``.
 
-All losses are summed and take one clipped Adam step on the joint parameter tree (they touch
-disjoint parameter sets); the target critic and target BC flow are Polyak-averaged after it.
-Randomness comes from ``TrainState.step_key`` so a resumed run draws the same numbers.
-
-Loop layout (``config.critic_loop`` / ``am_forward`` / ``flow_unroll``; the first two
-default to ``"auto"``, resolved per backend by ``config.resolve_layout`` in ``create``): on CPU
-the TD loss and the terminal adjoint loop over the critic members and L_AM over the flow steps,
-each piece's gradient formed inside its loop and handed to ``jax.grad`` by a custom VJP
-(``_grad_in_forward``), so only one member's or one step's activations are live at a time. The
-stop-gradient inputs (TD target, rollout, adjoints, teachers) come from ``_constants``.
+The algorithm, its variants and the loop layouts: docs/methods/qam.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -484,10 +471,8 @@ class QAMAgent(flax.struct.PyTreeNode):
     info["grad_norm"] = gnorm
     return self.replace(state=new_state.replace(extras=extras)), info
 
-  # ``update`` leaves its input agent intact; ``update_donated`` donates the agent's buffers
-  # (parameters, optimizer state, targets) so XLA writes the new state into them instead of
-  # allocating fresh ones each step: the input agent is invalid afterwards (use the returned
-  # one). The shared trainer donates the whole state around ``update`` in the same way.
+  # ``update`` leaves its input agent intact; ``update_donated`` donates the agent's buffers, so
+  # XLA writes the new state into them: the input agent is invalid afterwards.
   update = jax.jit(_update)
   update_donated = jax.jit(_update, donate_argnums=(0,))
 

@@ -3,18 +3,11 @@
 QAM, Q-learning with Adjoint Matching (Qiyang Li and Sergey Levine, ICLR 2026); reference JAX
 code github.com/ColinQiyangLi/qam.
 
-``train_offline(dataset, *, key, num_updates, config=None)`` checks a dict of per-transition
-arrays on entry, builds a ``QAMAgent`` from the agent config (``qam.config.agent_defaults()``
-with the fields of ``config`` replaced; a misspelt field raises naming it and the closest valid
-one) and runs ``num_updates`` agent updates on batches of action chunks drawn uniformly from the
-data (``datasets.sample_chunks``), compiled as one ``jax.lax.scan`` per logging block. It returns
-an ``OfflineAgent`` whose ``sample_actions(obs, key)`` gives action chunks ``(B, H, d)``.
-
-Dataset layout (OGBench's, as ``datasets`` documents): ``observations (N, S)``, ``actions
-(N, d)`` in [-1, 1], ``rewards (N,)``, ``terminals (N,)`` (1 on the last transition of each
-episode), optional ``masks (N,)`` (0 where the return does not bootstrap; default
-1 - terminals) and ``next_observations (N, S)`` (default: the next row's observation within an
-episode, the row's own observation on an episode's last row, where the default mask is 0).
+``train_offline`` checks a dict of per-transition arrays (``check_dataset`` gives the layout),
+builds a ``QAMAgent`` from ``make_agent_config(config)`` and returns an ``OfflineAgent`` whose
+``sample_actions(obs, key)`` gives action chunks ``(B, H, d)``. ``auto_reward_scale`` and
+``returns_to_go`` give the default reward scale. Usage: docs/methods/qam.md ("Use it on your own
+problem").
 """
 
 from __future__ import annotations
@@ -133,7 +126,10 @@ def check_dataset(dataset: Mapping[str, Any], horizon: int = 1) -> dict[str, np.
       ``terminals (N,)`` and optionally ``masks (N,)``, ``next_observations (N, S)``;
       observations, actions, rewards and next observations of a floating dtype (no value is
       ever cast from an integer or truncated); terminals and masks 0 / 1 (bool, integer or
-      float); every value finite; actions in [-1, 1]; other keys are ignored.
+      float); every value finite; actions in [-1, 1]; other keys are ignored. ``terminals`` is 1
+      on each episode's last row; ``masks`` (0 where the return does not bootstrap) defaults to
+      1 - terminals, ``next_observations`` to the next row's observation (the row's own on an
+      episode's last row).
     horizon: H, the action-chunk length: at least one window of H transitions must stay inside
       an episode.
 
@@ -359,11 +355,9 @@ def auto_reward_scale(dataset: Mapping[str, Any], discount: float = 0.99) -> flo
   """The factor ``train_offline(reward_scale="auto")`` multiplies the rewards by.
 
   ``c = (1 / (1 - discount)) / (max G - min G)`` over the returns-to-go ``G`` of the data
-  (``returns_to_go``): the rescaled returns span ``1 / (1 - discount)`` (100 at 0.99), the span
-  of returns from a reward in [-1, 0] per step, the regime of the OGBench tasks on which the
-  paper set lambda (``inv_temp``). The tilt ``pi_beta * exp(lambda * Q)`` then has the same
-  strength for rewards of any scale, and adding a constant to the rewards changes nothing but
-  Q's offset. 1.0 when the returns are all equal (no Q differences to tilt by).
+  (``returns_to_go``): the rescaled returns span ``1 / (1 - discount)``, as those of a reward in
+  [-1, 0] per step, the OGBench regime in which the paper set lambda (``inv_temp``); adding a
+  constant to the rewards changes nothing but Q's offset. 1.0 when the returns are all equal.
 
   Args:
     dataset: dict of arrays as ``train_offline`` takes it (checked by ``check_dataset``).
@@ -413,10 +407,8 @@ def train_offline(
   """Trains QAM (or the BC-flow / FQL baselines, ``config["agent_name"]``) on an offline dataset.
 
   Each update draws ``batch_size`` chunks of ``horizon`` consecutive transitions uniformly from
-  the data, then takes one clipped Adam step on the critic's TD loss, the behaviour flow's
-  flow-matching loss and the fine-tuned flow's lean adjoint-matching loss (Polyak targets).
-  The data stays on the device; every ``log_every`` updates the last diagnostics are recorded
-  in ``history`` and shown (tqdm on a terminal, else one line on stderr).
+  the data (kept on the device) and takes one agent update. Every ``log_every`` updates the last
+  diagnostics are recorded in ``history`` and shown (tqdm on a terminal, else a line on stderr).
 
   Args:
     dataset: dict of arrays (see ``check_dataset``): ``observations (N, S)``, ``actions (N, d)``
@@ -424,21 +416,16 @@ def train_offline(
       ``next_observations (N, S)``.
     key: PRNG key (initialisation, batches, the agent's noise).
     num_updates: number of updates (also the learning-rate schedule's length).
-    config: agent fields replacing ``qam.config.agent_defaults()``'s (the paper's settings:
-      4 x 512 networks, K = 10 critics, H = 5, N = 10, lambda = 0.3, Adam 3e-4), e.g.
-      ``{"horizon": 1, "num_qs": 2, "optim": {"learning_rate": 1e-3}}``; a misspelt key raises.
-      The loop layout fields ``critic_loop`` and ``am_forward`` default to ``"auto"``
-      (``qam.resolve_layout`` for the running backend).
+    config: agent fields replacing ``qam.config.agent_defaults()``'s (the paper's settings),
+      e.g. ``{"horizon": 1, "num_qs": 2, "optim": {"learning_rate": 1e-3}}``; a misspelt key
+      raises. ``CPU_CONFIG`` is a preset for a CPU.
     batch_size: chunks per update.
     reward_scale: the factor the rewards are multiplied by before training. ``"auto"`` (the
-      default) is ``auto_reward_scale(dataset, discount)``: the rewards are rescaled so that the
-      data's discounted returns span ``1 / (1 - discount)``, the regime in which ``inv_temp``
-      (lambda, default 0.3) was set, so the default tilt works for rewards of any scale and
-      sign (0 / 1 successes, costs, rewards x 0.01 or x 100). A number (e.g. 1.0) uses the
-      rewards as they are scaled by it: then lambda must match the scale of your Q-values
-      (the tilt is ``pi_beta * exp(lambda * Q)``). The trainer's configs (the paper's
-      settings) never rescale. The factor used is ``OfflineAgent.reward_scale``; the critic's
-      Q-values are in rescaled units.
+      default) is ``auto_reward_scale(dataset, discount)``, so that the default tilt works for
+      rewards of any scale and sign. A positive number scales the rewards by it (1.0: as they
+      are); then lambda must match the scale of your Q-values (the tilt is
+      ``pi_beta * exp(lambda * Q)``). The factor used is ``OfflineAgent.reward_scale``; the
+      critic's Q-values are in rescaled units.
     log_every: updates per logged block (default: num_updates // 10, at most 1000).
     progress: False for silence; default a bar / lines as above.
 
@@ -517,12 +504,9 @@ def train_offline(
   run = jax.jit(block, static_argnums=3, donate_argnums=0)
   bar = _progress(num_updates, progress)
   history = []
-  # Each logging block runs as compiled sub-blocks of `sub` updates, so that Ctrl-C (seen by
-  # Python only between compiled calls) lands within about a second: `sub` starts at 1 and, once
-  # one update's time is known, becomes the largest power of two (<= 64) whose sub-block takes
-  # under ~0.5 s. A block's remainder shorter than `sub` runs in power-of-two pieces, so the
-  # compiled lengths are powers of two <= 64 (at most seven, cached across blocks). The updates and
-  # their keys (fold_in of the update index) are the same whatever the split.
+  # Logging blocks run as compiled sub-blocks of `sub` updates (a power of two <= 64 taking
+  # under ~0.5 s once one update is timed; remainders in power-of-two pieces), so that Ctrl-C,
+  # seen only between compiled calls, lands within a second. Updates and keys do not depend on it.
   sub, probes = 1, []
 
   def log_block(agent, c):

@@ -2,7 +2,8 @@
 
 ``agent_defaults()`` holds the reference values for chunked manipulation (those of Li & Levine,
 "Q-learning with Adjoint Matching", ICLR 2026, and its official code); experiment configs
-override a few fields (smaller networks for the point maze, per-domain ``inv_temp``).
+override a few fields (smaller networks for the point maze, per-domain ``inv_temp``). The table
+of reference values and the loop layouts: docs/methods/qam.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ CRITIC_LOOPS = ("scan", "vmap")
 AM_FORWARDS = ("scan", "grid", "reuse")
 AUTO = "auto"
 LAYOUT_FIELDS = ("critic_loop", "am_forward")
-# What "auto" resolves to, per backend (``resolve_layout``). CPU: measured (bench qam_update,
-# README). GPU and TPU: the accelerator plan's compiled estimates (kernel launches and the
-# collectives inside the loops), not yet a device timing: replace them when a device measures.
+# What "auto" resolves to, per backend (``resolve_layout``): measured on CPU, the accelerator
+# plan's compiled estimates on GPU and TPU (figures: docs/development/qam_notes.md).
 LAYOUTS = {
   "cpu": {"critic_loop": "scan", "am_forward": "scan"},
   "gpu": {"critic_loop": "vmap", "am_forward": "reuse"},
@@ -44,31 +44,19 @@ def agent_defaults() -> ml_collections.ConfigDict:
   c.flow_steps = 10  # N, Euler steps of the ODE sampler and the SDE rollout
   c.tau = 0.005  # Polyak rate of the target critic and target BC flow
   c.residual = False  # v_θ parameterised as v_β̄ + v_θ
-  c.compute_dtype = (
-    "float32"  # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
-  )
-  # Loop structure of the update: "auto" (the default) is resolved per backend when the agent
-  # is built (``resolve_layout``); the resolved values are the agent's, the run's stored config
-  # keeps "auto". Same losses and gradients in every layout up to f32 summation order
-  # (tests/qam/test_qam_layout.py). On CPU (scan, scan) uses less scratch memory and is faster
-  # than (vmap, reuse); the bench figures are in docs/development/code_notes.md.
-  # critic_loop: "scan" runs L_Q's gradient and the terminal adjoint's ∇_a Q̄ one critic member
-  # at a time (jax.lax.scan over K, gradients formed inside the loop), so one member's
-  # activations are live instead of K's; "vmap" differentiates the vmapped ensemble as one
-  # program. There is no remat field: XLA:CPU drops the barriers that keep a recomputation
-  # apart, so jax.checkpoint of the critic or v_θ does not lower the scratch.
+  # matmul policy: "float32" | "bfloat16" (bf16 operands, f32 params/accumulation)
+  c.compute_dtype = "float32"
+  # Loop layout of the update (same losses and gradients up to f32 summation order); "auto" is
+  # resolved per backend when the agent is built (``resolve_layout``), the run's config keeps it.
+  # critic_loop: "scan" loops over the K critic members for L_Q and the terminal adjoint, so one
+  # member's activations are live; "vmap" differentiates the vmapped ensemble. No remat field:
+  # XLA:CPU drops the barriers that keep a recomputation apart, so it saves no memory.
   c.critic_loop = "auto"
-  # am_forward: L_AM's v_θ forward. "scan": forward and backward one flow step (B points) at a
-  # time inside a scan, gradients summed there; "grid": one batched forward on the N·B points
-  # after the rollout; "reuse": the rollout's own forward carries the gradient (it keeps N steps
-  # of activations; slower on CPU). On GPU / TPU compiled estimates, not device timings, favour
-  # (critic_loop "vmap", am_forward "reuse"): the scans launch many more kernels per step on a
-  # GPU, and on a multi-chip TPU the partitioner all-gathers inside them.
+  # am_forward: L_AM's v_θ forward: "scan" one flow step at a time, "grid" one batched forward on
+  # the N·B rollout points, "reuse" the rollout's own forward (keeps N steps of activations).
   c.am_forward = "auto"
-  # flow_unroll: jax.lax.scan's ``unroll`` of the flow-step loops (ODE sampler, SDE rollout,
-  # lean-adjoint sweep, the L_AM step scan). Rolled loops (1): unrolling made no loop faster,
-  # cost more scratch memory and compile time. Not an "auto" field: the accelerator estimates
-  # for the two layouts above assumed rolled loops too.
+  # flow_unroll: ``unroll`` of the flow-step scans; 1 (rolled): unrolling made no loop faster and
+  # cost scratch memory and compile time.
   c.flow_unroll = 1
   c.optim = optim.optim_defaults()
   c.optim.name = "adam"
@@ -135,9 +123,8 @@ def resolve_layout(agent_config: ml_collections.ConfigDict, platform: str | None
   """The agent config with its ``"auto"`` loop-layout fields resolved for ``platform``.
 
   ``critic_loop`` and ``am_forward`` set to ``"auto"`` take the values of ``LAYOUTS[platform]``:
-  on CPU the measured faster (scan, scan); on GPU and TPU the layout the accelerator plan's
-  compiled estimates favour (vmap, reuse) until a device measures otherwise. Fields set to a
-  value are kept. The layouts compute the same losses and gradients up to f32 summation order.
+  (scan, scan) on CPU, where it was measured faster; (vmap, reuse) on GPU and TPU, which the
+  accelerator plan's compiled estimates favour. Fields set to a value are kept.
 
   Args:
     agent_config: a ``agent_defaults()``-shaped ConfigDict (or FrozenConfigDict).

@@ -1,37 +1,15 @@
 """QAM on the shared trainer: offline phase, then an optional online phase.
 
 ``QAMMethod`` wraps ``QAMAgent`` as a core ``Method`` so ``python -m experiments.main`` trains,
-evaluates, checkpoints and resumes it like every other method package:
+evaluates, checkpoints and resumes it like every other method package. Offline steps update on
+chunks drawn from the data kept on the devices; the last ``online.steps`` steps each act one
+environment step (the JAX point maze, or OGBench's MuJoCo on the host through ``io_callback``),
+append it to a replay buffer held in ``TrainState.extras["online"]`` (``qam.online``;
+checkpointed, so a killed run resumes bitwise) and update on a mixed batch. ``default_config``,
+``load_data`` and the experiment configs' ``online`` and ``smoke`` variants are here too.
 
-- **offline** (steps ``0 .. num_steps − online.steps − 1``): one agent update per step on a batch
-  of chunks sampled uniformly from the offline dataset, which stays on the devices
-  (``device_data``; ``device_batch`` draws the batch inside the jitted step from the step alone).
-- **online** (the last ``online.steps`` steps): each step first acts one environment step with
-  the current policy (chunks executed open-loop, re-queried every H steps and at episode starts)
-  and appends the transition to a replay buffer, then updates on a batch drawn uniformly from
-  the union of the offline data and the buffer (the buffer is "seeded with the offline dataset":
-  each row comes from the buffer with probability
-  ``n_buffer_chunks / (n_offline_chunks + n_buffer_chunks)``). The first ``online.warmup`` online
-  steps only collect. The environment state, the pending action chunk and the buffer live in
-  ``TrainState.extras["online"]``, so the core checkpoints them and a killed run resumes
-  bitwise. One code path for both environments (``_collect``); only the environment step
-  differs:
-
-  - point maze: ``pointmaze.step`` in JAX, its state (the position) in ``extras["online"]``;
-  - OGBench: MuJoCo steps on the host, called from inside the jitted update through
-    ``jax.experimental.io_callback`` (``ogbench_env.OnlineEnv.step``; under a multi-device mesh
-    the callback runs once, on the first device). The checkpoint holds what rebuilds the host
-    environment: the episode index, the step in the episode, the current observation and the
-    episode's actions so far ``ep_actions (L, d)`` (L = the episode limit). A resumed run resets
-    episode ``e`` with its seed (a function of ``config.seed`` and ``e``) and replays those
-    actions, and requires the replayed observation to equal the checkpointed one bitwise.
-    Episodes end on success, the environment's time limit or ``online.episode_length`` steps;
-    ``online/success_rate`` uses the environment's own ``info['success']``.
-
-Data (``config.data.name``): ``"pointmaze"`` generates the scripted multimodal play data of
-``datasets.generate_pointmaze`` in seconds; an OGBench single-task name (e.g.
-``"puzzle-3x3-singletask-task1-v0"``) loads locally generated files through
-``qam.envs.ogbench_env`` (evaluation steps MuJoCo on the host with the env's success metric).
+The phases, the run's fields and its logged metrics: docs/methods/qam.md ("The algorithm",
+"Configuration and logged metrics").
 """
 
 from __future__ import annotations
@@ -73,12 +51,10 @@ def default_config() -> ml_collections.ConfigDict:
   c.eval_every = 5_000
   c.checkpoint_every = 5_000
   c.agent = qam_config.agent_defaults()
-  # The run's optimiser lives at the top, as in every method package (``config.optim``); the method
-  # hands it to the agent (``QAMAgent.create(..., tx=...)``), so ``agent.optim`` is not a run key.
+  # One source of truth: the run's ``optim`` and ``num_steps`` are handed to the agent
+  # (``agent_config``), so ``agent.optim`` and ``agent.num_updates`` are not run keys.
   c.optim = c.agent.optim
   del c.agent["optim"]
-  # The schedule length of a run is ``num_steps`` and its batch ``batch_size`` (one source of
-  # truth): ``agent_config`` hands them to the agent, so the agent section does not carry them.
   del c.agent["num_updates"]
   c.data = ml_collections.ConfigDict()
   c.data.name = POINTMAZE  # "pointmaze" or an OGBench single-task env name
@@ -130,8 +106,8 @@ def validate(config: ml_collections.ConfigDict) -> None:
 def agent_config(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   """The agent's config (``qam.config.agent_defaults()`` shape) of the run ``config``: its
   ``agent`` section with the run's ``optim`` and ``num_steps`` as ``num_updates`` (learning-rate
-  schedules span the whole run). What ``QAMMethod`` and the seed-vmapped ``experiments.qam_compare.train_seeds``
-  (claims, notebooks) build agents from."""
+  schedules span the whole run). What ``QAMMethod`` and the seed-vmapped
+  ``experiments.qam_compare.train_seeds`` (claims, notebooks) build agents from."""
   return qam_config.with_fields(
     config.agent,
     num_updates=int(config.num_steps),
@@ -179,10 +155,8 @@ class QAMMethod(trainer.Method):
     super().__init__(config)
     validate(config)
     self.agent_config = agent_config(config)
-    # The loop layout the agent runs (``qam_config.resolve_layout``; the stored run config keeps
-    # "auto", so resuming on another backend is no config change). Logged with every training
-    # line as ``layout/critic_loop`` (index into ``CRITIC_LOOPS``: 0 scan, 1 vmap) and
-    # ``layout/am_forward`` (index into ``AM_FORWARDS``: 0 scan, 1 grid, 2 reuse).
+    # The loop layout the agent runs, logged as indices into CRITIC_LOOPS and AM_FORWARDS; the
+    # stored run config keeps "auto", so resuming on another backend is no config change.
     resolved = qam_config.resolve_layout(self.agent_config)
     self.layout = {k: resolved[k] for k in qam_config.LAYOUT_FIELDS}
     logging.info("QAM loop layout on %s: %s", jax.default_backend(), self.layout)

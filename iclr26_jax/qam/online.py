@@ -1,16 +1,12 @@
 """The online phase of offline-to-online QAM as a typed state and pure functions.
 
-QAM (Li et al., "Q-learning with Adjoint Matching", ICLR 2026; reference code
-github.com/ColinQiyangLi/qam) fine-tunes online after the offline updates: each update step first
-acts one environment step with the current policy (action chunks of H steps executed open-loop,
-re-queried every H steps and at episode starts), appends the transition to a replay buffer, then
-updates on a batch in which each row is a buffer chunk with the buffer's share of all chunks.
-
-``OnlineState`` holds everything that phase carries from step to step; it lives in
-``TrainState.extras["online"]``, so it is checkpointed with the rest of the state and a run killed
-inside the phase resumes bitwise. The functions here are pure (no environment, no agent): the
-method (``qam.method.QAMMethod``) queries the policy, steps the environment (the JAX point maze,
-or the host MuJoCo environment through ``io_callback``) and passes the outcome to ``record``.
+QAM (Li and Levine, "Q-learning with Adjoint Matching", ICLR 2026; reference code
+github.com/ColinQiyangLi/qam). ``OnlineState`` holds what the phase carries from step to step
+(position, pending action chunk, replay buffer, episode counters); it lives in
+``TrainState.extras["online"]``, so it is checkpointed and a run killed inside the phase resumes
+bitwise. ``init``, ``act``, ``record``, ``mix`` and ``info`` are pure (no environment, no agent):
+``qam.method.QAMMethod`` queries the policy, steps the environment and passes the outcome to
+``record``. The phase: docs/methods/qam.md ("Offline to online").
 
 Shapes: S observation size, d action size, H chunk length, N buffer capacity (``online.steps``),
 L episode step limit (OGBench only).

@@ -1,11 +1,9 @@
-"""QAM variants QAM-F and QAM-E. QAM-F's one-step loss is shared with FQL and lives in
-``baselines.py``; this module holds QAM-E, the EXPO-style edit policy.
+"""QAM-E, the EXPO-style edit policy (QAM-F's one-step loss is FQL's, in ``baselines.py``).
 
 QAM-E (Li & Levine, "Q-learning with Adjoint Matching", ICLR 2026; reference code
 github.com/ColinQiyangLi/qam): a tanh-Gaussian edit e ~ g_ψ(· | s, a_flow) on top of the clipped
-QAM flow sample, edited action â = clip(a_flow + η·e, −1, 1), trained to maximise the critic with
-a SAC-style entropy bonus whose temperature α_e is auto-tuned in log space towards a target
-entropy.
+flow sample, â = clip(a_flow + η·e, −1, 1), maximising the critic with an auto-tuned entropy
+bonus. The variants: docs/methods/qam.md ("Variants and baselines").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The library's comments and docstrings state contracts, not history: no section numbers of
 documents a reader of a clone does not have ("spec §3", "DESIGN §4"), no issue numbers ("(#40)"),
 no dates ("2026-12-02"), and none of the old in-house words for a method package ("room") or an
-entry point ("front door"). Measurements and history belong in docs/development/code_notes.md
+entry point ("front door"). Measurements and history belong in docs/development/<package>_notes.md
 and the git log.
 
 The experiment scripts, benchmarks and examples (``experiments/**/*.py``, ``benchmarks/**/*.py``,
@@ -78,7 +78,7 @@ def test_no_spec_sections_issue_numbers_dates_or_old_words():
           hits.append(f"{os.path.relpath(path, REPO)}:{i}: {line.strip()[:120]}")
   assert not hits, (
     "history or references to documents outside the repository in the library's text "
-    "(state the contract in plain words; measurements go to docs/development/code_notes.md):\n"
+    "(state the contract in plain words; measurements go to docs/development/<package>_notes.md):\n"
     + "\n".join(hits)
   )
 

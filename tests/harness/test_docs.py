@@ -160,7 +160,13 @@ def test_development_section_is_last():
   blocks = re.findall(r"```\{toctree\}\n(.*?)```", text, re.S)
   assert blocks[-1].split()[-1] == "development/index"
   dev = open(os.path.join(DOCS, "development", "index.md"), encoding="utf-8").read()
-  assert "code_notes" in re.search(r"```\{toctree\}\n(.*?)```", dev, re.S).group(1)
+  toc = re.search(r"```\{toctree\}\n(.*?)```", dev, re.S).group(1).split()
+  # One page of design notes and measurements per package, each in the development toctree.
+  notes = sorted(
+    f[:-3] for f in os.listdir(os.path.join(DOCS, "development")) if f.endswith("_notes.md")
+  )
+  assert notes == sorted(f"{m}_notes" for m in ("core", *METHODS)), notes
+  assert set(notes) <= set(toc), set(notes) - set(toc)
 
 
 # -- the built site -------------------------------------------------------------------------------

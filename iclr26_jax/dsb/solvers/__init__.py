@@ -1,12 +1,9 @@
 """Solvers for the discrete Schrödinger-bridge benchmark (CatSBench).
 
-* ``dlightsb``: DLightSB, a learned CP (mixture-of-products) Schrödinger potential trained on
-  unpaired samples with the KL objective;
-* ``dlightsb_m``: DLightSB-M, the same potential bridge-matched to a given coupling, with the
-  reference per-coordinate KL / MSE losses and the exact joint-transition objective;
-* ``csbm``: CSBM, a D3PM-style endpoint-prediction network trained by alternating two-direction
-  discrete-time IMF;
-* ``alpha_csbm``: alpha-CSBM, both directions trained in every step (online IMF).
+``dlightsb`` (DLightSB: a learned CP Schrödinger potential, unpaired KL objective), ``dlightsb_m``
+(DLightSB-M: the same potential bridge-matched to a coupling; per-coordinate KL / MSE or the exact
+joint-transition loss), ``csbm`` (CSBM: a D3PM-style endpoint-prediction network, alternating
+two-direction discrete-time IMF) and ``alpha_csbm`` (alpha-CSBM: both directions every step).
 
 Paper: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the Era
 of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal Transport",

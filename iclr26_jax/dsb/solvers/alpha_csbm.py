@@ -1,24 +1,16 @@
 """alpha-CSBM: online CSBM, both directions trained in every step.
 
+CSBM's network, Eq. 14 transition, loss and sampler (``csbm.py``); every step trains both
+directions on the two halves of the batch with one AdamW optimiser and a per-direction EMA, on the
+independent coupling for the first ``num_first_iterations`` epochs, then each on the other
+direction's EMA rollout from a real half-batch (online IMF). The phase is a function of the step
+counter, so a resumed run reproduces an uninterrupted one.
+
 Paper: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the Era
 of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal Transport",
 ICLR 2026 (arXiv 2509.23348), §"alpha-CSBM"; reference PyTorch code github.com/gregkseno/catsbench.
 Background: alpha-DSBM / online IMF (De Bortoli et al., 2024), CSBM (Ksenofontov & Korotin, 2025).
-
-Same network, Eq. 14 transition, loss and sampler as CSBM (imported from ``csbm.py``). Every step
-trains both directions with one AdamW optimiser over both networks (the reference's lr 1e-3) and
-keeps a per-direction EMA (0.999); the batch of ``batch_size`` is split into two halves:
-
-* phase 1 (the first ``num_first_iterations`` epochs of ``epoch_steps``, 3 x 20k): both
-  directions bridge-match the independent coupling (forward on (x_0, y), backward on (y, x_0),
-  x_0 ~ p_0 and y ~ p_1 independent half-batches);
-* phase 2: forward trains on (backward-EMA sample from a real p_1 half-batch, that half-batch),
-  backward on (forward-EMA sample from a real p_0 half-batch, that half-batch), both rolled out
-  fresh every step with the full (N+1)-step chain. The online-IMF step size is implicit in the
-  learning rate and the EMA.
-
-The phase is a function of the step counter, so a resumed run reproduces an uninterrupted one.
-HD default: 7 epochs x 20k steps.
+The schedule and reference hyperparameters: docs/methods/dsb.md ("The algorithm").
 """
 
 from __future__ import annotations

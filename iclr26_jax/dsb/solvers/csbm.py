@@ -1,54 +1,18 @@
 """CSBM: categorical Schrödinger-bridge matching by discrete-time IMF (D-IMF), two directions.
 
+A ``SimpleMLP`` predicts the endpoint and its per-coordinate transition mixes the reference bridge
+over the prediction (D3PM's x̂-parameterisation, Eq. 14, in the forward time of q, rows read as
+rows). It is bridge-matched (``bridge_matching_loss``) in two directions, p_0 -> p_1 under q and
+p_1 -> p_0 under ``reversed_reference``, alternating every ``epoch_steps``: first on the
+independent coupling, then on the other direction's EMA rollouts (IMF). Direction and phase are
+functions of the step counter, so a resumed run reproduces an uninterrupted one.
+
 Paper (solver): G. Ksenofontov, A. Korotin, "Categorical Schrödinger Bridge Matching", ICML 2025;
 benchmarked in X. Aramayo Carrasco et al., "Entering the Era of Discrete Diffusion Models: A
 Benchmark for Schrödinger Bridges and Entropic Optimal Transport", ICLR 2026 (arXiv 2509.23348);
-reference PyTorch code github.com/gregkseno/catsbench. The endpoint (x̂) parameterisation
-is D3PM's (Austin et al., NeurIPS 2021).
-
-Model. A ``SimpleMLP`` f_theta(x_t, t) -> (D, S) logits predicts the endpoint the chain heads to
-(input: the D category indices as floats ++ a learned time embedding of size D; 3 hidden layers of
-128 with ReLU). Its per-coordinate transition mixes the reference bridge over the prediction
-(D3PM's x̂-parameterisation), written here in the forward time t = 0..N of the reference q (a step
-goes x_t -> x_{t+1}, and N + 1 - t steps remain):
-
-    log p_theta^d(x_{t+1} = j | x_t)
-        = log Q_step(x_t^d, j) + log sum_e softmax(f)_e^d Q̄_{N-t}(j, e),              (Eq. 14)
-
-normalised over j, every contraction a log-sum-exp. Rows are read as rows (Q_step(x_t, .)) and
-Q̄_{N-t}(j, e) as "j reaches e in N - t steps", so non-symmetric references stay correct; for a
-symmetric Q this is D3PM's Q_step(j, x_t) Q̄(e, j). At the last step (t = N, the reverse-notation
-t = 1) the transition returns the predicted endpoint softmax(f) itself.
-
-Loss (t ~ U{0..N} per sample, x_t from the reference bridge of the current coupling, Eq. 10):
-KL(q^d(x_{t+1} | x_t, x_end) || p_theta^d(x_{t+1} | x_t)) averaged over the D coordinates and the
-batch (``loss="kl"``, ``kl_reduction="mean"``: the reference's ``kl_div(reduction='none')
-.sum(-1).mean()``; ``kl_reduction="sum"`` sums over d, D times larger), or
-sum_{d,j} (q - p_theta)^2 (``"mse"``, summed over d as the reference's), batch mean; the bridge
-laws are ``reference.py``'s.
-
-Two directions. The forward model runs p_0 -> p_1 under q; the backward model runs p_1 -> p_0
-under the time-reversed reference (``reversed_reference``: Q_step^T and Q̄_t^T, whose bridges are
-q's bridges read backwards; for a symmetric Q it is q itself). Both models use the same code.
-
-D-IMF schedule. Training alternates the trained direction every ``epoch_steps``
-steps, forward first (``first_direction="forward"``, the reference's: catsbench ``CSBM.fb`` is
-"forward" on even epochs, trained on real p_1 endpoints and, in the IMF phase, a rollout of the
-backward EMA model from them); ``first_direction="backward"`` trains the backward model first (then
-the last epoch of an even count trains the forward model, the one that is evaluated). The first
-``num_first_iterations`` two-epoch cycles use the independent
-coupling p_0 x p_1; afterwards the trained direction takes a real endpoint from its target
-marginal and its start from the other direction's EMA model run from that endpoint (a full
-(N+1)-step chain, fresh every step). The other direction is not trained during the epoch, so its
-EMA parameters are frozen there; they live in ``TrainState.extras["ema"]`` and the direction and
-phase are functions of the step counter alone, so a resumed run reproduces an uninterrupted one.
-Each direction has its own AdamW state (the reference's lr 1e-4, betas (0.95, 0.99)) and EMA (0.999,
-with torch_ema's warm-up decay min(0.999, (1 + n) / (10 + n)) at the direction's n-th update).
-
-Problem / Solver / Output (a problem is a pytree, the solver a frozen config): problems are
-``Benchmark`` (fresh x_0 ~ p_0 and, independently, y ~ p_1 every step) or ``DataProblem`` (rows
-resampled); ``CSBM(config).solve`` returns ``CSBMOutput`` with the forward EMA parameters, traces,
-the state and ``sample`` / ``transition_logits`` for the metrics.
+reference PyTorch code github.com/gregkseno/catsbench. The endpoint (x̂) parameterisation is
+D3PM's (Austin et al., NeurIPS 2021). The model, loss and schedule: docs/methods/dsb.md ("The
+algorithm").
 """
 
 from __future__ import annotations
@@ -162,9 +126,9 @@ class SimpleMLP(nn.Module):
     num_times: N + 1 (one learned time embedding of size D per model step).
     hidden: hidden width (128).
     num_layers: hidden layers (3), ReLU.
-    linear_init: "torch" (default, the reference's: PyTorch ``nn.Linear``'s default U(+-1/sqrt(fan_in))
-      for weights and biases, ``TorchLinear``) or "flax" (``nn.Dense``'s lecun_normal kernels and
-      zero biases). The time embedding is N(0, 1) either way (Flax
+    linear_init: "torch" (default, the reference's: PyTorch ``nn.Linear``'s default
+      U(+-1/sqrt(fan_in)) for weights and biases, ``TorchLinear``) or "flax" (``nn.Dense``'s
+      lecun_normal kernels and zero biases). The time embedding is N(0, 1) either way (Flax
       ``nn.Embed`` and torch ``nn.Embedding`` defaults). On raw category indices in [0, S) the
       Flax init gives endpoint logits about sqrt(3)^4 / 2^(3/2) ~ 3x larger than torch's.
   """
@@ -198,9 +162,8 @@ class SimpleMLP(nn.Module):
 def reversed_reference(reference: ReferenceProcess) -> ReferenceProcess:
   """The time-reversed reference of the backward direction: Q_step^T and Q̄_t^T.
 
-  Its bridges pinned at (x_{N+1}, x_0) are q's bridges read backwards:
-  q(x_{t-1} | x_t, x_0) ∝ Q_step(x_{t-1}, x_t) Q̄_{t-1}(x_0, x_{t-1}). For a symmetric Q it equals
-  q.
+  Its bridges pinned at (x_{N+1}, x_0) are q's bridges read backwards, q(x_{t-1} | x_t, x_0) ∝
+  Q_step(x_{t-1}, x_t) Q̄_{t-1}(x_0, x_{t-1}); for a symmetric Q it equals q.
   """
   return reference.replace(
     log_q_step=reference.log_q_step.T, log_q_bar=jnp.swapaxes(reference.log_q_bar, -1, -2)
@@ -378,8 +341,7 @@ def sample_endpoints(
 
 @dataclasses.dataclass(frozen=True)
 class CSBMConfig:
-  """Hyperparameters of CSBM (defaults: the paper's HD settings). Frozen and hashable: a jit
-  cache key.
+  """Hyperparameters of CSBM (defaults: the paper's HD settings); frozen and hashable (a jit key).
 
   Attributes:
     train_steps: total optimiser steps (paper HD: 14 epochs x 20k = 280k).
@@ -453,14 +415,7 @@ class CSBMConfig:
 @functools.lru_cache(maxsize=None)
 def _make_tx(cfg: CSBMConfig) -> optax.GradientTransformation:
   """AdamW (constant lr) for one network; cached so equal configs share jit cache entries."""
-  ocfg = core_optim.optim_defaults()
-  ocfg.name = "adamw"
-  ocfg.learning_rate = float(cfg.learning_rate)
-  ocfg.b1 = float(cfg.b1)
-  ocfg.b2 = float(cfg.b2)
-  ocfg.weight_decay = float(cfg.weight_decay)
-  ocfg.grad_clip = float(cfg.grad_clip)
-  return core_optim.make_optimizer(ocfg, cfg.train_steps)
+  return dls.make_optimizer(cfg, "adamw")
 
 
 def network(problem: Any, cfg: CSBMConfig) -> SimpleMLP:
@@ -535,7 +490,7 @@ def direction_loss(
   rng: jax.Array,
   cfg: CSBMConfig,
 ):
-  """Bridge-matching loss of one direction with t ~ U{0..N} per sample (see the module doc)."""
+  """One direction's bridge-matching loss (``bridge_matching_loss``), t ~ U{0..N} per sample."""
   k_t, k_bridge = jax.random.split(rng)
   t = jax.random.randint(k_t, (x_start.shape[0],), 0, reference.num_steps + 1)
   return bridge_matching_loss(
@@ -586,13 +541,11 @@ def csbm_train_step(
 ) -> tuple[TrainState, dict[str, jax.Array]]:
   """One CSBM optimiser step; the direction and the coupling phase follow from ``state.step``.
 
-  Epoch e = step // epoch_steps trains ``cfg.first_direction``'s model when e is even and the
-  other one when e is odd; epochs e >= 2 num_first_iterations use the IMF couplings (the
-  reference's counter starts its IMF phase no earlier than epoch 2, so its
-  num_first_iterations = 0 acts as 1; ours starts at epoch 0). Only the trained
-  direction's params, AdamW state and EMA change. The trained direction's parameters,
-  reference and data are selected with ``where`` (both networks have the same shapes), so one
-  loss / rollout graph serves both directions.
+  Epoch e = step // epoch_steps trains the direction of ``trains_forward``; epochs
+  e >= 2 num_first_iterations use the IMF couplings (ours can start at epoch 0, the reference's
+  no earlier than epoch 2). Only the trained direction's params, AdamW state and EMA change; they
+  are selected with ``where`` (both networks have the same shapes), so one loss / rollout graph
+  serves both directions.
 
   Args:
     state: TrainState from ``init_state`` (per-direction optimiser states).

@@ -1,37 +1,16 @@
 """DLightSB: the discrete LightSB solver with a CP (mixture-of-products) Schrödinger potential.
 
+The learned potential theta = (log a (K,), log r (D, S, K)) is a ``CPPotential`` like the truth's
+(Eq. 4), so every closed form of ``dsb.benchmark`` applies to it. Training minimises the unpaired
+objective E_{p_0} log c_theta(x_0) - E_{p_1} log v_theta(y) (Eq. 12; KL(pi* || pi_theta) up to a
+constant), optionally minus a decaying mixture-entropy bonus. Holds ``DLightSB`` with its config
+and output, ``DataProblem``, ``dlightsb_loss`` and the training driver shared with DLightSB-M.
+
 Paper: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the Era
 of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal Transport",
 ICLR 2026 (arXiv 2509.23348), §"DLightSB"; reference PyTorch code github.com/gregkseno/catsbench.
-Background: LightSB (Korotin et al., ICLR 2024).
-
-The adjusted Schrödinger potential is parameterised exactly like the benchmark's ground truth (a
-rank-K CP potential, Eq. 4): theta = (log a (K,), log r (D, S, K)), a ``CPPotential``. Every closed
-form of ``iclr26_jax.dsb.benchmark`` (normaliser, plan log-density, one-shot and Markov sampling,
-per-step transition logits) then applies to the learned potential unchanged. Training minimises the
-unpaired objective, KL(pi* || pi_theta) up to a theta-free constant:
-
-    L(theta) = E_{x_0 ~ p_0}[log c_theta(x_0)] - E_{y ~ p_1}[log v_theta(y)],           (Eq. 12)
-    log v_theta(y)   = logsumexp_k [log a_k + sum_d log r_k^d(y^d)],
-    log c_theta(x_0) = logsumexp_k [log a_k + sum_d logsumexp_s (log Q̄_{N+1}(x_0^d, s) + log r_k^d(s))],
-
-optionally minus a decaying bonus lambda_t * mean H(softmax_k(...)) on the mixture weights of the
-plan. Everything is log-domain. The heavy contraction, O(D S^2 K) per step as the table
-log U[d, x, k] = logsumexp_s(log Q̄[x, s] + log r[d, s, k]) (``benchmark.log_u_table``), is a
-max-shifted matmul for K >= 16 (``lse_impl``; S^2 + D S K exponentials and one GEMM instead of
-D S^2 K exponentials) and the coordinate-chunked broadcast form otherwise (each intermediate at
-most ``chunk_elements`` entries; D = 64, K = 1000 in about 1.2 GB including the backward pass).
-
-Problem / Solver / Output (a problem is a pytree, the solver a frozen config): the problem is a
-``Benchmark`` (fresh x_0 ~ p_0 and, independently, y ~ p_1 every step, the paper's protocol) or a
-``DataProblem`` (finite sample arrays, drawn with replacement); the solver is a frozen
-``DLightSBConfig``; ``solve(problem, rng)`` returns ``DLightSBOutput`` with the learned potential
-and per-step diagnostic traces. The training loop is a ``jax.lax.scan`` over ``steps_per_chunk``
-steps, compiled once per (config, problem shapes) and called ``train_steps / steps_per_chunk``
-times; the optimiser is optax AdamW (the paper's lr 1e-2, betas (0.95, 0.99), weight decay 0.01;
-weight_decay = 0 gives Adam) built by ``core.optim``, and the state is
-``core.train_state.TrainState`` (per-step keys by folding the step into the root key, so runs are
-reproducible from the key alone).
+Background: LightSB (Korotin et al., ICLR 2024). The algorithm, with its equations and reference
+hyperparameters: docs/methods/dsb.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -184,8 +163,7 @@ def check_training_fields(cfg: Any) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class DLightSBConfig:
-  """Hyperparameters of DLightSB (defaults: the paper's HD settings). Frozen and hashable: a jit
-  cache key.
+  """Hyperparameters of DLightSB (defaults: the paper's HD settings); frozen and hashable.
 
   Attributes:
     num_potentials: K, mixture components of the learned potential (1000 in the paper's HD runs).
@@ -263,8 +241,14 @@ class DLightSBConfig:
 @functools.lru_cache(maxsize=None)
 def _make_tx(cfg: DLightSBConfig):
   """The optax chain for a config (cached so equal configs share one jit cache entry)."""
+  return make_optimizer(cfg, cfg.optimizer)
+
+
+def make_optimizer(cfg: Any, name: str):
+  """``core.optim.make_optimizer`` (constant schedule) with a solver config's lr, betas, weight
+  decay and clipping, for the optimiser ``name``."""
   ocfg = core_optim.optim_defaults()
-  ocfg.name = cfg.optimizer
+  ocfg.name = name
   ocfg.learning_rate = float(cfg.learning_rate)
   ocfg.b1 = float(cfg.b1)
   ocfg.b2 = float(cfg.b2)

@@ -1,55 +1,16 @@
 """DLightSB-M: discrete optimal projection (bridge matching) onto the CP Schrödinger family.
 
+DLightSB's potential (``dlightsb.py``), its SB-form chain (Eq. 9) fitted to the reference-bridge
+mixture of a given coupling at bridge times t ~ U{0..N}. Losses: ``"joint"``, the cross-entropy of
+the model's joint transition (Eq. 13; unbiased for any coupling, in expectation the DLightSB
+objective over N + 1), and the reference's per-coordinate ``"kl"`` / ``"mse"`` on the transition
+marginals (Eq. 11), minimised at the truth only under the true (EOT) coupling.
+
 Paper: X. Aramayo Carrasco, G. Ksenofontov, A. Leonov, I. Koshelev, A. Korotin, "Entering the Era
 of Discrete Diffusion Models: A Benchmark for Schrödinger Bridges and Entropic Optimal Transport",
 ICLR 2026 (arXiv 2509.23348), §"DLightSB-M"; reference PyTorch code github.com/gregkseno/catsbench.
-Background: LightSB-M / optimal Schrödinger-bridge matching (Gushchin et al., 2024).
-
-Same parameterisation, initialisation and sampling as DLightSB (``dlightsb.py``): a learned
-``CPPotential`` theta = (log a (K,), log r (D, S, K)) whose SB-form chain (Eq. 9)
-p_theta(x_{t+1} | x_t) = prod_d Q_step(x_t^d, x_{t+1}^d) phi^theta_{t+1}(x_{t+1}) / phi^theta_t(x_t)
-is fitted to the reference-bridge mixture of a given coupling (x_0, x_{N+1}):
-each step draws pairs from the coupling, a time t ~ U{0..N} per sample (``time_sampling``; the
-reference's choice), x_t from the reference bridge (Eq. 10) and the bridge's next-step law
-q^d(x_{t+1}^d | x_t^d, y^d) ∝ Q_step(x_t^d, .) Q̄_{N-t}(., y^d). Three losses:
-
-* ``loss="joint"`` (ours, the principled variant): the cross-entropy of the model's
-  *joint* transition at a bridge step x_{t+1} ~ prod_d q^d(. | x_t^d, y^d),
-  L_M(theta) = E[log phi^theta_t(x_t) - log phi^theta_{t+1}(x_{t+1})] (Eq. 13; the reference term is
-  theta-free). Averaged over t uniform on {0..N}, the expectation telescopes, because x_t and the
-  following step's x_t share the bridge mixture's time marginal:
-  L_M = (E_{p_0} log c_theta - E_{p_1} log v_theta) / (N + 1), i.e. the DLightSB objective (Eq. 12)
-  for *any* coupling with marginals (p_0, p_1). Its minimiser is the true SB; it is DLightSB with a
-  noisier stochastic estimator.
-* ``loss="kl"`` (reference parity): sum_d KL(q^d(. | x_t^d, y^d) || p_theta^d(. | x_t)), batch mean,
-  with the model's per-coordinate transition marginals p_theta^d of Eq. 11.
-* ``loss="mse"`` (reference parity): sum_{d, j} (q_j^d - p^d_{theta, j})^2, batch mean.
-
-Why the per-coordinate losses are biased. The model's transition factorises over coordinates only
-*conditionally on the mixture component* k: it is sum_k w_{k,t}(x_t) prod_d (...), a mixture of
-products, so its per-coordinate marginals p_theta^d(. | x_t) do not determine it. Under a non-EOT
-coupling (e.g. the independent one used by the released configs) the bridge mixture's one-step
-transition given x_t is neither of SB form nor a product over coordinates; matching only its
-per-coordinate marginals (Eq. 11) projects a different criterion whose minimiser is not the true
-potential, and the population gradient at the truth is small but non-zero. Under the true (EOT)
-coupling the mixture's transition *is* the SB transition, and all three losses are minimised at
-the truth. The joint loss compares whole transitions, so it stays unbiased for any coupling.
-
-All closed forms are the benchmark's. Times (``time_sampling``):
-
-* ``"per_sample"`` (default, the reference's choice: catsbench ``DLightSB_M.optimal_projection``
-  draws ``t`` of shape (B,)): no table is built; the rows log Q̄_{N+1-t_b}(x_t^d, .) are gathered
-  per sample and contracted with the cores (``benchmark.log_phi_per_row``,
-  ``benchmark.transition_marginal_log_probs_per_row``: B D S K work, GEMMs in the matmul form).
-* ``"per_batch"``: one t for the whole batch and the (D, S, K) tables
-  U_{N+1-t}, U_{N-t} (``benchmark.log_phi``, ``benchmark.transition_marginal_log_probs``; D S^2 K
-  work). Same expectation (the gradient stays unbiased), more variance: every sample of a step
-  sits at the same t.
-
-Problems: a ``Benchmark`` with ``coupling="independent"`` (x_0 ~ p_0 and y ~ p_1 drawn
-independently, the released configs) or ``coupling="true"`` (pairs from the benchmark plan pi*),
-fresh every step; or a ``DataProblem`` whose rows (x0[i], x1[i]) are the coupled pairs, resampled
-with replacement.
+Background: LightSB-M / optimal Schrödinger-bridge matching (Gushchin et al., 2024). The losses,
+and why the per-coordinate ones are biased: docs/methods/dsb.md ("The algorithm").
 """
 
 from __future__ import annotations
@@ -66,7 +27,7 @@ from iclr26_jax.dsb import benchmark as bm
 from iclr26_jax.dsb import metrics as dsb_metrics
 from iclr26_jax.dsb import reference as ref_lib
 from iclr26_jax.dsb.benchmark import Benchmark, CPPotential
-from iclr26_jax.dsb.reference import ReferenceProcess, check_states
+from iclr26_jax.dsb.reference import ReferenceProcess, check_same_shape, check_states
 from iclr26_jax.dsb.solvers import dlightsb as dls
 from iclr26_jax.dsb.solvers.dlightsb import DataProblem, DLightSBConfig, DLightSBOutput
 
@@ -91,12 +52,13 @@ class DLightSBMConfig(DLightSBConfig):
   Attributes:
     loss: "kl" (default, the reference's: catsbench ``DLightSB_M`` with kl_loss_coeff = 1,
       mse_loss_coeff = 0, and the benchmark table's ``dlightsb_m`` row) or "mse" (per-coordinate,
-      reference parity; both biased under a non-EOT coupling, see the module docstring), or
+      reference parity; both biased under a non-EOT coupling), or
       "joint" (the exact joint-transition objective, Eq. 13; the ``dlightsb_m_joint`` row).
     coupling: for Benchmark problems, "independent" (p_0 x p_1, the released configs) or "true"
       (pairs from pi*); ignored for DataProblem, whose rows are the pairs.
     time_sampling: "per_sample" (default, the reference's: t_b ~ U{0..N} for every sample) or
-      "per_batch" (one t ~ U{0..N} shared by the batch; see the module docstring).
+      "per_batch" (one t ~ U{0..N} shared by the batch and (D, S, K) tables: the same
+      expectation with more variance).
   """
 
   loss: str = "kl"
@@ -149,12 +111,7 @@ def dlightsb_m_loss(
   s, d = potential.num_categories, potential.dim
   x0 = check_states(x0, "x0", s, d)
   y = check_states(y, "y", s, d)
-  chex.assert_shape(
-    y,
-    x0.shape,
-    exception_type=ValueError,
-    custom_message=(f"y must have the shape of x0 {tuple(x0.shape)}, got {tuple(y.shape)}"),
-  )
+  check_same_shape(y, "y", x0, "x0")
   per_row = jnp.ndim(t) == 1
   if per_row:
     t = jnp.asarray(t, jnp.int32)

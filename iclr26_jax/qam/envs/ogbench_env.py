@@ -1,22 +1,15 @@
 """OGBench single-task environments and locally generated datasets for QAM.
 
 ``load`` reads ``<dataset_dir>/<dataset>.npz`` and ``<dataset>-val.npz`` (written by
-``iclr26_jax.qam.envs.ogbench_generate``) through ``ogbench.make_env_and_datasets``, whose own
-single-task relabelling turns the recorded qpos / button states into rewards and masks, and
-converts them to the dict layout of ``iclr26_jax.qam.datasets``: ``observations (T, S)``,
-``actions (T, d)``, ``rewards (T,)``, ``masks (T,)``, ``terminals (T,)`` (1 on the last
-transition of each episode) and ``next_observations (T, S)``. Nothing is ever downloaded:
-missing files raise FileNotFoundError naming the generator command. A damaged file is a
-``DataError`` at load time naming the file, the array and what was expected (``check_files``:
-keys, dtypes, widths against the environment, row counts, NaN / inf with the first bad row),
-not a traceback or a divergence many steps into training.
+``qam.envs.ogbench_generate``; nothing is downloaded) through ``ogbench.make_env_and_datasets``,
+after ``check_files`` has checked them, and converts them to the dict layout of
+``qam.datasets``. ``evaluate`` runs episodes with open-loop chunks; ``OnlineEnv`` is the host
+environment of the online phase. Rewards r = #satisfied sub-tasks − #sub-tasks, mask 0 iff all
+are satisfied; ``sparse=True`` (puzzle and scene) maps r → −1·[r ≠ 0]. Headless use needs no
+``MUJOCO_GL``: state-based environments never render.
 
-Rewards (§13.2): manipulation r = #satisfied sub-tasks − #sub-tasks ∈ {−k, …, 0}, mask 0
-iff all sub-tasks are satisfied; ``sparse=True`` (puzzle and scene only) maps r → −1·[r ≠ 0].
-Actions are clipped to ±(1 − 1e-5).
-
-Headless use needs no ``MUJOCO_GL``: state-based environments never render (the GLFW "DISPLAY missing"
-warning of the import is filtered in ``ogbench_generate``).
+The data, the reward convention and the checks: docs/methods/qam.md ("OGBench data, generated
+here").
 """
 
 from __future__ import annotations
@@ -159,9 +152,8 @@ def check_files(paths, domain: str = "") -> list[tuple[int, int]]:
   the same widths in every file, and no NaN or inf (the first bad row is named, 0-based as
   stored). Integer observations are refused, not cast.
 
-  Every array is decompressed once more (OGBench reads the files again after this): a few
-  seconds per million transitions, far less than a bad value costs when it surfaces later as a
-  divergence in training.
+  Every array is decompressed once more (OGBench reads the files again after this), which costs
+  far less than a bad value surfacing later as a divergence in training.
 
   Raises:
     DataError: one line naming the file, the array and what was expected.
@@ -320,14 +312,10 @@ def evaluate(
 
 
 # When OGBench computes a step's reward, success and termination: "pre" = from the state s the
-# action is taken in, "post" = from the next state s'. OGBench >= 1.2 relabels single-task
-# datasets from s (``relabel_dataset`` reads the qpos / button states recorded with s) and
-# registers its single-task environments with "pre"; "post" was the behaviour before 1.2. QAM's
-# reference code (github.com/ColinQiyangLi/qam) loads its data through the same
-# ``ogbench.make_env_and_datasets`` with an unpinned ogbench, so "pre" is what it trains and
-# evaluates with today. It is passed explicitly (``make_env``, ``load``, the online environment) so
-# that the offline rewards, the online transitions and the evaluation agree whatever OGBench's
-# default becomes; ``success_timing="post"`` in ``env_kwargs`` overrides it.
+# action is taken in (OGBench >= 1.2 and the reference code), "post" = from the next state s'.
+# Passed explicitly (``make_env``, ``load``, the online environment) so that the offline rewards,
+# the online transitions and the evaluation agree whatever OGBench's default becomes;
+# ``success_timing="post"`` in ``env_kwargs`` overrides it.
 SUCCESS_TIMING = "pre"
 
 
@@ -335,7 +323,7 @@ def make_env(env_name: str, **env_kwargs):
   """A fresh single-task environment for ``env_name`` (OGBench's rule: the dataset type is
   dropped, ``'puzzle-3x3-play-singletask-task1-v0'`` → ``gymnasium.make('puzzle-3x3-singletask-
   task1-v0')``), like the one ``load`` returns. ``disable_env_checker=True`` skips gymnasium's
-  passive checker (measured: make 2.6 → 1.3 CPU-s; it only warns)."""
+  passive checker, which only warns and doubles the build time."""
   gen.require_ogbench()
   import gymnasium
   import ogbench  # noqa: F401  (registers the environments)
@@ -352,18 +340,13 @@ class OnlineEnv:
   steps through ``jax.experimental.io_callback`` and that can always be rebuilt from the
   checkpointed online state.
 
-  Resumability (replay, not a MuJoCo state dump): episode ``e`` is reset with the seed
+  Resumability is by replay, not a MuJoCo state dump: episode ``e`` is reset with
   ``reset_seed(e)`` (a function of the run seed and ``e`` alone), and an OGBench manipulation
-  environment is a deterministic function of its reset seed and the actions since (the random
-  steps its reset takes to render the goal do not reach the episode's state; checked below on
-  every rebuild). The caller's state therefore only needs the episode index, the step ``t``
-  within the episode, the episode's actions so far ``(L, d)`` and the current observation
-  ``(S,)``. This object keeps a cursor ``(e, t)``; when a call arrives for another ``(e, t)``
-  (a fresh process after a restore, or a second run in one process), it resets with
-  ``reset_seed(e)``, replays the ``t`` recorded actions and requires the resulting observation to
-  equal the caller's ``obs`` bitwise (``RuntimeError`` otherwise: the run would no longer be
-  reproducible). This covers the environment's Python-side state too (button states, the
-  previous-step info of the puzzle, the time-limit counter), which a qpos / qvel dump would not.
+  environment is a deterministic function of its reset seed and the actions since. This object
+  keeps a cursor ``(e, t)``; when a call arrives for another ``(e, t)`` (a fresh process after a
+  restore, or a second run in one process), it resets with ``reset_seed(e)``, replays the ``t``
+  recorded actions and requires the resulting observation to equal the caller's ``obs`` bitwise
+  (``RuntimeError`` otherwise: the run would no longer be reproducible).
 
   Transitions follow the offline data's convention (``ogbench.relabel_dataset`` with
   ``success_timing='pre'``): ``reward`` is the environment's reward of the state the action is

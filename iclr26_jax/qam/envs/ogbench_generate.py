@@ -1,39 +1,14 @@
 """Local OGBench manipulation datasets from the scripted oracles of the ``ogbench`` wheel.
 
-The OGBench datasets live on a server the project does not reach; the wheel ships the scripted
-oracles (``ogbench.manipspace.oracles.plan`` for "play" data, ``...oracles.markov`` for "noisy"
-data) but not the driver that produced the official files (``data_gen_scripts/
-generate_manipspace.py`` in github.com/seohongpark/ogbench). This module is our own driver:
+The wheel ships the oracles but not the driver that produced the official files; this module is
+the project's own driver (``generate``, ``generate_to_dir``, ``make_oracles``), with the command
+line ``python -m experiments.ogbench_generate`` (``generator_command`` spells it out). Files have
+OGBench's on-disk layout: ``episode_length + 1`` rows per episode, ``terminals`` 1 on the last
+(``load_dataset`` drops it). MuJoCo dominates the time, about a hundred oracle steps per second
+per process: run several processes with distinct seeds and directories for large datasets.
 
-1. build ``<domain>-v0`` with ``terminate_at_goal=False``, ``mode='data_collection'`` and
-   ``max_episode_steps = episode_length + 1``;
-2. pick the oracle by ``info['privileged/target_task']`` and take its (clipped) action;
-3. when the oracle is done, ``env.unwrapped.set_new_target(p_stack=...)`` and reset the oracle
-   (p_stack ~ U(0, 0.25) per episode for cube-double, U(0.05, 0.35) for cube-triple, 0 for
-   cube-single);
-4. record ``observations``, ``actions``, ``terminals``, ``qpos``/``qvel`` (``info['prev_qpos']``,
-   ``info['prev_qvel']``: the state *before* the step, i.e. the state of ``observations[t]``) and,
-   for puzzle and scene, ``button_states`` (``info['prev_button_states']``);
-5. play: plan oracles with noise 0.1 and smoothing 0.5 (puzzle: ``gripper_always_closed=True``);
-   noisy: Markov oracles, a per-episode noise level xi ~ U(0, ``noise``) with Gaussian action
-   noise of std xi·(1, 1, 1, 3, 10) on (x, y, z, yaw, gripper) — our reading of the reference
-   driver — and a uniformly random action with probability ``p_random_action`` (0.1; 0.2 for
-   puzzle);
-6. write ``<dataset_dir>/<name>.npz`` and ``<name>-val.npz`` (10% extra episodes, at least one).
-
-File layout (as OGBench's ``load_dataset`` expects): every episode contributes
-``episode_length + 1`` consecutive rows; ``terminals`` is 1 on the last row of each episode.
-``load_dataset`` drops that last row (it has no next observation), so an episode yields exactly
-``episode_length`` transitions after loading (official: 1000 episodes × 1001 rows).
-
-Command line (``experiments/ogbench_generate.py``)::
-
-  python -m experiments.ogbench_generate --env=puzzle-3x3-play-v0 --episodes=1000 \\
-      --episode_length=1000 --dataset_dir=~/.ogbench/data --seed=0
-
-Speed: MuJoCo dominates, on the order of a hundred oracle steps per second per process (figures
-in docs/development/code_notes.md). For large datasets run several processes with distinct seeds
-and directories.
+The driver's steps, the oracles' settings and the file layout: docs/methods/qam.md ("OGBench
+data, generated here"); the speed figures: docs/development/qam_notes.md.
 """
 
 from __future__ import annotations
