@@ -25,9 +25,7 @@ from iclr26_jax.anybcq.memory import (
   LinearMemory,
   fixed_precision_nbytes,
   linear_nbytes,
-  llama31_8b_linear_shapes,
   model_nbytes,
-  table1,
 )
 from iclr26_jax.anybcq.tree import (
   QuantizedParams,
@@ -69,7 +67,6 @@ __all__ = [
   "greedy_bcq_quantize",
   "kernel_paths",
   "linear_nbytes",
-  "llama31_8b_linear_shapes",
   "model_nbytes",
   "output_error",
   "quantize",
@@ -78,5 +75,4 @@ __all__ = [
   "quantize_with_info",
   "refit_precision",
   "rtn_quantize",
-  "table1",
 ]

@@ -6,7 +6,8 @@ scales, a linear (N outputs, K inputs, group size g) stores
     bytes = p_H * K * N / 8  +  sum_{p in P} p * (K/g) * N * 2  +  [asymmetric] |P| * (K/g) * N * 2
 
 ``linear_nbytes`` / ``fixed_precision_nbytes`` / ``model_nbytes`` count it (``padded=True``: K
-rounded up to the 256-input pack tile); ``table1`` reproduces Table 1's arithmetic (Llama-3.1-8B).
+rounded up to the 256-input pack tile); ``experiments/anybcq_table1.py`` applies them to the
+paper's Table 1 (Llama-3.1-8B).
 The algorithm, with its equations and reference hyperparameters: docs/methods/anybcq.md
 ("The algorithm").
 """
@@ -25,23 +26,10 @@ __all__ = [
   "linear_nbytes",
   "fixed_precision_nbytes",
   "model_nbytes",
-  "llama31_8b_linear_shapes",
-  "table1",
-  "PAPER_TABLE1_GB",
   "PACK_TILE",
 ]
 
 PACK_TILE = 256  # inputs per pack tile of the kernel layout (K_pad = round_up(K, 256))
-
-# Paper Table 1 (Llama-3.1-8B, GB): (scales, binary) per fixed-precision BCQ model and for AnyBCQ 2..4.
-PAPER_TABLE1_GB = {
-  "bcq2": (0.24, 1.95),
-  "bcq3": (0.36, 2.92),
-  "bcq4": (0.49, 3.89),
-  "bcq_total": 9.85,
-  "anybcq": (1.09, 3.89),
-  "anybcq_total": 4.99,
-}
 
 
 class LinearMemory(NamedTuple):
@@ -164,49 +152,3 @@ def model_nbytes(
     one = fn(shape[0], shape[1], bits, group_size, **kw)
     total = one if total is None else _add(total, one)
   return total
-
-
-def llama31_8b_linear_shapes() -> list[tuple[int, int]]:
-  """``(N, K)`` of the 224 decoder linears of Llama-3.1-8B (32 layers x q, k, v, o, gate, up, down).
-
-  hidden 4096, 32 query / 8 key-value heads of 128, FFN 14336; embeddings and the LM head are not
-  quantized. 6.98e9 weights in all.
-  """
-  h, kv, f = 4096, 1024, 14336
-  layer = [(h, h), (kv, h), (kv, h), (h, h), (f, h), (f, h), (h, f)]
-  return layer * 32
-
-
-def table1(
-  shapes: Sequence[tuple[int, int]] | None = None,
-  group_size: int = 128,
-  bits: Sequence[int] = (2, 3, 4),
-  gb: float = 1e9,
-) -> dict:
-  """Table 1 arithmetic: scales and binary sizes (in units of ``gb`` bytes) per model.
-
-  Args:
-    shapes: linear ``(N, K)`` shapes (default ``llama31_8b_linear_shapes()``).
-    group_size: g; bits: the widths; gb: bytes per reported unit (1e9 = GB).
-  Returns:
-    ``{"alpha_only": conv, "alpha_beta": conv}``, each ``conv`` a dict with keys ``"bcq{b}"`` ->
-    ``(scales, binary)``, ``"bcq_total"``, ``"anybcq"`` -> ``(scales, binary)``, ``"anybcq_total"``
-    and ``"saving"`` (1 - anybcq_total / bcq_total).
-  """
-  shapes = llama31_8b_linear_shapes() if shapes is None else list(shapes)
-  bits = _check_bits(bits)
-  out = {}
-  for name, asym in (("alpha_only", False), ("alpha_beta", True)):
-    conv = {}
-    total_fixed = 0.0
-    for b in bits:
-      m = model_nbytes(shapes, (b,), group_size, asymmetric=asym)
-      conv[f"bcq{b}"] = ((m.alpha_bytes + m.beta_bytes) / gb, m.planes_bytes / gb)
-      total_fixed += m.total_bytes / gb
-    conv["bcq_total"] = total_fixed
-    m = model_nbytes(shapes, bits, group_size, asymmetric=asym)
-    conv["anybcq"] = ((m.alpha_bytes + m.beta_bytes) / gb, m.planes_bytes / gb)
-    conv["anybcq_total"] = m.total_bytes / gb
-    conv["saving"] = 1.0 - conv["anybcq_total"] / total_fixed
-    out[name] = conv
-  return out

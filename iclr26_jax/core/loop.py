@@ -6,7 +6,10 @@ only when the compiled call returns, and a NaN is found only at the end. Run in 
 ``chunk`` steps (one compile: the last chunk is padded with inactive steps that leave the carry
 as it is), the same fit returns control to Python between chunks, so ``KeyboardInterrupt`` lands
 within one chunk's time, a non-finite loss stops it with the step range named, and progress can
-be reported. The steps and their order are those of the single scan.
+be reported. The steps and their order are those of the single scan. The library's fits
+(``minpv.fit_log_ratio``, the DSB solvers, ``qam.train_offline``) run on it; the trainer
+(``core.trainer``) keeps a loop of single steps, because its checkpoints, hooks and the
+multi-process preemption protocol act at every step and its batches come from the host.
 
 Examples:
   >>> import jax, jax.numpy as jnp

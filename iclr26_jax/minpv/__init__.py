@@ -23,7 +23,14 @@ from iclr26_jax.minpv.analysis import (
   path_variance_integral,
   t_grid,
 )
-from iclr26_jax.minpv.api import KLEstimate, LogRatio, estimate_kl, estimate_mi, fit_log_ratio
+from iclr26_jax.minpv.api import (
+  KLEstimate,
+  LogRatio,
+  calibrate_log_ratio,
+  estimate_kl,
+  estimate_mi,
+  fit_log_ratio,
+)
 from iclr26_jax.minpv.benchmarks import (
   MAPS,
   GaussianMITask,
@@ -103,6 +110,7 @@ __all__ = [
   "estimate_kl",
   "estimate_mi",
   "fit_log_ratio",
+  "calibrate_log_ratio",
   "MAPS",
   "MappedMITask",
   "Standardizer",

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from iclr26_jax import anybcq
+from experiments import anybcq_table1 as table1_lib
 from kernels_pallas.bitplane_matmul import format as bp_format
 
 N, K, G = 32, 256, 64
@@ -140,7 +141,7 @@ def test_nbytes_matches_formula_and_packed_arrays(qw):
 
 
 def test_table1_arithmetic():
-  shapes = anybcq.llama31_8b_linear_shapes()
+  shapes = table1_lib.llama31_8b_linear_shapes()
   assert len(shapes) == 224 and sum(n * k for n, k in shapes) == 6_979_321_856
   # bits per weight (section 7): 4 + 1.125 vs 9 + 1.125; beta adds 0.375
   n_w = sum(n * k for n, k in shapes)
@@ -151,8 +152,8 @@ def test_table1_arithmetic():
     == n_w * 10.125
   )
   assert anybcq.model_nbytes(shapes, (2, 3, 4), 128, asymmetric=True).beta_bytes * 8 == n_w * 0.375
-  paper = anybcq.memory.PAPER_TABLE1_GB
-  ours = anybcq.table1(shapes)["alpha_only"]
+  paper = table1_lib.PAPER_TABLE1_GB
+  ours = table1_lib.table1(shapes)["alpha_only"]
 
   def ratio_interval(s, b):  # the paper's numbers are rounded to 0.01 GB
     return (s - 0.005) / (b + 0.005), (s + 0.005) / (b - 0.005)
@@ -168,7 +169,7 @@ def test_table1_arithmetic():
   # square linear with that many weights reproduces every entry to the table's rounding.
   n_implied = 3.89e9 * 8 / 4
   side = int(round(np.sqrt(n_implied) / 128)) * 128
-  implied = anybcq.table1([(side, side)])["alpha_only"]
+  implied = table1_lib.table1([(side, side)])["alpha_only"]
   for key in ("bcq2", "bcq3", "bcq4", "anybcq"):
     np.testing.assert_allclose(implied[key], paper[key], atol=0.006)
   np.testing.assert_allclose(
@@ -176,5 +177,5 @@ def test_table1_arithmetic():
     [paper["bcq_total"], paper["anybcq_total"]],
     atol=0.011,
   )
-  with_beta = anybcq.table1(shapes)["alpha_beta"]
+  with_beta = table1_lib.table1(shapes)["alpha_beta"]
   assert with_beta["anybcq"][0] > ours["anybcq"][0]
