@@ -207,8 +207,8 @@ def fit_log_ratio(
   """Fits log p(x)/q(x) from samples of p and of q by score-based (time-score) DRE.
 
   The estimate integrates a learned time score along the dequantified bridge from q (t = 0) to
-  p (t = 1) on whitened inputs (module docstring). KL(p‖q) is ``fit_log_ratio(...).kl()``,
-  the mean of log p/q over samples of p (pass held-out ones for an unbiased figure).
+  p (t = 1) on whitened inputs, then calibrates it (docs/methods/minpv.md, "The entry points'
+  recipe"). KL(p‖q) is ``.kl()``, the mean of log p/q over samples of p (or held-out ones).
 
   Args:
     x_p: (n_p, d) samples of p (the numerator, time 1).
@@ -222,7 +222,7 @@ def fit_log_ratio(
       Spherical makes β̇ singular at t = 0 for every Kumaraswamy shape a < 2, where the trapezoid
       and a network trained on uniform t cannot follow it (docs/development/minpv_notes.md).
     batch_size: pairs (x_q, x_p) per step, drawn independently with replacement (4096: the
-      conditional target is noisy, and the batch is what makes large KLs accurate; module doc).
+      conditional target is noisy, and the batch is what makes large KLs accurate).
     width, depth: residual MLP of the score (``ScoreNetwork``, 32 time features).
     learning_rate: peak learning rate (5e-3 goes with the large batch).
     gamma: bridge γ of v_t = γ t(1 − t) + ε_b(α² + β²), ε_b = 0.005.
@@ -308,15 +308,7 @@ def fit_log_ratio(
   (params, _), loss_trace = loop.scan_in_chunks(
     step, (params, tx.init(params)), jax.random.split(k_train, int(steps)), name="fit_log_ratio"
   )
-  ratio = LogRatio(
-    params=params,
-    x_p=xp,
-    mean=mean,
-    whiten=w,
-    path_fn=path_fn,
-    model=model,
-    losses=np.asarray(loss_trace),
-  )
+  ratio = LogRatio(params, xp, mean, w, path_fn, model, np.asarray(loss_trace))
   if not calibrate:
     return ratio
   ratio.scale, ratio.shift = calibrate_log_ratio(ratio.integral(xp), ratio.integral(xq))
