@@ -145,7 +145,6 @@ def _named_options(fn, passes_to=None):
   return wrapper
 
 
-@_named_options
 def calibrate_log_ratio(r_p, r_q, ridge: float = 1.0) -> tuple[float, float]:
   """(a, b) such that a · r + b is the calibrated log p/q: logistic regression of p against q.
 
@@ -189,6 +188,7 @@ def calibrate_log_ratio(r_p, r_q, ridge: float = 1.0) -> tuple[float, float]:
   return float(w[0]), float(w[1])
 
 
+@_named_options
 def fit_log_ratio(
   x_p,
   x_q,
