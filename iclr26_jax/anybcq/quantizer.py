@@ -88,7 +88,7 @@ def check_weight(w, group_size: int, name: str = "w") -> np.ndarray:
   n, k = arr.shape
   if n == 0 or k == 0:
     raise ValueError(f"{name} must be non-empty; got shape {arr.shape}")
-  g = _check_group_size(group_size)
+  g = check_group_size(group_size)
   if k % g:
     raise ValueError(
       f"{name}: input dim K = {k} is not a multiple of group_size g = {g} (K % g = {k % g})"
@@ -109,7 +109,8 @@ def check_weight(w, group_size: int, name: str = "w") -> np.ndarray:
   return arr
 
 
-def _check_group_size(group_size) -> int:
+def check_group_size(group_size) -> int:
+  """``group_size`` as an int >= 1, else a ValueError naming it (shared by ``anybcq.tree``)."""
   if (
     isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) or group_size < 1
   ):
@@ -674,7 +675,7 @@ def quantize_with_info(
   asymmetric: bool = True,
 ):
   """``quantize`` plus per-group error histories (``QuantizeInfo``)."""
-  g = _check_group_size(group_size)
+  g = check_group_size(group_size)
   w = check_weight(w, g)
   bits = check_bits(bits)
   rounds = _check_rounds(rounds)
@@ -782,7 +783,7 @@ def greedy_bcq_quantize(
   Args as ``quantize``; ``bits`` is one int. Returns a ``QuantizedWeight`` with ``bits == (bits,)``.
   """
   b = _single_bits(bits)
-  g = _check_group_size(group_size)
+  g = check_group_size(group_size)
   w = check_weight(w, g)
   B, alpha, beta = _greedy_core(_group(w, g), q=b, asymmetric=bool(asymmetric), refit=bool(refit))
   return QuantizedWeight(
@@ -820,7 +821,7 @@ def rtn_quantize(w, bits: int, group_size: int = 128) -> RTNWeight:
     ``RTNWeight`` whose ``dequantize(bits)`` is ``(N, K)``.
   """
   b = _single_bits(bits)
-  g = _check_group_size(group_size)
+  g = check_group_size(group_size)
   w = check_weight(w, g)
   n, k = w.shape
   codes, scale, lo = _rtn_core(_group(w, g), jnp.asarray(b, jnp.int32))

@@ -22,7 +22,7 @@ import numpy as np
 
 from iclr26_jax.anybcq.layer import QuantizedDense, dense_variables
 from iclr26_jax.anybcq.quantizer import (
-  _check_group_size,
+  check_group_size,
   check_bits,
   fixed_bcq_quantize,
   quantize,
@@ -425,7 +425,7 @@ def quantize_params(
     True
   """
   bits = check_bits(bits)
-  _check_group_size(group_size)
+  check_group_size(group_size)
   paths = kernel_paths(params, filter)
   if not paths:
     raise ValueError(

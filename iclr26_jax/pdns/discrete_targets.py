@@ -179,7 +179,7 @@ class EnumerableTarget(flax.struct.PyTreeNode):
     return jnp.log(num) - jnp.log(den)
 
 
-def _lattice_pairs(size: int) -> tuple[np.ndarray, np.ndarray]:
+def lattice_pairs(size: int) -> tuple[np.ndarray, np.ndarray]:
   """Periodic right and down neighbour of each site of a size x size lattice: two (L^2,) arrays."""
   i, j = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
   right = (i * size + (j + 1) % size).reshape(-1)
@@ -194,7 +194,7 @@ def ising(size: int, beta: float, j: float = 1.0, h: float = 0.0) -> EnumerableT
     raise ValueError(f"size must be >= 2; got {size}")
   dim = size * size
   s = 2.0 * all_states(dim, 2) - 1.0
-  right, down = _lattice_pairs(size)
+  right, down = lattice_pairs(size)
   energy = -j * np.sum(s * (s[:, right] + s[:, down]), -1) - h * np.sum(s, -1)
   return EnumerableTarget.from_log_table(
     -beta * energy, dim, 2, f"ising(L={size}, beta={beta}, J={j}, h={h})"
@@ -208,7 +208,7 @@ def potts(size: int, q: int, beta: float, j: float = 1.0) -> EnumerableTarget:
     raise ValueError(f"size must be >= 2; got {size}")
   dim = size * size
   x = all_states(dim, q)
-  right, down = _lattice_pairs(size)
+  right, down = lattice_pairs(size)
   energy = -j * np.sum((x == x[:, right]).astype(np.float64) + (x == x[:, down]), -1)
   return EnumerableTarget.from_log_table(
     -beta * energy, dim, q, f"potts(L={size}, q={q}, beta={beta}, J={j})"
@@ -230,7 +230,7 @@ MAX_STREAM_BITS = 30
 def _lattice_stream(beta, j, h, *, size: int, q: int, model: str, chunk: int):
   dim = size * size
   total = q**dim
-  right, down = _lattice_pairs(size)
+  right, down = lattice_pairs(size)
   powers = jnp.asarray(q ** np.arange(dim - 1, -1, -1), jnp.int32)
   n_chunks = total // chunk
 

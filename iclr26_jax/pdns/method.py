@@ -248,7 +248,7 @@ def lattice_log_prob(
     exception_type=ValueError,
     custom_message=(f"x must have shape (n, {size * size}); got {tuple(x.shape)}"),
   )
-  right, down = discrete_targets._lattice_pairs(size)
+  right, down = discrete_targets.lattice_pairs(size)
   if model == "ising":
     s = 2.0 * x.astype(jnp.float32) - 1.0
     energy = -j * jnp.sum(s * (s[:, right] + s[:, down]), -1) - h * jnp.sum(s, -1)
