@@ -119,8 +119,8 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
   import nbformat
   from experiments import notebooks
 
-  # The kernel runs as a user's would: one CPU device (not the tier's 8 fake ones, which made
-  # every replicated step 8 copies), and LLVM at -O0 since smoke runs are compile-bound.
+  # The kernel runs as a user's would, on one CPU device (whatever device count the tier sets),
+  # with LLVM at -O0 since smoke runs are compile-bound.
   monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
 
   nb = notebooks.execute(
