@@ -12,17 +12,7 @@ LOCK := requirements/lock.txt
 LOCK_COMPILE := requirements/lock-compile.txt
 VENV := .venv
 PY := $(VENV)/bin/python
-# Every pytest tier (not the compile tier) shares its compiles through JAX's persistent cache:
-# a program compiled once (a trainer step rebuilt for a resume, the same config in two processes,
-# a test file's model built again in the next test) is read back, not compiled again. The key is
-# the program, the XLA flags and the jax / jaxlib versions, so an entry is only ever reused for
-# the very same executable. `make test` starts from an empty cache, so its time is a fresh
-# clone's; the single-tier targets keep it. The size cap turns on JAX's file lock, which the two
-# xdist workers need when they write the same entry. Measured (tests/{faults,qam,dsb} in tier 2,
-# two workers, 2 cores): 200 -> 162 s.
-JAX_CACHE := $(CURDIR)/.jax-cache
-CACHE_ENV := JAX_COMPILATION_CACHE_DIR=$(JAX_CACHE) JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_COMPILATION_CACHE_MAX_SIZE=2000000000
-PYTEST := JAX_PLATFORMS=cpu $(CACHE_ENV) $(PY) -m pytest -q -p no:cacheprovider
+PYTEST := JAX_PLATFORMS=cpu $(PY) -m pytest -q -p no:cacheprovider
 EIGHT := XLA_FLAGS=--xla_force_host_platform_device_count=8
 # Tiers 1 and 2 are compile-bound (small shapes, few steps): LLVM at -O0 compiles faster than it
 # runs slower (measured: tests/dsb/test_dsb_{csbm,benchmark}.py 148 -> 105 CPU-s, tier 1 97 -> 70
@@ -110,7 +100,7 @@ lint: $(VENV)/.installed-test
 # core, methods and experiments on 8 fake CPU devices; slow known-answer runs, the two-process
 # rehearsal and notebook execution.
 test: $(VENV)/.installed-test
-	@rm -rf $(JAX_CACHE); start=$$(date +%s); \
+	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint test-docs test-kernels test-core test-slow || exit 1; \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
 
@@ -159,4 +149,4 @@ device-check:
 	PYTHON=$(PYTHON) bash tools/device_setup.sh
 
 clean:
-	rm -rf $(VENV) $(VENV_COMPILE) $(JAX_CACHE) *.egg-info reproduce_out docs/_build docs/notebooks
+	rm -rf $(VENV) $(VENV_COMPILE) *.egg-info reproduce_out docs/_build docs/notebooks

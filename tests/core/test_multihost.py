@@ -50,7 +50,7 @@ def _final_params(workdir):
   return step, tree["params"]
 
 
-def _two_processes(workdir, arg=ARG) -> list[str]:
+def _two_processes(workdir, arg=ARG, timeout=300, **env_extra) -> list[str]:
   """Runs the command in two processes of 2 CPU devices each; returns their stderr."""
   port = free_port()
   procs = []
@@ -61,6 +61,7 @@ def _two_processes(workdir, arg=ARG) -> list[str]:
       ICLR26_NUM_PROCESSES=2,
       ICLR26_PROCESS_ID=pid,
       ICLR26_LOCAL_DEVICES=2,
+      **env_extra,
     )
     procs.append(
       subprocess.Popen(
@@ -75,7 +76,7 @@ def _two_processes(workdir, arg=ARG) -> list[str]:
   outs = []
   for p in procs:
     try:
-      out, err = p.communicate(timeout=300)
+      out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
       for q in procs:
         q.kill()
@@ -124,3 +125,15 @@ def test_two_processes_equal_one_process(tmp_path):
   assert s_dev == 20
   for a, b in zip(jax.tree.leaves(p_ref), jax.tree.leaves(p_dev)):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def test_a_rerun_on_a_filled_compilation_cache_completes(tmp_path):
+  # With JAX's persistent compilation cache on, the rerun's processes load executables that
+  # process 0 wrote during the first run; under jax 0.12.1 such a process waits forever at its
+  # first collective. core.distributed turns the cache off in a CPU rehearsal, with a warning.
+  cache = dict(JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"))
+  cache["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+  arg = "smoke,num_steps=4,log_every=2,checkpoint_every=4,batch_size=32,progress_bar=False"
+  for run in ("first", "rerun"):
+    errs = _two_processes(tmp_path / run, arg=arg, timeout=90, **cache)
+    assert all("persistent compilation cache off" in e for e in errs), errs[0][-2000:]
