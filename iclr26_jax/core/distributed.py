@@ -60,8 +60,8 @@ def maybe_initialize(multihost: bool | None = None) -> bool:
     jax.config.update("jax_num_cpu_devices", int(os.environ["ICLR26_LOCAL_DEVICES"]))
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     if jax.config.jax_compilation_cache_dir and jax.config.jax_enable_compilation_cache:
-      # jax 0.12.1: a process that loads an executable another process wrote to the persistent
-      # cache waits forever at its first collective (measured: a rerun of a 2-process toy run).
+      # With jax 0.12.1 a process that loads an executable another process wrote to the
+      # persistent cache waits forever at its first collective: the rehearsal compiles instead.
       logging.warning("persistent compilation cache off: multi-process CPU runs hang on its hits")
       jax.config.update("jax_enable_compilation_cache", False)
   jax.distributed.initialize(**kwargs)
