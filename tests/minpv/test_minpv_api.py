@@ -125,6 +125,33 @@ def test_defaults_within_five_percent(seed):
   assert abs(mi - mi_true) / mi_true < 0.05, (mi, mi_true)
 
 
+@pytest.mark.slow
+@pytest.mark.split_params
+@pytest.mark.parametrize("seed", [0, 1])
+def test_defaults_small_kl_within_five_percent_when_the_sample_allows(seed):
+  # A small KL (0.416 nats, d = 4, full covariances) with 40,000 samples of each side, where a
+  # logistic regression on quadratic terms (the Gaussian log ratio's own family) is within about
+  # 1 % of the closed form on the same samples; at 10,000 its spread over samples is about 4 %
+  # on such a pair, so 5 % is not the fit's to keep (docs/methods/minpv.md). Measured at the
+  # defaults: −1.3 % / −0.1 % for seeds 0 / 1.
+  rng = np.random.default_rng(44)
+
+  def rotated_cov(lo, hi):
+    q, _ = np.linalg.qr(rng.normal(size=(4, 4)))
+    return q @ np.diag(rng.uniform(lo, hi, 4)) @ q.T
+
+  m1, s1 = rng.normal(0, 0.3, 4), rotated_cov(0.4, 1.8)
+  m0, s0 = np.zeros(4), rotated_cov(0.6, 1.4)
+  truth = _gauss_kl(m1, s1, m0, s0)
+  assert abs(truth - 0.416) < 1e-3
+  rng = np.random.default_rng(seed)
+  x_p, x_q = rng.multivariate_normal(m1, s1, 40000), rng.multivariate_normal(m0, s0, 40000)
+  fresh = rng.multivariate_normal(m1, s1, 40000)
+  r = minpv.fit_log_ratio(x_p, x_q, key=jax.random.PRNGKey(seed))
+  est = r.kl(fresh)
+  assert abs(est - truth) / truth < 0.05, (est, truth)
+
+
 def test_mi_is_blind_to_monotone_maps_of_each_coordinate():
   # estimate_mi's default marginals (rank -> normal quantile per coordinate) see only the ranks:
   # x -> sinh(2x) + 3 and y -> y^3 (strictly increasing per coordinate, MI unchanged) must give
