@@ -18,7 +18,7 @@ For the Gaussian pairs each line also gives what the samples themselves allow: t
 logistic regression of p against q on the samples' linear and quadratic terms (the family the
 Gaussian log ratio belongs to, so its only error is the sample's), fitted on the same samples
 and evaluated on the same fresh points. ``--floor=K`` adds that estimator's spread over K more
-samples of the pair (seconds, no network fit): the error no estimator can avoid at that ``--n``.
+samples of the pair (no network fit): the error no estimator avoids at that ``--n``.
 """
 
 from __future__ import annotations

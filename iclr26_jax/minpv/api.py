@@ -322,8 +322,8 @@ class KLEstimate:
   Attributes:
     kl: KL(p‖q) in nats, the mean of log p/q over the held-out samples of p.
     stderr: the standard error of that mean (sample std / √n_held): the evaluation's noise
-      only; the fitting samples' noise (of similar size) and the fit's bias (usually low) are
-      not in it (docs/methods/minpv.md, "How much the samples allow").
+      only; the noise of the samples fitted on and the fit's bias (usually low) are not in it
+      (docs/methods/minpv.md, "How much the samples allow").
     kl_fit: the same mean over the samples of p the ratio was fitted on; a ``kl_fit`` well
       above ``kl`` means the ratio has over-fitted its samples.
     ratio: the fitted ``LogRatio``.
