@@ -120,9 +120,9 @@ def main(argv):
       )
     for seed in map(int, FLAGS.seeds):
       x_p, x_q, fresh, truth = case(name, np.random.default_rng(seed), FLAGS.n)
-      floor = ""
+      oracle = ""
       if gaussian:
-        floor = f"; quadratic logistic {pct(quadratic_logistic_kl(x_p, x_q, fresh), truth)}"
+        oracle = f"; quadratic logistic {pct(quadratic_logistic_kl(x_p, x_q, fresh), truth)}"
       t0 = time.time()
       ratio = minpv.fit_log_ratio(x_p, x_q, key=jax.random.PRNGKey(seed), **options)
       held, raw = ratio.kl(fresh), float(np.mean(ratio.integral(fresh)))
@@ -130,7 +130,7 @@ def main(argv):
         f"{name} seed {seed}: KL {truth:.3f}, estimate {held:.3f} ({pct(held, truth)}) on fresh "
         f"samples (uncalibrated {raw:.3f}, {pct(raw, truth)}; a = {ratio.scale:.3f}, b = "
         f"{ratio.shift:+.3f}), {ratio.kl():.3f} on the fitted ones, {time.time() - t0:.0f} s"
-        + floor,
+        + oracle,
         flush=True,
       )
 
